@@ -1,0 +1,41 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Dependency arrows point one way:
+//   airlock -> AirlockCore -> AirlockDecoding -> AirlockPolicy -> AirlockSystem -> C shims
+//   airlock-decoder (the disposable child) -> AirlockDecoding
+// AirlockSystem, AirlockPolicy and AirlockDecoding do not import Foundation, so the
+// decoder child starts quickly and its behaviour does not depend on Foundation's.
+let package = Package(
+    name: "airlock",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "airlock", targets: ["airlock"]),
+        .executable(name: "airlock-decoder", targets: ["airlock-decoder"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CArchive",
+            pkgConfig: "libarchive",
+            providers: [.apt(["libarchive-dev"])]
+        ),
+        .systemLibrary(
+            name: "CInotifyTools",
+            providers: [.apt(["libinotifytools0-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(name: "CAirlockShims"),
+        .target(name: "AirlockSystem", dependencies: ["CAirlockShims"]),
+        .target(name: "AirlockPolicy", dependencies: ["AirlockSystem"]),
+        .target(name: "AirlockDecoding", dependencies: ["AirlockPolicy", "AirlockSystem", "CArchive", "CAirlockShims"]),
+        .target(name: "AirlockCore", dependencies: ["AirlockDecoding", "AirlockPolicy", "AirlockSystem", "CCrypto", "CAirlockShims"]),
+        .executableTarget(name: "airlock", dependencies: ["AirlockCore"]),
+        .executableTarget(name: "airlock-decoder", dependencies: ["AirlockDecoding"]),
+        .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockDecoding", "AirlockCore"]),
+        .testTarget(name: "AirlockEndToEndTests", dependencies: ["AirlockSystem"]),
+    ]
+)

@@ -1,0 +1,82 @@
+import AirlockSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A drop taken out of the inbox: `state/claimed/ID/` holds the drop as `drop` and
+/// its original name in `name`. While it is claimed nobody else sees it; it leaves
+/// by becoming an outbox entry (then the claim is removed) or by the whole
+/// directory being renamed to `quarantine/ID`.
+struct Claim {
+    static let dropFile: [UInt8] = Array("drop".utf8)
+    static let nameFile: [UInt8] = Array("name".utf8)
+    static let reportFile: [UInt8] = Array("report.json".utf8)
+    static let reportTemporary: [UInt8] = Array("report.json.tmp".utf8)
+    /// Written before the outbox rename: the inode of the staging directory being
+    /// committed, so recovery can tell whether the commit happened.
+    static let commitFile: [UInt8] = Array("commit".utf8)
+
+    let id: String
+    let directory: FileDescriptor
+    let dropName: [UInt8]
+
+    var idBytes: [UInt8] { Array(id.utf8) }
+
+    /// A fresh id: UTC time to the second, then 32 random bits.
+    static func newID() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let stamp = "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+        let random = String(UInt32.random(in: .min ... .max), radix: 16)
+        return stamp + "-" + String(repeating: "0", count: 8 - random.count) + random
+    }
+
+    /// Moves `name` out of the inbox into a new claim. Returns nil when the name
+    /// vanished before the rename (a producer took it back).
+    static func take(_ name: [UInt8], from inbox: FileDescriptor, into claimed: FileDescriptor) throws(SystemError) -> Claim? {
+        var id = newID()
+        while true {
+            do {
+                try claimed.makeDirectory(Array(id.utf8), mode: 0o700)
+                break
+            } catch where error.errno == .exists {
+                id = newID()
+            }
+        }
+        let directory = try claimed.openDirectory(Array(id.utf8))
+        do {
+            // The name is written before the drop moves, so a claim holding a drop
+            // always knows its name (after a power cut it may read empty: then the
+            // id stands in for it).
+            try directory.open(nameFile, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600).closeAfter { (fd) throws(SystemError) in
+                try fd.writeAll(name)
+            }
+            try inbox.rename(name, to: directory, dropFile)
+        } catch {
+            try? directory.removeTree(nameFile)
+            directory.close()
+            try? claimed.removeDirectory(Array(id.utf8))
+            if error.errno == .noEntry && error.operation == "renameat" { return nil }
+            throw error
+        }
+        return Claim(id: id, directory: directory, dropName: name)
+    }
+
+    /// Reopens a claim left by an earlier run.
+    static func reopen(id: [UInt8], in claimed: FileDescriptor) throws(SystemError) -> Claim {
+        let directory = try claimed.openDirectory(id)
+        var name: [UInt8] = []
+        if let fd = try? directory.open(nameFile, O_RDONLY | O_NOFOLLOW) {
+            name = (try? fd.closeAfter { (fd) throws(SystemError) in try fd.readAll(limit: 4096) }) ?? []
+        }
+        let text = String(decoding: id, as: UTF8.self)
+        if name.isEmpty || name.contains(0) || name.contains(UInt8(ascii: "/")) { name = id }
+        return Claim(id: text, directory: directory, dropName: name)
+    }
+
+    func has(_ file: [UInt8]) -> Bool {
+        (try? directory.status(of: file)) != nil
+    }
+}

@@ -1,0 +1,187 @@
+import AirlockDecoding
+import AirlockPolicy
+import Foundation
+
+/// airlock.json, decoded strictly: an unknown key, a wrong type, or a limit that is
+/// not a positive integer is an error naming the key. Every key is optional.
+public struct Configuration: Sendable, Equatable {
+    public enum SyncMethod: String, Sendable, Codable {
+        /// One syncfs(2) on the staging directory's filesystem before the commit.
+        case syncfs
+        /// fsync(2) on every file and directory written.
+        case fsync
+    }
+
+    /// The root this configuration describes; used with `--config FILE`.
+    public var root: String?
+    public var policy = Policy()
+    public var decoderTimeoutSeconds: Int64 = 120
+    public var decoderAddressSpaceBytes: Int64 = 1 << 30
+    public var decoderCPUSeconds: Int64 = 60
+    public var decoderOpenFiles: Int64 = 64
+    public var sync: SyncMethod = .syncfs
+
+    public init() {}
+
+    /// The limits a decoder child sets on itself; the file-size limit is one byte
+    /// over the per-file quota, so an over-quota write fails in the kernel too.
+    public var decoderLimits: DecoderLimits {
+        DecoderLimits(addressSpaceBytes: decoderAddressSpaceBytes, cpuSeconds: decoderCPUSeconds,
+                      openFiles: decoderOpenFiles, fileSizeBytes: policy.maxFileBytes + 1)
+    }
+
+    /// Decodes and validates the bytes of an airlock.json.
+    public init(json: Data) throws(ConfigurationError) {
+        let value: Any
+        do {
+            value = try JSONSerialization.jsonObject(with: json, options: [])
+        } catch {
+            throw ConfigurationError("not valid JSON: \((error as NSError).localizedDescription)")
+        }
+        var reader = try ObjectReader(value, path: "")
+        root = try reader.string("root")
+        if var section = try reader.object("policy") {
+            policy.maxEntries = Int(try section.limit("max_entries") ?? Int64(policy.maxEntries))
+            policy.maxFileBytes = try section.limit("max_file_bytes") ?? policy.maxFileBytes
+            policy.maxTotalBytes = try section.limit("max_total_bytes") ?? policy.maxTotalBytes
+            policy.maxDropBytes = try section.limit("max_drop_bytes") ?? policy.maxDropBytes
+            policy.maxComponentBytes = Int(try section.limit("max_component_bytes") ?? Int64(policy.maxComponentBytes))
+            policy.maxPathBytes = Int(try section.limit("max_path_bytes") ?? Int64(policy.maxPathBytes))
+            policy.maxDepth = Int(try section.limit("max_depth") ?? Int64(policy.maxDepth))
+            policy.maxRatio = try section.limit("max_ratio") ?? policy.maxRatio
+            policy.ratioMinBytes = try section.limit("ratio_min_bytes") ?? policy.ratioMinBytes
+            if let mode = try section.string("file_mode") {
+                switch mode {
+                case "0644": policy.privateModes = false
+                case "0600": policy.privateModes = true
+                default: throw ConfigurationError("policy.file_mode: must be \"0644\" or \"0600\", got \"\(mode)\"")
+                }
+            }
+            try section.finish()
+        }
+        if var section = try reader.object("decoder") {
+            decoderTimeoutSeconds = try section.limit("timeout_seconds") ?? decoderTimeoutSeconds
+            decoderAddressSpaceBytes = try section.limit("address_space_bytes") ?? decoderAddressSpaceBytes
+            decoderCPUSeconds = try section.limit("cpu_seconds") ?? decoderCPUSeconds
+            decoderOpenFiles = try section.limit("open_files") ?? decoderOpenFiles
+            try section.finish()
+        }
+        if var section = try reader.object("commit") {
+            if let method = try section.string("sync") {
+                guard let parsed = SyncMethod(rawValue: method) else {
+                    throw ConfigurationError("commit.sync: must be \"syncfs\" or \"fsync\", got \"\(method)\"")
+                }
+                sync = parsed
+            }
+            try section.finish()
+        }
+        try reader.finish()
+        guard decoderOpenFiles >= 16 else {
+            throw ConfigurationError("decoder.open_files: must be at least 16, got \(decoderOpenFiles)")
+        }
+        guard decoderAddressSpaceBytes >= 256 << 20 else {
+            throw ConfigurationError("decoder.address_space_bytes: must be at least 268435456 (256 MiB), got \(decoderAddressSpaceBytes)")
+        }
+        guard policy.maxDepth <= 255, policy.maxEntries <= 1_000_000 else {
+            throw ConfigurationError("policy.max_depth must be at most 255 and policy.max_entries at most 1000000")
+        }
+    }
+
+    /// Reads the configuration file at `path`.
+    public static func load(path: String) throws(ConfigurationError) -> Configuration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError("\(path): cannot be read")
+        }
+        do {
+            return try Configuration(json: data)
+        } catch {
+            throw ConfigurationError("\(path): \(error.message)")
+        }
+    }
+
+    /// Every key with its value, as `airlock init` writes it.
+    public func rendered() -> String {
+        var lines = ["{"]
+        if let root { lines.append("  \"root\": \(JSONObjectWriter.quote(root)),") }
+        lines += [
+            "  \"policy\": {",
+            "    \"max_entries\": \(policy.maxEntries),",
+            "    \"max_file_bytes\": \(policy.maxFileBytes),",
+            "    \"max_total_bytes\": \(policy.maxTotalBytes),",
+            "    \"max_drop_bytes\": \(policy.maxDropBytes),",
+            "    \"max_component_bytes\": \(policy.maxComponentBytes),",
+            "    \"max_path_bytes\": \(policy.maxPathBytes),",
+            "    \"max_depth\": \(policy.maxDepth),",
+            "    \"max_ratio\": \(policy.maxRatio),",
+            "    \"ratio_min_bytes\": \(policy.ratioMinBytes),",
+            "    \"file_mode\": \"\(policy.privateModes ? "0600" : "0644")\"",
+            "  },",
+            "  \"decoder\": {",
+            "    \"timeout_seconds\": \(decoderTimeoutSeconds),",
+            "    \"address_space_bytes\": \(decoderAddressSpaceBytes),",
+            "    \"cpu_seconds\": \(decoderCPUSeconds),",
+            "    \"open_files\": \(decoderOpenFiles)",
+            "  },",
+            "  \"commit\": {",
+            "    \"sync\": \"\(sync.rawValue)\"",
+            "  }",
+            "}",
+        ]
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// A configuration problem, worded for the operator; exit status 78.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Walks one JSON object, taking keys one by one and refusing leftovers.
+private struct ObjectReader {
+    private var remaining: [String: Any]
+    private let path: String
+
+    init(_ value: Any, path: String) throws(ConfigurationError) {
+        guard let object = value as? [String: Any] else {
+            throw ConfigurationError("\(path.isEmpty ? "the configuration" : path): must be a JSON object")
+        }
+        remaining = object
+        self.path = path
+    }
+
+    private func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    mutating func object(_ key: String) throws(ConfigurationError) -> ObjectReader? {
+        guard let value = remaining.removeValue(forKey: key) else { return nil }
+        return try ObjectReader(value, path: name(key))
+    }
+
+    mutating func string(_ key: String) throws(ConfigurationError) -> String? {
+        guard let value = remaining.removeValue(forKey: key) else { return nil }
+        guard let text = value as? String else { throw ConfigurationError("\(name(key)): must be a string") }
+        return text
+    }
+
+    /// A positive integer that fits in 63 bits.
+    mutating func limit(_ key: String) throws(ConfigurationError) -> Int64? {
+        guard let value = remaining.removeValue(forKey: key) else { return nil }
+        // JSONSerialization gives NSNumber for numbers and booleans alike (and `is Bool`
+        // holds for both on Linux): a boolean is the one whose ObjC type is "c".
+        guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else {
+            throw ConfigurationError("\(name(key)): must be a positive integer")
+        }
+        let double = number.doubleValue
+        guard double.rounded() == double, double >= 1, double < 9.2e18 else {
+            throw ConfigurationError("\(name(key)): must be a positive integer, got \(number)")
+        }
+        return number.int64Value
+    }
+
+    func finish() throws(ConfigurationError) {
+        if let unknown = remaining.keys.sorted().first {
+            throw ConfigurationError("\(name(unknown)): unknown key")
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import AirlockDecoding
+import AirlockPolicy
+import AirlockSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `airlock inspect FILE`: the verdict `run` would reach for a file, reached the
+/// same way (a confined decoder child), writing nothing anywhere.
+public struct Inspection {
+    public enum Verdict: Sendable {
+        case accepted(format: String, files: Int64, bytes: Int64)
+        case rejected(Rejection)
+    }
+
+    let configuration: Configuration
+    let decoderExecutable: String
+
+    public init(configuration: Configuration, decoderExecutable: String) {
+        self.configuration = configuration
+        self.decoderExecutable = decoderExecutable
+    }
+
+    public func inspect(path: String) throws(SystemError) -> Verdict {
+        let fd: FileDescriptor
+        do {
+            fd = FileDescriptor(rawValue: try retrying("open", Array(path.utf8)) {
+                open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            })
+        } catch where error.errno == .tooManyLinks {
+            return .rejected(Rejection(.notRegularFile, "the file is a symbolic link"))
+        }
+        return try fd.closeAfter { (drop) throws(SystemError) in
+            let status = try drop.status()
+            guard status.kind == .regular else {
+                return .rejected(Rejection(.notRegularFile, "the file is a \(status.kind), not a regular file"))
+            }
+            let format: ArchiveFormat
+            switch try Intake.identify(drop, size: status.size, policy: configuration.policy) {
+            case .failure(let rejection): return .rejected(rejection)
+            case .success(let found): format = found
+            }
+            let decoder = DecoderProcess(executable: decoderExecutable, timeoutSeconds: configuration.decoderTimeoutSeconds)
+            let run = try decoder.run(arguments: [format.rawValue, "--inspect"] + configuration.decoderLimits.arguments + configuration.policy.arguments,
+                                      drop: drop, staging: nil)
+            switch DecoderVerdict.interpret(run, timeoutSeconds: configuration.decoderTimeoutSeconds) {
+            case .accepted(let files, let bytes): return .accepted(format: format.rawValue, files: files, bytes: bytes)
+            case .rejected(var rejection):
+                rejection.format = format.rawValue
+                return .rejected(rejection)
+            case .deferred(let detail): throw SystemError("inspect", text: detail, Errno(rawValue: EIO))
+            }
+        }
+    }
+}

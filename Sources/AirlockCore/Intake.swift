@@ -1,0 +1,309 @@
+import AirlockDecoding
+import AirlockPolicy
+import AirlockSystem
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The supervisor's side of ingest: claim, identify, hand the drop to a decoder
+/// child, audit what it wrote, then commit to the outbox or quarantine the
+/// original with a report. It never parses a drop beyond its first bytes.
+public final class Intake {
+    let layout: RootLayout
+    let configuration: Configuration
+    let decoder: DecoderProcess
+    let log: Log
+
+    public init(layout: RootLayout, configuration: Configuration, decoderExecutable: String, log: Log) {
+        self.layout = layout
+        self.configuration = configuration
+        self.decoder = DecoderProcess(executable: decoderExecutable, timeoutSeconds: configuration.decoderTimeoutSeconds)
+        self.log = log
+    }
+
+    var policy: Policy { configuration.policy }
+
+    /// Names producers are still writing: dotfiles, `*.part`, `*.tmp`, `*~`.
+    public static func isTemporaryName(_ name: [UInt8]) -> Bool {
+        if name.first == UInt8(ascii: ".") || name.last == UInt8(ascii: "~") { return true }
+        for suffix in [".part", ".tmp"] {
+            let bytes = Array(suffix.utf8)
+            if name.count > bytes.count && Array(name.suffix(bytes.count)) == bytes { return true }
+        }
+        return false
+    }
+
+    // MARK: Start-up recovery
+
+    /// Crash recovery: staging is wiped; every claim left behind is finished or
+    /// processed again, exactly once.
+    public func recover(_ emit: (DropOutcome) -> Void) throws(SystemError) {
+        for name in try layout.staging.entryNames() {
+            try layout.staging.removeTree(name)
+        }
+        for id in try layout.claimed.entryNames().sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            let claim = try Claim.reopen(id: id, in: layout.claimed)
+            defer { claim.directory.close() }
+            if claim.has(Claim.reportFile) {
+                log.info("recovering claim \(claim.id): finishing its quarantine")
+                try finishQuarantine(claim)
+                continue
+            }
+            if claim.has(Claim.commitFile), try committedEarlier(claim) {
+                log.info("recovering claim \(claim.id): it was committed before the stop; removing the claim")
+                try release(claim)
+                continue
+            }
+            guard claim.has(Claim.dropFile) else {
+                // Claimed directory made, drop never moved in: nothing to do.
+                try layout.claimed.removeTree(id)
+                continue
+            }
+            log.info("recovering claim \(claim.id): processing \(EscapedName(claim.dropName)) again")
+            try? claim.directory.removeTree(Claim.commitFile)
+            emit(process(claim))
+        }
+    }
+
+    /// True when the outbox holds the staging directory recorded in the claim's commit file.
+    private func committedEarlier(_ claim: Claim) throws(SystemError) -> Bool {
+        let text = try claim.directory.open(Claim.commitFile, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
+            try fd.readAll(limit: 256)
+        }
+        let fields = String(decoding: text, as: UTF8.self).split(separator: " ")
+        guard fields.count == 2, let device = UInt64(fields[0]), let inode = UInt64(fields[1].trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            return false
+        }
+        for name in try layout.outbox.entryNames() {
+            if let status = try? layout.outbox.status(of: name), status.device == device, status.inode == inode { return true }
+        }
+        return false
+    }
+
+    // MARK: The inbox
+
+    /// Processes every drop now in the inbox, in name order.
+    public func processInbox(_ emit: (DropOutcome) -> Void) throws(SystemError) {
+        let names = try layout.inbox.entryNames().filter { !Intake.isTemporaryName($0) }
+        for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            guard let claim = try Claim.take(name, from: layout.inbox, into: layout.claimed) else { continue }
+            defer { claim.directory.close() }
+            emit(process(claim))
+        }
+    }
+
+    // MARK: One drop
+
+    func process(_ claim: Claim) -> DropOutcome {
+        let received = timestamp()
+        var context = ReportContext(received: received)
+        let verdict = decide(claim, &context)
+        switch verdict {
+        case .accepted, .deferred:
+            return DropOutcome(id: claim.id, dropName: claim.dropName, verdict: verdict)
+        case .rejected(let rejection):
+            do {
+                try quarantine(claim, rejection, context)
+                return DropOutcome(id: claim.id, dropName: claim.dropName, verdict: verdict)
+            } catch {
+                return DropOutcome(id: claim.id, dropName: claim.dropName,
+                                   verdict: .deferred(detail: "cannot quarantine: \(error)"))
+            }
+        }
+    }
+
+    struct ReportContext {
+        var received: String
+        var size: Int64?
+        var sha256: String?
+    }
+
+    /// Decides and, for an accepted drop, commits. Rejections are returned for the caller to quarantine.
+    private func decide(_ claim: Claim, _ context: inout ReportContext) -> DropOutcome.Verdict {
+        let before: FileStatus
+        do {
+            before = try claim.directory.status(of: Claim.dropFile)
+        } catch {
+            return .deferred(detail: "\(error)")
+        }
+        guard before.kind == .regular, before.linkCount == 1 else {
+            return .rejected(notRegular(before))
+        }
+        let drop: FileDescriptor
+        do {
+            drop = try claim.directory.open(Claim.dropFile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        } catch where error.errno == .tooManyLinks {
+            return .rejected(Rejection(.notRegularFile, "the drop was replaced by a symbolic link"))
+        } catch {
+            return error.errno.isEnvironmental ? .deferred(detail: "\(error)") : .rejected(Rejection(.notRegularFile, "\(error)"))
+        }
+        defer { drop.close() }
+        do {
+            let opened = try drop.status()
+            guard opened.kind == .regular, opened.linkCount == 1, opened.inode == before.inode else {
+                return .rejected(notRegular(opened))
+            }
+            context.size = opened.size
+            context.sha256 = try Digest.sha256(of: drop)
+            let format: ArchiveFormat
+            switch try Intake.identify(drop, size: opened.size, policy: policy) {
+            case .failure(let rejection): return .rejected(rejection)
+            case .success(let found): format = found
+            }
+            var verdict = try decodeAndCommit(claim, drop: drop, format: format, before: opened)
+            if case .rejected(var rejection) = verdict {
+                rejection.format = format.rawValue
+                verdict = .rejected(rejection)
+            }
+            return verdict
+        } catch {
+            try? layout.staging.removeTree(claim.idBytes)
+            return .deferred(detail: "\(error)")
+        }
+    }
+
+    /// The checks made before any decoder runs: the drop's size, then its format
+    /// from its first bytes.
+    static func identify(_ drop: FileDescriptor, size: Int64, policy: Policy) throws(SystemError) -> Result<ArchiveFormat, Rejection> {
+        guard size <= policy.maxDropBytes else {
+            return .failure(Rejection(.dropTooLarge, "the drop is \(size) bytes, over the \(policy.maxDropBytes)-byte limit"))
+        }
+        var prefix = [UInt8](repeating: 0, count: ArchiveFormat.sniffLength)
+        let got = try prefix.withUnsafeMutableBytes { raw in
+            Result { () throws(SystemError) in try drop.read(into: raw, at: 0) }
+        }.get()
+        guard let format = ArchiveFormat.sniff(Array(prefix[0..<got])) else {
+            return .failure(Rejection(.unsupportedFormat, got == 0 ? "the drop is empty" : "not a ZIP, tar, compressed tar or 7z archive"))
+        }
+        return .success(format)
+    }
+
+    private func notRegular(_ status: FileStatus) -> Rejection {
+        if status.kind == .regular {
+            return Rejection(.notRegularFile, "the drop has \(status.linkCount) hard links")
+        }
+        return Rejection(.notRegularFile, "the drop is a \(status.kind), not a regular file")
+    }
+
+    private func decodeAndCommit(_ claim: Claim, drop: FileDescriptor, format: ArchiveFormat, before: FileStatus) throws(SystemError) -> DropOutcome.Verdict {
+        try layout.staging.makeDirectory(claim.idBytes, mode: 0o700)
+        let staging = try layout.staging.openDirectory(claim.idBytes)
+        defer { staging.close() }
+        let run = try decoder.run(arguments: [format.rawValue] + configuration.decoderLimits.arguments + policy.arguments, drop: drop, staging: staging)
+        let after = try drop.status()
+        var verdict = DecoderVerdict.interpret(run, timeoutSeconds: configuration.decoderTimeoutSeconds)
+        if case .accepted = verdict, !after.isUnchanged(comparedTo: before) {
+            verdict = .rejected(Rejection(.changedDuringIngest, "the drop changed while it was decoded"))
+        }
+        switch verdict {
+        case .rejected(let rejection):
+            try layout.staging.removeTree(claim.idBytes)
+            return .rejected(rejection)
+        case .deferred(let detail):
+            try layout.staging.removeTree(claim.idBytes)
+            return .deferred(detail: detail)
+        case .accepted(let files, let bytes):
+            let audit: StagingAudit.Totals
+            do {
+                audit = try StagingAudit(policy: policy, fsyncEach: configuration.sync == .fsync).audit(staging)
+            } catch let failure as StagingAudit.Failure {
+                try layout.staging.removeTree(claim.idBytes)
+                return .rejected(Rejection(.decoderFailed, "the decoder left something it must not: \(failure.detail)"))
+            } catch let error as SystemError {
+                try layout.staging.removeTree(claim.idBytes)
+                throw error
+            } catch {
+                preconditionFailure("unexpected error \(error)")
+            }
+            guard audit.files == files, audit.bytes == bytes else {
+                try layout.staging.removeTree(claim.idBytes)
+                return .rejected(Rejection(.decoderFailed,
+                    "the decoder reported \(files) files and \(bytes) bytes, staging holds \(audit.files) and \(audit.bytes)"))
+            }
+            do {
+                let output = try commit(claim, staging: staging)
+                return .accepted(output: output, files: audit.files, bytes: audit.bytes)
+            } catch {
+                try? layout.staging.removeTree(claim.idBytes)
+                try? claim.directory.removeTree(Claim.commitFile)
+                throw error
+            }
+        }
+    }
+
+    /// Makes staging durable, then renames it to a free outbox name with
+    /// RENAME_NOREPLACE, so an existing entry is never replaced.
+    private func commit(_ claim: Claim, staging: FileDescriptor) throws(SystemError) -> [UInt8] {
+        if configuration.sync == .syncfs { try staging.syncFilesystem() }
+        let identity = try staging.status()
+        try claim.directory.open(Claim.commitFile, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600).closeAfter { (fd) throws(SystemError) in
+            try fd.writeAll(Array("\(identity.device) \(identity.inode)\n".utf8))
+            try fd.sync()
+        }
+        try claim.directory.sync()
+        let base = OutboxName.base(for: claim.dropName, id: claim.id, policy: policy)
+        var committed: [UInt8]?
+        for candidate in OutboxName.candidates(base: base) {
+            do {
+                try layout.staging.renameNoReplace(claim.idBytes, to: layout.outbox, candidate)
+                committed = candidate
+                break
+            } catch where error.errno == .exists {
+                continue
+            }
+        }
+        if committed == nil {
+            try layout.staging.renameNoReplace(claim.idBytes, to: layout.outbox, claim.idBytes)
+            committed = claim.idBytes
+        }
+        try layout.outbox.sync()
+        try release(claim)
+        return committed!
+    }
+
+    /// Removes a claim whose drop has been committed.
+    private func release(_ claim: Claim) throws(SystemError) {
+        for file in [Claim.dropFile, Claim.nameFile, Claim.commitFile] {
+            try claim.directory.removeTree(file)
+        }
+        try layout.claimed.removeDirectory(claim.idBytes)
+        try layout.claimed.sync()
+    }
+
+    // MARK: Quarantine
+
+    /// Writes report.json into the claim (temporary file, fsync, rename), then
+    /// renames the whole claim to quarantine/ID: the entry appears complete or not at all.
+    private func quarantine(_ claim: Claim, _ rejection: Rejection, _ context: ReportContext) throws(SystemError) {
+        let report = RejectionReport(
+            id: claim.id, drop: EscapedName(claim.dropName).text, drop_bytes: context.size, sha256: context.sha256,
+            format: rejection.format, reason: rejection.reason.rawValue, detail: rejection.detail,
+            entry: rejection.entry, entry_index: rejection.entryIndex, bytes_written: rejection.bytesWritten,
+            policy: .init(policy), received_at: context.received, decided_at: timestamp(),
+            airlock_version: AirlockVersion.current)
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try report.encoded())
+        } catch {
+            preconditionFailure("a report always encodes: \(error)")
+        }
+        try claim.directory.removeTree(Claim.reportTemporary)
+        try claim.directory.open(Claim.reportTemporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600).closeAfter { (fd) throws(SystemError) in
+            try fd.writeAll(bytes)
+            try fd.sync()
+        }
+        try claim.directory.rename(Claim.reportTemporary, to: claim.directory, Claim.reportFile)
+        try finishQuarantine(claim)
+    }
+
+    private func finishQuarantine(_ claim: Claim) throws(SystemError) {
+        try claim.directory.removeTree(Claim.nameFile)
+        try claim.directory.removeTree(Claim.commitFile)
+        try claim.directory.removeTree(Claim.reportTemporary)
+        try claim.directory.sync()
+        try layout.claimed.renameNoReplace(claim.idBytes, to: layout.quarantine, claim.idBytes)
+        try layout.quarantine.sync()
+        try layout.claimed.sync()
+    }
+}

@@ -1,0 +1,135 @@
+import AirlockPolicy
+import AirlockSystem
+import Foundation
+
+/// How one drop ended, as the event line on standard output says it.
+public struct DropOutcome: Sendable {
+    public enum Verdict: Sendable, Equatable {
+        case accepted(output: [UInt8], files: Int64, bytes: Int64)
+        case rejected(Rejection)
+        /// Not the input's fault (disk full, permissions): the drop stays claimed.
+        case deferred(detail: String)
+    }
+
+    public let id: String
+    public let dropName: [UInt8]
+    public let verdict: Verdict
+
+    /// The JSON Lines event of the command-line contract.
+    public var eventLine: String {
+        var json = JSONObjectWriter()
+        switch verdict {
+        case .accepted(let output, let files, let bytes):
+            json.add("event", "accepted")
+            json.add("id", id)
+            json.add("drop", EscapedName(dropName).text)
+            json.add("output", "outbox/" + EscapedName(output).text)
+            json.add("files", files)
+            json.add("bytes", bytes)
+        case .rejected(let rejection):
+            json.add("event", "rejected")
+            json.add("id", id)
+            json.add("drop", EscapedName(dropName).text)
+            json.add("reason", rejection.reason.rawValue)
+            if let entry = rejection.entry { json.add("entry", entry) }
+            json.add("detail", rejection.detail)
+            json.add("bytes_written", rejection.bytesWritten)
+        case .deferred(let detail):
+            json.add("event", "deferred")
+            json.add("id", id)
+            json.add("drop", EscapedName(dropName).text)
+            json.add("detail", detail)
+        }
+        return json.text
+    }
+
+    /// One line for the human log.
+    public var logLine: String {
+        let name = EscapedName(dropName).text
+        switch verdict {
+        case .accepted(let output, let files, let bytes):
+            return "accepted \(name) as outbox/\(EscapedName(output).text) (\(files) files, \(bytes) bytes) [\(id)]"
+        case .rejected(let rejection):
+            let entry = rejection.entry.map { " entry \"\($0)\"" } ?? ""
+            return "rejected \(name): \(rejection.reason.rawValue)\(entry): \(rejection.detail) [\(id)]"
+        case .deferred(let detail):
+            return "deferred \(name): \(detail); it stays claimed and is retried [\(id)]"
+        }
+    }
+}
+
+/// Why a drop was rejected, as reports and events carry it.
+public struct Rejection: Error, Sendable, Equatable {
+    public var reason: Reason
+    public var detail: String
+    /// The offending entry, already escaped.
+    public var entry: String?
+    public var entryIndex: Int?
+    public var bytesWritten: Int64 = 0
+    public var format: String?
+
+    public init(_ reason: Reason, _ detail: String, entry: String? = nil, entryIndex: Int? = nil) {
+        self.reason = reason
+        self.detail = detail
+        self.entry = entry
+        self.entryIndex = entryIndex
+    }
+}
+
+/// quarantine/ID/report.json.
+struct RejectionReport: Encodable {
+    struct PolicyInForce: Encodable {
+        let max_entries: Int
+        let max_file_bytes: Int64
+        let max_total_bytes: Int64
+        let max_drop_bytes: Int64
+        let max_component_bytes: Int
+        let max_path_bytes: Int
+        let max_depth: Int
+        let max_ratio: Int64
+        let ratio_min_bytes: Int64
+        let file_mode: String
+
+        init(_ policy: Policy) {
+            max_entries = policy.maxEntries
+            max_file_bytes = policy.maxFileBytes
+            max_total_bytes = policy.maxTotalBytes
+            max_drop_bytes = policy.maxDropBytes
+            max_component_bytes = policy.maxComponentBytes
+            max_path_bytes = policy.maxPathBytes
+            max_depth = policy.maxDepth
+            max_ratio = policy.maxRatio
+            ratio_min_bytes = policy.ratioMinBytes
+            file_mode = policy.privateModes ? "0600" : "0644"
+        }
+    }
+
+    let id: String
+    let drop: String
+    let drop_bytes: Int64?
+    let sha256: String?
+    let format: String?
+    let reason: String
+    let detail: String
+    let entry: String?
+    let entry_index: Int?
+    let bytes_written: Int64
+    let policy: PolicyInForce
+    let received_at: String
+    let decided_at: String
+    let airlock_version: String
+
+    func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self) + Data("\n".utf8)
+    }
+}
+
+public enum AirlockVersion {
+    public static let current = "0.1.0"
+}
+
+func timestamp(_ date: Date = Date()) -> String {
+    date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+}

@@ -1,0 +1,128 @@
+import AirlockSystem
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An airlock root opened for work: a descriptor for each of its directories, all
+/// checked to sit on one filesystem, because every hand-over is a rename.
+public struct RootLayout {
+    public let path: String
+    public let root: FileDescriptor
+    public let inbox: FileDescriptor
+    public let outbox: FileDescriptor
+    public let quarantine: FileDescriptor
+    public let state: FileDescriptor
+    public let claimed: FileDescriptor
+    public let staging: FileDescriptor
+
+    static let directories: [(path: [String], mode: mode_t)] = [
+        (["inbox"], 0o755), (["outbox"], 0o755), (["quarantine"], 0o700),
+        (["state"], 0o700), (["state", "claimed"], 0o700), (["state", "staging"], 0o700),
+    ]
+
+    /// Opens an existing root; a missing directory or a second filesystem is a
+    /// configuration error.
+    public static func open(path: String) throws(ConfigurationError) -> RootLayout {
+        let root: FileDescriptor
+        do {
+            root = try FileDescriptor.openDirectory(path: path)
+        } catch {
+            throw ConfigurationError("root \(path): \(error.errno); create it with 'airlock init --root \(path)'")
+        }
+        var opened: [FileDescriptor] = []
+        do {
+            let rootStatus = try root.status()
+            for (components, _) in directories {
+                var current = root
+                for component in components {
+                    let next = try current.openDirectory(Array(component.utf8))
+                    if current != root && !opened.contains(current) { current.close() }
+                    current = next
+                }
+                let status = try current.status()
+                guard status.device == rootStatus.device else {
+                    current.close()
+                    opened.forEach { $0.close() }
+                    root.close()
+                    throw ConfigurationError("root \(path): \(components.joined(separator: "/")) is on another filesystem; every directory of a root must be on one filesystem")
+                }
+                opened.append(current)
+            }
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            opened.forEach { $0.close() }
+            root.close()
+            throw ConfigurationError("root \(path) is not a complete airlock root (\(error)); run 'airlock init --root \(path)'")
+        }
+        return RootLayout(path: path, root: root, inbox: opened[0], outbox: opened[1], quarantine: opened[2],
+                          state: opened[3], claimed: opened[4], staging: opened[5])
+    }
+
+    /// Lays out a root: the directories, with their modes, and airlock.json with
+    /// every default spelled out. Idempotent: what exists is kept, an existing
+    /// airlock.json is validated, not rewritten.
+    public static func initialise(path: String) throws(ConfigurationError) -> [String] {
+        var created: [String] = []
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                throw ConfigurationError("root \(path): cannot create it: \((error as NSError).localizedDescription)")
+            }
+            created.append(path)
+        } else if !isDirectory.boolValue {
+            throw ConfigurationError("root \(path): exists and is not a directory")
+        }
+        do throws(SystemError) {
+            try FileDescriptor.openDirectory(path: path).closeAfter { (root) throws(SystemError) in
+                let rootStatus = try root.status()
+                for (components, mode) in directories {
+                    var parents: [FileDescriptor] = []
+                    defer { parents.forEach { $0.close() } }
+                    var current = root
+                    for (position, component) in components.enumerated() {
+                        let name = Array(component.utf8)
+                        do throws(SystemError) {
+                            try current.makeDirectory(name, mode: 0o700)
+                            let made = try current.openDirectory(name)
+                            if position == components.count - 1 { try made.changeMode(mode) }
+                            parents.append(made)
+                            created.append(components[0...position].joined(separator: "/") + "/")
+                        } catch where error.errno == .exists {
+                            parents.append(try current.openDirectory(name))
+                        }
+                        current = parents.last!
+                    }
+                    guard try current.status().device == rootStatus.device else {
+                        throw SystemError("check filesystem", Array(components.joined(separator: "/").utf8), .crossDevice)
+                    }
+                }
+            }
+        } catch where error.errno == .crossDevice {
+            throw ConfigurationError("root \(path): \(error.name ?? "a directory") is on another filesystem; every directory of a root must be on one filesystem, because every hand-over is a rename")
+        } catch {
+            throw ConfigurationError("root \(path): \(error)")
+        }
+        let configPath = path + "/airlock.json"
+        if FileManager.default.fileExists(atPath: configPath) {
+            _ = try Configuration.load(path: configPath)
+        } else {
+            var configuration = Configuration()
+            configuration.root = URL(fileURLWithPath: path).standardizedFileURL.path
+            do {
+                try Data(configuration.rendered().utf8).write(to: URL(fileURLWithPath: configPath), options: [.atomic])
+            } catch {
+                throw ConfigurationError("\(configPath): cannot write: \((error as NSError).localizedDescription)")
+            }
+            created.append("airlock.json")
+        }
+        return created
+    }
+
+    public func close() {
+        for fd in [inbox, outbox, quarantine, state, claimed, staging, root] { fd.close() }
+    }
+}

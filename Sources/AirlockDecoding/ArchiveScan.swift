@@ -1,0 +1,193 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import AirlockPolicy
+import AirlockSystem
+import CArchive
+
+/// What a scan found and wrote.
+public struct ScanOutcome: Sendable {
+    public var findings = Findings()
+    public var entries = 0
+    public var files: Int64 = 0
+    public var directories: Int64 = 0
+    /// Bytes handed to the sink before the first violation.
+    public var bytesWritten: Int64 = 0
+    /// A failure of the machine (disk full, permissions), not of the input.
+    public var systemError: SystemError?
+}
+
+/// Reads one archive with libarchive, judges every header against the policy
+/// before its data is written, counts actual bytes chunk by chunk against the
+/// remaining allowance, and hands what passes to a sink.
+///
+/// After the first violation nothing more is written, but the rest of the
+/// archive is still read (headers judged, data counted and checksummed) so the
+/// reported reason is the one of highest precedence in the whole archive, the
+/// same whatever the entry order.
+public struct ArchiveScan {
+    public let format: ArchiveFormat
+    public let policy: Policy
+    public let drop: FileDescriptor
+    public let dropSize: Int64
+
+    /// Read size for the raw drop. Small enough that the per-entry compressed
+    /// size estimate of a stream (raw bytes consumed, plus one block of slack)
+    /// still catches a 4 MiB bomb at a 100x limit.
+    static let streamBlockSize = 16 * 1024
+    static let seekableBlockSize = 64 * 1024
+
+    public init(format: ArchiveFormat, policy: Policy, drop: FileDescriptor, dropSize: Int64) {
+        self.format = format
+        self.policy = policy
+        self.drop = drop
+        self.dropSize = dropSize
+    }
+
+    public func run<Sink: EntrySink>(into sink: inout Sink) -> ScanOutcome {
+        var outcome = ScanOutcome()
+        defer { sink.close() }
+        var expected: [[UInt8]: ZipDirectory.Entry]? = nil
+        if format == .zip {
+            let directory: ZipDirectory
+            do {
+                directory = try ZipDirectory(file: drop, fileSize: dropSize, maxEntries: policy.maxEntries)
+            } catch {
+                outcome.findings.record(Violation(.corruptArchive, error.detail))
+                return outcome
+            }
+            let preflight = Preflight(policy: policy).judge(directory)
+            outcome.findings = preflight
+            guard preflight.isClean else { return outcome }
+            expected = Dictionary(directory.entries.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+        guard let archive = archive_read_new() else {
+            outcome.systemError = SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))
+            return outcome
+        }
+        defer { archive_read_free(archive) }
+        if let problem = configure(archive) {
+            outcome.findings.record(problem)
+            return outcome
+        }
+        let blockSize = (format == .zip || format == .sevenZip) ? ArchiveScan.seekableBlockSize : ArchiveScan.streamBlockSize
+        guard archive_read_open_fd(archive, drop.rawValue, blockSize) == ARCHIVE_OK else {
+            outcome.findings.record(Violation(.corruptArchive, ArchiveScan.message(archive)))
+            return outcome
+        }
+        var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize))
+        entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
+        if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
+            let missing = remaining.keys.min { $0.lexicographicallyPrecedes($1) }!
+            outcome.findings.record(Violation(.corruptArchive, "the central directory lists an entry the archive does not yield",
+                                              entry: missing))
+        }
+        return outcome
+    }
+
+    /// Enables exactly the reader the sniffed format calls for, and no external programs.
+    private func configure(_ archive: OpaquePointer) -> Violation? {
+        var status: Int32
+        switch format {
+        case .zip: status = archive_read_support_format_zip_seekable(archive)
+        case .sevenZip: status = archive_read_support_format_7zip(archive)
+        case .tar, .tarGzip, .tarBzip2, .tarXz, .tarZstd: status = archive_read_support_format_tar(archive)
+        }
+        guard status == ARCHIVE_OK else { return Violation(.unsupportedFormat, ArchiveScan.message(archive)) }
+        switch format {
+        case .tarGzip: status = archive_read_support_filter_gzip(archive)
+        case .tarBzip2: status = archive_read_support_filter_bzip2(archive)
+        case .tarXz: status = archive_read_support_filter_xz(archive)
+        case .tarZstd: status = archive_read_support_filter_zstd(archive)
+        default: status = ARCHIVE_OK
+        }
+        // ARCHIVE_WARN here means libarchive would run an external program: refuse.
+        guard status == ARCHIVE_OK else {
+            return Violation(.unsupportedFormat, "this libarchive has no built-in \(format.rawValue) decompressor")
+        }
+        return nil
+    }
+
+    static func message(_ archive: OpaquePointer) -> String {
+        guard let text = archive_error_string(archive) else { return "libarchive error \(archive_errno(archive))" }
+        return EscapedName(Array(String(cString: text).utf8)).text
+    }
+}
+
+/// Judges a ZIP's central directory before anything is extracted.
+struct Preflight {
+    let policy: Policy
+
+    func judge(_ directory: ZipDirectory) -> Findings {
+        var findings = Findings()
+        if directory.entries.count > policy.maxEntries {
+            findings.record(Violation(.tooManyEntries, "\(directory.entries.count) entries exceed \(policy.maxEntries)"))
+        }
+        var tracker = ConflictTracker()
+        var declaredTotal: Int64 = 0
+        for (index, entry) in directory.entries.enumerated() {
+            let kind: ConflictTracker.Kind
+            switch entry.unixType {
+            case nil: kind = entry.isDirectoryName ? .directory : .file
+            case 0o040000?: kind = .directory
+            case 0o100000?: kind = entry.isDirectoryName ? .directory : .file
+            default: kind = .other
+            }
+            let judge = EntryJudge(policy: policy, raw: entry.name, index: index)
+            let path = judge.validate(kind: kind, findings: &findings)
+            if let path { judge.checkConflicts(path, kind: kind, tracker: &tracker, findings: &findings) }
+            if kind == .other {
+                findings.record(judge.violation(.unsupportedEntryType, "links, devices and other special files are not accepted"))
+            }
+            if entry.isEncrypted { findings.record(judge.violation(.encryptedEntry, "entry is encrypted")) }
+            if kind == .file {
+                if entry.uncompressedSize > policy.maxFileBytes {
+                    findings.record(judge.violation(.fileTooLarge,
+                        "declares \(entry.uncompressedSize) bytes, over the \(policy.maxFileBytes)-byte limit"))
+                }
+                if policy.breaksRatio(size: entry.uncompressedSize, compressed: entry.compressedSize) {
+                    findings.record(judge.violation(.ratioTooHigh,
+                        "declares \(entry.uncompressedSize) bytes from \(entry.compressedSize) compressed"))
+                }
+                declaredTotal += min(entry.uncompressedSize, policy.maxTotalBytes + 1)
+            }
+        }
+        if declaredTotal > policy.maxTotalBytes {
+            findings.record(Violation(.totalTooLarge, "entries declare more than \(policy.maxTotalBytes) bytes in all"))
+        }
+        return findings
+    }
+}
+
+/// Per-entry judgements shared by the ZIP preflight and the streaming scan.
+struct EntryJudge {
+    let policy: Policy
+    let raw: [UInt8]
+    let index: Int
+
+    func violation(_ reason: Reason, _ detail: String) -> Violation {
+        Violation(reason, detail, entry: raw, index: index)
+    }
+
+    /// The validated path, or nil after recording why it is not one. A name with a
+    /// trailing `/` must be a directory.
+    func validate(kind: ConflictTracker.Kind, findings: inout Findings) -> EntryPath? {
+        do {
+            let path = try EntryPath(validating: raw, policy: policy)
+            if path.hasTrailingSlash && kind != .directory {
+                findings.record(violation(.unsafePath, "a non-directory whose name ends with '/'"))
+                return nil
+            }
+            return path
+        } catch {
+            findings.record(violation(error.reason, error.detail))
+            return nil
+        }
+    }
+
+    func checkConflicts(_ path: EntryPath, kind: ConflictTracker.Kind, tracker: inout ConflictTracker, findings: inout Findings) {
+        if let conflict = tracker.record(path, as: kind) {
+            findings.record(Violation(conflict.reason, conflict.detail, entry: conflict.entry ?? raw, index: index))
+        }
+    }
+}

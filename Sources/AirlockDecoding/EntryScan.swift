@@ -1,0 +1,217 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import AirlockPolicy
+import AirlockSystem
+import CArchive
+
+/// The header-by-header loop over an open libarchive reader.
+struct EntryScan {
+    let archive: OpaquePointer
+    let policy: Policy
+    let blockSize: Int64
+    private var tracker = ConflictTracker()
+    private var counted: Int64 = 0
+
+    private static let zeros = [UInt8](repeating: 0, count: 64 * 1024)
+
+    init(archive: OpaquePointer, policy: Policy, blockSize: Int64) {
+        self.archive = archive
+        self.policy = policy
+        self.blockSize = blockSize
+    }
+
+    private enum DataEnd { case complete, skipRest, stop }
+
+    mutating func readEntries<Sink: EntrySink>(into sink: inout Sink, expected: inout [[UInt8]: ZipDirectory.Entry]?,
+                                               outcome: inout ScanOutcome) {
+        var index = 0
+        while true {
+            var entryPointer: OpaquePointer?
+            let status = archive_read_next_header(archive, &entryPointer)
+            if status == ARCHIVE_EOF { return }
+            guard status == ARCHIVE_OK, let entry = entryPointer else {
+                outcome.findings.record(headerFailure(status: status, index: index))
+                return
+            }
+            guard index < policy.maxEntries else {
+                outcome.findings.record(Violation(.tooManyEntries, "more than \(policy.maxEntries) entries"))
+                return
+            }
+            let raw: [UInt8] = archive_entry_pathname(entry).map { Array(UnsafeBufferPointer(start: $0, count: strlen($0))).map { UInt8(bitPattern: $0) } } ?? []
+            let judge = EntryJudge(policy: policy, raw: raw, index: index)
+            index += 1
+            outcome.entries = index
+
+            let fileType = UInt32(archive_entry_filetype(entry))
+            let kind: ConflictTracker.Kind
+            if archive_entry_hardlink(entry) != nil || archive_entry_symlink(entry) != nil {
+                kind = .other
+            } else if fileType == 0o100000 {
+                kind = .file
+            } else if fileType == 0o040000 {
+                kind = .directory
+            } else {
+                kind = .other
+            }
+            let path = judge.validate(kind: kind, findings: &outcome.findings)
+            if let path { judge.checkConflicts(path, kind: kind, tracker: &tracker, findings: &outcome.findings) }
+            if kind == .other {
+                outcome.findings.record(judge.violation(.unsupportedEntryType, "\(EntryScan.typeName(entry)) entries are not accepted"))
+            }
+            if archive_entry_is_encrypted(entry) != 0 {
+                outcome.findings.record(judge.violation(.encryptedEntry, "entry is encrypted"))
+            }
+            var declared: Int64? = archive_entry_size_is_set(entry) != 0 ? archive_entry_size(entry) : nil
+            var compressed: Int64? = nil
+            if expected != nil {
+                guard let listed = expected!.removeValue(forKey: raw) else {
+                    outcome.findings.record(judge.violation(.corruptArchive, "entry is not in the central directory, or appears twice"))
+                    return
+                }
+                compressed = listed.compressedSize
+                if kind == .file {
+                    if let size = declared, size != listed.uncompressedSize {
+                        outcome.findings.record(judge.violation(.corruptArchive, "local and central sizes disagree"))
+                        return
+                    }
+                    declared = listed.uncompressedSize
+                }
+            }
+            if kind == .file, let size = declared, size > policy.maxFileBytes {
+                outcome.findings.record(judge.violation(.fileTooLarge, "declares \(size) bytes, over the \(policy.maxFileBytes)-byte limit"))
+            }
+
+            let writing = outcome.findings.isClean && outcome.systemError == nil
+            switch kind {
+            case .directory:
+                if writing, let path {
+                    do { try sink.makeDirectory(path); outcome.directories += 1 } catch { outcome.systemError = error; return }
+                }
+            case .file:
+                if writing, let path {
+                    do { try sink.beginFile(path) } catch { outcome.systemError = error; return }
+                }
+                let end = readData(judge: judge, declared: declared, compressed: compressed, writing: writing, sink: &sink, outcome: &outcome)
+                if writing, path != nil {
+                    do { try sink.endFile() } catch { outcome.systemError = error; return }
+                    if outcome.findings.isClean { outcome.files += 1 }
+                }
+                if end == .stop { return }
+            case .other:
+                break
+            }
+        }
+    }
+
+    /// Reads one entry's data to its end, so the format's checksum is verified,
+    /// counting every chunk against the file and total allowances.
+    private mutating func readData<Sink: EntrySink>(judge: EntryJudge, declared: Int64?, compressed: Int64?, writing: Bool,
+                                                    sink: inout Sink, outcome: inout ScanOutcome) -> DataEnd {
+        var entryBytes: Int64 = 0
+        let rawStart = archive_filter_bytes(archive, -1)
+        var writing = writing
+
+        func feed(_ chunk: UnsafeRawBufferPointer, _ this: inout EntryScan) -> DataEnd {
+            let n = Int64(chunk.count)
+            if entryBytes + n > this.policy.maxFileBytes {
+                outcome.findings.record(judge.violation(.fileTooLarge, "more than \(this.policy.maxFileBytes) bytes written"))
+                return .skipRest
+            }
+            if let declared, entryBytes + n > declared {
+                outcome.findings.record(judge.violation(.corruptArchive, "holds more data than its header declares (\(declared) bytes)"))
+                return .skipRest
+            }
+            if this.counted + n > this.policy.maxTotalBytes {
+                outcome.findings.record(Violation(.totalTooLarge, "more than \(this.policy.maxTotalBytes) bytes in all"))
+                return .stop
+            }
+            if let compressed, this.policy.breaksRatio(size: entryBytes + n, compressed: compressed) {
+                outcome.findings.record(judge.violation(.ratioTooHigh, "expands past \(this.policy.maxRatio)x its \(compressed) compressed bytes"))
+                return .skipRest
+            }
+            writing = writing && outcome.findings.isClean
+            if writing {
+                do { try sink.write(chunk) } catch {
+                    outcome.systemError = error
+                    return .stop
+                }
+                outcome.bytesWritten += n
+            }
+            entryBytes += n
+            this.counted += n
+            return .complete
+        }
+
+        while true {
+            var block: UnsafeRawPointer?
+            var size = 0
+            var offset: Int64 = 0
+            let status = archive_read_data_block(archive, &block, &size, &offset)
+            if status == ARCHIVE_EOF { break }
+            guard status == ARCHIVE_OK else {
+                // ARCHIVE_WARN included: a bad CRC or a size mismatch comes back as a warning.
+                outcome.findings.record(judge.violation(.corruptArchive, EntryScan.dataFailure(archive, status)))
+                return .stop
+            }
+            if offset < entryBytes {
+                outcome.findings.record(judge.violation(.corruptArchive, "data blocks overlap"))
+                return .stop
+            }
+            // A sparse entry's holes are written as zeros and count like data.
+            while offset > entryBytes {
+                let gap = Int(min(offset - entryBytes, Int64(EntryScan.zeros.count)))
+                let end = EntryScan.zeros.withUnsafeBytes { feed(UnsafeRawBufferPointer(rebasing: $0[0..<gap]), &self) }
+                if end != .complete { return end }
+            }
+            if size > 0 {
+                let end = feed(UnsafeRawBufferPointer(start: block, count: size), &self)
+                if end != .complete { return end }
+            }
+        }
+        if let declared, entryBytes != declared {
+            outcome.findings.record(judge.violation(.corruptArchive, "holds \(entryBytes) bytes, its header declares \(declared)"))
+            return .skipRest
+        }
+        if compressed == nil {
+            // A stream does not say how many compressed bytes an entry took: take what
+            // the reader consumed meanwhile plus one block of read-ahead, an upper bound.
+            let consumed = archive_filter_bytes(archive, -1) - rawStart + blockSize
+            if policy.breaksRatio(size: entryBytes, compressed: consumed) {
+                outcome.findings.record(judge.violation(.ratioTooHigh, "\(entryBytes) bytes from at most \(consumed) compressed"))
+            }
+        }
+        return .complete
+    }
+
+    private func headerFailure(status: Int32, index: Int) -> Violation {
+        let message = ArchiveScan.message(archive)
+        if archive_read_has_encrypted_entries(archive) > 0 {
+            return Violation(.encryptedEntry, "archive is encrypted: \(message)")
+        }
+        // libarchive reports "no reader recognised this" as ARCHIVE_ERRNO_FILE_FORMAT, EILSEQ on Linux.
+        if index == 0 && archive_errno(archive) == EILSEQ {
+            return Violation(.unsupportedFormat, message)
+        }
+        let kind = status == ARCHIVE_WARN ? "warning" : (status == ARCHIVE_FATAL ? "fatal error" : "error")
+        return Violation(.corruptArchive, "header \(index + 1): libarchive \(kind): \(message)")
+    }
+
+    private static func dataFailure(_ archive: OpaquePointer, _ status: Int32) -> String {
+        let kind = status == ARCHIVE_WARN ? "warning" : (status == ARCHIVE_FATAL ? "fatal error" : "error")
+        return "libarchive \(kind) reading data: \(ArchiveScan.message(archive))"
+    }
+
+    private static func typeName(_ entry: OpaquePointer) -> String {
+        if archive_entry_hardlink(entry) != nil { return "hard link" }
+        if archive_entry_symlink(entry) != nil { return "symbolic link" }
+        switch UInt32(archive_entry_filetype(entry)) {
+        case 0o120000: return "symbolic link"
+        case 0o020000: return "character device"
+        case 0o060000: return "block device"
+        case 0o010000: return "FIFO"
+        case 0o140000: return "socket"
+        default: return "unknown-type"
+        }
+    }
+}

@@ -1,0 +1,67 @@
+/// Finds duplicates, file-versus-directory conflicts and names that collide after
+/// Unicode normalisation and case folding, across every entry of one archive,
+/// whatever their order.
+///
+/// Each prefix of every path (implied parent directories included) is keyed by its
+/// folded spelling. Swift compares and hashes `String` by canonical equivalence, so
+/// NFC and NFD spellings meet on one key; case folding is `uppercased().lowercased()`,
+/// which maps ß to ss and final sigma to sigma as full case folding does.
+public struct ConflictTracker: Sendable {
+    public enum Kind: Sendable, Equatable {
+        case file
+        case directory
+        /// An entry of a type that is rejected anyway (link, device): it still
+        /// occupies its name, so `x` (symlink) then `x/passwd` also conflicts.
+        case other
+    }
+
+    private struct Slot {
+        var spelling: [UInt8]
+        var kind: Kind
+        var declared: Bool
+    }
+
+    private var slots: [String: Slot] = [:]
+
+    public init() {}
+
+    /// Records `path` as an entry of `kind`; returns the violation it causes, if any.
+    public mutating func record(_ path: EntryPath, as kind: Kind) -> PathViolation? {
+        var key = ""
+        var spelling: [UInt8] = []
+        for (position, component) in path.components.enumerated() {
+            if position > 0 {
+                key += "/"
+                spelling.append(UInt8(ascii: "/"))
+            }
+            key += ConflictTracker.fold(path.texts[position])
+            spelling += component
+            let isLast = position == path.components.count - 1
+            let wanted: Kind = isLast ? kind : .directory
+            guard var slot = slots[key] else {
+                slots[key] = Slot(spelling: spelling, kind: wanted, declared: isLast)
+                continue
+            }
+            if slot.spelling != spelling {
+                // Report the smaller spelling, so either entry order names the same one.
+                let reported = slot.spelling.lexicographicallyPrecedes(spelling) ? slot.spelling : spelling
+                return PathViolation(.nameCollision, "collides with another name after Unicode normalisation and case folding", entry: reported)
+            }
+            if slot.kind != wanted || wanted == .other {
+                return PathViolation(.pathConflict, "used both as a directory and as a non-directory", entry: spelling)
+            }
+            if isLast {
+                if slot.declared || wanted != .directory {
+                    return PathViolation(.duplicatePath, "the same name appears twice", entry: spelling)
+                }
+                slot.declared = true
+                slots[key] = slot
+            }
+        }
+        return nil
+    }
+
+    static func fold(_ text: String) -> String {
+        text.uppercased().lowercased()
+    }
+}

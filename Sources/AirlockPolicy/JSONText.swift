@@ -1,0 +1,38 @@
+/// A minimal JSON object writer for the decoder child, which does not load
+/// Foundation. Strings are escaped per RFC 8259; nothing else is supported.
+public struct JSONObjectWriter: Sendable {
+    private var fields: [String] = []
+
+    public init() {}
+
+    public mutating func add(_ key: String, _ value: String) {
+        fields.append(JSONObjectWriter.quote(key) + ":" + JSONObjectWriter.quote(value))
+    }
+
+    public mutating func add(_ key: String, _ value: Int64) {
+        fields.append(JSONObjectWriter.quote(key) + ":" + String(value))
+    }
+
+    public var text: String { "{" + fields.joined(separator: ",") + "}" }
+
+    public static func quote(_ value: String) -> String {
+        var out = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}

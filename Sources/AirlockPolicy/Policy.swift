@@ -1,0 +1,58 @@
+/// The archive policy in force for one drop: every limit of DESIGN.md's table.
+/// Limits are inclusive.
+public struct Policy: Sendable, Equatable {
+    public var maxEntries: Int = 1000
+    public var maxFileBytes: Int64 = 20 * 1024 * 1024
+    public var maxTotalBytes: Int64 = 100 * 1024 * 1024
+    public var maxDropBytes: Int64 = 100 * 1024 * 1024
+    public var maxComponentBytes: Int = 255
+    public var maxPathBytes: Int = 1024
+    public var maxDepth: Int = 32
+    public var maxRatio: Int64 = 100
+    public var ratioMinBytes: Int64 = 1024 * 1024
+    /// Files 0600 and directories 0700 instead of 0644 and 0755.
+    public var privateModes: Bool = false
+
+    public init() {}
+
+    public var fileMode: UInt32 { privateModes ? 0o600 : 0o644 }
+    public var directoryMode: UInt32 { privateModes ? 0o700 : 0o755 }
+
+    /// True when an entry of `size` bytes from `compressed` stored bytes breaks the ratio rule.
+    public func breaksRatio(size: Int64, compressed: Int64) -> Bool {
+        guard size > ratioMinBytes else { return false }
+        let (limit, overflow) = max(compressed, 0).multipliedReportingOverflow(by: maxRatio)
+        return !overflow && size > limit
+    }
+
+    /// The policy as `key=value` arguments for the decoder child.
+    public var arguments: [String] {
+        [
+            "max_entries=\(maxEntries)", "max_file_bytes=\(maxFileBytes)", "max_total_bytes=\(maxTotalBytes)",
+            "max_drop_bytes=\(maxDropBytes)", "max_component_bytes=\(maxComponentBytes)",
+            "max_path_bytes=\(maxPathBytes)", "max_depth=\(maxDepth)", "max_ratio=\(maxRatio)",
+            "ratio_min_bytes=\(ratioMinBytes)", "private_modes=\(privateModes ? 1 : 0)",
+        ]
+    }
+
+    /// Parses what `arguments` produced; nil on anything else.
+    public init?(arguments: [String]) {
+        for argument in arguments {
+            let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let value = Int64(parts[1]), value >= 0 else { return nil }
+            switch parts[0] {
+            case "max_entries": maxEntries = Int(value)
+            case "max_file_bytes": maxFileBytes = value
+            case "max_total_bytes": maxTotalBytes = value
+            case "max_drop_bytes": maxDropBytes = value
+            case "max_component_bytes": maxComponentBytes = Int(value)
+            case "max_path_bytes": maxPathBytes = Int(value)
+            case "max_depth": maxDepth = Int(value)
+            case "max_ratio": maxRatio = value
+            case "ratio_min_bytes": ratioMinBytes = value
+            case "private_modes": privateModes = value != 0
+            default: return nil
+            }
+        }
+    }
+}

@@ -1,0 +1,258 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CAirlockShims
+
+/// An open file descriptor. Closing is explicit (`close()`, or `closeAfter`), so
+/// every path that opens one says where it ends.
+public struct FileDescriptor: Hashable, Sendable {
+    public let rawValue: Int32
+
+    public init(rawValue: Int32) {
+        precondition(rawValue >= 0, "a descriptor is never negative")
+        self.rawValue = rawValue
+    }
+
+    /// Runs `body` and closes the descriptor afterwards, whatever happens.
+    public func closeAfter<T, E: Error>(_ body: (FileDescriptor) throws(E) -> T) throws(E) -> T {
+        defer { close() }
+        return try body(self)
+    }
+
+    /// close(2). Not retried on EINTR: Linux has released the descriptor already.
+    public func close() {
+        _ = Glibc.close(rawValue)
+    }
+
+    // MARK: Opening relative to this directory
+
+    /// openat(2) of one name beneath this directory. `flags` always gain O_CLOEXEC.
+    public func open(_ name: [UInt8], _ flags: Int32, mode: mode_t = 0) throws(SystemError) -> FileDescriptor {
+        let fd = try retrying("openat", name) {
+            name.withNulTerminated { openat(rawValue, $0, flags | O_CLOEXEC, mode) }
+        }
+        return FileDescriptor(rawValue: fd)
+    }
+
+    /// Opens a directory beneath this one without following a link at the last component.
+    public func openDirectory(_ name: [UInt8]) throws(SystemError) -> FileDescriptor {
+        try open(name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+    }
+
+    /// Opens a directory by path (only for the root given on the command line).
+    public static func openDirectory(path: String) throws(SystemError) -> FileDescriptor {
+        let fd = try retrying("open", Array(path.utf8)) { Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        return FileDescriptor(rawValue: fd)
+    }
+
+    /// mkdirat(2).
+    public func makeDirectory(_ name: [UInt8], mode: mode_t) throws(SystemError) {
+        _ = try retrying("mkdirat", name) { name.withNulTerminated { mkdirat(rawValue, $0, mode) } }
+    }
+
+    /// unlinkat(2) of a non-directory.
+    public func unlink(_ name: [UInt8]) throws(SystemError) {
+        _ = try retrying("unlinkat", name) { name.withNulTerminated { unlinkat(rawValue, $0, 0) } }
+    }
+
+    /// unlinkat(2) with AT_REMOVEDIR.
+    public func removeDirectory(_ name: [UInt8]) throws(SystemError) {
+        _ = try retrying("unlinkat", name) { name.withNulTerminated { unlinkat(rawValue, $0, AT_REMOVEDIR) } }
+    }
+
+    /// renameat(2): may replace an existing entry; only for our own private names.
+    public func rename(_ name: [UInt8], to target: FileDescriptor, _ newName: [UInt8]) throws(SystemError) {
+        _ = try retrying("renameat", name) {
+            name.withNulTerminated { old in newName.withNulTerminated { new in renameat(rawValue, old, target.rawValue, new) } }
+        }
+    }
+
+    /// renameat2(2) with RENAME_NOREPLACE: never replaces what exists (EEXIST instead).
+    public func renameNoReplace(_ name: [UInt8], to target: FileDescriptor, _ newName: [UInt8]) throws(SystemError) {
+        _ = try retrying("renameat2", newName) {
+            name.withNulTerminated { old in
+                newName.withNulTerminated { new in airlock_renameat_noreplace(rawValue, old, target.rawValue, new) }
+            }
+        }
+    }
+
+    /// fstatat(2) with AT_SYMLINK_NOFOLLOW: what the name is, without opening it.
+    public func status(of name: [UInt8]) throws(SystemError) -> FileStatus {
+        var st = stat()
+        _ = try retrying("fstatat", name) { name.withNulTerminated { fstatat(rawValue, $0, &st, AT_SYMLINK_NOFOLLOW) } }
+        return FileStatus(st)
+    }
+
+    // MARK: This descriptor
+
+    /// fstat(2).
+    public func status() throws(SystemError) -> FileStatus {
+        var st = stat()
+        _ = try retrying("fstat") { fstat(rawValue, &st) }
+        return FileStatus(st)
+    }
+
+    /// fstatvfs(2): free bytes for an unprivileged writer.
+    public func availableBytes() throws(SystemError) -> UInt64 {
+        var st = statvfs()
+        _ = try retrying("fstatvfs") { fstatvfs(rawValue, &st) }
+        return UInt64(st.f_bavail) * UInt64(st.f_frsize)
+    }
+
+    /// fchmod(2).
+    public func changeMode(_ mode: mode_t) throws(SystemError) {
+        _ = try retrying("fchmod") { fchmod(rawValue, mode) }
+    }
+
+    /// fsync(2).
+    public func sync() throws(SystemError) {
+        _ = try retrying("fsync") { fsync(rawValue) }
+    }
+
+    /// syncfs(2): everything on this descriptor's filesystem.
+    public func syncFilesystem() throws(SystemError) {
+        _ = try retrying("syncfs") { airlock_syncfs(rawValue) }
+    }
+
+    /// dup(2) with close-on-exec.
+    public func duplicate() throws(SystemError) -> FileDescriptor {
+        FileDescriptor(rawValue: try retrying("fcntl(F_DUPFD_CLOEXEC)") { fcntl(rawValue, F_DUPFD_CLOEXEC, 0) })
+    }
+
+    /// Sets or clears O_NONBLOCK.
+    public func setBlocking(_ blocking: Bool) throws(SystemError) {
+        let flags = try retrying("fcntl(F_GETFL)") { fcntl(rawValue, F_GETFL) }
+        let wanted = blocking ? flags & ~O_NONBLOCK : flags | O_NONBLOCK
+        _ = try retrying("fcntl(F_SETFL)") { fcntl(rawValue, F_SETFL, wanted) }
+    }
+
+    /// read(2) once, retrying EINTR; 0 means end of file.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+        try retrying("read") { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
+    }
+
+    /// pread(2) until `buffer` is full or the file ends; returns the count read.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SystemError) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = try retrying("pread") {
+                pread(rawValue, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    /// write(2) until every byte is written (short writes are continued).
+    public func writeAll(_ buffer: UnsafeRawBufferPointer) throws(SystemError) {
+        var done = 0
+        while done < buffer.count {
+            let n = try retrying("write") { Glibc.write(rawValue, buffer.baseAddress! + done, buffer.count - done) }
+            done += n
+        }
+    }
+
+    public func writeAll(_ bytes: [UInt8]) throws(SystemError) {
+        let result = bytes.withUnsafeBytes { buffer in
+            Result { () throws(SystemError) in try writeAll(buffer) }
+        }
+        try result.get()
+    }
+
+    /// Reads to end of file, refusing more than `limit` bytes.
+    public func readAll(limit: Int) throws(SystemError) -> [UInt8] {
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let n = try chunk.withUnsafeMutableBytes { buffer in
+                Result { () throws(SystemError) in try read(into: buffer) }
+            }.get()
+            if n == 0 { return result }
+            guard result.count + n <= limit else { throw SystemError("read", nil, Errno(rawValue: EFBIG)) }
+            result += chunk[0..<n]
+        }
+    }
+
+    /// The names in this directory, without `.` and `..`, in no particular order.
+    public func entryNames() throws(SystemError) -> [[UInt8]] {
+        let copy = try duplicate()
+        guard let dir = fdopendir(copy.rawValue) else {
+            let error = Errno.current
+            copy.close()
+            throw SystemError("fdopendir", nil, error)
+        }
+        defer { closedir(dir) }
+        rewinddir(dir)
+        var names: [[UInt8]] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(dir) else {
+                if errno != 0 { throw SystemError("readdir", nil, Errno.current) }
+                return names
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                Array(raw.prefix { $0 != 0 })
+            }
+            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+            names.append(name)
+        }
+    }
+}
+
+/// The parts of `struct stat` airlock decides on.
+public struct FileStatus: Equatable, Sendable {
+    public enum Kind: Sendable, Equatable { case regular, directory, symlink, fifo, socket, characterDevice, blockDevice, unknown }
+
+    public let kind: Kind
+    public let permissions: mode_t
+    public let size: Int64
+    public let linkCount: UInt64
+    public let device: UInt64
+    public let inode: UInt64
+    public let modified: timespec
+    public let changed: timespec
+
+    init(_ st: stat) {
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: kind = .regular
+        case S_IFDIR: kind = .directory
+        case S_IFLNK: kind = .symlink
+        case S_IFIFO: kind = .fifo
+        case S_IFSOCK: kind = .socket
+        case S_IFCHR: kind = .characterDevice
+        case S_IFBLK: kind = .blockDevice
+        default: kind = .unknown
+        }
+        permissions = st.st_mode & 0o7777
+        size = Int64(st.st_size)
+        linkCount = UInt64(st.st_nlink)
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+        modified = st.st_mtim
+        changed = st.st_ctim
+    }
+
+    /// Same file, same size, same modification and change times.
+    public func isUnchanged(comparedTo other: FileStatus) -> Bool {
+        device == other.device && inode == other.inode && size == other.size
+            && modified.tv_sec == other.modified.tv_sec && modified.tv_nsec == other.modified.tv_nsec
+            && changed.tv_sec == other.changed.tv_sec && changed.tv_nsec == other.changed.tv_nsec
+    }
+
+    public static func == (a: FileStatus, b: FileStatus) -> Bool {
+        a.kind == b.kind && a.permissions == b.permissions && a.linkCount == b.linkCount && a.isUnchanged(comparedTo: b)
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Calls `body` with a NUL-terminated copy. A name holding NUL is a programmer
+    /// error here: names are validated before they reach the kernel.
+    @inline(__always)
+    public func withNulTerminated<T>(_ body: (UnsafePointer<CChar>) -> T) -> T {
+        precondition(!contains(0), "a name passed to the kernel holds NUL")
+        return (self + [0]).withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
+        }
+    }
+}

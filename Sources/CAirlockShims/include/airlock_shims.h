@@ -1,0 +1,32 @@
+// Swift's Glibc module is built without _GNU_SOURCE, so the Linux-specific calls
+// airlock relies on (renameat2, syncfs, close_range) are not visible to Swift, and
+// variadic ones (prctl) cannot be called from Swift at all. Each wrapper here is a
+// plain call with the errno of the call left intact.
+#ifndef AIRLOCK_SHIMS_H
+#define AIRLOCK_SHIMS_H
+
+#include <sys/types.h>
+
+/// renameat2(2) with RENAME_NOREPLACE: fails with EEXIST instead of replacing.
+int airlock_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+
+/// syncfs(2): flush the filesystem holding fd.
+int airlock_syncfs(int fd);
+
+/// close_range(2) from first to the highest descriptor; falls back to a close loop
+/// on kernels without it.
+int airlock_close_from(unsigned int first);
+
+/// prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0).
+int airlock_set_no_new_privs(void);
+
+/// prctl(PR_SET_PDEATHSIG, sig): the child dies with its supervisor.
+int airlock_set_parent_death_signal(int sig);
+
+/// prctl(PR_SET_DUMPABLE, 0): no core dumps, no ptrace attach by same uid.
+int airlock_set_not_dumpable(void);
+
+/// pipe2(2) with O_CLOEXEC on both ends.
+int airlock_pipe_cloexec(int fds[2]);
+
+#endif

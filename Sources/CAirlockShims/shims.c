@@ -1,0 +1,50 @@
+#define _GNU_SOURCE
+#include "airlock_shims.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+int airlock_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
+    return renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
+}
+
+int airlock_syncfs(int fd) {
+    return syncfs(fd);
+}
+
+int airlock_close_from(unsigned int first) {
+    if (close_range(first, ~0U, 0) == 0) {
+        return 0;
+    }
+    if (errno != ENOSYS && errno != EINVAL) {
+        return -1;
+    }
+    struct rlimit limit;
+    long max = 1024;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+        max = (long)limit.rlim_cur;
+    }
+    for (long fd = first; fd < max; fd++) {
+        (void)close((int)fd);
+    }
+    return 0;
+}
+
+int airlock_set_no_new_privs(void) {
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
+int airlock_set_parent_death_signal(int sig) {
+    return prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0);
+}
+
+int airlock_set_not_dumpable(void) {
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+int airlock_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
+}

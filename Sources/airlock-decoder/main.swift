@@ -1,0 +1,6 @@
+import AirlockDecoding
+#if canImport(Glibc)
+import Glibc
+#endif
+
+exit(DecoderChild.main(Array(CommandLine.arguments.dropFirst())))

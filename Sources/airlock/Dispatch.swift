@@ -1,0 +1,179 @@
+import AirlockCore
+import AirlockPolicy
+import AirlockSystem
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// sysexits(3) statuses.
+enum ExitStatus {
+    static let ok: Int32 = 0
+    static let usage: Int32 = 64
+    static let dataError: Int32 = 65
+    static let unavailable: Int32 = 69
+    static let ioError: Int32 = 74
+    static let temporaryFailure: Int32 = 75
+    static let configuration: Int32 = 78
+}
+
+enum FileStream {
+    case standardError
+    func write(_ text: String) {
+        let bytes = Array(text.utf8)
+        bytes.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress, $0.count) }
+    }
+}
+
+enum Dispatch {
+    static let log = Log()
+    static let events = EventStream()
+
+    static func run(_ command: Command) -> Int32 {
+        switch command {
+        case .help:
+            print(Command.usage)
+            return ExitStatus.ok
+        case .version:
+            print("airlock \(AirlockVersion.current)")
+            return ExitStatus.ok
+        case .initialise(let root):
+            return initialise(root)
+        case .checkPath(let names):
+            return checkPath(names)
+        case .run(let choice, let once):
+            return runIntake(choice, once: once)
+        case .inspect(let file, let choice):
+            return inspect(file, choice)
+        }
+    }
+
+    static func initialise(_ root: String) -> Int32 {
+        do {
+            let created = try RootLayout.initialise(path: root)
+            log.info(created.isEmpty ? "root \(root) is already laid out" : "laid out root \(root): created \(created.joined(separator: ", "))")
+            return ExitStatus.ok
+        } catch {
+            log.error(error.message)
+            return ExitStatus.configuration
+        }
+    }
+
+    static func checkPath(_ names: [String]) -> Int32 {
+        let policy = Policy()
+        var allPass = true
+        for name in names {
+            let bytes = Array(name.utf8)
+            let shown = EscapedName(bytes).text
+            do {
+                _ = try EntryPath(validating: bytes, policy: policy)
+                print("ok\t\(shown)")
+            } catch {
+                allPass = false
+                print("\(error.reason.rawValue)\t\(shown)\t\(error.detail)")
+            }
+        }
+        return allPass ? ExitStatus.ok : ExitStatus.dataError
+    }
+
+    /// The root and its configuration for `choice`.
+    static func resolve(_ choice: Command.RootChoice) throws(ConfigurationError) -> (root: String, configuration: Configuration) {
+        switch choice {
+        case .config(let file):
+            let configuration = try Configuration.load(path: file)
+            guard let root = configuration.root else {
+                throw ConfigurationError("\(file): names no root (add \"root\": \"/path\")")
+            }
+            if root.hasPrefix("/") { return (root, configuration) }
+            let base = URL(fileURLWithPath: file).deletingLastPathComponent()
+            return (base.appendingPathComponent(root).path, configuration)
+        case .root(let root):
+            return (root, try configurationBeside(root))
+        case .implicit:
+            return ("var", try configurationBeside("var"))
+        }
+    }
+
+    static func configurationBeside(_ root: String) throws(ConfigurationError) -> Configuration {
+        let path = root + "/airlock.json"
+        guard FileManager.default.fileExists(atPath: path) else { return Configuration() }
+        return try Configuration.load(path: path)
+    }
+
+    static func decoderExecutable() -> String? {
+        guard let path = DecoderLocation.beside() else {
+            log.error("airlock-decoder is not installed beside airlock; it decodes every drop")
+            return nil
+        }
+        return path
+    }
+
+    static func runIntake(_ choice: Command.RootChoice, once: Bool) -> Int32 {
+        guard once else {
+            log.error("continuous watching is not in this version yet; 'airlock run --once' processes what the inbox holds and exits")
+            return ExitStatus.usage
+        }
+        let root: String, configuration: Configuration, layout: RootLayout
+        do {
+            (root, configuration) = try resolve(choice)
+            layout = try RootLayout.open(path: root)
+        } catch {
+            log.error(error.message)
+            return ExitStatus.configuration
+        }
+        defer { layout.close() }
+        guard let decoder = decoderExecutable() else { return ExitStatus.unavailable }
+        let intake = Intake(layout: layout, configuration: configuration, decoderExecutable: decoder, log: log)
+        var deferred = 0
+        let report = { (outcome: DropOutcome) in
+            events.emit(outcome.eventLine)
+            log.info(outcome.logLine)
+            if case .deferred = outcome.verdict { deferred += 1 }
+        }
+        do {
+            try intake.recover(report)
+            try intake.processInbox(report)
+        } catch {
+            log.error("intake stopped: \(error)")
+            return ExitStatus.ioError
+        }
+        return deferred > 0 ? ExitStatus.temporaryFailure : ExitStatus.ok
+    }
+
+    static func inspect(_ file: String, _ choice: Command.RootChoice) -> Int32 {
+        let configuration: Configuration
+        do {
+            configuration = try resolve(choice).configuration
+        } catch {
+            log.error(error.message)
+            return ExitStatus.configuration
+        }
+        guard let decoder = decoderExecutable() else { return ExitStatus.unavailable }
+        var json = JSONObjectWriter()
+        json.add("event", "inspected")
+        json.add("drop", EscapedName(Array(file.utf8)).text)
+        let status: Int32
+        do {
+            switch try Inspection(configuration: configuration, decoderExecutable: decoder).inspect(path: file) {
+            case .accepted(let format, let files, let bytes):
+                json.add("verdict", "accepted")
+                json.add("format", format)
+                json.add("files", files)
+                json.add("bytes", bytes)
+                status = ExitStatus.ok
+            case .rejected(let rejection):
+                json.add("verdict", "rejected")
+                if let format = rejection.format { json.add("format", format) }
+                json.add("reason", rejection.reason.rawValue)
+                if let entry = rejection.entry { json.add("entry", entry) }
+                json.add("detail", rejection.detail)
+                status = ExitStatus.dataError
+            }
+        } catch {
+            log.error("inspect \(EscapedName(Array(file.utf8))): \(error)")
+            return error.errno == .noEntry ? 66 : ExitStatus.ioError
+        }
+        events.emit(json.text)
+        return status
+    }
+}

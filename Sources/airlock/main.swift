@@ -1,0 +1,16 @@
+import AirlockCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Parse into a Command, then dispatch; nothing else lives here.
+let status: Int32
+do {
+    let command = try Command.parse(Array(CommandLine.arguments.dropFirst()))
+    status = Dispatch.run(command)
+} catch {
+    Log().error(error.description)
+    FileStream.standardError.write(Command.usage + "\n")
+    status = ExitStatus.usage
+}
+exit(status)
