@@ -71,11 +71,21 @@ public struct ArchiveScan {
             return outcome
         }
         let blockSize = (format == .zip || format == .sevenZip) ? ArchiveScan.seekableBlockSize : ArchiveScan.streamBlockSize
-        guard archive_read_open_fd(archive, drop.rawValue, blockSize) == ARCHIVE_OK else {
-            outcome.findings.record(Violation(.corruptArchive, ArchiveScan.message(archive)))
+        let gzip = format == .tarGzip ? GzipSource(file: drop, blockSize: blockSize) : nil
+        let opened = gzip?.attach(to: archive) ?? archive_read_open_fd(archive, drop.rawValue, blockSize)
+        guard opened == ARCHIVE_OK else {
+            if let failure = gzip?.failure {
+                outcome.findings.record(Violation(.corruptArchive, failure))
+            } else if archive_errno(archive) == EILSEQ {
+                // No reader recognised the (decompressed) bytes: a gzip of something not a tar.
+                outcome.findings.record(Violation(.unsupportedFormat, ArchiveScan.message(archive)))
+            } else {
+                outcome.findings.record(Violation(.corruptArchive, ArchiveScan.message(archive)))
+            }
             return outcome
         }
-        var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize))
+        let stream = StreamPosition(archive: archive, gzip: gzip)
+        var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
         entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
         if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
             let missing = remaining.keys.min { $0.lexicographicallyPrecedes($1) }!
@@ -91,11 +101,16 @@ public struct ArchiveScan {
         switch format {
         case .zip: status = archive_read_support_format_zip_seekable(archive)
         case .sevenZip: status = archive_read_support_format_7zip(archive)
-        case .tar, .tarGzip, .tarBzip2, .tarXz, .tarZstd: status = archive_read_support_format_tar(archive)
+        case .tar, .tarGzip, .tarBzip2, .tarXz, .tarZstd:
+            status = archive_read_support_format_tar(archive)
+            // Read past the end-of-archive blocks to the true end of the stream, so
+            // the decompressor reaches (and checks) its trailer, and anything hidden
+            // after the end marker is judged like any other entry.
+            if status == ARCHIVE_OK { status = archive_read_set_format_option(archive, "tar", "read_concatenated_archives", "1") }
         }
         guard status == ARCHIVE_OK else { return Violation(.unsupportedFormat, ArchiveScan.message(archive)) }
         switch format {
-        case .tarGzip: status = archive_read_support_filter_gzip(archive)
+        case .tarGzip: status = ARCHIVE_OK  // zlib through GzipSource, which checks the trailer
         case .tarBzip2: status = archive_read_support_filter_bzip2(archive)
         case .tarXz: status = archive_read_support_filter_xz(archive)
         case .tarZstd: status = archive_read_support_filter_zstd(archive)
@@ -108,10 +123,20 @@ public struct ArchiveScan {
         return nil
     }
 
-    static func message(_ archive: OpaquePointer) -> String {
+    static func message(_ archive: OpaquePointer, stream: StreamPosition? = nil) -> String {
+        if let failure = stream?.gzip?.failure { return failure }
         guard let text = archive_error_string(archive) else { return "libarchive error \(archive_errno(archive))" }
         return EscapedName(Array(String(cString: text).utf8)).text
     }
+}
+
+/// How far into the raw drop the reader is, and why the raw stream failed.
+struct StreamPosition {
+    let archive: OpaquePointer
+    let gzip: GzipSource?
+
+    /// Raw (compressed) bytes consumed so far.
+    var consumed: Int64 { gzip?.consumed ?? archive_filter_bytes(archive, -1) }
 }
 
 /// Judges a ZIP's central directory before anything is extracted.

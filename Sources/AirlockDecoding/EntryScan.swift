@@ -10,13 +10,15 @@ struct EntryScan {
     let archive: OpaquePointer
     let policy: Policy
     let blockSize: Int64
+    let stream: StreamPosition
     private var tracker = ConflictTracker()
     private var counted: Int64 = 0
 
     private static let zeros = [UInt8](repeating: 0, count: 64 * 1024)
 
-    init(archive: OpaquePointer, policy: Policy, blockSize: Int64) {
+    init(archive: OpaquePointer, policy: Policy, blockSize: Int64, stream: StreamPosition) {
         self.archive = archive
+        self.stream = stream
         self.policy = policy
         self.blockSize = blockSize
     }
@@ -109,7 +111,7 @@ struct EntryScan {
     private mutating func readData<Sink: EntrySink>(judge: EntryJudge, declared: Int64?, compressed: Int64?, writing: Bool,
                                                     sink: inout Sink, outcome: inout ScanOutcome) -> DataEnd {
         var entryBytes: Int64 = 0
-        let rawStart = archive_filter_bytes(archive, -1)
+        let rawStart = stream.consumed
         var writing = writing
 
         func feed(_ chunk: UnsafeRawBufferPointer, _ this: inout EntryScan) -> DataEnd {
@@ -151,7 +153,11 @@ struct EntryScan {
             if status == ARCHIVE_EOF { break }
             guard status == ARCHIVE_OK else {
                 // ARCHIVE_WARN included: a bad CRC or a size mismatch comes back as a warning.
-                outcome.findings.record(judge.violation(.corruptArchive, EntryScan.dataFailure(archive, status)))
+                if archive_read_has_encrypted_entries(archive) > 0 {
+                    outcome.findings.record(judge.violation(.encryptedEntry, "entry is encrypted: \(ArchiveScan.message(archive))"))
+                } else {
+                    outcome.findings.record(judge.violation(.corruptArchive, dataFailure(status)))
+                }
                 return .stop
             }
             if offset < entryBytes {
@@ -176,7 +182,7 @@ struct EntryScan {
         if compressed == nil {
             // A stream does not say how many compressed bytes an entry took: take what
             // the reader consumed meanwhile plus one block of read-ahead, an upper bound.
-            let consumed = archive_filter_bytes(archive, -1) - rawStart + blockSize
+            let consumed = stream.consumed - rawStart + blockSize
             if policy.breaksRatio(size: entryBytes, compressed: consumed) {
                 outcome.findings.record(judge.violation(.ratioTooHigh, "\(entryBytes) bytes from at most \(consumed) compressed"))
             }
@@ -185,21 +191,21 @@ struct EntryScan {
     }
 
     private func headerFailure(status: Int32, index: Int) -> Violation {
-        let message = ArchiveScan.message(archive)
+        let message = ArchiveScan.message(archive, stream: stream)
         if archive_read_has_encrypted_entries(archive) > 0 {
             return Violation(.encryptedEntry, "archive is encrypted: \(message)")
         }
         // libarchive reports "no reader recognised this" as ARCHIVE_ERRNO_FILE_FORMAT, EILSEQ on Linux.
-        if index == 0 && archive_errno(archive) == EILSEQ {
+        if index == 0 && stream.gzip?.failure == nil && archive_errno(archive) == EILSEQ {
             return Violation(.unsupportedFormat, message)
         }
         let kind = status == ARCHIVE_WARN ? "warning" : (status == ARCHIVE_FATAL ? "fatal error" : "error")
         return Violation(.corruptArchive, "header \(index + 1): libarchive \(kind): \(message)")
     }
 
-    private static func dataFailure(_ archive: OpaquePointer, _ status: Int32) -> String {
+    private func dataFailure(_ status: Int32) -> String {
         let kind = status == ARCHIVE_WARN ? "warning" : (status == ARCHIVE_FATAL ? "fatal error" : "error")
-        return "libarchive \(kind) reading data: \(ArchiveScan.message(archive))"
+        return "libarchive \(kind) reading data: \(ArchiveScan.message(archive, stream: stream))"
     }
 
     private static func typeName(_ entry: OpaquePointer) -> String {
