@@ -1,0 +1,33 @@
+# airlock — build, run and test on Debian 12 with the Swift toolchain on PATH.
+SWIFT ?= swift
+ROOT ?= var
+# Debian packages the build and the tests need (the tests use sha256sum from coreutils).
+DEBIAN_PACKAGES = libarchive-dev libinotifytools0-dev libssl-dev zlib1g-dev pkg-config
+
+.PHONY: all deps build run test clean
+
+all: build
+
+# Installs whichever of DEBIAN_PACKAGES is missing (needs root, or sudo).
+deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
+		$$SUDO apt-get update && $$SUDO apt-get install -y $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+# Lays out ./var (idempotent) and runs the intake on it.
+run: build
+	.build/debug/airlock init --root $(ROOT)
+	.build/debug/airlock run --once --root $(ROOT)
+
+test: build
+	$(SWIFT) build --build-tests
+	$(SWIFT) test
+
+clean:
+	rm -rf .build

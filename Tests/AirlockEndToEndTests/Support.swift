@@ -1,0 +1,199 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `airlock` binary: $AIRLOCK_BIN, or the one beside this test bundle.
+enum Binary {
+    static let airlock: String = {
+        if let path = ProcessInfo.processInfo.environment["AIRLOCK_BIN"] { return path }
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = bundle.deletingLastPathComponent()
+        // swift test runs .build/<triple>/debug/airlockPackageTests.xctest
+        for _ in 0..<3 {
+            let candidate = directory.appendingPathComponent("airlock").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        let fallback = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/debug/airlock").path
+        return fallback
+    }()
+
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+}
+
+struct Outcome {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    /// The JSON objects printed on standard output, one per line.
+    var events: [[String: Any]] {
+        stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+    }
+}
+
+/// Runs the real binary with `arguments`, no standard input.
+func airlock(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: Binary.airlock)
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    env.removeValue(forKey: "AIRLOCK_TEST_DECODER_FAULT")
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    // Output goes to files, so neither stream can fill a pipe and stall the child.
+    let capture = FileManager.default.temporaryDirectory.appendingPathComponent("airlock-capture-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: capture, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(at: capture) }
+    let outURL = capture.appendingPathComponent("out"), errURL = capture.appendingPathComponent("err")
+    FileManager.default.createFile(atPath: outURL.path, contents: nil)
+    FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+    defer { try? out.close(); try? err.close() }
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    let stdoutData = try Data(contentsOf: outURL), stderrData = try Data(contentsOf: errURL)
+    return Outcome(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
+                   stderr: String(decoding: stderrData, as: UTF8.self))
+}
+
+/// A randomly named directory under the system temporary directory (never that
+/// directory itself), holding a root and a sentinel beside it; removed at the end.
+final class Sandbox {
+    let base: URL
+    let root: URL
+    private var sentinels: [URL: Data] = [:]
+    private var outsideBefore: [String] = []
+
+    init() throws {
+        var template = Array((NSTemporaryDirectory() + "/airlock-test.XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+        base = URL(fileURLWithPath: String(cString: made))
+        root = base.appendingPathComponent("root")
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: base)
+    }
+
+    var inbox: URL { root.appendingPathComponent("inbox") }
+    var outbox: URL { root.appendingPathComponent("outbox") }
+    var quarantine: URL { root.appendingPathComponent("quarantine") }
+    var staging: URL { root.appendingPathComponent("state/staging") }
+    var claimed: URL { root.appendingPathComponent("state/claimed") }
+
+    /// `airlock init`, optional policy overrides, and sentinels next to the inbox,
+    /// the outbox and outside the root.
+    func initialise(policy: [String: Any] = [:], decoder: [String: Any] = [:]) throws {
+        let result = try airlock(["init", "--root", root.path])
+        #expect(result.status == 0, "init failed: \(result.stderr)")
+        if !policy.isEmpty || !decoder.isEmpty {
+            let file = root.appendingPathComponent("airlock.json")
+            var config = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as! [String: Any]
+            var section = config["policy"] as! [String: Any]
+            for (key, value) in policy { section[key] = value }
+            config["policy"] = section
+            var decoderSection = config["decoder"] as! [String: Any]
+            for (key, value) in decoder { decoderSection[key] = value }
+            config["decoder"] = decoderSection
+            try JSONSerialization.data(withJSONObject: config).write(to: file)
+        }
+        for url in [root.appendingPathComponent("sentinel.txt"), base.appendingPathComponent("sentinel-outside.txt")] {
+            let data = Data("sentinel \(url.lastPathComponent) \(UUID())\n".utf8)
+            try data.write(to: url)
+            sentinels[url] = data
+        }
+        outsideBefore = try listing(base).filter { !$0.hasPrefix("root/") }
+    }
+
+    func drop(_ data: Data, as name: String) throws {
+        try data.write(to: inbox.appendingPathComponent(name))
+    }
+
+    func runOnce(environment: [String: String] = [:]) throws -> Outcome {
+        try airlock(["run", "--once", "--root", root.path], environment: environment)
+    }
+
+    /// Every path beneath `url`, relative, directories with a trailing slash.
+    func listing(_ url: URL) throws -> [String] {
+        var result: [String] = []
+        func walk(_ directory: URL, _ prefix: String) throws {
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() {
+                let child = directory.appendingPathComponent(name)
+                var st = stat()
+                guard lstat(child.path, &st) == 0 else { continue }
+                if st.st_mode & S_IFMT == S_IFDIR {
+                    result.append(prefix + name + "/")
+                    try walk(child, prefix + name + "/")
+                } else {
+                    result.append(prefix + name)
+                }
+            }
+        }
+        try walk(url, "")
+        return result
+    }
+
+    /// DESIGN.md's invariants that hold after every run, whatever the input:
+    /// sentinels unchanged, nothing new outside the root, staging, claims and
+    /// the inbox empty.
+    func expectInvariants(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        for (url, data) in sentinels {
+            #expect((try? Data(contentsOf: url)) == data, "sentinel \(url.lastPathComponent) changed", sourceLocation: sourceLocation)
+        }
+        let outside = try listing(base).filter { !$0.hasPrefix("root/") }
+        #expect(outside == outsideBefore, "something was created outside the root", sourceLocation: sourceLocation)
+        #expect(try listing(staging) == [], "staging is not empty", sourceLocation: sourceLocation)
+        #expect(try listing(claimed) == [], "a claim was left behind", sourceLocation: sourceLocation)
+        #expect(try listing(inbox).filter { !isTemporary($0) } == [], "the inbox still holds drops", sourceLocation: sourceLocation)
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/outside.txt"), "a traversal escaped to /tmp", sourceLocation: sourceLocation)
+        #expect(!FileManager.default.fileExists(atPath: root.deletingLastPathComponent().appendingPathComponent("outside.txt").path),
+                sourceLocation: sourceLocation)
+    }
+
+    private func isTemporary(_ name: String) -> Bool {
+        name.hasPrefix(".") || name.hasSuffix(".part") || name.hasSuffix(".tmp") || name.hasSuffix("~")
+    }
+
+    /// The one quarantine entry: its id, report and original bytes.
+    func onlyQuarantined(sourceLocation: SourceLocation = #_sourceLocation) throws -> (id: String, report: [String: Any], drop: URL)? {
+        let entries = try FileManager.default.contentsOfDirectory(atPath: quarantine.path)
+        #expect(entries.count == 1, "expected one quarantine entry, found \(entries)", sourceLocation: sourceLocation)
+        guard let id = entries.first else { return nil }
+        let directory = quarantine.appendingPathComponent(id)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["drop", "report.json"],
+                sourceLocation: sourceLocation)
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("report.json"))) as! [String: Any]
+        return (id, report, directory.appendingPathComponent("drop"))
+    }
+}
+
+/// SHA-256 of each file, by path relative to `directory`, through one `sha256sum` run.
+func sha256Hexes(_ paths: [String], in directory: URL) throws -> [String: String] {
+    guard !paths.isEmpty else { return [:] }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+    process.currentDirectoryURL = directory
+    process.arguments = ["-z", "--"] + paths
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    var result: [String: String] = [:]
+    for record in data.split(separator: 0) {
+        let line = String(decoding: record, as: UTF8.self)
+        let hash = String(line.prefix(64))
+        result[String(line.dropFirst(66))] = hash
+    }
+    return result
+}
