@@ -1,0 +1,249 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A small valid ZIP from the corpus, and its expected outbox listing.
+enum Samples {
+    static var validZip: Data { try! Data(contentsOf: fixture("zip-deflate-valid.zip")) }
+    static var traversalZip: Data { try! Data(contentsOf: fixture("zip-traversal.zip")) }
+    static func fixture(_ name: String) -> URL {
+        Binary.repository.appendingPathComponent("fixtures/archives").appendingPathComponent(name)
+    }
+}
+
+@Suite("Intake: the inbox, the decoder child, naming and recovery")
+struct IntakeTests {
+    @Test("inbox entries that are not regular files are quarantined as they are, never read")
+    func notRegularFiles() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let outsideTarget = sandbox.base.appendingPathComponent("sentinel-outside.txt")
+        try FileManager.default.createSymbolicLink(atPath: sandbox.inbox.appendingPathComponent("link.zip").path,
+                                                   withDestinationPath: outsideTarget.path)
+        #expect(mkfifo(sandbox.inbox.appendingPathComponent("pipe.zip").path, 0o644) == 0)
+        try FileManager.default.createDirectory(at: sandbox.inbox.appendingPathComponent("folder.zip"), withIntermediateDirectories: false)
+        try sandbox.drop(Samples.validZip, as: "linked.zip")
+        #expect(link(sandbox.inbox.appendingPathComponent("linked.zip").path, sandbox.root.appendingPathComponent("partner").path) == 0)
+
+        let result = try sandbox.runOnce()
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = result.events
+        #expect(events.count == 4)
+        for event in events {
+            #expect(event["event"] as? String == "rejected")
+            #expect(event["reason"] as? String == "not-regular-file", "\(event)")
+        }
+        try sandbox.expectInvariants()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        let quarantined = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path)
+        #expect(quarantined.count == 4)
+        var kinds: [mode_t] = []
+        for id in quarantined {
+            let directory = sandbox.quarantine.appendingPathComponent(id)
+            let report = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("report.json"))) as! [String: Any]
+            #expect(report["reason"] as? String == "not-regular-file")
+            var st = stat()
+            #expect(lstat(directory.appendingPathComponent("drop").path, &st) == 0)
+            kinds.append(st.st_mode & S_IFMT)
+            if st.st_mode & S_IFMT == S_IFLNK {
+                let target = try FileManager.default.destinationOfSymbolicLink(atPath: directory.appendingPathComponent("drop").path)
+                #expect(target == outsideTarget.path, "the symlink itself was moved")
+                #expect(report["sha256"] == nil, "a link is never read, so it has no hash")
+            }
+        }
+        #expect(Set(kinds) == [S_IFLNK, S_IFIFO, S_IFDIR, S_IFREG])
+    }
+
+    @Test("temporary names are left alone until renamed", arguments: [".hidden.zip", "upload.zip.part", "upload.tmp", "upload.zip~"])
+    func temporaryNames(_ name: String) throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(Samples.validZip, as: name)
+        let result = try sandbox.runOnce()
+        #expect(result.status == 0)
+        #expect(result.events.isEmpty)
+        #expect(try Data(contentsOf: sandbox.inbox.appendingPathComponent(name)) == Samples.validZip)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        try sandbox.expectInvariants()
+    }
+
+    @Test("a decoder that crashes ends as decoder-failed with the drop quarantined")
+    func decoderCrash() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(Samples.validZip, as: "crash.zip")
+        let result = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": "abort"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.events.first?["reason"] as? String == "decoder-failed")
+        #expect((result.events.first?["detail"] as? String)?.contains("SIGABRT") == true)
+        try sandbox.expectInvariants()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        let quarantined = try #require(try sandbox.onlyQuarantined())
+        #expect(try Data(contentsOf: quarantined.drop) == Samples.validZip)
+        #expect(quarantined.report["reason"] as? String == "decoder-failed")
+    }
+
+    @Test("a decoder past its wall-clock limit is killed and the drop quarantined")
+    func decoderTimeout() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise(decoder: ["timeout_seconds": 1])
+        try sandbox.drop(Samples.validZip, as: "slow.zip")
+        let started = Date()
+        let result = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": "hang"])
+        #expect(Date().timeIntervalSince(started) < 30)
+        #expect(result.events.first?["reason"] as? String == "decoder-failed")
+        #expect((result.events.first?["detail"] as? String)?.contains("limit") == true)
+        try sandbox.expectInvariants()
+        let quarantined = try #require(try sandbox.onlyQuarantined())
+        #expect(try Data(contentsOf: quarantined.drop) == Samples.validZip)
+    }
+
+    @Test("a second drop of one name gets name-2; existing outbox entries are never touched")
+    func outboxNames() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        // An operator's own entry under the first candidate name.
+        let foreign = sandbox.outbox.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: foreign, withIntermediateDirectories: false)
+        try Data("mine".utf8).write(to: foreign.appendingPathComponent("keep.txt"))
+        try sandbox.drop(Samples.validZip, as: "photos.zip")
+        let first = try sandbox.runOnce()
+        #expect(first.events.first?["output"] as? String == "outbox/photos-2")
+        let before = try sandbox.listing(sandbox.outbox.appendingPathComponent("photos-2"))
+        try sandbox.drop(Samples.validZip, as: "photos.zip")
+        let second = try sandbox.runOnce()
+        #expect(second.events.first?["output"] as? String == "outbox/photos-3")
+        #expect(try sandbox.listing(foreign) == ["keep.txt"])
+        #expect(try Data(contentsOf: foreign.appendingPathComponent("keep.txt")) == Data("mine".utf8))
+        #expect(try sandbox.listing(sandbox.outbox.appendingPathComponent("photos-2")) == before)
+        try sandbox.expectInvariants()
+    }
+
+    @Test("a drop name that fails the name policy gives the outbox entry the drop's id")
+    func hostileDropName() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(Samples.validZip, as: "bad\nname:.zip")
+        let result = try sandbox.runOnce()
+        let event = try #require(result.events.first)
+        #expect(event["drop"] as? String == "bad\\x0aname:.zip")
+        let id = try #require(event["id"] as? String)
+        #expect(event["output"] as? String == "outbox/" + id)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [id])
+        try sandbox.expectInvariants()
+    }
+
+    @Test("a drop over the size limit is drop-too-large without decoding")
+    func dropTooLarge() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise(policy: ["max_drop_bytes": 100])
+        try sandbox.drop(Samples.validZip, as: "big.zip")
+        let result = try sandbox.runOnce()
+        #expect(result.events.first?["reason"] as? String == "drop-too-large")
+        try sandbox.expectInvariants()
+        let quarantined = try #require(try sandbox.onlyQuarantined())
+        #expect(try Data(contentsOf: quarantined.drop) == Samples.validZip)
+    }
+
+    @Test("many drops at once: each ends in exactly one place")
+    func manyDrops() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        for index in 0..<12 {
+            try sandbox.drop(index % 3 == 0 ? Samples.traversalZip : Samples.validZip, as: "drop\(index).zip")
+        }
+        let result = try sandbox.runOnce()
+        let events = result.events
+        #expect(events.count == 12)
+        #expect(Set(events.compactMap { $0["drop"] as? String }).count == 12)
+        #expect(events.filter { $0["event"] as? String == "rejected" }.count == 4)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == 8)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count == 4)
+        try sandbox.expectInvariants()
+        let again = try sandbox.runOnce()
+        #expect(again.events.isEmpty, "nothing is processed twice")
+    }
+
+    @Test("an empty inbox is a quiet success")
+    func emptyInbox() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let result = try sandbox.runOnce()
+        #expect(result.status == 0)
+        #expect(result.stdout.isEmpty)
+        try sandbox.expectInvariants()
+    }
+}
+
+@Suite("Crash recovery: staging wiped, claims finished or processed again exactly once")
+struct RecoveryTests {
+    func makeClaim(_ sandbox: Sandbox, id: String, name: String, data: Data) throws -> URL {
+        let claim = sandbox.claimed.appendingPathComponent(id)
+        try FileManager.default.createDirectory(at: claim, withIntermediateDirectories: false)
+        try Data(name.utf8).write(to: claim.appendingPathComponent("name"))
+        try data.write(to: claim.appendingPathComponent("drop"))
+        return claim
+    }
+
+    @Test("leftover staging is deleted and a claimed drop is processed once")
+    func claimedDropProcessed() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let leftover = sandbox.staging.appendingPathComponent("20260101T000000Z-deadbeef")
+        try FileManager.default.createDirectory(at: leftover.appendingPathComponent("half/done"), withIntermediateDirectories: true)
+        try Data("partial".utf8).write(to: leftover.appendingPathComponent("half/done/file"))
+        try FileManager.default.createSymbolicLink(atPath: leftover.appendingPathComponent("escape").path,
+                                                   withDestinationPath: sandbox.base.path)
+        _ = try makeClaim(sandbox, id: "20260101T000000Z-deadbeef", name: "photos.zip", data: Samples.validZip)
+        let result = try sandbox.runOnce()
+        #expect(result.events.count == 1)
+        #expect(result.events.first?["event"] as? String == "accepted")
+        #expect(result.events.first?["id"] as? String == "20260101T000000Z-deadbeef")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"])
+        try sandbox.expectInvariants()
+        #expect(try sandbox.runOnce().events.isEmpty)
+    }
+
+    @Test("a claim whose commit already happened is removed, not committed twice")
+    func committedClaim() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let output = sandbox.outbox.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: false)
+        var st = stat()
+        #expect(stat(output.path, &st) == 0)
+        let claim = try makeClaim(sandbox, id: "20260101T000000Z-0000beef", name: "photos.zip", data: Samples.validZip)
+        try Data("\(st.st_dev) \(st.st_ino)\n".utf8).write(to: claim.appendingPathComponent("commit"))
+        let result = try sandbox.runOnce()
+        #expect(result.events.isEmpty, "\(result.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"])
+        try sandbox.expectInvariants()
+    }
+
+    @Test("a claim whose commit did not happen is processed again")
+    func uncommittedClaim() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let claim = try makeClaim(sandbox, id: "20260101T000000Z-1111beef", name: "photos.zip", data: Samples.validZip)
+        try Data("1 999999999\n".utf8).write(to: claim.appendingPathComponent("commit"))
+        let result = try sandbox.runOnce()
+        #expect(result.events.first?["event"] as? String == "accepted")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"])
+        try sandbox.expectInvariants()
+    }
+
+    @Test("a claim with its report written finishes its move to quarantine")
+    func halfQuarantined() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let claim = try makeClaim(sandbox, id: "20260101T000000Z-2222beef", name: "evil.zip", data: Samples.traversalZip)
+        try Data(#"{"id": "20260101T000000Z-2222beef", "reason": "unsafe-path"}"#.utf8).write(to: claim.appendingPathComponent("report.json"))
+        _ = try sandbox.runOnce()
+        let quarantined = try #require(try sandbox.onlyQuarantined())
+        #expect(quarantined.id == "20260101T000000Z-2222beef")
+        #expect(try Data(contentsOf: quarantined.drop) == Samples.traversalZip)
+        try sandbox.expectInvariants()
+    }
+}
