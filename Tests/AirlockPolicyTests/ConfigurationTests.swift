@@ -59,3 +59,19 @@ struct ConfigurationTests {
         #expect(throws: ConfigurationError.self) { try decode("[]") }
     }
 }
+
+@Suite("etc/airlock.json: the documented example")
+struct ExampleConfigurationTests {
+    @Test("spells out every default and decodes strictly")
+    func example() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("etc/airlock.json")
+        var configuration = try Configuration(json: Data(contentsOf: url))
+        #expect(configuration.root == "/var/lib/airlock")
+        configuration.root = nil
+        #expect(configuration == Configuration())
+        var expected = Configuration()
+        expected.root = "/var/lib/airlock"
+        #expect(String(decoding: try Data(contentsOf: url), as: UTF8.self) == expected.rendered())
+    }
+}
