@@ -145,16 +145,17 @@ public final class Intake {
                 return .rejected(notRegular(opened))
             }
             context.size = opened.size
-            context.sha256 = try Digest.sha256(of: drop)
-            let format: ArchiveFormat
+            let verdict: DropOutcome.Verdict
             switch try Intake.identify(drop, size: opened.size, policy: policy) {
-            case .failure(let rejection): return .rejected(rejection)
-            case .success(let found): format = found
-            }
-            var verdict = try decodeAndCommit(claim, drop: drop, format: format, before: opened)
-            if case .rejected(var rejection) = verdict {
-                rejection.format = format.rawValue
+            case .failure(let rejection):
                 verdict = .rejected(rejection)
+            case .success(let format):
+                verdict = try decodeAndCommit(claim, drop: drop, format: format, before: opened)
+            }
+            if case .rejected = verdict {
+                // Only rejections carry the hash (in their report): hashing every
+                // accepted drop would read each one a second time.
+                context.sha256 = try Digest.sha256(of: drop)
             }
             return verdict
         } catch {
@@ -193,12 +194,14 @@ public final class Intake {
         let run = try decoder.run(arguments: [format.rawValue] + configuration.decoderLimits.arguments + policy.arguments, drop: drop, staging: staging)
         let after = try drop.status()
         var verdict = DecoderVerdict.interpret(run, timeoutSeconds: configuration.decoderTimeoutSeconds)
-        if case .accepted = verdict, !after.isUnchanged(comparedTo: before) {
+        if !after.isUnchanged(comparedTo: before) {
+            // Whatever the decoder concluded, it concluded about bytes that are no longer the drop's.
             verdict = .rejected(Rejection(.changedDuringIngest, "the drop changed while it was decoded"))
         }
         switch verdict {
-        case .rejected(let rejection):
+        case .rejected(var rejection):
             try layout.staging.removeTree(claim.idBytes)
+            rejection.format = format.rawValue
             return .rejected(rejection)
         case .deferred(let detail):
             try layout.staging.removeTree(claim.idBytes)

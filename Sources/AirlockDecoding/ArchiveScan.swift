@@ -53,7 +53,11 @@ public struct ArchiveScan {
             do {
                 directory = try ZipDirectory(file: drop, fileSize: dropSize, maxEntries: policy.maxEntries)
             } catch {
-                outcome.findings.record(Violation(.corruptArchive, error.detail))
+                if let count = error.declaredEntries {
+                    outcome.findings.record(Violation(.tooManyEntries, "\(count) entries exceed \(policy.maxEntries)"))
+                } else {
+                    outcome.findings.record(Violation(.corruptArchive, error.detail))
+                }
                 return outcome
             }
             let preflight = Preflight(policy: policy).judge(directory)

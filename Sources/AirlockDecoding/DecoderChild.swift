@@ -34,6 +34,7 @@ public enum DecoderChild {
         if let fault = getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }) {
             if fault == "abort" { abort() }
             if fault == "hang" { while true { sleep(60) } }
+            if fault == "delay" { sleep(2) }
         }
         #endif
         let result = decode(request)

@@ -36,7 +36,13 @@ public struct ZipDirectory: Sendable {
 
     public struct Malformed: Error, Sendable {
         public let detail: String
-        public init(_ detail: String) { self.detail = detail }
+        /// Set when the directory is well-formed but lists more entries than the
+        /// policy allows: it is then not read further.
+        public let declaredEntries: Int64?
+        public init(_ detail: String, declaredEntries: Int64? = nil) {
+            self.detail = detail
+            self.declaredEntries = declaredEntries
+        }
     }
 
     /// Reads the end record, the central directory and every local header of the
@@ -44,9 +50,9 @@ public struct ZipDirectory: Sendable {
     public init(file: FileDescriptor, fileSize: Int64, maxEntries: Int) throws(Malformed) {
         let reader = Reader(file: file, size: fileSize)
         let end = try ZipDirectory.findEnd(reader)
-        guard end.entryCount <= Int64(maxEntries) * 4 + 16 else {
-            // Far past the limit: do not read a directory that large; the count itself rejects.
-            throw Malformed("central directory declares \(end.entryCount) entries")
+        guard end.entryCount <= Int64(maxEntries) else {
+            // Past the limit: the count alone rejects, so a huge directory is never read.
+            throw Malformed("the central directory lists \(end.entryCount) entries", declaredEntries: end.entryCount)
         }
         guard end.directoryOffset >= 0, end.directorySize >= 0,
               end.directoryOffset + end.directorySize == end.directoryEnd else {

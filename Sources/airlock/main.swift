@@ -4,6 +4,9 @@ import Glibc
 #endif
 
 // Parse into a Command, then dispatch; nothing else lives here.
+// A closed standard output must not kill the intake halfway through a drop:
+// writes then fail with EPIPE instead. Decoder children get default dispositions.
+signal(SIGPIPE, SIG_IGN)
 let status: Int32
 do {
     let command = try Command.parse(Array(CommandLine.arguments.dropFirst()))

@@ -100,6 +100,44 @@ struct IntakeTests {
         #expect(try Data(contentsOf: quarantined.drop) == Samples.validZip)
     }
 
+    @Test("a drop written to while it is decoded is changed-during-ingest")
+    func changedDuringIngest() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(Samples.validZip, as: "growing.zip")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binary.airlock)
+        process.arguments = ["run", "--once", "--root", sandbox.root.path]
+        // The decoder sleeps two seconds after confining itself: time to write.
+        process.environment = ["AIRLOCK_TEST_DECODER_FAULT": "delay"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var appended = false
+        for _ in 0..<100 where !appended {
+            usleep(20_000)
+            for id in (try? FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path)) ?? [] {
+                let drop = sandbox.claimed.appendingPathComponent(id).appendingPathComponent("drop")
+                if let handle = try? FileHandle(forWritingTo: drop) {
+                    try handle.seekToEnd()
+                    try handle.write(contentsOf: Data("appended by a late writer".utf8))
+                    try handle.close()
+                    appended = true
+                }
+            }
+        }
+        #expect(appended, "the claimed drop never appeared")
+        let stdout = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let event = try #require(Outcome(status: 0, stdout: String(decoding: stdout, as: UTF8.self), stderr: "").events.first)
+        #expect(event["reason"] as? String == "changed-during-ingest", "\(event)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        try sandbox.expectInvariants()
+        let quarantined = try #require(try sandbox.onlyQuarantined())
+        #expect(try Data(contentsOf: quarantined.drop) == Samples.validZip + Data("appended by a late writer".utf8))
+    }
+
     @Test("a second drop of one name gets name-2; existing outbox entries are never touched")
     func outboxNames() throws {
         let sandbox = try Sandbox()
