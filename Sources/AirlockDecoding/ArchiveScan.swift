@@ -130,7 +130,9 @@ public struct ArchiveScan {
     static func message(_ archive: OpaquePointer, stream: StreamPosition? = nil) -> String {
         if let failure = stream?.gzip?.failure { return failure }
         guard let text = archive_error_string(archive) else { return "libarchive error \(archive_errno(archive))" }
-        return EscapedName(Array(String(cString: text).utf8)).text
+        var bytes = Array(UnsafeBufferPointer(start: text, count: strlen(text))).map { UInt8(bitPattern: $0) }
+        while let last = bytes.last, last == 0x0A || last == 0x20 { bytes.removeLast() }
+        return EscapedName(bytes).text
     }
 }
 
