@@ -17,14 +17,6 @@ enum ExitStatus {
     static let configuration: Int32 = 78
 }
 
-enum FileStream {
-    case standardError
-    func write(_ text: String) {
-        let bytes = Array(text.utf8)
-        bytes.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress, $0.count) }
-    }
-}
-
 enum Dispatch {
     static let log = Log()
     static let events = EventStream()

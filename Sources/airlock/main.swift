@@ -13,7 +13,7 @@ do {
     status = Dispatch.run(command)
 } catch {
     Log().error(error.description)
-    FileStream.standardError.write(Command.usage + "\n")
+    Log().plain(Command.usage)
     status = ExitStatus.usage
 }
 exit(status)
