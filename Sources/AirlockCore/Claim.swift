@@ -3,6 +3,17 @@ import AirlockSystem
 import Glibc
 #endif
 
+/// A claimed drop, by id and original name: what queues hold (no descriptor).
+public struct ClaimTicket: Sendable, Hashable {
+    public let id: String
+    public let dropName: [UInt8]
+
+    public init(id: String, dropName: [UInt8]) {
+        self.id = id
+        self.dropName = dropName
+    }
+}
+
 /// A drop taken out of the inbox: `state/claimed/ID/` holds the drop as `drop` and
 /// its original name in `name`. While it is claimed nobody else sees it; it leaves
 /// by becoming an outbox entry (then the claim is removed) or by the whole
@@ -35,7 +46,7 @@ struct Claim {
 
     /// Moves `name` out of the inbox into a new claim. Returns nil when the name
     /// vanished before the rename (a producer took it back).
-    static func take(_ name: [UInt8], from inbox: FileDescriptor, into claimed: FileDescriptor) throws(SystemError) -> Claim? {
+    static func take(_ name: [UInt8], from inbox: FileDescriptor, into claimed: FileDescriptor) throws(SystemError) -> ClaimTicket? {
         var id = newID()
         while true {
             do {
@@ -61,8 +72,16 @@ struct Claim {
             if error.errno == .noEntry && error.operation == "renameat" { return nil }
             throw error
         }
-        return Claim(id: id, directory: directory, dropName: name)
+        directory.close()
+        return ClaimTicket(id: id, dropName: name)
     }
+
+    /// Opens the claim a ticket names.
+    static func open(_ ticket: ClaimTicket, in claimed: FileDescriptor) throws(SystemError) -> Claim {
+        Claim(id: ticket.id, directory: try claimed.openDirectory(Array(ticket.id.utf8)), dropName: ticket.dropName)
+    }
+
+    var ticket: ClaimTicket { ClaimTicket(id: id, dropName: dropName) }
 
     /// Reopens a claim left by an earlier run.
     static func reopen(id: [UInt8], in claimed: FileDescriptor) throws(SystemError) -> Claim {

@@ -38,7 +38,9 @@ public final class Intake {
 
     /// Crash recovery: staging is wiped; every claim left behind is finished or
     /// processed again, exactly once.
-    public func recover(_ emit: (DropOutcome) -> Void) throws(SystemError) {
+    ///
+    /// - Parameter reprocess: called with each claim that must be decoded again.
+    public func recover(reprocess: (ClaimTicket) -> Void) throws(SystemError) {
         for name in try layout.staging.entryNames() {
             try layout.staging.removeTree(name)
         }
@@ -62,7 +64,7 @@ public final class Intake {
             }
             log.info("recovering claim \(claim.id): processing \(EscapedName(claim.dropName)) again")
             try? claim.directory.removeTree(Claim.commitFile)
-            emit(process(claim))
+            reprocess(claim.ticket)
         }
     }
 
@@ -87,15 +89,33 @@ public final class Intake {
     public func processInbox(_ emit: (DropOutcome) -> Void) throws(SystemError) {
         let names = try layout.inbox.entryNames().filter { !Intake.isTemporaryName($0) }
         for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            guard let claim = try Claim.take(name, from: layout.inbox, into: layout.claimed) else { continue }
-            defer { claim.directory.close() }
-            emit(process(claim))
+            guard let ticket = try claim(name, from: layout.inbox) else { continue }
+            emit(process(ticket))
         }
+    }
+
+    /// Moves `name` out of `inbox` into a new claim; nil when it vanished first.
+    /// The inbox is a parameter because a watcher re-opens it when it is replaced.
+    public func claim(_ name: [UInt8], from inbox: FileDescriptor) throws(SystemError) -> ClaimTicket? {
+        try Claim.take(name, from: inbox, into: layout.claimed)
     }
 
     // MARK: One drop
 
-    func process(_ claim: Claim) -> DropOutcome {
+    /// Decides one claimed drop and carries the verdict out: outbox, quarantine,
+    /// or (deferred) the claim is left for a retry.
+    public func process(_ ticket: ClaimTicket) -> DropOutcome {
+        let claim: Claim
+        do {
+            claim = try Claim.open(ticket, in: layout.claimed)
+        } catch {
+            return DropOutcome(id: ticket.id, dropName: ticket.dropName, verdict: .deferred(detail: "cannot open the claim: \(error)"))
+        }
+        defer { claim.directory.close() }
+        return process(claim)
+    }
+
+    private func process(_ claim: Claim) -> DropOutcome {
         let received = timestamp()
         var context = ReportContext(received: received)
         let verdict = decide(claim, &context)

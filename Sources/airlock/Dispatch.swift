@@ -123,7 +123,7 @@ enum Dispatch {
             if case .deferred = outcome.verdict { deferred += 1 }
         }
         do {
-            try intake.recover(report)
+            try intake.recover { ticket in report(intake.process(ticket)) }
             try intake.processInbox(report)
         } catch {
             log.error("intake stopped: \(error)")
