@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Dependency arrows point one way:
-//   airlock -> AirlockCore -> AirlockDecoding -> AirlockPolicy -> AirlockSystem -> C shims
+//   airlock -> AirlockWatcher -> AirlockCore -> AirlockDecoding -> AirlockPolicy -> AirlockSystem -> C shims
 //   airlock-decoder (the disposable child) -> AirlockDecoding
 // AirlockSystem, AirlockPolicy and AirlockDecoding do not import Foundation, so the
 // decoder child starts quickly and its behaviour does not depend on Foundation's.
@@ -32,12 +32,18 @@ let package = Package(
             name: "CZlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
         .target(name: "CAirlockShims"),
         .target(name: "AirlockSystem", dependencies: ["CAirlockShims"]),
         .target(name: "AirlockPolicy", dependencies: ["AirlockSystem"]),
         .target(name: "AirlockDecoding", dependencies: ["AirlockPolicy", "AirlockSystem", "CArchive", "CZlib", "CAirlockShims"]),
         .target(name: "AirlockCore", dependencies: ["AirlockDecoding", "AirlockPolicy", "AirlockSystem", "CCrypto", "CAirlockShims"]),
-        .executableTarget(name: "airlock", dependencies: ["AirlockCore"]),
+        .target(name: "AirlockWatcher", dependencies: ["AirlockCore", "AirlockSystem", "CInotifyTools", "CSystemd", "CAirlockShims"]),
+        .executableTarget(name: "airlock", dependencies: ["AirlockWatcher", "AirlockCore"]),
         .executableTarget(name: "airlock-decoder", dependencies: ["AirlockDecoding"]),
         .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockDecoding", "AirlockCore"]),
         .testTarget(name: "AirlockEndToEndTests", dependencies: ["AirlockSystem"]),

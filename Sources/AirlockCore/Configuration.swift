@@ -21,6 +21,28 @@ public struct Configuration: Sendable, Equatable {
     public var decoderOpenFiles: Int64 = 64
     public var sync: SyncMethod = .syncfs
 
+    /// The watcher (`airlock run` without `--once`).
+    public var watch = WatchSettings()
+
+    public struct WatchSettings: Sendable, Equatable {
+        /// Quiet time after the last event for a name before it is considered.
+        public var settleMilliseconds: Int64 = 500
+        /// A name that never settles is processed as it is after this long.
+        public var maxWaitSeconds: Int64 = 600
+        /// Full inbox rescan, for anything events missed.
+        public var rescanSeconds: Int64 = 60
+        /// Decoder children at once; nil means the number of cores.
+        public var workers: Int64? = nil
+        /// Claimed drops waiting for a worker; beyond it drops wait in the inbox.
+        public var queueLimit: Int64 = 64
+        /// How long in-flight drops may finish after SIGTERM or SIGINT.
+        public var graceSeconds: Int64 = 10
+        /// Longest wait between retries of a deferred drop.
+        public var retryMaxSeconds: Int64 = 300
+
+        public init() {}
+    }
+
     public init() {}
 
     /// The limits a decoder child sets on itself; the file-size limit is one byte
@@ -64,6 +86,22 @@ public struct Configuration: Sendable, Equatable {
             decoderAddressSpaceBytes = try section.limit("address_space_bytes") ?? decoderAddressSpaceBytes
             decoderCPUSeconds = try section.limit("cpu_seconds") ?? decoderCPUSeconds
             decoderOpenFiles = try section.limit("open_files") ?? decoderOpenFiles
+            try section.finish()
+        }
+        if var section = try reader.object("watch") {
+            watch.settleMilliseconds = try section.limit("settle_milliseconds") ?? watch.settleMilliseconds
+            watch.maxWaitSeconds = try section.limit("max_wait_seconds") ?? watch.maxWaitSeconds
+            watch.rescanSeconds = try section.limit("rescan_seconds") ?? watch.rescanSeconds
+            if let text = try section.peekString("workers") {
+                guard text == "auto" else { throw ConfigurationError("watch.workers: must be \"auto\" or a positive integer, got \"\(text)\"") }
+                _ = try section.string("workers")
+                watch.workers = nil
+            } else {
+                watch.workers = try section.limit("workers")
+            }
+            watch.queueLimit = try section.limit("queue_limit") ?? watch.queueLimit
+            watch.graceSeconds = try section.limit("grace_seconds") ?? watch.graceSeconds
+            watch.retryMaxSeconds = try section.limit("retry_max_seconds") ?? watch.retryMaxSeconds
             try section.finish()
         }
         if var section = try reader.object("commit") {
@@ -122,6 +160,15 @@ public struct Configuration: Sendable, Equatable {
             "    \"cpu_seconds\": \(decoderCPUSeconds),",
             "    \"open_files\": \(decoderOpenFiles)",
             "  },",
+            "  \"watch\": {",
+            "    \"settle_milliseconds\": \(watch.settleMilliseconds),",
+            "    \"max_wait_seconds\": \(watch.maxWaitSeconds),",
+            "    \"rescan_seconds\": \(watch.rescanSeconds),",
+            "    \"workers\": \(watch.workers.map(String.init) ?? "\"auto\""),",
+            "    \"queue_limit\": \(watch.queueLimit),",
+            "    \"grace_seconds\": \(watch.graceSeconds),",
+            "    \"retry_max_seconds\": \(watch.retryMaxSeconds)",
+            "  },",
             "  \"commit\": {",
             "    \"sync\": \"\(sync.rawValue)\"",
             "  }",
@@ -156,6 +203,11 @@ private struct ObjectReader {
     mutating func object(_ key: String) throws(ConfigurationError) -> ObjectReader? {
         guard let value = remaining.removeValue(forKey: key) else { return nil }
         return try ObjectReader(value, path: name(key))
+    }
+
+    /// The value of `key` if it is a string, without taking it.
+    func peekString(_ key: String) throws(ConfigurationError) -> String? {
+        remaining[key] as? String
     }
 
     mutating func string(_ key: String) throws(ConfigurationError) -> String? {

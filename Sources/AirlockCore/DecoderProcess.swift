@@ -13,11 +13,14 @@ import Glibc
 struct DecoderProcess {
     let executable: String
     let timeoutSeconds: Int64
+    var children: DecoderChildren?
 
     struct Run {
         var termination: Termination
         var output: [UInt8]
         var timedOut: Bool
+        /// Killed because the daemon is stopping: no verdict on the drop.
+        var abandoned = false
     }
 
     static let maxOutputBytes = 64 * 1024
@@ -82,7 +85,10 @@ struct DecoderProcess {
         // Our copies of the child's ends go now, so the pipe reports EOF when the child exits.
         toClose.forEach { $0.close() }
         toClose.removeAll()
-        return try collect(pid: pid, from: pipe.read)
+        _ = children?.started(pid)
+        var run = try collect(pid: pid, from: pipe.read)
+        if children?.finished(pid) == true { run.abandoned = true }
+        return run
     }
 
     private func collect(pid: pid_t, from pipe: FileDescriptor) throws(SystemError) -> Run {

@@ -17,6 +17,9 @@ enum DecoderVerdict: Equatable {
     ]
 
     static func interpret(_ run: DecoderProcess.Run, timeoutSeconds: Int64) -> DecoderVerdict {
+        if run.abandoned {
+            return .deferred("abandoned: airlock stopped before the decoder finished; the drop stays claimed")
+        }
         if run.timedOut {
             return .rejected(Rejection(.decoderFailed, "the decoder ran past its \(timeoutSeconds)-second limit and was killed"))
         }

@@ -15,10 +15,14 @@ public final class Intake {
     let decoder: DecoderProcess
     let log: Log
 
-    public init(layout: RootLayout, configuration: Configuration, decoderExecutable: String, log: Log) {
+    /// - Parameter children: where a long-running daemon tracks decoder children to
+    ///   kill when it stops; nil for one-shot commands.
+    public init(layout: RootLayout, configuration: Configuration, decoderExecutable: String, log: Log,
+                children: DecoderChildren? = nil) {
         self.layout = layout
         self.configuration = configuration
-        self.decoder = DecoderProcess(executable: decoderExecutable, timeoutSeconds: configuration.decoderTimeoutSeconds)
+        self.decoder = DecoderProcess(executable: decoderExecutable, timeoutSeconds: configuration.decoderTimeoutSeconds,
+                                      children: children)
         self.log = log
     }
 
@@ -87,10 +91,15 @@ public final class Intake {
 
     /// Processes every drop now in the inbox, in name order.
     public func processInbox(_ emit: (DropOutcome) -> Void) throws(SystemError) {
-        let names = try layout.inbox.entryNames().filter { !Intake.isTemporaryName($0) }
-        for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            guard let ticket = try claim(name, from: layout.inbox) else { continue }
-            emit(process(ticket))
+        guard let inbox = try layout.openInbox() else {
+            throw SystemError("open", Array("inbox".utf8), .noEntry)
+        }
+        try inbox.closeAfter { (inbox) throws(SystemError) in
+            let names = try inbox.entryNames().filter { !Intake.isTemporaryName($0) }
+            for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                guard let ticket = try claim(name, from: inbox) else { continue }
+                emit(process(ticket))
+            }
         }
     }
 

@@ -9,7 +9,6 @@ import Glibc
 public struct RootLayout {
     public let path: String
     public let root: FileDescriptor
-    public let inbox: FileDescriptor
     public let outbox: FileDescriptor
     public let quarantine: FileDescriptor
     public let state: FileDescriptor
@@ -56,7 +55,10 @@ public struct RootLayout {
             root.close()
             throw ConfigurationError("root \(path) is not a complete airlock root (\(error)); run 'airlock init --root \(path)'")
         }
-        return RootLayout(path: path, root: root, inbox: opened[0], outbox: opened[1], quarantine: opened[2],
+        // The inbox is not kept open: a directory held open is not freed when it is
+        // deleted, and then inotify never reports IN_DELETE_SELF. See openInbox().
+        opened[0].close()
+        return RootLayout(path: path, root: root, outbox: opened[1], quarantine: opened[2],
                           state: opened[3], claimed: opened[4], staging: opened[5])
     }
 
@@ -122,7 +124,23 @@ public struct RootLayout {
         return created
     }
 
+    /// Opens the inbox for one pass; nil when it is missing or on another
+    /// filesystem (it was replaced by something else).
+    public func openInbox() throws(SystemError) -> FileDescriptor? {
+        let inbox: FileDescriptor
+        do {
+            inbox = try root.openDirectory(Array("inbox".utf8))
+        } catch where error.errno == .noEntry || error.errno == .notDirectory || error.errno == .tooManyLinks {
+            return nil
+        }
+        guard try inbox.status().device == root.status().device else {
+            inbox.close()
+            return nil
+        }
+        return inbox
+    }
+
     public func close() {
-        for fd in [inbox, outbox, quarantine, state, claimed, staging, root] { fd.close() }
+        for fd in [outbox, quarantine, state, claimed, staging, root] { fd.close() }
     }
 }

@@ -48,3 +48,11 @@ int airlock_set_not_dumpable(void) {
 int airlock_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
 }
+
+int airlock_take_read_lease(int fd) {
+    return fcntl(fd, F_SETLEASE, F_RDLCK);
+}
+
+int airlock_release_lease(int fd) {
+    return fcntl(fd, F_SETLEASE, F_UNLCK);
+}

@@ -1,6 +1,7 @@
 import AirlockCore
 import AirlockPolicy
 import AirlockSystem
+import AirlockWatcher
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -101,10 +102,6 @@ enum Dispatch {
     }
 
     static func runIntake(_ choice: Command.RootChoice, once: Bool) -> Int32 {
-        guard once else {
-            log.error("continuous watching is not in this version yet; 'airlock run --once' processes what the inbox holds and exits")
-            return ExitStatus.usage
-        }
         let root: String, configuration: Configuration, layout: RootLayout
         do {
             (root, configuration) = try resolve(choice)
@@ -115,6 +112,21 @@ enum Dispatch {
         }
         defer { layout.close() }
         guard let decoder = decoderExecutable() else { return ExitStatus.unavailable }
+        guard once else {
+            let configurationPath: String
+            switch choice {
+            case .config(let file): configurationPath = file
+            case .root, .implicit: configurationPath = root + "/airlock.json"
+            }
+            let setup = Daemon.Setup(rootPath: root, configurationPath: configurationPath,
+                                     configuration: configuration, decoderExecutable: decoder)
+            do {
+                return try Daemon(setup, layout: layout).run()
+            } catch {
+                log.error("cannot start: \(error)")
+                return ExitStatus.ioError
+            }
+        }
         let intake = Intake(layout: layout, configuration: configuration, decoderExecutable: decoder, log: log)
         var deferred = 0
         let report = { (outcome: DropOutcome) in

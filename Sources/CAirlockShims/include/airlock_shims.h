@@ -29,4 +29,11 @@ int airlock_set_not_dumpable(void);
 /// pipe2(2) with O_CLOEXEC on both ends.
 int airlock_pipe_cloexec(int fds[2]);
 
+/// fcntl(fd, F_SETLEASE, F_RDLCK): succeeds only while nobody holds the file
+/// open for writing (EAGAIN otherwise).
+int airlock_take_read_lease(int fd);
+
+/// fcntl(fd, F_SETLEASE, F_UNLCK).
+int airlock_release_lease(int fd);
+
 #endif

@@ -1,0 +1,65 @@
+import AirlockSystem
+import CAirlockShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Decides whether a name in the inbox is complete: nobody holds it open for
+/// writing (a read lease can be taken), or, where the kernel refuses leases, its
+/// size and times stood still across a settle interval.
+struct CompletionCheck {
+    enum Readiness: Equatable {
+        case ready
+        case writerActive
+        case vanished
+        /// Not a single-linked regular file: claimed at once, never opened.
+        case notRegular
+    }
+
+    /// nil until the first attempt tells whether the kernel grants leases here.
+    private(set) var leasesWork: Bool?
+    let log: (String) -> Void
+
+    init(log: @escaping (String) -> Void) {
+        self.log = log
+    }
+
+    /// - Parameter lastSeen: the status seen at the previous check, for the
+    ///   stability fallback; updated.
+    mutating func check(_ name: [UInt8], in inbox: FileDescriptor, lastSeen: inout FileStatus?) -> Readiness {
+        let status: FileStatus
+        do {
+            status = try inbox.status(of: name)
+        } catch {
+            return .vanished
+        }
+        guard status.kind == .regular, status.linkCount == 1 else { return .notRegular }
+        if leasesWork != false {
+            let fd: FileDescriptor
+            do {
+                fd = try inbox.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+            } catch {
+                return error.errno == .noEntry ? .vanished : .writerActive
+            }
+            defer { fd.close() }
+            if airlock_take_read_lease(fd.rawValue) == 0 {
+                _ = airlock_release_lease(fd.rawValue)
+                leasesWork = true
+                return .ready
+            }
+            let error = Errno.current
+            if error == .wouldBlock { leasesWork = true; return .writerActive }
+            if error == .permissionDenied || error == Errno(rawValue: EINVAL) {
+                if leasesWork == nil {
+                    log("the kernel refuses read leases here (\(error)); a drop is taken once its size and times stand still for the settle interval")
+                }
+                leasesWork = false
+            } else {
+                return .writerActive
+            }
+        }
+        defer { lastSeen = status }
+        if let previous = lastSeen, previous == status { return .ready }
+        return .writerActive
+    }
+}
