@@ -79,7 +79,12 @@ final class Sandbox {
         guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
         base = URL(fileURLWithPath: String(cString: made))
         root = base.appendingPathComponent("root")
+        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: false)
     }
+
+    /// Where tests keep a daemon's output: beside the root, and not part of what
+    /// "nothing outside the root" compares.
+    var logs: URL { base.appendingPathComponent("logs") }
 
     deinit {
         try? FileManager.default.removeItem(at: base)
@@ -112,7 +117,7 @@ final class Sandbox {
             try data.write(to: url)
             sentinels[url] = data
         }
-        outsideBefore = try listing(base).filter { !$0.hasPrefix("root/") }
+        outsideBefore = try outsideRoot()
     }
 
     func drop(_ data: Data, as name: String) throws {
@@ -150,7 +155,7 @@ final class Sandbox {
         for (url, data) in sentinels {
             #expect((try? Data(contentsOf: url)) == data, "sentinel \(url.lastPathComponent) changed", sourceLocation: sourceLocation)
         }
-        let outside = try listing(base).filter { !$0.hasPrefix("root/") }
+        let outside = try outsideRoot()
         #expect(outside == outsideBefore, "something was created outside the root", sourceLocation: sourceLocation)
         #expect(try listing(staging) == [], "staging is not empty", sourceLocation: sourceLocation)
         #expect(try listing(claimed) == [], "a claim was left behind", sourceLocation: sourceLocation)
@@ -158,6 +163,10 @@ final class Sandbox {
         #expect(!FileManager.default.fileExists(atPath: "/tmp/outside.txt"), "a traversal escaped to /tmp", sourceLocation: sourceLocation)
         #expect(!FileManager.default.fileExists(atPath: root.deletingLastPathComponent().appendingPathComponent("outside.txt").path),
                 sourceLocation: sourceLocation)
+    }
+
+    private func outsideRoot() throws -> [String] {
+        try listing(base).filter { !$0.hasPrefix("root/") && !$0.hasPrefix("logs/") }
     }
 
     private func isTemporary(_ name: String) -> Bool {

@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `airlock run` (the watcher) started on a sandbox's root, its events read from
+/// a file as they come.
+final class RunningDaemon {
+    let process = Process()
+    let stdoutURL: URL
+    let stderrURL: URL
+    private let stdoutHandle: FileHandle
+    private let stderrHandle: FileHandle
+
+    init(_ sandbox: Sandbox, environment: [String: String] = [:], label: String = "daemon") throws {
+        stdoutURL = sandbox.logs.appendingPathComponent("\(label).out")
+        stderrURL = sandbox.logs.appendingPathComponent("\(label).err")
+        FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
+        FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+        stdoutHandle = try FileHandle(forWritingTo: stdoutURL)
+        stderrHandle = try FileHandle(forWritingTo: stderrURL)
+        process.executableURL = URL(fileURLWithPath: Binary.airlock)
+        process.arguments = ["run", "--root", sandbox.root.path]
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "AIRLOCK_TEST_DECODER_FAULT")
+        env.removeValue(forKey: "NOTIFY_SOCKET")
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        process.standardOutput = stdoutHandle
+        process.standardError = stderrHandle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Wait until it says it is watching.
+        _ = waitFor(seconds: 20) { self.stderr.contains("watching") }
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? stdoutHandle.close()
+        try? stderrHandle.close()
+    }
+
+    var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
+
+    var events: [[String: Any]] {
+        let text = (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+    }
+
+    /// Waits until `count` final events (accepted or rejected) were printed.
+    @discardableResult
+    func waitForVerdicts(_ count: Int, seconds: Double = 60) -> [[String: Any]] {
+        var verdicts: [[String: Any]] = []
+        _ = waitFor(seconds: seconds) {
+            verdicts = self.events.filter { ($0["event"] as? String) != "deferred" }
+            return verdicts.count >= count
+        }
+        return verdicts
+    }
+
+    func signal(_ number: Int32) {
+        kill(process.processIdentifier, number)
+    }
+
+    /// Waits for the daemon to exit; its status, or nil if it did not within `seconds`.
+    func waitForExit(seconds: Double) -> Int32? {
+        guard waitFor(seconds: seconds, { !self.process.isRunning }) else { return nil }
+        return process.terminationStatus
+    }
+}
+
+/// Polls `condition` every 20 ms until it holds or `seconds` pass.
+@discardableResult
+func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(20_000)
+    }
+    return condition()
+}
+
+/// A plain ustar archive built in memory, for drops of a chosen size.
+enum TarBuilder {
+    static func archive(_ files: [(name: String, size: Int)], seed: UInt64 = 1) -> Data {
+        var out = Data()
+        var state = seed
+        for file in files {
+            var header = [UInt8](repeating: 0, count: 512)
+            func put(_ text: String, at offset: Int) {
+                for (index, byte) in text.utf8.enumerated() { header[offset + index] = byte }
+            }
+            put(file.name, at: 0)
+            put("0000644\0", at: 100)
+            put("0000000\0", at: 108)
+            put("0000000\0", at: 116)
+            let size = String(file.size, radix: 8)
+            put(String(repeating: "0", count: 11 - size.count) + size + "\0", at: 124)
+            put("00000000000\0", at: 136)
+            put("        ", at: 148)
+            header[156] = UInt8(ascii: "0")
+            put("ustar\0", at: 257)
+            put("00", at: 263)
+            let sum = header.reduce(0) { $0 + Int($1) }
+            let checksum = String(sum, radix: 8)
+            put(String(repeating: "0", count: 6 - checksum.count) + checksum + "\0 ", at: 148)
+            out.append(contentsOf: header)
+            var body = [UInt8](repeating: 0, count: file.size)
+            for index in stride(from: 0, to: file.size, by: 8) {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                withUnsafeBytes(of: state) { bytes in
+                    for offset in 0..<min(8, file.size - index) { body[index + offset] = bytes[offset] }
+                }
+            }
+            out.append(contentsOf: body)
+            let padding = (512 - file.size % 512) % 512
+            out.append(contentsOf: [UInt8](repeating: 0, count: padding))
+        }
+        out.append(contentsOf: [UInt8](repeating: 0, count: 1024))
+        return out
+    }
+}

@@ -1,0 +1,256 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("Watcher daemon: fed as real producers feed it, stopped, killed and restarted", .serialized)
+struct DaemonTests {
+    /// Each name ends accepted or rejected exactly once.
+    func expectExactlyOnce(_ verdicts: [[String: Any]], names: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        let dropped = verdicts.compactMap { $0["drop"] as? String }
+        #expect(dropped.sorted() == names.sorted(), sourceLocation: sourceLocation)
+    }
+
+    @Test("temporary name then rename, one write, cp, a slow writer and a writer that reopens to append: each whole, once")
+    func producers() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let daemon = try RunningDaemon(sandbox)
+        let zip = Samples.validZip
+
+        // A temporary name, then a rename.
+        try zip.write(to: sandbox.inbox.appendingPathComponent("renamed.zip.part"))
+        usleep(700_000)
+        #expect(rename(sandbox.inbox.appendingPathComponent("renamed.zip.part").path, sandbox.inbox.appendingPathComponent("renamed.zip").path) == 0)
+        // One write and close.
+        try zip.write(to: sandbox.inbox.appendingPathComponent("single.zip"))
+        // cp.
+        #expect(try airlockShell("/bin/cp", [Samples.fixture("zip-deflate-valid.zip").path, sandbox.inbox.appendingPathComponent("copied.zip").path]) == 0)
+        // A slow writer: three chunks, pausing longer than the settle interval, the file open throughout.
+        let slow = try FileHandle(forWritingTo: { () -> URL in
+            let url = sandbox.inbox.appendingPathComponent("slow.zip")
+            FileManager.default.createFile(atPath: url.path, contents: nil)
+            return url
+        }())
+        let third = zip.count / 3
+        for part in [zip[0..<third], zip[third..<2 * third], zip[(2 * third)...]] {
+            try slow.write(contentsOf: part)
+            usleep(900_000)
+        }
+        try slow.close()
+        // A writer that closes and reopens to append, within the settle interval.
+        let appendURL = sandbox.inbox.appendingPathComponent("appended.zip")
+        try zip[0..<third].write(to: appendURL)
+        usleep(200_000)
+        let appender = try FileHandle(forWritingTo: appendURL)
+        try appender.seekToEnd()
+        usleep(900_000)
+        try appender.write(contentsOf: zip[third...])
+        try appender.close()
+
+        let verdicts = daemon.waitForVerdicts(5)
+        expectExactlyOnce(verdicts, names: ["renamed.zip", "single.zip", "copied.zip", "slow.zip", "appended.zip"])
+        for verdict in verdicts {
+            #expect(verdict["event"] as? String == "accepted", "\(verdict)")
+        }
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 15) == 0)
+        try sandbox.expectInvariants()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["appended", "copied", "renamed", "single", "slow"])
+        for name in ["appended", "slow"] {
+            #expect(try sandbox.listing(sandbox.outbox.appendingPathComponent(name)).count == 9, "\(name) is not whole")
+        }
+    }
+
+    @Test("500 drops at once, with a small queue: each processed exactly once")
+    func flood() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let config = sandbox.root.appendingPathComponent("airlock.json")
+        var object = try JSONSerialization.jsonObject(with: Data(contentsOf: config)) as! [String: Any]
+        object["watch"] = ["queue_limit": 4, "settle_milliseconds": 100]
+        try JSONSerialization.data(withJSONObject: object).write(to: config)
+        let daemon = try RunningDaemon(sandbox)
+        var names: [String] = []
+        let valid = Samples.validZip, hostile = Samples.traversalZip
+        for index in 0..<500 {
+            let name = "drop-\(index).zip"
+            let temporary = sandbox.inbox.appendingPathComponent(".\(name).tmp")
+            try (index % 5 == 0 ? hostile : valid).write(to: temporary)
+            #expect(rename(temporary.path, sandbox.inbox.appendingPathComponent(name).path) == 0)
+            names.append(name)
+        }
+        let verdicts = daemon.waitForVerdicts(500, seconds: 240)
+        expectExactlyOnce(verdicts, names: names)
+        #expect(verdicts.filter { $0["event"] as? String == "rejected" }.count == 100)
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 15) == 0)
+        try sandbox.expectInvariants()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == 400)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count == 100)
+    }
+
+    @Test("drops made while the daemon was stopped are processed when it starts")
+    func backlogAtStart() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let names = (0..<40).map { "waiting-\($0).zip" }
+        for name in names { try sandbox.drop(Samples.validZip, as: name) }
+        let daemon = try RunningDaemon(sandbox)
+        let verdicts = daemon.waitForVerdicts(40)
+        expectExactlyOnce(verdicts, names: names)
+        daemon.signal(SIGINT)
+        #expect(daemon.waitForExit(seconds: 15) == 0)
+        try sandbox.expectInvariants()
+    }
+
+    @Test("SIGKILL while a large drop is extracted, then a restart: no partial outbox entry, staging empty, processed once")
+    func killAndRestart() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise(policy: ["max_file_bytes": 64 << 20, "max_total_bytes": 512 << 20, "max_drop_bytes": 512 << 20])
+        let files = (0..<12).map { (name: "big/part-\($0).bin", size: 16 << 20) }
+        let tar = TarBuilder.archive(files)
+        let daemon = try RunningDaemon(sandbox)
+        try tar.write(to: sandbox.logs.appendingPathComponent("big.tar.tmp"))
+        #expect(rename(sandbox.logs.appendingPathComponent("big.tar.tmp").path, sandbox.inbox.appendingPathComponent("big.tar").path) == 0)
+        let extracting = waitFor(seconds: 30) {
+            guard let ids = try? FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path), let id = ids.first else { return false }
+            let part = sandbox.staging.appendingPathComponent(id).appendingPathComponent("big")
+            return ((try? FileManager.default.contentsOfDirectory(atPath: part.path))?.count ?? 0) >= 2
+        }
+        #expect(extracting, "extraction never started")
+        daemon.signal(SIGKILL)
+        #expect(daemon.waitForExit(seconds: 10) != nil)
+        // The decoder dies with its parent (PR_SET_PDEATHSIG).
+        #expect(waitFor(seconds: 5) { decodersWriting(into: sandbox.staging).isEmpty })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+
+        let restarted = try RunningDaemon(sandbox, label: "restarted")
+        let verdicts = restarted.waitForVerdicts(1, seconds: 120)
+        #expect(verdicts.count == 1)
+        #expect(verdicts.first?["event"] as? String == "accepted", "\(verdicts)")
+        restarted.signal(SIGTERM)
+        #expect(restarted.waitForExit(seconds: 30) == 0)
+        try sandbox.expectInvariants()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["big"])
+        #expect(try sandbox.listing(sandbox.outbox.appendingPathComponent("big")).count == 13)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
+    }
+
+    @Test("SIGTERM with work in flight: the drop finishes within the grace period and the exit is clean")
+    func termFinishesInFlight() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let daemon = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_DECODER_FAULT": "delay"])
+        try sandbox.drop(Samples.validZip, as: "slow.zip")
+        #expect(waitFor(seconds: 10) { ((try? FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path))?.count ?? 0) == 1 })
+        let started = Date()
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 15) == 0)
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(daemon.events.first?["event"] as? String == "accepted")
+        try sandbox.expectInvariants()
+    }
+
+    @Test("SIGTERM past the grace period kills the decoder and leaves the drop claimed for the next start")
+    func termAbandonsAfterGrace() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let config = sandbox.root.appendingPathComponent("airlock.json")
+        var object = try JSONSerialization.jsonObject(with: Data(contentsOf: config)) as! [String: Any]
+        object["watch"] = ["grace_seconds": 1]
+        try JSONSerialization.data(withJSONObject: object).write(to: config)
+        let daemon = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_DECODER_FAULT": "hang"])
+        try sandbox.drop(Samples.validZip, as: "stuck.zip")
+        #expect(waitFor(seconds: 10) { ((try? FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path))?.count ?? 0) == 1 })
+        let started = Date()
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 15) == 0)
+        #expect(Date().timeIntervalSince(started) < 8)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path) == [])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == 1, "the drop stays claimed")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [], "an abandoned drop is not judged")
+
+        let restarted = try RunningDaemon(sandbox, label: "restarted")
+        let verdicts = restarted.waitForVerdicts(1)
+        #expect(verdicts.first?["event"] as? String == "accepted")
+        #expect(verdicts.first?["drop"] as? String == "stuck.zip")
+        restarted.signal(SIGTERM)
+        #expect(restarted.waitForExit(seconds: 15) == 0)
+        try sandbox.expectInvariants()
+    }
+
+    @Test("the inbox removed and recreated while running: drops in the new inbox are processed")
+    func inboxRecreated() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let daemon = try RunningDaemon(sandbox)
+        try sandbox.drop(Samples.validZip, as: "before.zip")
+        daemon.waitForVerdicts(1)
+        try FileManager.default.removeItem(at: sandbox.inbox)
+        #expect(waitFor(seconds: 10) { daemon.stderr.contains("went away") })
+        try FileManager.default.createDirectory(at: sandbox.inbox, withIntermediateDirectories: false)
+        #expect(waitFor(seconds: 10) { daemon.stderr.contains("is back") })
+        try sandbox.drop(Samples.validZip, as: "after.zip")
+        let verdicts = daemon.waitForVerdicts(2)
+        expectExactlyOnce(verdicts, names: ["before.zip", "after.zip"])
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 15) == 0)
+        try sandbox.expectInvariants()
+    }
+
+    @Test("a permission error on the outbox defers the drop, which is retried until it lands")
+    func deferredThenRetried() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let daemon = try RunningDaemon(sandbox)
+        try #require(try airlockShell("/usr/bin/chattr", ["+i", sandbox.outbox.path]) == 0, "chattr +i needs root and ext4-like attributes")
+        try sandbox.drop(Samples.validZip, as: "later.zip")
+        #expect(waitFor(seconds: 20) { daemon.events.contains { $0["event"] as? String == "deferred" } })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path) == [])
+        _ = try airlockShell("/usr/bin/chattr", ["-i", sandbox.outbox.path])
+        let verdicts = daemon.waitForVerdicts(1, seconds: 30)
+        #expect(verdicts.first?["event"] as? String == "accepted")
+        #expect(verdicts.first?["id"] as? String == daemon.events.first?["id"] as? String, "the same claim, retried")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 15) == 0)
+        try sandbox.expectInvariants()
+    }
+
+    @Test("SIGHUP reloads the configuration; a bad one is refused and the old one kept")
+    func reload() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let daemon = try RunningDaemon(sandbox)
+        let config = sandbox.root.appendingPathComponent("airlock.json")
+        var object = try JSONSerialization.jsonObject(with: Data(contentsOf: config)) as! [String: Any]
+        var policy = object["policy"] as! [String: Any]
+        policy["max_entries"] = 2
+        object["policy"] = policy
+        try JSONSerialization.data(withJSONObject: object).write(to: config)
+        daemon.signal(SIGHUP)
+        #expect(waitFor(seconds: 10) { daemon.stderr.contains("configuration reloaded") })
+        try sandbox.drop(Samples.validZip, as: "strict.zip")
+        #expect(daemon.waitForVerdicts(1).first?["reason"] as? String == "too-many-entries")
+
+        try Data(#"{"policy": {"max_entries": -3}}"#.utf8).write(to: config)
+        daemon.signal(SIGHUP)
+        #expect(waitFor(seconds: 10) { daemon.stderr.contains("keeping the configuration in force") })
+        try sandbox.drop(Samples.validZip, as: "still-strict.zip")
+        #expect(daemon.waitForVerdicts(2).last?["reason"] as? String == "too-many-entries")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 15) == 0)
+        try sandbox.expectInvariants()
+    }
+}
+
+/// Processes whose descriptor 4 (a decoder's staging directory) lies beneath `staging`.
+func decodersWriting(into staging: URL) -> [Int32] {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.compactMap(Int32.init).filter { pid in
+        let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/4")) ?? ""
+        return target.hasPrefix(staging.path + "/")
+    }
+}
