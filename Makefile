@@ -2,9 +2,9 @@
 SWIFT ?= swift
 ROOT ?= var
 # Debian packages the build and the tests need (the tests use sha256sum from coreutils).
-DEBIAN_PACKAGES = libarchive-dev libinotifytools0-dev libssl-dev zlib1g-dev pkg-config
+DEBIAN_PACKAGES = libarchive-dev libinotifytools0-dev libssl-dev zlib1g-dev libsystemd-dev pkg-config systemd
 
-.PHONY: all deps build run test clean
+.PHONY: all deps build release run test clean
 
 all: build
 
@@ -20,10 +20,13 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# Lays out ./var (idempotent) and runs the intake on it.
+release: deps
+	$(SWIFT) build -c release
+
+# Lays out ./var (idempotent) and watches ./var/inbox until Ctrl-C.
 run: build
 	.build/debug/airlock init --root $(ROOT)
-	.build/debug/airlock run --once --root $(ROOT)
+	.build/debug/airlock run --root $(ROOT)
 
 test: build
 	$(SWIFT) build --build-tests

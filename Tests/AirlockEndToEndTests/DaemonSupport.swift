@@ -123,3 +123,36 @@ enum TarBuilder {
         return out
     }
 }
+
+/// A datagram socket standing in for systemd's notification socket.
+final class FakeNotifySocket {
+    let path: String
+    private let fd: Int32
+
+    init(at url: URL) throws {
+        path = url.path
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard fd >= 0, bound == 0 else { throw CocoaError(.fileWriteUnknown) }
+    }
+
+    deinit { close(fd) }
+
+    /// Every message received so far.
+    func messages() -> [String] {
+        var result: [String] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { return result }
+            result.append(String(decoding: buffer[0..<n], as: UTF8.self))
+        }
+    }
+}

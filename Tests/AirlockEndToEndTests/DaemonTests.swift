@@ -219,6 +219,27 @@ struct DaemonTests {
         try sandbox.expectInvariants()
     }
 
+    @Test("systemd notification: READY=1 once watching, STATUS= with counts, WATCHDOG=1, STOPPING=1")
+    func notify() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let socket = try FakeNotifySocket(at: sandbox.logs.appendingPathComponent("notify"))
+        let daemon = try RunningDaemon(sandbox, environment: ["NOTIFY_SOCKET": socket.path, "WATCHDOG_USEC": "400000"])
+        try sandbox.drop(Samples.validZip, as: "counted.zip")
+        daemon.waitForVerdicts(1)
+        var received: [String] = []
+        #expect(waitFor(seconds: 5) {
+            received += socket.messages()
+            return received.contains { $0.contains("1 accepted") } && received.filter { $0 == "WATCHDOG=1" }.count >= 2
+        }, "\(received)")
+        #expect(received.first == "READY=1", "\(received)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 15) == 0)
+        received += socket.messages()
+        #expect(received.contains("STOPPING=1"))
+        try sandbox.expectInvariants()
+    }
+
     @Test("SIGHUP reloads the configuration; a bad one is refused and the old one kept")
     func reload() throws {
         let sandbox = try Sandbox()

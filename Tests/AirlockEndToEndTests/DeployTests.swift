@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+
+@Suite("deploy/: the systemd units")
+struct DeployTests {
+    @Test("systemd-analyze verify passes on airlock.service and an instance of airlock@.service", arguments: ["airlock.service", "airlock@.service"])
+    func verify(_ unit: String) throws {
+        let analyze = "/usr/bin/systemd-analyze"
+        try #require(FileManager.default.isExecutableFile(atPath: analyze), "systemd-analyze is installed by .ci/run (package systemd)")
+        let sandbox = try Sandbox()
+        // verify checks that ExecStart's program exists: point the unit at the built one.
+        let binaries = URL(fileURLWithPath: Binary.airlock).deletingLastPathComponent().path + "/"
+        let text = try String(contentsOf: Binary.repository.appendingPathComponent("deploy").appendingPathComponent(unit), encoding: .utf8)
+            .replacingOccurrences(of: "/usr/local/bin/", with: binaries)
+        let name = unit == "airlock@.service" ? "airlock@test.service" : unit
+        let file = sandbox.base.appendingPathComponent(name)
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        let result = try run(analyze, ["verify", file.path])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(!result.output.contains(name), "warnings about the unit: \(result.output)")
+    }
+
+    private func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}
