@@ -4,7 +4,7 @@ ROOT ?= var
 # Debian packages the build and the tests need (the tests use sha256sum from coreutils).
 DEBIAN_PACKAGES = libarchive-dev libinotifytools0-dev libssl-dev zlib1g-dev libsystemd-dev pkg-config systemd
 
-.PHONY: all deps build release run test clean
+.PHONY: all deps build release run test bench clean
 
 all: build
 
@@ -31,6 +31,10 @@ run: build
 test: build
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+
+# Benchmarks against peers (bsdtar, inotifywait); not part of test. Results in bench/results/latest.md.
+bench: deps
+	bash bench/run.sh
 
 clean:
 	rm -rf .build
