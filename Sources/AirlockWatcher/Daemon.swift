@@ -56,6 +56,9 @@ public final class Daemon: @unchecked Sendable {
 
     // The dispatcher's own state.
     private var pending: [[UInt8]: PendingName] = [:]
+    /// Pending names in the order first seen (may hold names since taken; those
+    /// are skipped), so claiming walks from the oldest without sorting thousands.
+    private var arrivals: [[UInt8]] = []
     private var backlog: [ClaimTicket] = []
     private var retries: [Retry] = []
     private var attempts: [String: Int] = [:]
@@ -180,6 +183,7 @@ public final class Daemon: @unchecked Sendable {
         log.warning("the inbox went away (deleted, moved or unmounted); waiting for it to come back")
         inboxPresent = false
         pending.removeAll()
+        arrivals.removeAll()
         nextInboxCheck = now + 1_000_000_000
     }
 
@@ -202,8 +206,13 @@ public final class Daemon: @unchecked Sendable {
             entry.lastEvent = now
             pending[name] = entry
         } else {
-            pending[name] = PendingName(firstSeen: now, lastEvent: now, lastSeen: nil)
+            addPending(name, PendingName(firstSeen: now, lastEvent: now, lastSeen: nil))
         }
+    }
+
+    private func addPending(_ name: [UInt8], _ entry: PendingName) {
+        pending[name] = entry
+        arrivals.append(name)
     }
 
     /// Adds every name in the inbox to the pending set, due at `due` at the latest.
@@ -219,7 +228,7 @@ public final class Daemon: @unchecked Sendable {
         guard let names = listed else { return }
         for name in names where !Intake.isTemporaryName(name) && pending[name] == nil {
             // Found by a scan, not an event: still settle, unless it was there at start.
-            pending[name] = PendingName(firstSeen: now, lastEvent: due > now ? now : now - settle, lastSeen: nil)
+            addPending(name, PendingName(firstSeen: now, lastEvent: due > now ? now : now - settle, lastSeen: nil))
         }
     }
 
@@ -249,9 +258,16 @@ public final class Daemon: @unchecked Sendable {
             room -= 1
         }
         if room > 0 { withInbox(now: now) { inbox in
-            let due = pending.filter { now >= $0.value.lastEvent + settle }
-                .sorted { $0.value.firstSeen < $1.value.firstSeen || ($0.value.firstSeen == $1.value.firstSeen && $0.key.lexicographicallyPrecedes($1.key)) }
-            for (name, var entry) in due where room > 0 {
+            var index = 0
+            var kept: [[UInt8]] = []
+            while index < arrivals.count && room > 0 {
+                let name = arrivals[index]
+                index += 1
+                guard var entry = pending[name] else { continue }  // taken or vanished
+                guard now >= entry.lastEvent + settle else {
+                    kept.append(name)
+                    continue
+                }
                 let readiness = completion.check(name, in: inbox, lastSeen: &entry.lastSeen)
                 let overdue = now >= entry.firstSeen + seconds(configuration.watch.maxWaitSeconds)
                 switch readiness {
@@ -261,6 +277,7 @@ public final class Daemon: @unchecked Sendable {
                 case .writerActive where !overdue:
                     entry.lastEvent = now
                     pending[name] = entry
+                    kept.append(name)
                     continue
                 case .writerActive:
                     log.warning("\(EscapedName(name)) has not settled in \(configuration.watch.maxWaitSeconds) s; taking it as it is")
@@ -276,8 +293,12 @@ public final class Daemon: @unchecked Sendable {
                 } catch {
                     log.warning("cannot claim \(EscapedName(name)): \(error); retrying")
                     pending[name] = PendingName(firstSeen: entry.firstSeen, lastEvent: now + seconds(1), lastSeen: nil)
+                    kept.append(name)
                 }
             }
+            // The names walked past and still pending stay, in their order, ahead of the rest.
+            arrivals.replaceSubrange(0..<index, with: kept)
+            if pending.isEmpty { arrivals.removeAll(keepingCapacity: true) }
         } }
         guard !ready.isEmpty else { return }
         state.lock()
