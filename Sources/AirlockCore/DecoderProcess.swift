@@ -66,7 +66,10 @@ struct DecoderProcess {
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
-        var environment: [String] = []
+        // Swift's crash backtracer would exec swift-backtrace, which the child's
+        // seccomp filter kills as SIGSYS and which has no business in a confined
+        // process: a crash must show as the signal that caused it.
+        var environment: [String] = ["SWIFT_BACKTRACE=enable=no"]
         #if DEBUG
         // Test-only fault injection (see DecoderChild); absent from release builds.
         if let fault = getenv("AIRLOCK_TEST_DECODER_FAULT") {

@@ -16,6 +16,17 @@ enum DecoderVerdict: Equatable {
         .tooManyEntries, .fileTooLarge, .totalTooLarge, .ratioTooHigh, .corruptArchive, .encryptedEntry, .unsupportedFormat,
     ]
 
+    /// What the child reported of its own confinement, if it got that far.
+    static func confinement(_ run: DecoderProcess.Run) -> (complete: Bool, summary: String)? {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(run.output))) as? [String: Any],
+              let abi = (object["landlock_abi"] as? NSNumber)?.intValue,
+              let landlock = (object["landlock"] as? NSNumber)?.boolValue,
+              let seccomp = (object["seccomp"] as? NSNumber)?.boolValue else { return nil }
+        var summary = "Landlock \(landlock ? "ABI \(abi)" : "off"), seccomp \(seccomp ? "on" : "off")"
+        if let problems = object["confinement_problems"] as? String { summary += " (\(problems))" }
+        return (landlock && seccomp, summary)
+    }
+
     static func interpret(_ run: DecoderProcess.Run, timeoutSeconds: Int64) -> DecoderVerdict {
         if run.abandoned {
             return .deferred("abandoned: airlock stopped before the decoder finished; the drop stays claimed")

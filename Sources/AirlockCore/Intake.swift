@@ -221,6 +221,9 @@ public final class Intake {
         let staging = try layout.staging.openDirectory(claim.idBytes)
         defer { staging.close() }
         let run = try decoder.run(arguments: [format.rawValue] + configuration.decoderLimits.arguments + policy.arguments, drop: drop, staging: staging)
+        if let confinement = DecoderVerdict.confinement(run), !confinement.complete {
+            PartialConfinementWarning.once(log, confinement.summary)
+        }
         let after = try drop.status()
         var verdict = DecoderVerdict.interpret(run, timeoutSeconds: configuration.decoderTimeoutSeconds)
         if !after.isUnchanged(comparedTo: before) {
@@ -337,5 +340,19 @@ public final class Intake {
         try layout.claimed.renameNoReplace(claim.idBytes, to: layout.quarantine, claim.idBytes)
         try layout.quarantine.sync()
         try layout.claimed.sync()
+    }
+}
+
+/// The supervisor says once per process that decoders run with partial confinement.
+enum PartialConfinementWarning {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var said = false
+
+    static func once(_ log: Log, _ summary: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !said else { return }
+        said = true
+        log.warning("decoders run with partial confinement: \(summary)")
     }
 }

@@ -8,9 +8,10 @@ import AirlockSystem
 /// the inherited drop into the inherited staging directory, and write one JSON
 /// verdict to the inherited result pipe.
 ///
-/// Arguments: `FORMAT [--inspect] --limit-...=N ... POLICY_KEY=VALUE ...`.
+/// Arguments: `FORMAT [--inspect] --limit-...=N ... POLICY_KEY=VALUE ...`, or
+/// `--probe --limit-...=N ...` to confine itself and report what it was granted.
 /// Descriptors: 3 the drop (read-only), 4 the staging directory (absent with
-/// `--inspect`), 5 the result pipe.
+/// `--inspect` and `--probe`), 5 the result pipe.
 public enum DecoderChild {
     /// Exit status for arguments the supervisor should never have produced.
     public static let usageStatus: Int32 = 64
@@ -20,26 +21,35 @@ public enum DecoderChild {
             printError("airlock-decoder: bad arguments (this program is started by airlock, not by hand)")
             return usageStatus
         }
+        // Locale data is read now, while files may still be opened.
+        _ = setlocale(LC_CTYPE, "C.UTF-8")
+        let started = monotonicNanoseconds()
+        let confinement: ConfinementReport
         do {
-            try Confinement.apply(request.limits)
+            confinement = try Confinement.apply(request.limits, staging: request.writesStaging ? Confinement.stagingDescriptor : nil)
         } catch {
             printError("airlock-decoder: cannot confine: \(error)")
             return 70
         }
-        _ = setlocale(LC_CTYPE, "C.UTF-8")
+        let confineMicroseconds = Int64((monotonicNanoseconds() - started) / 1000)
         #if DEBUG
-        // Test-only fault injection: compiled into debug builds only, read from an
-        // environment the supervisor forwards only in debug builds, and never from
-        // the drop's bytes.
-        if let fault = getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }) {
-            if fault == "abort" { abort() }
-            if fault == "hang" { while true { sleep(60) } }
-            if fault == "delay" { sleep(2) }
-        }
+        TestFaults.inject(request)
         #endif
-        let result = decode(request)
+        var json: JSONObjectWriter
+        if request.probe {
+            json = JSONObjectWriter()
+            json.add("verdict", "probe")
+            json.add("confine_microseconds", confineMicroseconds)
+            for (key, value) in request.limits.arguments.map(splitLimit) { json.add(key, value) }
+        } else {
+            json = decode(request)
+        }
+        json.add("landlock_abi", Int64(confinement.landlockABI))
+        json.add("landlock", confinement.landlock ? 1 : 0)
+        json.add("seccomp", confinement.seccomp ? 1 : 0)
+        if !confinement.problems.isEmpty { json.add("confinement_problems", confinement.problems.joined(separator: "; ")) }
         do {
-            try Confinement.resultDescriptor.writeAll(Array(result.utf8))
+            try Confinement.resultDescriptor.writeAll(Array(json.text.utf8))
         } catch {
             printError("airlock-decoder: cannot report: \(error)")
             return 71
@@ -47,7 +57,12 @@ public enum DecoderChild {
         return 0
     }
 
-    static func decode(_ request: Request) -> String {
+    private static func splitLimit(_ argument: String) -> (String, Int64) {
+        let parts = argument.dropFirst(2).split(separator: "=")
+        return (String(parts[0].map { $0 == "-" ? "_" : $0 }), Int64(parts[1]) ?? 0)
+    }
+
+    static func decode(_ request: Request) -> JSONObjectWriter {
         let drop = Confinement.dropDescriptor
         let size: Int64
         do {
@@ -79,31 +94,45 @@ public enum DecoderChild {
         }
         json.add("entries", Int64(outcome.entries))
         json.add("bytes_written", outcome.bytesWritten)
-        return json.text
+        return json
     }
 
-    static func failure(_ error: SystemError) -> String {
+    static func failure(_ error: SystemError) -> JSONObjectWriter {
         var json = JSONObjectWriter()
+        if error.errno == .fileTooLarge {
+            // The kernel's RLIMIT_FSIZE stopped a write our own count should have stopped first.
+            json.add("verdict", "rejected")
+            json.add("reason", Reason.fileTooLarge.rawValue)
+            json.add("detail", "the kernel refused a write past the file-size limit: \(error)")
+            return json
+        }
         json.add("verdict", "error")
         json.add("errno", Int64(error.errno.rawValue))
         json.add("detail", error.description)
-        return json.text
+        return json
     }
 
     static func printError(_ text: String) {
-        let line = Array((text + "\n").utf8)
-        line.withUnsafeBytes { _ = write(2, $0.baseAddress, $0.count) }
+        try? FileDescriptor(rawValue: 2).writeAll(Array((text + "\n").utf8))
     }
 
     struct Request {
-        var format: ArchiveFormat
+        var format: ArchiveFormat = .zip
         var inspect = false
+        var probe = false
         var limits = DecoderLimits(addressSpaceBytes: 0, cpuSeconds: 0, openFiles: 0, fileSizeBytes: 0)
-        var policy: Policy
+        var policy = Policy()
+
+        var writesStaging: Bool { !inspect && !probe }
 
         init?(_ arguments: [String]) {
-            guard let first = arguments.first, let format = ArchiveFormat(rawValue: first) else { return nil }
-            self.format = format
+            guard let first = arguments.first else { return nil }
+            if first == "--probe" {
+                probe = true
+            } else {
+                guard let format = ArchiveFormat(rawValue: first) else { return nil }
+                self.format = format
+            }
             var policyArguments: [String] = []
             var seen = Set<String>()
             for argument in arguments.dropFirst() {
@@ -128,3 +157,90 @@ public enum DecoderChild {
         }
     }
 }
+
+#if DEBUG
+/// Test-only faults, compiled into debug builds only and selected by an
+/// environment variable that the supervisor forwards only in debug builds. A
+/// drop's bytes cannot select one. Each runs after confinement, as a subverted
+/// decoder would.
+enum TestFaults {
+    static func inject(_ request: DecoderChild.Request) {
+        guard let value = getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }) else { return }
+        switch value {
+        case "abort": abort()
+        case "hang": while true { sleep(60) }
+        case "delay": sleep(2)
+        case "escape-beside-staging":
+            attempt(value) { openat(Confinement.stagingDescriptor.rawValue, "../escape-beside-staging", O_WRONLY | O_CREAT | O_EXCL, 0o644) }
+        case "escape-root":
+            attempt(value) { open(stagingPath() + "/../../../escape-in-root", O_WRONLY | O_CREAT | O_EXCL, 0o644) }
+        case "escape-tmp":
+            attempt(value) { open("/tmp/airlock-escape-\(getpid())", O_WRONLY | O_CREAT | O_EXCL, 0o644) }
+        case "escape-read-passwd":
+            attempt(value) { open("/etc/passwd", O_RDONLY) }
+        case "escape-tcp":
+            attempt(value) {
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                guard fd >= 0 else { return -1 }
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = in_port_t(9).bigEndian
+                address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+                return withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+            }
+        case "escape-exec":
+            attempt(value) {
+                let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup("true"), nil]
+                return execv("/bin/sh", argv)
+            }
+        case "escape-file-size":
+            // Past RLIMIT_FSIZE: the kernel answers EFBIG, and the verdict is a quota one.
+            let fd = openat(Confinement.stagingDescriptor.rawValue, "big", O_WRONLY | O_CREAT | O_EXCL, 0o600)
+            var chunk = [UInt8](repeating: 0x61, count: 1 << 16)
+            var written: Int64 = 0
+            while fd >= 0 {
+                let n = write(fd, &chunk, chunk.count)
+                if n < 0 {
+                    report(value, errno)
+                    var json = DecoderChild.failure(SystemError("write", Array("big".utf8), Errno.current))
+                    json.add("bytes_written", written)
+                    try? Confinement.resultDescriptor.writeAll(Array(json.text.utf8))
+                    exit(0)
+                }
+                written += Int64(n)
+            }
+            report(value, errno)
+            abort()
+        case "escape-allocate":
+            let size = Int(request.limits.addressSpaceBytes)
+            let memory = malloc(size)
+            report(value, memory == nil ? ENOMEM : 0)
+            if let memory { memset(memory, 1, size) }
+            abort()
+        default:
+            break
+        }
+    }
+
+    /// Runs one escape attempt, says on standard error how it ended, then dies:
+    /// a decoder that tried to escape must not produce a verdict.
+    private static func attempt(_ name: String, _ body: () -> Int32) {
+        let result = body()
+        report(name, result < 0 ? errno : 0)
+        abort()
+    }
+
+    private static func report(_ name: String, _ error: Int32) {
+        let outcome = error == 0 ? "SUCCEEDED" : "failed with \(Errno(rawValue: error).name)"
+        DecoderChild.printError("airlock-decoder: test escape \(name): \(outcome)")
+    }
+
+    private static func stagingPath() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/fd/4", &buffer, 4095)
+        return length > 0 ? String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "/nonexistent"
+    }
+}
+#endif

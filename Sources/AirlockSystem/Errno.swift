@@ -68,9 +68,10 @@ public struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConvertib
 
     /// True for failures of the machine rather than of the input: the disk is full,
     /// the quota is spent, a permission is missing, the filesystem is read-only.
+    /// (ENOMEM is not among them: in a decoder child it is its address-space limit.)
     public var isEnvironmental: Bool {
         [Errno.noSpace, .quotaExceeded, .permissionDenied, .notPermitted, .readOnlyFilesystem,
-         Errno(rawValue: EIO), Errno(rawValue: EMFILE), Errno(rawValue: ENFILE), Errno(rawValue: ENOMEM)].contains(self)
+         Errno(rawValue: EIO), Errno(rawValue: ENFILE)].contains(self)
     }
 }
 

@@ -68,3 +68,9 @@ public func monotonicNanoseconds() -> UInt64 {
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
+
+/// prctl(PR_SET_NO_NEW_PRIVS): this process and its children can never gain
+/// privileges through execve (setuid binaries, file capabilities).
+public func forbidNewPrivileges() throws(SystemError) {
+    _ = try retrying("prctl(PR_SET_NO_NEW_PRIVS)") { airlock_set_no_new_privs() }
+}

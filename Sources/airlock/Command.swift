@@ -11,6 +11,7 @@ enum Command: Equatable {
     case run(RootChoice, once: Bool)
     case checkPath([String])
     case inspect(file: String, RootChoice)
+    case doctor(RootChoice, json: Bool)
     case help
     case version
 
@@ -24,6 +25,7 @@ enum Command: Equatable {
                airlock run [--root DIR | --config FILE] [--once]
                airlock check-path NAME...
                airlock inspect FILE [--root DIR | --config FILE]
+               airlock doctor [--root DIR | --config FILE] [--json]
                airlock help | version
         Without --root or --config, the root is ./var.
         """
@@ -54,6 +56,11 @@ enum Command: Equatable {
             let files = try options.operands(allowingOptions: true)
             guard files.count == 1 else { throw UsageError("inspect takes exactly one FILE") }
             return .inspect(file: files[0], choice)
+        case "doctor":
+            let json = options.flag("--json")
+            let choice = try options.rootChoice()
+            try options.expectNoOperands(verb)
+            return .doctor(choice, json: json)
         case "help", "--help", "-h":
             return .help
         case "version", "--version":

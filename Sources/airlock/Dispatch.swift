@@ -38,6 +38,8 @@ enum Dispatch {
             return runIntake(choice, once: once)
         case .inspect(let file, let choice):
             return inspect(file, choice)
+        case .doctor(let choice, let json):
+            return doctor(choice, json: json)
         }
     }
 
@@ -102,6 +104,14 @@ enum Dispatch {
     }
 
     static func runIntake(_ choice: Command.RootChoice, once: Bool) -> Int32 {
+        // The supervisor needs no privilege it does not start with; nothing it or a
+        // decoder executes may gain one.
+        do {
+            try forbidNewPrivileges()
+        } catch {
+            log.error("\(error)")
+            return ExitStatus.ioError
+        }
         let root: String, configuration: Configuration, layout: RootLayout
         do {
             (root, configuration) = try resolve(choice)
@@ -179,5 +189,55 @@ enum Dispatch {
         }
         events.emit(json.text)
         return status
+    }
+}
+
+extension Dispatch {
+    static func doctor(_ choice: Command.RootChoice, json: Bool) -> Int32 {
+        let configuration: Configuration
+        do {
+            configuration = try resolve(choice).configuration
+        } catch {
+            log.error(error.message)
+            return ExitStatus.configuration
+        }
+        guard let decoder = decoderExecutable() else { return ExitStatus.unavailable }
+        let found: Doctor.Findings
+        do {
+            found = try Doctor(configuration: configuration, decoderExecutable: decoder).probe()
+        } catch {
+            log.error("the decoder probe failed: \(error)")
+            return ExitStatus.unavailable
+        }
+        if json {
+            var line = JSONObjectWriter()
+            line.add("decoder", decoder)
+            line.add("landlock_abi", Int64(found.landlockABI))
+            line.add("landlock", found.landlock ? 1 : 0)
+            line.add("seccomp", found.seccomp ? 1 : 0)
+            line.add("confine_microseconds", Int64(found.confineMicroseconds))
+            for key in found.limits.keys.sorted() { line.add("limit_" + key, found.limits[key]!) }
+            if let problems = found.problems { line.add("problems", problems) }
+            events.emit(line.text)
+        } else {
+            let landlock = found.landlock
+                ? "ABI \(found.landlockABI), in force: writes only beneath the drop's staging directory, no other file access"
+                    + (found.landlockABI >= 4 ? ", no TCP" : "") + (found.landlockABI >= 6 ? ", no signals or abstract sockets outside" : "")
+                : (found.landlockABI == 0 ? "not offered by this kernel" : "ABI \(found.landlockABI) offered but not in force")
+            print("""
+                decoder:       \(decoder)
+                no_new_privs:  on
+                landlock:      \(landlock)
+                seccomp:       \(found.seccomp ? "in force: sockets, exec, ptrace, mounts, bpf, keys and the like kill the decoder (SIGSYS)" : "not in force")
+                limits:        address space \(found.limits["address_space_bytes"]!) bytes, CPU \(found.limits["cpu_seconds"]!) s, \
+                open files \(found.limits["open_files"]!), file size \(found.limits["file_size_bytes"]!) bytes, no core dumps, no new processes
+                confinement:   \(String(format: "%.2f", Double(found.confineMicroseconds) / 1000)) ms per decoder start
+                """)
+            if let problems = found.problems { print("problems:      \(problems)") }
+        }
+        if !(found.landlock && found.seccomp) {
+            log.warning("decoders run with partial confinement on this machine")
+        }
+        return ExitStatus.ok
     }
 }

@@ -6,6 +6,7 @@
 #define AIRLOCK_SHIMS_H
 
 #include <sys/types.h>
+#include "airlock_confine.h"
 
 /// renameat2(2) with RENAME_NOREPLACE: fails with EEXIST instead of replacing.
 int airlock_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);

@@ -1,0 +1,47 @@
+import AirlockSystem
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `airlock doctor`: what confinement the kernel grants a decoder child here,
+/// found by starting one in probe mode (it confines itself exactly as for a
+/// drop, then reports instead of decoding).
+public struct Doctor {
+    public struct Findings: Sendable {
+        public var landlockABI: Int
+        public var landlock: Bool
+        public var seccomp: Bool
+        public var problems: String?
+        public var confineMicroseconds: Int
+        public var limits: [String: Int64]
+    }
+
+    let configuration: Configuration
+    let decoderExecutable: String
+
+    public init(configuration: Configuration, decoderExecutable: String) {
+        self.configuration = configuration
+        self.decoderExecutable = decoderExecutable
+    }
+
+    public func probe() throws(SystemError) -> Findings {
+        let nothing = FileDescriptor(rawValue: try retrying("open", Array("/dev/null".utf8)) {
+            open("/dev/null", O_RDONLY | O_CLOEXEC)
+        })
+        defer { nothing.close() }
+        let decoder = DecoderProcess(executable: decoderExecutable, timeoutSeconds: 30)
+        let run = try decoder.run(arguments: ["--probe"] + configuration.decoderLimits.arguments, drop: nothing, staging: nil)
+        guard run.termination == .exited(0),
+              let object = (try? JSONSerialization.jsonObject(with: Data(run.output))) as? [String: Any],
+              object["verdict"] as? String == "probe" else {
+            throw SystemError("probe", Array(decoderExecutable.utf8), Errno(rawValue: EPROTO))
+        }
+        func number(_ key: String) -> Int64 { (object[key] as? NSNumber)?.int64Value ?? 0 }
+        return Findings(
+            landlockABI: Int(number("landlock_abi")), landlock: number("landlock") == 1, seccomp: number("seccomp") == 1,
+            problems: object["confinement_problems"] as? String, confineMicroseconds: Int(number("confine_microseconds")),
+            limits: ["address_space_bytes": number("limit_as"), "cpu_seconds": number("limit_cpu"),
+                     "open_files": number("limit_nofile"), "file_size_bytes": number("limit_fsize")])
+    }
+}

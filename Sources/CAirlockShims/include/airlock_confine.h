@@ -1,0 +1,22 @@
+// Landlock's structures change size with its ABI and Debian 12's headers stop at
+// ABI 2, and libseccomp is a C API built around variadic macros: the decoder
+// child's confinement is set up here, in C, and driven from Swift.
+#ifndef AIRLOCK_CONFINE_H
+#define AIRLOCK_CONFINE_H
+
+/// The highest Landlock ABI the kernel offers; 0 when it has none (or it is
+/// disabled), with errno set.
+int airlock_landlock_abi(void);
+
+/// Restricts this process with Landlock at `abi` (at most 7): write, make-file,
+/// make-dir and remove rights beneath `staging_fd` (none when it is -1), no other
+/// filesystem access; from ABI 4 no TCP bind or connect; from ABI 6 no signals
+/// or abstract UNIX sockets outside the domain. Returns 0, or -1 with errno.
+int airlock_landlock_restrict(int staging_fd, int abi);
+
+/// Installs the seccomp filter (libseccomp): everything allowed except the
+/// calls a decoder never needs (sockets, exec, ptrace, mounts, bpf, keys, …),
+/// which kill the process (SIGSYS). Returns 0, or a negative errno.
+int airlock_seccomp_apply(void);
+
+#endif

@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+
+/// What `airlock doctor --json` says the kernel grants decoders here.
+enum KernelConfinement {
+    nonisolated(unsafe) static let report: [String: Any] = {
+        guard let outcome = try? airlock(["doctor", "--json"]),
+              let object = outcome.events.first else { return [:] }
+        return object
+    }()
+    static var landlock: Bool { (report["landlock"] as? Int) == 1 }
+    static var landlockNetwork: Bool { landlock && ((report["landlock_abi"] as? Int) ?? 0) >= 4 }
+    static var seccomp: Bool { (report["seccomp"] as? Int) == 1 }
+}
+
+/// A test-only escape mode of the decoder: after confining itself it tries one
+/// forbidden thing, says on standard error how that ended, and dies.
+struct EscapeCase: CustomTestStringConvertible, Sendable {
+    let mode: String
+    /// Acceptable endings on standard error ("failed with EACCES"), or a signal in the detail.
+    let errnos: [String]
+    let signal: String?
+    let reason: String
+    var testDescription: String { mode }
+}
+
+@Suite("Confinement: a decoder that tries to escape gets nowhere")
+struct ConfinementTests {
+    static let landlockCases = [
+        EscapeCase(mode: "escape-beside-staging", errnos: ["EACCES"], signal: nil, reason: "decoder-failed"),
+        EscapeCase(mode: "escape-root", errnos: ["EACCES"], signal: nil, reason: "decoder-failed"),
+        EscapeCase(mode: "escape-tmp", errnos: ["EACCES"], signal: nil, reason: "decoder-failed"),
+        EscapeCase(mode: "escape-read-passwd", errnos: ["EACCES"], signal: nil, reason: "decoder-failed"),
+    ]
+    static let seccompCases = [
+        EscapeCase(mode: "escape-tcp", errnos: ["EACCES", "EPERM"], signal: "SIGSYS", reason: "decoder-failed"),
+        EscapeCase(mode: "escape-exec", errnos: ["EACCES", "EPERM"], signal: "SIGSYS", reason: "decoder-failed"),
+    ]
+    static let limitCases = [
+        EscapeCase(mode: "escape-file-size", errnos: ["EFBIG"], signal: nil, reason: "file-too-large"),
+        EscapeCase(mode: "escape-allocate", errnos: ["ENOMEM"], signal: nil, reason: "decoder-failed"),
+    ]
+
+    func attempt(_ item: EscapeCase) throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let tmpBefore = try FileManager.default.contentsOfDirectory(atPath: "/tmp").filter { $0.hasPrefix("airlock-escape") }
+        try sandbox.drop(Samples.validZip, as: "\(item.mode).zip")
+        let result = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": item.mode])
+        #expect(result.status == 0, "\(result.stderr)")
+        let event = try #require(result.events.first)
+        #expect(event["reason"] as? String == item.reason, "\(event)")
+        let detail = (event["detail"] as? String) ?? ""
+        let endedByErrno = item.errnos.contains { result.stderr.contains("test escape \(item.mode): failed with \($0)") }
+        let endedBySignal = item.signal.map { detail.contains($0) } ?? false
+        #expect(endedByErrno || endedBySignal, "stderr: \(result.stderr) detail: \(detail)")
+        #expect(!result.stderr.contains("SUCCEEDED"), "\(result.stderr)")
+        try sandbox.expectInvariants()
+        #expect(!FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("escape-in-root").path))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("state/escape-beside-staging").path))
+        let tmpAfter = try FileManager.default.contentsOfDirectory(atPath: "/tmp").filter { $0.hasPrefix("airlock-escape") }
+        #expect(tmpAfter == tmpBefore)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        let quarantined = try #require(try sandbox.onlyQuarantined())
+        #expect(try Data(contentsOf: quarantined.drop) == Samples.validZip)
+    }
+
+    @Test("writing outside staging or reading any other file fails", .enabled(if: KernelConfinement.landlock, "skipped: the kernel offers no Landlock (airlock doctor)"),
+          arguments: landlockCases)
+    func landlockEscapes(_ item: EscapeCase) throws {
+        try attempt(item)
+    }
+
+    @Test("opening a TCP connection or executing a program fails", .enabled(if: KernelConfinement.seccomp || KernelConfinement.landlockNetwork, "skipped: the kernel offers neither seccomp nor Landlock's network rules"),
+          arguments: seccompCases)
+    func seccompEscapes(_ item: EscapeCase) throws {
+        try attempt(item)
+    }
+
+    @Test("writing past the file-size limit and allocating past the address-space limit fail", arguments: limitCases)
+    func limitEscapes(_ item: EscapeCase) throws {
+        try attempt(item)
+    }
+
+    @Test("airlock doctor reports the Landlock ABI, seccomp and the limits")
+    func doctor() throws {
+        let text = try airlock(["doctor"])
+        #expect(text.status == 0, "\(text.stderr)")
+        for label in ["landlock:", "seccomp:", "limits:", "address space 1073741824 bytes", "CPU 60 s", "open files 64"] {
+            #expect(text.stdout.contains(label), "\(text.stdout)")
+        }
+        let report = KernelConfinement.report
+        #expect(report["landlock_abi"] is Int)
+        #expect(report["limit_file_size_bytes"] as? Int == 20 * 1024 * 1024 + 1)
+    }
+}
