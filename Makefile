@@ -4,7 +4,7 @@ ROOT ?= var
 # Debian packages the build and the tests need (the tests use sha256sum from coreutils).
 DEBIAN_PACKAGES = libseccomp-dev libarchive-dev libinotifytools0-dev libssl-dev zlib1g-dev libsystemd-dev pkg-config systemd
 
-.PHONY: all deps build release run test bench clean
+.PHONY: all deps build release run test bench keyed-fixtures clean
 
 all: build
 
@@ -35,6 +35,13 @@ test: build
 # Benchmarks against peers (bsdtar, inotifywait); not part of test. Results in bench/results/latest.md.
 bench: deps
 	bash bench/run.sh
+
+# Regenerates fixtures/keyed/: the Foundation-made samples, then the hand-built ones and the manifest.
+keyed-fixtures:
+	swiftc fixtures/keyed/generator/main.swift Sources/AirlockKeyed/ArchivedMemo.swift \
+		Sources/AirlockKeyed/StableArchive.swift -o .build/keyed-samples
+	.build/keyed-samples fixtures/keyed
+	python3 fixtures/keyed/make_hostile.py
 
 clean:
 	rm -rf .build

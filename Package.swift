@@ -4,6 +4,7 @@ import PackageDescription
 // Dependency arrows point one way:
 //   airlock -> AirlockWatcher -> AirlockCore -> AirlockDecoding -> AirlockPolicy -> AirlockSystem -> C shims
 //   airlock-decoder (the disposable child) -> AirlockDecoding
+//   airlock-keyed-decoder (the child for NSKeyedArchiver drops) -> AirlockKeyed -> AirlockDecoding
 // AirlockSystem, AirlockPolicy and AirlockDecoding do not import Foundation, so the
 // decoder child starts quickly and its behaviour does not depend on Foundation's.
 let package = Package(
@@ -12,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "airlock", targets: ["airlock"]),
         .executable(name: "airlock-decoder", targets: ["airlock-decoder"]),
+        .executable(name: "airlock-keyed-decoder", targets: ["airlock-keyed-decoder"]),
     ],
     targets: [
         .systemLibrary(
@@ -45,7 +47,9 @@ let package = Package(
         .target(name: "AirlockWatcher", dependencies: ["AirlockCore", "AirlockSystem", "CInotifyTools", "CSystemd", "CAirlockShims"]),
         .executableTarget(name: "airlock", dependencies: ["AirlockWatcher", "AirlockCore"]),
         .executableTarget(name: "airlock-decoder", dependencies: ["AirlockDecoding"]),
-        .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockDecoding", "AirlockCore"]),
+        .target(name: "AirlockKeyed", dependencies: ["AirlockDecoding", "AirlockPolicy", "AirlockSystem"]),
+        .executableTarget(name: "airlock-keyed-decoder", dependencies: ["AirlockKeyed"]),
+        .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockDecoding", "AirlockCore", "AirlockKeyed"]),
         .testTarget(name: "AirlockEndToEndTests", dependencies: ["AirlockSystem"]),
     ]
 )

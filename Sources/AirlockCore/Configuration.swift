@@ -21,6 +21,9 @@ public struct Configuration: Sendable, Equatable {
     public var decoderOpenFiles: Int64 = 64
     public var sync: SyncMethod = .syncfs
 
+    /// Keyed-archive (NSKeyedArchiver) drops.
+    public var keyed = KeyedSettings()
+
     /// The watcher (`airlock run` without `--once`).
     public var watch = WatchSettings()
 
@@ -86,6 +89,19 @@ public struct Configuration: Sendable, Equatable {
             decoderAddressSpaceBytes = try section.limit("address_space_bytes") ?? decoderAddressSpaceBytes
             decoderCPUSeconds = try section.limit("cpu_seconds") ?? decoderCPUSeconds
             decoderOpenFiles = try section.limit("open_files") ?? decoderOpenFiles
+            try section.finish()
+        }
+        if var section = try reader.object("keyed") {
+            if let names = try section.stringArray("class_names") {
+                guard !names.isEmpty, !names.contains(where: { $0.isEmpty || $0.contains("\0") }) else {
+                    throw ConfigurationError("keyed.class_names: must list at least one non-empty class name")
+                }
+                keyed.classNames = names
+            }
+            keyed.maxBytes = try section.limit("max_bytes") ?? keyed.maxBytes
+            keyed.maxItems = try section.limit("max_items") ?? keyed.maxItems
+            keyed.maxTextUnits = try section.limit("max_text_units") ?? keyed.maxTextUnits
+            keyed.keepOriginal = try section.bool("keep_original") ?? keyed.keepOriginal
             try section.finish()
         }
         if var section = try reader.object("watch") {
@@ -160,6 +176,13 @@ public struct Configuration: Sendable, Equatable {
             "    \"cpu_seconds\": \(decoderCPUSeconds),",
             "    \"open_files\": \(decoderOpenFiles)",
             "  },",
+            "  \"keyed\": {",
+            "    \"class_names\": [\(keyed.classNames.map(JSONObjectWriter.quote).joined(separator: ", "))],",
+            "    \"max_bytes\": \(keyed.maxBytes),",
+            "    \"max_items\": \(keyed.maxItems),",
+            "    \"max_text_units\": \(keyed.maxTextUnits),",
+            "    \"keep_original\": \(keyed.keepOriginal)",
+            "  },",
             "  \"watch\": {",
             "    \"settle_milliseconds\": \(watch.settleMilliseconds),",
             "    \"max_wait_seconds\": \(watch.maxWaitSeconds),",
@@ -203,6 +226,22 @@ private struct ObjectReader {
     mutating func object(_ key: String) throws(ConfigurationError) -> ObjectReader? {
         guard let value = remaining.removeValue(forKey: key) else { return nil }
         return try ObjectReader(value, path: name(key))
+    }
+
+    mutating func stringArray(_ key: String) throws(ConfigurationError) -> [String]? {
+        guard let value = remaining.removeValue(forKey: key) else { return nil }
+        guard let list = value as? [Any], let strings = list as? [String], strings.count == list.count else {
+            throw ConfigurationError("\(name(key)): must be an array of strings")
+        }
+        return strings
+    }
+
+    mutating func bool(_ key: String) throws(ConfigurationError) -> Bool? {
+        guard let value = remaining.removeValue(forKey: key) else { return nil }
+        guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else {
+            throw ConfigurationError("\(name(key)): must be true or false")
+        }
+        return number.boolValue
     }
 
     /// The value of `key` if it is a string, without taking it.

@@ -122,16 +122,18 @@ struct DecoderProcess {
     }
 }
 
-/// Where the decoder child program lives.
+/// Where the decoder child programs live: beside the running executable.
 public enum DecoderLocation {
-    /// `airlock-decoder` in the directory of the running executable, if executable.
-    public static func beside() -> String? {
+    /// The directory of the running executable, if every decoder program is in it
+    /// and executable.
+    public static func directory() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
         guard length > 0 else { return nil }
         let me = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard let slash = me.lastIndex(of: "/") else { return nil }
-        let candidate = String(me[...slash]) + "airlock-decoder"
-        return access(candidate, X_OK) == 0 ? candidate : nil
+        let directory = String(me[..<slash])
+        for program in DropFormat.programs where access(directory + "/" + program, X_OK) != 0 { return nil }
+        return directory
     }
 }

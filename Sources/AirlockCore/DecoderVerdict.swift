@@ -10,10 +10,11 @@ enum DecoderVerdict: Equatable {
     case rejected(Rejection)
     case deferred(String)
 
-    /// Reasons an archive decoder may report; anything else is a misbehaving child.
+    /// Reasons a decoder may report; anything else is a misbehaving child.
     static let decoderReasons: Set<Reason> = [
         .unsafePath, .unsupportedEntryType, .duplicatePath, .pathConflict, .nameCollision, .nameTooLong, .tooDeep,
         .tooManyEntries, .fileTooLarge, .totalTooLarge, .ratioTooHigh, .corruptArchive, .encryptedEntry, .unsupportedFormat,
+        .wrongRootClass, .unknownClass, .unsupportedSchema, .invalidField, .dropTooLarge, .decoderFailed,
     ]
 
     /// What the child reported of its own confinement, if it got that far.

@@ -18,12 +18,14 @@ public struct Doctor {
     }
 
     let configuration: Configuration
-    let decoderExecutable: String
+    let decoderDirectory: String
 
-    public init(configuration: Configuration, decoderExecutable: String) {
+    public init(configuration: Configuration, decoderDirectory: String) {
         self.configuration = configuration
-        self.decoderExecutable = decoderExecutable
+        self.decoderDirectory = decoderDirectory
     }
+
+    var decoderExecutable: String { decoderDirectory + "/" + DropFormat.archive(.zip).program }
 
     public func probe() throws(SystemError) -> Findings {
         let nothing = FileDescriptor(rawValue: try retrying("open", Array("/dev/null".utf8)) {

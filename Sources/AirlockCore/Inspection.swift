@@ -14,11 +14,11 @@ public struct Inspection {
     }
 
     let configuration: Configuration
-    let decoderExecutable: String
+    let decoderDirectory: String
 
-    public init(configuration: Configuration, decoderExecutable: String) {
+    public init(configuration: Configuration, decoderDirectory: String) {
         self.configuration = configuration
-        self.decoderExecutable = decoderExecutable
+        self.decoderDirectory = decoderDirectory
     }
 
     public func inspect(path: String) throws(SystemError) -> Verdict {
@@ -35,18 +35,18 @@ public struct Inspection {
             guard status.kind == .regular else {
                 return .rejected(Rejection(.notRegularFile, "the file is a \(status.kind), not a regular file"))
             }
-            let format: ArchiveFormat
-            switch try Intake.identify(drop, size: status.size, policy: configuration.policy) {
+            let format: DropFormat
+            switch try Intake.identify(drop, size: status.size, configuration: configuration) {
             case .failure(let rejection): return .rejected(rejection)
             case .success(let found): format = found
             }
-            let decoder = DecoderProcess(executable: decoderExecutable, timeoutSeconds: configuration.decoderTimeoutSeconds)
-            let run = try decoder.run(arguments: [format.rawValue, "--inspect"] + configuration.decoderLimits.arguments + configuration.policy.arguments,
-                                      drop: drop, staging: nil)
+            let decoder = DecoderProcess(executable: decoderDirectory + "/" + format.program,
+                                         timeoutSeconds: configuration.decoderTimeoutSeconds)
+            let run = try decoder.run(arguments: format.decoderArguments(configuration, inspect: true), drop: drop, staging: nil)
             switch DecoderVerdict.interpret(run, timeoutSeconds: configuration.decoderTimeoutSeconds) {
-            case .accepted(let files, let bytes): return .accepted(format: format.rawValue, files: files, bytes: bytes)
+            case .accepted(let files, let bytes): return .accepted(format: format.name, files: files, bytes: bytes)
             case .rejected(var rejection):
-                rejection.format = format.rawValue
+                rejection.format = format.name
                 return .rejected(rejection)
             case .deferred(let detail): throw SystemError("inspect", text: detail, Errno(rawValue: EIO))
             }

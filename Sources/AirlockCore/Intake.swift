@@ -12,18 +12,25 @@ import Glibc
 public final class Intake {
     let layout: RootLayout
     let configuration: Configuration
-    let decoder: DecoderProcess
+    let decoderDirectory: String
+    let children: DecoderChildren?
     let log: Log
 
     /// - Parameter children: where a long-running daemon tracks decoder children to
     ///   kill when it stops; nil for one-shot commands.
-    public init(layout: RootLayout, configuration: Configuration, decoderExecutable: String, log: Log,
+    /// - Parameter decoderDirectory: where `airlock-decoder` and `airlock-keyed-decoder` are.
+    public init(layout: RootLayout, configuration: Configuration, decoderDirectory: String, log: Log,
                 children: DecoderChildren? = nil) {
         self.layout = layout
         self.configuration = configuration
-        self.decoder = DecoderProcess(executable: decoderExecutable, timeoutSeconds: configuration.decoderTimeoutSeconds,
-                                      children: children)
+        self.decoderDirectory = decoderDirectory
+        self.children = children
         self.log = log
+    }
+
+    func decoder(for format: DropFormat) -> DecoderProcess {
+        DecoderProcess(executable: decoderDirectory + "/" + format.program, timeoutSeconds: configuration.decoderTimeoutSeconds,
+                       children: children)
     }
 
     var policy: Policy { configuration.policy }
@@ -175,7 +182,7 @@ public final class Intake {
             }
             context.size = opened.size
             let verdict: DropOutcome.Verdict
-            switch try Intake.identify(drop, size: opened.size, policy: policy) {
+            switch try Intake.identify(drop, size: opened.size, configuration: configuration) {
             case .failure(let rejection):
                 verdict = .rejected(rejection)
             case .success(let format):
@@ -195,7 +202,8 @@ public final class Intake {
 
     /// The checks made before any decoder runs: the drop's size, then its format
     /// from its first bytes.
-    static func identify(_ drop: FileDescriptor, size: Int64, policy: Policy) throws(SystemError) -> Result<ArchiveFormat, Rejection> {
+    static func identify(_ drop: FileDescriptor, size: Int64, configuration: Configuration) throws(SystemError) -> Result<DropFormat, Rejection> {
+        let policy = configuration.policy
         guard size <= policy.maxDropBytes else {
             return .failure(Rejection(.dropTooLarge, "the drop is \(size) bytes, over the \(policy.maxDropBytes)-byte limit"))
         }
@@ -203,8 +211,13 @@ public final class Intake {
         let got = try prefix.withUnsafeMutableBytes { raw in
             Result { () throws(SystemError) in try drop.read(into: raw, at: 0) }
         }.get()
-        guard let format = ArchiveFormat.sniff(Array(prefix[0..<got])) else {
-            return .failure(Rejection(.unsupportedFormat, got == 0 ? "the drop is empty" : "not a ZIP, tar, compressed tar or 7z archive"))
+        guard let format = DropFormat.sniff(Array(prefix[0..<got])) else {
+            return .failure(Rejection(.unsupportedFormat, got == 0 ? "the drop is empty" : "not a ZIP, tar, compressed tar, 7z or keyed archive"))
+        }
+        if format == .keyed && size > configuration.keyed.maxBytes {
+            var rejection = Rejection(.dropTooLarge, "the keyed archive is \(size) bytes, over the \(configuration.keyed.maxBytes)-byte limit")
+            rejection.format = format.name
+            return .failure(rejection)
         }
         return .success(format)
     }
@@ -216,11 +229,19 @@ public final class Intake {
         return Rejection(.notRegularFile, "the drop is a \(status.kind), not a regular file")
     }
 
-    private func decodeAndCommit(_ claim: Claim, drop: FileDescriptor, format: ArchiveFormat, before: FileStatus) throws(SystemError) -> DropOutcome.Verdict {
+    private func decodeAndCommit(_ claim: Claim, drop: FileDescriptor, format: DropFormat, before: FileStatus) throws(SystemError) -> DropOutcome.Verdict {
+        // Room for what the decoder may write: a keyed archive renders to at most a
+        // few times its size; an archive to at least its own size. Short of that the
+        // drop waits (deferred) rather than failing half-way.
+        let needed = format == .keyed ? before.size * 8 + (1 << 20) : before.size + (1 << 20)
+        let available = try layout.staging.availableBytes()
+        guard available >= UInt64(needed) else {
+            return .deferred(detail: "\(available) bytes free on the root's filesystem, \(needed) needed to decode this drop")
+        }
         try layout.staging.makeDirectory(claim.idBytes, mode: 0o700)
         let staging = try layout.staging.openDirectory(claim.idBytes)
         defer { staging.close() }
-        let run = try decoder.run(arguments: [format.rawValue] + configuration.decoderLimits.arguments + policy.arguments, drop: drop, staging: staging)
+        let run = try decoder(for: format).run(arguments: format.decoderArguments(configuration, inspect: false), drop: drop, staging: staging)
         if let confinement = DecoderVerdict.confinement(run), !confinement.complete {
             PartialConfinementWarning.once(log, confinement.summary)
         }
@@ -233,7 +254,7 @@ public final class Intake {
         switch verdict {
         case .rejected(var rejection):
             try layout.staging.removeTree(claim.idBytes)
-            rejection.format = format.rawValue
+            rejection.format = format.name
             return .rejected(rejection)
         case .deferred(let detail):
             try layout.staging.removeTree(claim.idBytes)

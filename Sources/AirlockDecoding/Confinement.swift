@@ -22,6 +22,23 @@ public struct DecoderLimits: Sendable, Equatable {
     public var arguments: [String] {
         ["--limit-as=\(addressSpaceBytes)", "--limit-cpu=\(cpuSeconds)", "--limit-nofile=\(openFiles)", "--limit-fsize=\(fileSizeBytes)"]
     }
+
+    /// Takes the four `--limit-…` arguments out of `list`; nil unless all four are
+    /// there, once each, positive.
+    public init?(taking list: inout [String]) {
+        var values: [String: Int64] = [:]
+        var rest: [String] = []
+        for argument in list {
+            guard argument.hasPrefix("--limit-") else { rest.append(argument); continue }
+            let parts = argument.dropFirst(8).split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let value = Int64(parts[1]), value > 0, values[parts[0]] == nil else { return nil }
+            values[parts[0]] = value
+        }
+        guard values.count == 4, let space = values["as"], let cpu = values["cpu"], let files = values["nofile"],
+              let size = values["fsize"] else { return nil }
+        self.init(addressSpaceBytes: space, cpuSeconds: cpu, openFiles: files, fileSizeBytes: size)
+        list = rest
+    }
 }
 
 /// What confinement the kernel actually granted a decoder child.

@@ -97,7 +97,7 @@ public enum DecoderChild {
         return json
     }
 
-    static func failure(_ error: SystemError) -> JSONObjectWriter {
+    public static func failure(_ error: SystemError) -> JSONObjectWriter {
         var json = JSONObjectWriter()
         if error.errno == .fileTooLarge {
             // The kernel's RLIMIT_FSIZE stopped a write our own count should have stopped first.
@@ -112,7 +112,7 @@ public enum DecoderChild {
         return json
     }
 
-    static func printError(_ text: String) {
+    public static func printError(_ text: String) {
         try? FileDescriptor(rawValue: 2).writeAll(Array((text + "\n").utf8))
     }
 
@@ -133,26 +133,15 @@ public enum DecoderChild {
                 guard let format = ArchiveFormat(rawValue: first) else { return nil }
                 self.format = format
             }
-            var policyArguments: [String] = []
-            var seen = Set<String>()
-            for argument in arguments.dropFirst() {
-                if argument == "--inspect" { inspect = true; continue }
-                if argument.hasPrefix("--limit-") {
-                    let parts = argument.dropFirst(8).split(separator: "=", maxSplits: 1).map(String.init)
-                    guard parts.count == 2, let value = Int64(parts[1]), value > 0 else { return nil }
-                    switch parts[0] {
-                    case "as": limits.addressSpaceBytes = value
-                    case "cpu": limits.cpuSeconds = value
-                    case "nofile": limits.openFiles = value
-                    case "fsize": limits.fileSizeBytes = value
-                    default: return nil
-                    }
-                    seen.insert(parts[0])
-                    continue
-                }
-                policyArguments.append(argument)
+            var rest = Array(arguments.dropFirst())
+            if let index = rest.firstIndex(of: "--inspect") {
+                inspect = true
+                rest.remove(at: index)
             }
-            guard seen.count == 4, let policy = Policy(arguments: policyArguments) else { return nil }
+            guard let limits = DecoderLimits(taking: &rest) else { return nil }
+            self.limits = limits
+            let policyArguments = rest
+            guard let policy = Policy(arguments: policyArguments) else { return nil }
             self.policy = policy
         }
     }

@@ -19,13 +19,13 @@ public final class Daemon: @unchecked Sendable {
         /// The file SIGHUP re-reads (nil: defaults, nothing to reload).
         public var configurationPath: String?
         public var configuration: Configuration
-        public var decoderExecutable: String
+        public var decoderDirectory: String
 
-        public init(rootPath: String, configurationPath: String?, configuration: Configuration, decoderExecutable: String) {
+        public init(rootPath: String, configurationPath: String?, configuration: Configuration, decoderDirectory: String) {
             self.rootPath = rootPath
             self.configurationPath = configurationPath
             self.configuration = configuration
-            self.decoderExecutable = decoderExecutable
+            self.decoderDirectory = decoderDirectory
         }
     }
 
@@ -93,7 +93,7 @@ public final class Daemon: @unchecked Sendable {
         try wake.read.setBlocking(false)
         try wake.write.setBlocking(false)
         self.intake = Intake(layout: layout, configuration: setup.configuration,
-                             decoderExecutable: setup.decoderExecutable, log: log, children: children)
+                             decoderDirectory: setup.decoderDirectory, log: log, children: children)
     }
 
     // MARK: Running
@@ -461,7 +461,7 @@ public final class Daemon: @unchecked Sendable {
             if fresh.watch.workers != configuration.watch.workers {
                 log.warning("SIGHUP: the number of workers changes at the next start")
             }
-            let replacement = Intake(layout: layout, configuration: fresh, decoderExecutable: setup.decoderExecutable,
+            let replacement = Intake(layout: layout, configuration: fresh, decoderDirectory: setup.decoderDirectory,
                                      log: log, children: children)
             state.lock()
             intake = replacement

@@ -65,7 +65,8 @@ int airlock_landlock_restrict(int staging_fd, int abi) {
     attr.handled_access_fs = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_READ_DIR | FS_REMOVE_DIR |
                              FS_REMOVE_FILE | FS_MAKE_CHAR | FS_MAKE_DIR | FS_MAKE_REG | FS_MAKE_SOCK |
                              FS_MAKE_FIFO | FS_MAKE_BLOCK | FS_MAKE_SYM;
-    uint64_t allowed = FS_WRITE_FILE | FS_READ_DIR | FS_REMOVE_DIR | FS_REMOVE_FILE | FS_MAKE_DIR | FS_MAKE_REG;
+    /* READ_FILE beneath staging only: a decoder may read back what it wrote. */
+    uint64_t allowed = FS_WRITE_FILE | FS_READ_FILE | FS_READ_DIR | FS_REMOVE_DIR | FS_REMOVE_FILE | FS_MAKE_DIR | FS_MAKE_REG;
     if (abi >= 2) attr.handled_access_fs |= FS_REFER;
     if (abi >= 3) {
         attr.handled_access_fs |= FS_TRUNCATE;

@@ -95,12 +95,13 @@ enum Dispatch {
         return try Configuration.load(path: path)
     }
 
-    static func decoderExecutable() -> String? {
-        guard let path = DecoderLocation.beside() else {
-            log.error("airlock-decoder is not installed beside airlock; it decodes every drop")
+    /// Where the decoder programs are; nil (after saying so) when one is missing.
+    static func decoderDirectory() -> String? {
+        guard let directory = DecoderLocation.directory() else {
+            log.error("airlock-decoder and airlock-keyed-decoder must be installed beside airlock; they decode every drop")
             return nil
         }
-        return path
+        return directory
     }
 
     static func runIntake(_ choice: Command.RootChoice, once: Bool) -> Int32 {
@@ -121,7 +122,7 @@ enum Dispatch {
             return ExitStatus.configuration
         }
         defer { layout.close() }
-        guard let decoder = decoderExecutable() else { return ExitStatus.unavailable }
+        guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
         guard once else {
             let configurationPath: String
             switch choice {
@@ -129,7 +130,7 @@ enum Dispatch {
             case .root, .implicit: configurationPath = root + "/airlock.json"
             }
             let setup = Daemon.Setup(rootPath: root, configurationPath: configurationPath,
-                                     configuration: configuration, decoderExecutable: decoder)
+                                     configuration: configuration, decoderDirectory: decoder)
             do {
                 return try Daemon(setup, layout: layout).run()
             } catch {
@@ -137,7 +138,7 @@ enum Dispatch {
                 return ExitStatus.ioError
             }
         }
-        let intake = Intake(layout: layout, configuration: configuration, decoderExecutable: decoder, log: log)
+        let intake = Intake(layout: layout, configuration: configuration, decoderDirectory: decoder, log: log)
         var deferred = 0
         let report = { (outcome: DropOutcome) in
             events.emit(outcome.eventLine)
@@ -162,13 +163,13 @@ enum Dispatch {
             log.error(error.message)
             return ExitStatus.configuration
         }
-        guard let decoder = decoderExecutable() else { return ExitStatus.unavailable }
+        guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
         var json = JSONObjectWriter()
         json.add("event", "inspected")
         json.add("drop", EscapedName(Array(file.utf8)).text)
         let status: Int32
         do {
-            switch try Inspection(configuration: configuration, decoderExecutable: decoder).inspect(path: file) {
+            switch try Inspection(configuration: configuration, decoderDirectory: decoder).inspect(path: file) {
             case .accepted(let format, let files, let bytes):
                 json.add("verdict", "accepted")
                 json.add("format", format)
@@ -201,17 +202,17 @@ extension Dispatch {
             log.error(error.message)
             return ExitStatus.configuration
         }
-        guard let decoder = decoderExecutable() else { return ExitStatus.unavailable }
+        guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
         let found: Doctor.Findings
         do {
-            found = try Doctor(configuration: configuration, decoderExecutable: decoder).probe()
+            found = try Doctor(configuration: configuration, decoderDirectory: decoder).probe()
         } catch {
             log.error("the decoder probe failed: \(error)")
             return ExitStatus.unavailable
         }
         if json {
             var line = JSONObjectWriter()
-            line.add("decoder", decoder)
+            line.add("decoders", decoder)
             line.add("landlock_abi", Int64(found.landlockABI))
             line.add("landlock", found.landlock ? 1 : 0)
             line.add("seccomp", found.seccomp ? 1 : 0)
@@ -225,7 +226,7 @@ extension Dispatch {
                     + (found.landlockABI >= 4 ? ", no TCP" : "") + (found.landlockABI >= 6 ? ", no signals or abstract sockets outside" : "")
                 : (found.landlockABI == 0 ? "not offered by this kernel" : "ABI \(found.landlockABI) offered but not in force")
             print("""
-                decoder:       \(decoder)
+                decoders:      \(decoder)
                 no_new_privs:  on
                 landlock:      \(landlock)
                 seccomp:       \(found.seccomp ? "in force: sockets, exec, ptrace, mounts, bpf, keys and the like kill the decoder (SIGSYS)" : "not in force")

@@ -8,8 +8,8 @@
 /// disabled), with errno set.
 int airlock_landlock_abi(void);
 
-/// Restricts this process with Landlock at `abi` (at most 7): write, make-file,
-/// make-dir and remove rights beneath `staging_fd` (none when it is -1), no other
+/// Restricts this process with Landlock at `abi` (at most 7): read, write,
+/// make-file, make-dir and remove rights beneath `staging_fd` (none when it is -1), no other
 /// filesystem access; from ABI 4 no TCP bind or connect; from ABI 6 no signals
 /// or abstract UNIX sockets outside the domain. Returns 0, or -1 with errno.
 int airlock_landlock_restrict(int staging_fd, int abi);

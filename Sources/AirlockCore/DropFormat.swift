@@ -1,0 +1,55 @@
+import AirlockDecoding
+
+/// What a drop is, from its first bytes, and which decoder child reads it.
+public enum DropFormat: Equatable, Sendable {
+    case archive(ArchiveFormat)
+    /// A property list that may be an NSKeyedArchiver archive; the keyed decoder
+    /// checks `$archiver`.
+    case keyed
+
+    public var name: String {
+        switch self {
+        case .archive(let format): return format.rawValue
+        case .keyed: return "keyed"
+        }
+    }
+
+    /// The decoder program, installed beside `airlock`.
+    var program: String {
+        switch self {
+        case .archive: return "airlock-decoder"
+        case .keyed: return "airlock-keyed-decoder"
+        }
+    }
+
+    static let programs = ["airlock-decoder", "airlock-keyed-decoder"]
+
+    /// Sniffs archives first, then property lists (binary `bplist00`, or XML with a
+    /// `<plist` element near the start).
+    static func sniff(_ prefix: [UInt8]) -> DropFormat? {
+        if let archive = ArchiveFormat.sniff(prefix) { return .archive(archive) }
+        if prefix.starts(with: Array("bplist00".utf8)) { return .keyed }
+        var text = prefix[...]
+        if text.starts(with: [0xEF, 0xBB, 0xBF]) { text = text.dropFirst(3) }
+        while let first = text.first, first == 0x20 || first == 0x0A || first == 0x0D || first == 0x09 { text = text.dropFirst() }
+        if text.starts(with: Array("<?xml".utf8)) || text.starts(with: Array("<!DOCTYPE plist".utf8)) || text.starts(with: Array("<plist".utf8)) {
+            let window = Array(text.prefix(512))
+            let needle = Array("<plist".utf8)
+            if window.count >= needle.count, (0...(window.count - needle.count)).contains(where: { Array(window[$0..<($0 + needle.count)]) == needle }) {
+                return .keyed
+            }
+        }
+        return nil
+    }
+
+    /// The child's arguments for this format.
+    func decoderArguments(_ configuration: Configuration, inspect: Bool) -> [String] {
+        let flags = inspect ? ["--inspect"] : []
+        switch self {
+        case .archive(let format):
+            return [format.rawValue] + flags + configuration.decoderLimits.arguments + configuration.policy.arguments
+        case .keyed:
+            return ["keyed"] + flags + configuration.decoderLimits.arguments + configuration.policy.arguments + configuration.keyed.arguments
+        }
+    }
+}

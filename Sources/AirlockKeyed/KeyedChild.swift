@@ -1,0 +1,150 @@
+import AirlockDecoding
+import AirlockPolicy
+import AirlockSystem
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The keyed-archive decoder child: the same descriptors, confinement and result
+/// pipe as `airlock-decoder`, with Foundation's NSKeyedUnarchiver inside. It is
+/// a separate program so that the archive decoder need not load Foundation.
+///
+/// Arguments: `keyed --limit-…=N … POLICY_KEY=VALUE … class_name=NAME … max_bytes=N …`.
+public enum KeyedChild {
+    public static func main(_ arguments: [String]) -> Int32 {
+        guard arguments.first == "keyed" else { return usage() }
+        var rest = Array(arguments.dropFirst())
+        let inspect = rest.first == "--inspect"
+        if inspect { rest.removeFirst() }
+        guard let limits = DecoderLimits(taking: &rest), let settings = KeyedSettings(taking: &rest),
+              let policy = Policy(arguments: rest) else { return usage() }
+        _ = setlocale(LC_CTYPE, "C.UTF-8")
+        let confinement: ConfinementReport
+        do {
+            confinement = try Confinement.apply(limits, staging: inspect ? nil : Confinement.stagingDescriptor)
+        } catch {
+            DecoderChild.printError("airlock-keyed-decoder: cannot confine: \(error)")
+            return 70
+        }
+        #if DEBUG
+        if let fault = getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }), fault == "abort" { abort() }
+        #endif
+        var json = run(settings: settings, policy: policy, inspect: inspect)
+        json.add("landlock_abi", Int64(confinement.landlockABI))
+        json.add("landlock", confinement.landlock ? 1 : 0)
+        json.add("seccomp", confinement.seccomp ? 1 : 0)
+        if !confinement.problems.isEmpty { json.add("confinement_problems", confinement.problems.joined(separator: "; ")) }
+        do {
+            try Confinement.resultDescriptor.writeAll(Array(json.text.utf8))
+        } catch {
+            DecoderChild.printError("airlock-keyed-decoder: cannot report: \(error)")
+            return 71
+        }
+        return 0
+    }
+
+    private static func usage() -> Int32 {
+        DecoderChild.printError("airlock-keyed-decoder: bad arguments (this program is started by airlock, not by hand)")
+        return DecoderChild.usageStatus
+    }
+
+    /// - Parameter inspect: decode and render, but write nothing.
+    static func run(settings: KeyedSettings, policy: Policy, inspect: Bool) -> JSONObjectWriter {
+        let drop = Confinement.dropDescriptor
+        let bytes: [UInt8]
+        do {
+            // One byte over the limit is enough to know it is too large.
+            bytes = try drop.readAll(limit: Int(settings.maxBytes) + 1)
+        } catch where error.errno == .fileTooLarge {
+            return rejected(.dropTooLarge, "over the \(settings.maxBytes)-byte limit for keyed archives")
+        } catch {
+            return DecoderChild.failure(error)
+        }
+        let memos: [ArchivedMemoValue]
+        let asArray: Bool
+        switch KeyedDecoder(settings: settings).decode(Data(bytes)) {
+        case .rejected(let reason, let detail):
+            return rejected(reason, detail)
+        case .memo(let memo):
+            memos = [memo]
+            asArray = false
+        case .memos(let list):
+            memos = list
+            asArray = true
+        }
+        var files: [(String, Data)] = []
+        do {
+            let rendered = try MemoRendering.render(memos, asArray: asArray)
+            files.append((MemoRendering.fileName(forArray: asArray), rendered))
+        } catch {
+            return rejected(.invalidField, "the record cannot be rendered as JSON: \(error)")
+        }
+        if settings.keepOriginal { files.append(("original.plist", Data(bytes))) }
+        if inspect {
+            do {
+                try MemoRendering.verify(files[0].1, memos, asArray: asArray)
+            } catch {
+                return rejected(.decoderFailed, "the rendered record did not read back: \(error)")
+            }
+            return accepted(files: files.count, bytes: files.reduce(0) { $0 + Int64($1.1.count) }, memos: memos.count)
+        }
+        let written: Int64
+        do {
+            written = try write(files, policy: policy)
+            // Read back what was written and compare it with what was decoded.
+            let name = Array(MemoRendering.fileName(forArray: asArray).utf8)
+            let back = try readBack(name, limit: files[0].1.count + 1)
+            try MemoRendering.verify(Data(back), memos, asArray: asArray)
+        } catch let error as SystemError {
+            return DecoderChild.failure(error)
+        } catch {
+            return rejected(.decoderFailed, "the rendered record did not read back: \(error)")
+        }
+        return accepted(files: files.count, bytes: written, memos: memos.count)
+    }
+
+    private static func accepted(files: Int, bytes: Int64, memos: Int) -> JSONObjectWriter {
+        var json = JSONObjectWriter()
+        json.add("verdict", "accepted")
+        json.add("files", Int64(files))
+        json.add("directories", 0)
+        json.add("entries", Int64(memos))
+        json.add("bytes_written", bytes)
+        return json
+    }
+
+    /// Writes each file into staging with the staging writer; the bytes written.
+    private static func write(_ files: [(String, Data)], policy: Policy) throws -> Int64 {
+        var writer = StagingWriter(root: Confinement.stagingDescriptor, policy: policy)
+        defer { writer.close() }
+        var written: Int64 = 0
+        for (name, data) in files {
+            let path = try EntryPath(validating: Array(name.utf8), policy: policy)
+            try writer.beginFile(path)
+            let bytes = [UInt8](data)
+            let result = bytes.withUnsafeBytes { buffer in
+                Result { () throws(SystemError) in try writer.write(buffer) }
+            }
+            try result.get()
+            try writer.endFile()
+            written += Int64(data.count)
+        }
+        return written
+    }
+
+    private static func readBack(_ name: [UInt8], limit: Int) throws(SystemError) -> [UInt8] {
+        let fd = try Confinement.stagingDescriptor.open(name, O_RDONLY | O_NOFOLLOW)
+        defer { fd.close() }
+        return try fd.readAll(limit: limit)
+    }
+
+    private static func rejected(_ reason: Reason, _ detail: String) -> JSONObjectWriter {
+        var json = JSONObjectWriter()
+        json.add("verdict", "rejected")
+        json.add("reason", reason.rawValue)
+        json.add("detail", detail)
+        json.add("bytes_written", 0)
+        return json
+    }
+}

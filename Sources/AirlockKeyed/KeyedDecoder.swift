@@ -1,0 +1,137 @@
+import AirlockPolicy
+import Foundation
+
+/// Decodes one keyed archive of Memo records, securely, or says why not.
+public struct KeyedDecoder {
+    public enum Outcome: Equatable {
+        case memo(ArchivedMemoValue)
+        case memos([ArchivedMemoValue])
+        case rejected(Reason, String)
+    }
+
+    public let settings: KeyedSettings
+
+    public init(settings: KeyedSettings) {
+        self.settings = settings
+    }
+
+    /// Foundation classes that may legitimately appear in a Memo archive's class
+    /// descriptions: the collection and the root of every class hierarchy.
+    static let structuralClasses: Set<String> = ["NSArray", "NSMutableArray", "NSObject"]
+    /// Foundation value classes: allowed to be named (a wrong root or field is then
+    /// a wrong-root-class or invalid-field), never decoded into the result.
+    static let valueClasses: Set<String> = [
+        "NSString", "NSMutableString", "NSNumber", "NSDictionary", "NSMutableDictionary", "NSData", "NSMutableData",
+        "NSDate", "NSSet", "NSMutableSet", "NSNull", "NSURL", "NSUUID", "NSValue",
+    ]
+
+    public func decode(_ data: Data) -> Outcome {
+        guard Int64(data.count) <= settings.maxBytes else {
+            return .rejected(.dropTooLarge, "\(data.count) bytes, over the \(settings.maxBytes)-byte limit for keyed archives")
+        }
+        // The property list first: is it a keyed archive at all, and which class
+        // names does it use (including fallbacks in $classes, which the unarchiver
+        // would try in turn)? Nothing is allowed because the input names it.
+        let plist: Any
+        do {
+            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        } catch {
+            return .rejected(.corruptArchive, "not a readable property list: \(describe(error))")
+        }
+        guard let top = plist as? [String: Any] else {
+            return .rejected(.unsupportedFormat, "a property list that is not a keyed archive")
+        }
+        guard top["$archiver"] as? String == "NSKeyedArchiver" else {
+            return .rejected(.unsupportedFormat, "a property list whose $archiver is not NSKeyedArchiver")
+        }
+        guard let objects = top["$objects"] as? [Any] else {
+            return .rejected(.corruptArchive, "the keyed archive has no $objects table")
+        }
+        let accepted = Set(settings.classNames)
+        for object in objects {
+            guard let description = object as? [String: Any], description["$classname"] != nil || description["$classes"] != nil else { continue }
+            var names: [Any] = [description["$classname"] as Any]
+            names += (description["$classes"] as? [Any]) ?? []
+            for case let name as String in names {
+                if accepted.contains(name) || KeyedDecoder.structuralClasses.contains(name) || KeyedDecoder.valueClasses.contains(name) { continue }
+                return .rejected(.unknownClass, "the archive names class \"\(name)\", which is not configured")
+            }
+            for name in names where !(name is String) {
+                return .rejected(.corruptArchive, "a class description with a non-string name \(type(of: name))")
+            }
+        }
+
+        let shape: KeyedStructure.Shape
+        do {
+            shape = try KeyedStructure(objects: objects, settings: settings).validate(top: top)
+        } catch {
+            return .rejected(error.reason, error.detail)
+        }
+
+        ArchivedMemo.maxTextUnits = Int(settings.maxTextUnits)
+        let unarchiver: NSKeyedUnarchiver
+        do {
+            unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
+        } catch {
+            return .rejected(.corruptArchive, describe(error))
+        }
+        unarchiver.requiresSecureCoding = true
+        unarchiver.decodingFailurePolicy = .setErrorAndReturn
+        for name in settings.classNames {
+            unarchiver.setClass(ArchivedMemo.self, forClassName: name)
+        }
+        let root: Any?
+        switch shape {
+        case .memo:
+            root = unarchiver.decodeObject(of: ArchivedMemo.self, forKey: NSKeyedArchiveRootObjectKey)
+        case .memos:
+            root = unarchiver.decodeObject(of: [NSArray.self, ArchivedMemo.self], forKey: NSKeyedArchiveRootObjectKey)
+        }
+        unarchiver.finishDecoding()
+        if let error = unarchiver.error {
+            let nsError = error as NSError
+            if nsError.domain == KeyedFailure.domain {
+                return .rejected(nsError.code == 2 ? .unsupportedSchema : .invalidField, nsError.localizedDescription)
+            }
+            return .rejected(.corruptArchive, describe(error))
+        }
+        switch (shape, root) {
+        case (.memo, let memo as ArchivedMemo):
+            return .memo(ArchivedMemoValue(memo))
+        case (.memos(let count), let array as NSArray) where array.count == count:
+            var values: [ArchivedMemoValue] = []
+            for (index, element) in array.enumerated() {
+                // Foundation on Linux lets other classes through an {NSArray, Memo} allowlist.
+                guard let memo = element as? ArchivedMemo else {
+                    return .rejected(.wrongRootClass, "item \(index) is \(type(of: element)), not a Memo")
+                }
+                values.append(ArchivedMemoValue(memo))
+            }
+            return .memos(values)
+        default:
+            return .rejected(.corruptArchive, "the unarchiver did not yield the records the archive describes")
+        }
+    }
+
+    private func describe(_ error: Error) -> String {
+        let nsError = error as NSError
+        if nsError.domain == KeyedFailure.domain { return nsError.localizedDescription }
+        let debug = nsError.userInfo["NSDebugDescription"] as? String
+        return "\(nsError.domain) \(nsError.code)" + (debug.map { ": " + $0 } ?? "")
+    }
+}
+
+/// A decoded Memo's fields, as plain values.
+public struct ArchivedMemoValue: Equatable, Sendable {
+    public let schema: Int
+    public let text: String
+
+    public init(schema: Int, text: String) {
+        self.schema = schema
+        self.text = text
+    }
+
+    init(_ memo: ArchivedMemo) {
+        self.init(schema: memo.schema, text: memo.text)
+    }
+}

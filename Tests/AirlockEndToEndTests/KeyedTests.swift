@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+
+/// One case of fixtures/keyed/manifest.json.
+struct KeyedCase: CustomTestStringConvertible, Sendable {
+    let name: String
+    let file: String
+    let verdict: String
+    let reason: String?
+    let classNames: [String]?
+    let expectJSON: Data?
+
+    var testDescription: String { name }
+
+    static let all: [KeyedCase] = {
+        let url = Binary.repository.appendingPathComponent("fixtures/keyed/manifest.json")
+        guard let data = try? Data(contentsOf: url),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let cases = object["cases"] as? [[String: Any]] else { return [] }
+        return cases.map { item in
+            KeyedCase(
+                name: item["name"] as! String, file: item["file"] as! String, verdict: item["verdict"] as! String,
+                reason: item["reason"] as? String, classNames: (item["keyed"] as? [String: Any])?["class_names"] as? [String],
+                expectJSON: (item["expect"]).flatMap { try? JSONSerialization.data(withJSONObject: $0) })
+        }
+    }()
+
+    var expect: [String: Any]? { expectJSON.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } }
+    var fixture: URL { Binary.repository.appendingPathComponent("fixtures/keyed").appendingPathComponent(file) }
+}
+
+@Suite("Keyed archives: historical samples and one test per contract")
+struct KeyedTests {
+    @Test("the manifest covers every keyed-archive reason")
+    func coverage() {
+        let reasons = Set(KeyedCase.all.compactMap(\.reason))
+        for reason in ["wrong-root-class", "unknown-class", "unsupported-schema", "invalid-field", "corrupt-archive",
+                       "too-many-entries", "unsupported-format"] {
+            #expect(reasons.contains(reason), "no keyed fixture for \(reason)")
+        }
+    }
+
+    @Test("each sample ends where the manifest says, and nothing in the outbox is written or changed on a rejection", arguments: KeyedCase.all)
+    func sample(_ item: KeyedCase) throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        if let names = item.classNames {
+            let config = sandbox.root.appendingPathComponent("airlock.json")
+            var object = try JSONSerialization.jsonObject(with: Data(contentsOf: config)) as! [String: Any]
+            var keyed = object["keyed"] as! [String: Any]
+            keyed["class_names"] = names
+            object["keyed"] = keyed
+            try JSONSerialization.data(withJSONObject: object).write(to: config)
+        }
+        // An earlier result under the name this drop would take: never modified.
+        let outputName = String(item.file.dropLast(".plist".count))
+        let earlier = sandbox.outbox.appendingPathComponent(outputName)
+        try FileManager.default.createDirectory(at: earlier, withIntermediateDirectories: false)
+        try Data("earlier result".utf8).write(to: earlier.appendingPathComponent("memo.json"))
+        let original = try Data(contentsOf: item.fixture)
+        try sandbox.drop(original, as: item.file)
+
+        let result = try sandbox.runOnce()
+        #expect(result.status == 0, "\(result.stderr)")
+        let event = try #require(result.events.first)
+        try sandbox.expectInvariants()
+        #expect(try Data(contentsOf: earlier.appendingPathComponent("memo.json")) == Data("earlier result".utf8))
+        #expect(try sandbox.listing(earlier) == ["memo.json"])
+
+        if item.verdict == "accepted" {
+            #expect(event["event"] as? String == "accepted", "\(event)")
+            #expect(event["output"] as? String == "outbox/\(outputName)-2", "a new result gets a new name")
+            let entry = sandbox.outbox.appendingPathComponent(outputName + "-2")
+            let expect = try #require(item.expect)
+            let isArray = expect["memos"] != nil || expect["memos_count"] != nil
+            let file = isArray ? "memos.json" : "memo.json"
+            #expect(try sandbox.listing(entry) == [file])
+            let rendered = try JSONSerialization.jsonObject(with: Data(contentsOf: entry.appendingPathComponent(file))) as! [String: Any]
+            #expect(rendered["format"] as? String == "airlock-memo")
+            #expect(rendered["version"] as? Int == 1)
+            if let memo = expect["memo"] as? [String: Any] {
+                let got = rendered["memo"] as? [String: Any]
+                #expect(got?["schema"] as? Int == memo["schema"] as? Int)
+                #expect(got?["text"] as? String == memo["text"] as? String)
+            }
+            if let memos = expect["memos"] as? [[String: Any]] {
+                let got = (rendered["memos"] as? [[String: Any]]) ?? []
+                #expect(got.count == memos.count)
+                for (a, b) in zip(got, memos) {
+                    #expect(a["index"] as? Int == b["index"] as? Int)
+                    #expect(a["text"] as? String == b["text"] as? String)
+                }
+            }
+            if let count = expect["memos_count"] as? Int {
+                #expect((rendered["memos"] as? [Any])?.count == count)
+            }
+        } else {
+            #expect(event["event"] as? String == "rejected", "\(event)")
+            #expect(event["reason"] as? String == item.reason, "\(event)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [outputName])
+            let quarantined = try #require(try sandbox.onlyQuarantined())
+            #expect(try Data(contentsOf: quarantined.drop) == original)
+            #expect(quarantined.report["reason"] as? String == item.reason)
+            #expect(quarantined.report["format"] as? String == "keyed")
+        }
+    }
+
+    @Test("a keyed decoder that crashes ends as decoder-failed")
+    func crash() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let original = try Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/keyed/memo-binary.plist"))
+        try sandbox.drop(original, as: "memo.plist")
+        let result = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": "abort"])
+        #expect(result.events.first?["reason"] as? String == "decoder-failed")
+        try sandbox.expectInvariants()
+        let quarantined = try #require(try sandbox.onlyQuarantined())
+        #expect(try Data(contentsOf: quarantined.drop) == original)
+    }
+
+    @Test("a keyed archive over the size limit is drop-too-large before any decoding")
+    func tooLarge() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        var padded = try Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/keyed/memo-xml.plist"))
+        padded.append(Data(repeating: 0x20, count: (1 << 20) + 1 - padded.count))
+        try sandbox.drop(padded, as: "big.plist")
+        let result = try sandbox.runOnce()
+        #expect(result.events.first?["reason"] as? String == "drop-too-large")
+        try sandbox.expectInvariants()
+    }
+
+    @Test("keep_original keeps the archive beside the JSON")
+    func keepOriginal() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let config = sandbox.root.appendingPathComponent("airlock.json")
+        var object = try JSONSerialization.jsonObject(with: Data(contentsOf: config)) as! [String: Any]
+        var keyed = object["keyed"] as! [String: Any]
+        keyed["keep_original"] = true
+        object["keyed"] = keyed
+        try JSONSerialization.data(withJSONObject: object).write(to: config)
+        let original = try Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/keyed/memo-binary.plist"))
+        try sandbox.drop(original, as: "kept.plist")
+        let result = try sandbox.runOnce()
+        #expect(result.events.first?["event"] as? String == "accepted", "\(result.stdout) \(result.stderr)")
+        let entry = sandbox.outbox.appendingPathComponent("kept")
+        #expect(try sandbox.listing(entry).sorted() == ["memo.json", "original.plist"])
+        #expect(try Data(contentsOf: entry.appendingPathComponent("original.plist")) == original)
+        try sandbox.expectInvariants()
+    }
+}
