@@ -40,7 +40,7 @@ bench: deps
 keyed-fixtures:
 	swiftc fixtures/keyed/generator/main.swift Sources/AirlockKeyed/ArchivedMemo.swift \
 		Sources/AirlockKeyed/StableArchive.swift -o .build/keyed-samples
-	.build/keyed-samples fixtures/keyed
+	SWIFT_DETERMINISTIC_HASHING=1 .build/keyed-samples fixtures/keyed
 	python3 fixtures/keyed/make_hostile.py
 
 clean:
