@@ -21,6 +21,13 @@ public struct Configuration: Sendable, Equatable {
     public var decoderOpenFiles: Int64 = 64
     public var sync: SyncMethod = .syncfs
 
+    /// The audit journal rotates past this size, keeping this many old files.
+    public var journalMaxBytes: Int64 = 16 << 20
+    public var journalKeep: Int = 5
+    /// Prometheus text-format metrics, written atomically by the daemon; empty: none.
+    public var metricsPath: String = "state/airlock.prom"
+    public var metricsIntervalSeconds: Int64 = 15
+
     /// Keyed-archive (NSKeyedArchiver) drops.
     public var keyed = KeyedSettings()
 
@@ -120,6 +127,16 @@ public struct Configuration: Sendable, Equatable {
             watch.retryMaxSeconds = try section.limit("retry_max_seconds") ?? watch.retryMaxSeconds
             try section.finish()
         }
+        if var section = try reader.object("journal") {
+            journalMaxBytes = try section.limit("max_bytes") ?? journalMaxBytes
+            journalKeep = Int(try section.limit("keep") ?? Int64(journalKeep))
+            try section.finish()
+        }
+        if var section = try reader.object("metrics") {
+            if let path = try section.string("path") { metricsPath = path }
+            metricsIntervalSeconds = try section.limit("interval_seconds") ?? metricsIntervalSeconds
+            try section.finish()
+        }
         if var section = try reader.object("commit") {
             if let method = try section.string("sync") {
                 guard let parsed = SyncMethod(rawValue: method) else {
@@ -136,6 +153,10 @@ public struct Configuration: Sendable, Equatable {
         guard decoderAddressSpaceBytes >= 256 << 20 else {
             throw ConfigurationError("decoder.address_space_bytes: must be at least 268435456 (256 MiB), got \(decoderAddressSpaceBytes)")
         }
+        if !metricsPath.hasPrefix("/") && metricsPath.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) {
+            throw ConfigurationError("metrics.path: a relative path may not hold '.' or '..' components")
+        }
+        guard journalKeep <= 100 else { throw ConfigurationError("journal.keep: must be at most 100, got \(journalKeep)") }
         guard policy.maxDepth <= 255, policy.maxEntries <= 1_000_000 else {
             throw ConfigurationError("policy.max_depth must be at most 255 and policy.max_entries at most 1000000")
         }
@@ -191,6 +212,14 @@ public struct Configuration: Sendable, Equatable {
             "    \"queue_limit\": \(watch.queueLimit),",
             "    \"grace_seconds\": \(watch.graceSeconds),",
             "    \"retry_max_seconds\": \(watch.retryMaxSeconds)",
+            "  },",
+            "  \"journal\": {",
+            "    \"max_bytes\": \(journalMaxBytes),",
+            "    \"keep\": \(journalKeep)",
+            "  },",
+            "  \"metrics\": {",
+            "    \"path\": \(JSONObjectWriter.quote(metricsPath)),",
+            "    \"interval_seconds\": \(metricsIntervalSeconds)",
             "  },",
             "  \"commit\": {",
             "    \"sync\": \"\(sync.rawValue)\"",

@@ -15,6 +15,7 @@ public final class Intake {
     let decoderDirectory: String
     let children: DecoderChildren?
     let log: Log
+    let journal: Journal
 
     /// - Parameter children: where a long-running daemon tracks decoder children to
     ///   kill when it stops; nil for one-shot commands.
@@ -26,6 +27,7 @@ public final class Intake {
         self.decoderDirectory = decoderDirectory
         self.children = children
         self.log = log
+        self.journal = Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep)
     }
 
     func decoder(for format: DropFormat) -> DecoderProcess {
@@ -55,6 +57,8 @@ public final class Intake {
         for name in try layout.staging.entryNames() {
             try layout.staging.removeTree(name)
         }
+        // Quarantine entries a purge had taken out of view but not yet removed.
+        try layout.state.removeTree(QuarantineDesk.purgingDirectory)
         for id in try layout.claimed.entryNames().sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             let claim = try Claim.reopen(id: id, in: layout.claimed)
             defer { claim.directory.close() }
@@ -132,20 +136,68 @@ public final class Intake {
     }
 
     private func process(_ claim: Claim) -> DropOutcome {
+        let started = monotonicNanoseconds()
         let received = timestamp()
         var context = ReportContext(received: received)
-        let verdict = decide(claim, &context)
-        switch verdict {
-        case .accepted, .deferred:
-            return DropOutcome(id: claim.id, dropName: claim.dropName, verdict: verdict)
-        case .rejected(let rejection):
+        var verdict = decide(claim, &context)
+        if case .rejected(let rejection) = verdict {
             do {
                 try quarantine(claim, rejection, context)
-                return DropOutcome(id: claim.id, dropName: claim.dropName, verdict: verdict)
             } catch {
-                return DropOutcome(id: claim.id, dropName: claim.dropName,
-                                   verdict: .deferred(detail: "cannot quarantine: \(error)"))
+                verdict = .deferred(detail: "cannot quarantine: \(error)")
             }
+        }
+        let outcome = DropOutcome(id: claim.id, dropName: claim.dropName, verdict: verdict, size: context.size,
+                                  seconds: Double(monotonicNanoseconds() - started) / 1e9)
+        record(outcome, context, seconds: outcome.seconds)
+        return outcome
+    }
+
+    /// The verdict's journal record.
+    private func record(_ outcome: DropOutcome, _ context: ReportContext, seconds: Double) {
+        let name: String
+        switch outcome.verdict {
+        case .accepted: name = "accepted"
+        case .rejected: name = "rejected"
+        case .deferred: name = "deferred"
+        }
+        journalAppend(name) { record in
+            record.add("id", outcome.id)
+            record.add("drop", EscapedName(outcome.dropName).text)
+            if let size = context.size { record.add("size", size) }
+            if let sha256 = context.sha256 { record.add("sha256", sha256) }
+            switch outcome.verdict {
+            case .accepted(let output, let files, let bytes):
+                record.add("output", "outbox/" + EscapedName(output).text)
+                record.add("files", files)
+                record.add("bytes", bytes)
+            case .rejected(let rejection):
+                record.add("reason", rejection.reason.rawValue)
+                if let entry = rejection.entry { record.add("entry", entry) }
+                record.add("bytes_written", rejection.bytesWritten)
+            case .deferred(let detail):
+                record.add("detail", detail)
+            }
+            record.add("duration_ms", Int64(seconds * 1000))
+        }
+    }
+
+    /// Appends to the audit journal; a journal that cannot be written is logged,
+    /// never a reason to stop the intake.
+    func journalAppend(_ event: String, _ fill: (inout JSONObjectWriter) -> Void) {
+        do {
+            try journal.append(event, fill)
+        } catch {
+            log.warning("cannot append to the journal: \(error)")
+        }
+    }
+
+    private func journalClaimed(_ claim: Claim, _ context: ReportContext) {
+        journalAppend("claimed") { record in
+            record.add("id", claim.id)
+            record.add("drop", EscapedName(claim.dropName).text)
+            if let size = context.size { record.add("size", size) }
+            if let sha256 = context.sha256 { record.add("sha256", sha256) }
         }
     }
 
@@ -164,6 +216,7 @@ public final class Intake {
             return .deferred(detail: "\(error)")
         }
         guard before.kind == .regular, before.linkCount == 1 else {
+            journalClaimed(claim, context)
             return .rejected(notRegular(before))
         }
         let drop: FileDescriptor
@@ -178,20 +231,18 @@ public final class Intake {
         do {
             let opened = try drop.status()
             guard opened.kind == .regular, opened.linkCount == 1, opened.inode == before.inode else {
+                journalClaimed(claim, context)
                 return .rejected(notRegular(opened))
             }
             context.size = opened.size
+            context.sha256 = try Digest.sha256(of: drop)
+            journalClaimed(claim, context)
             let verdict: DropOutcome.Verdict
             switch try Intake.identify(drop, size: opened.size, configuration: configuration) {
             case .failure(let rejection):
                 verdict = .rejected(rejection)
             case .success(let format):
                 verdict = try decodeAndCommit(claim, drop: drop, format: format, before: opened)
-            }
-            if case .rejected = verdict {
-                // Only rejections carry the hash (in their report): hashing every
-                // accepted drop would read each one a second time.
-                context.sha256 = try Digest.sha256(of: drop)
             }
             return verdict
         } catch {
@@ -333,7 +384,7 @@ public final class Intake {
     /// renames the whole claim to quarantine/ID: the entry appears complete or not at all.
     private func quarantine(_ claim: Claim, _ rejection: Rejection, _ context: ReportContext) throws(SystemError) {
         let report = RejectionReport(
-            id: claim.id, drop: EscapedName(claim.dropName).text, drop_bytes: context.size, sha256: context.sha256,
+            id: claim.id, drop: EscapedName(claim.dropName).text, drop_hex: claim.dropName.hex, drop_bytes: context.size, sha256: context.sha256,
             format: rejection.format, reason: rejection.reason.rawValue, detail: rejection.detail,
             entry: rejection.entry, entry_index: rejection.entryIndex, bytes_written: rejection.bytesWritten,
             policy: .init(policy), received_at: context.received, decided_at: timestamp(),

@@ -14,6 +14,18 @@ public struct DropOutcome: Sendable {
     public let id: String
     public let dropName: [UInt8]
     public let verdict: Verdict
+    /// The drop's size, when it was a regular file.
+    public var size: Int64?
+    /// Wall time from claim to verdict.
+    public var seconds: Double = 0
+
+    public init(id: String, dropName: [UInt8], verdict: Verdict, size: Int64? = nil, seconds: Double = 0) {
+        self.id = id
+        self.dropName = dropName
+        self.verdict = verdict
+        self.size = size
+        self.seconds = seconds
+    }
 
     /// The JSON Lines event of the command-line contract.
     public var eventLine: String {
@@ -106,6 +118,8 @@ struct RejectionReport: Encodable {
 
     let id: String
     let drop: String
+    /// The drop's name as raw bytes in hex, so `quarantine release` can restore it exactly.
+    let drop_hex: String
     let drop_bytes: Int64?
     let sha256: String?
     let format: String?
@@ -132,4 +146,37 @@ public enum AirlockVersion {
 
 func timestamp(_ date: Date = Date()) -> String {
     date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+}
+
+extension Array where Element == UInt8 {
+    /// Lowercase hex.
+    var hex: String {
+        let digits = [Character]("0123456789abcdef")
+        var text = ""
+        for byte in self {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0xF)])
+        }
+        return text
+    }
+
+    /// Parses lowercase or uppercase hex; nil on anything else.
+    init?(hex: String) {
+        let characters = Array(hex.utf8)
+        guard characters.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        for index in stride(from: 0, to: characters.count, by: 2) {
+            guard let high = nibble(characters[index]), let low = nibble(characters[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        self = bytes
+    }
 }

@@ -35,6 +35,9 @@ public final class Daemon: @unchecked Sendable {
     private let events = EventStream()
     private let notifier = ServiceNotifier()
     private let children = DecoderChildren()
+    private let metrics = Metrics()
+    private var nextMetrics: UInt64 = 0
+    private var runLock: RunLock?
 
     // Shared with the workers, under `state`.
     private let state = NSCondition()
@@ -100,6 +103,17 @@ public final class Daemon: @unchecked Sendable {
 
     /// Runs until SIGTERM or SIGINT; returns the exit status.
     public func run() -> Int32 {
+        do {
+            guard let lock = try RunLock.acquire(layout, mode: "daemon") else {
+                let holder = RunLock.holder(layout)
+                log.error("another airlock (pid \(holder.pid.map(String.init) ?? "unknown")) is running on \(setup.rootPath)")
+                return 75
+            }
+            runLock = lock
+        } catch {
+            log.error("cannot take the run lock: \(error)")
+            return 74
+        }
         installSignalHandlers()
         do {
             watch = try InboxWatch(path: setup.rootPath + "/inbox") { [self] event in
@@ -165,6 +179,10 @@ public final class Daemon: @unchecked Sendable {
         collectFinished(now: now)
         feedQueue(now: now)
         if reloadWanted() { reload() }
+        if !configuration.metricsPath.isEmpty && now >= nextMetrics {
+            writeMetrics()
+            nextMetrics = now + seconds(configuration.metricsIntervalSeconds)
+        }
         if let interval = notifier.watchdogIntervalNanoseconds, now >= nextWatchdog {
             notifier.watchdog()
             nextWatchdog = now + interval
@@ -366,6 +384,7 @@ public final class Daemon: @unchecked Sendable {
         state.unlock()
         guard !done.isEmpty else { return }
         for outcome in done {
+            metrics.record(outcome)
             switch outcome.verdict {
             case .accepted:
                 counts.accepted += 1
@@ -389,6 +408,7 @@ public final class Daemon: @unchecked Sendable {
 
     private func sleepUntilSomethingHappens(now: UInt64) {
         var deadline = nextRescan
+        if !configuration.metricsPath.isEmpty { deadline = min(deadline, nextMetrics) }
         if let earliest = pending.values.map({ $0.lastEvent + settle }).min(), queuedCount() < Int(configuration.watch.queueLimit) {
             deadline = min(deadline, max(earliest, now + 5_000_000))
         }
@@ -495,6 +515,7 @@ public final class Daemon: @unchecked Sendable {
             _ = waitForWorkers(until: Date().addingTimeInterval(30))
         }
         collectFinished(now: monotonicNanoseconds())
+        if !configuration.metricsPath.isEmpty { writeMetrics() }
         log.info("stopped: \(counts.accepted) accepted, \(counts.rejected) rejected, \(counts.deferred) deferred")
         return 0
     }
@@ -512,6 +533,15 @@ public final class Daemon: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         return inFlight
+    }
+
+    private func writeMetrics() {
+        metrics.setQueueDepth(queuedCount() + inFlightCount() + backlog.count + retries.count)
+        do {
+            try metrics.write(to: configuration.metricsPath, root: layout.root)
+        } catch {
+            log.warning("cannot write metrics to \(configuration.metricsPath): \(error)")
+        }
     }
 
     private func updateStatus() {

@@ -1,3 +1,6 @@
+import AirlockCore
+import AirlockPolicy
+
 /// What the command line asked for, parsed before anything runs.
 enum Command: Equatable {
     enum RootChoice: Equatable {
@@ -12,6 +15,12 @@ enum Command: Equatable {
     case checkPath([String])
     case inspect(file: String, RootChoice)
     case doctor(RootChoice, json: Bool)
+    case quarantineList(RootChoice, reason: String?, sinceSeconds: Int64?, json: Bool)
+    case quarantineShow(RootChoice, id: String, json: Bool)
+    case quarantineRelease(RootChoice, id: String)
+    case quarantinePurge(RootChoice, id: String?, olderThanSeconds: Int64?, dryRun: Bool)
+    case history(RootChoice, id: String?, json: Bool)
+    case status(RootChoice, json: Bool)
     case help
     case version
 
@@ -26,7 +35,15 @@ enum Command: Equatable {
                airlock check-path NAME...
                airlock inspect FILE [--root DIR | --config FILE]
                airlock doctor [--root DIR | --config FILE] [--json]
+               airlock quarantine list [--reason R] [--since DURATION] [--json]
+               airlock quarantine show ID [--json]
+               airlock quarantine release ID
+               airlock quarantine purge ID | --older-than DURATION [--dry-run]
+               airlock history [--id ID] [--json]
+               airlock status [--json]
                airlock help | version
+        Every command that works on a root takes --root DIR or --config FILE.
+        DURATION is a number and a unit: 30s, 15m, 12h, 7d, 2w.
         Without --root or --config, the root is ./var.
         """
 
@@ -65,11 +82,69 @@ enum Command: Equatable {
             return .help
         case "version", "--version":
             return .version
-        case "quarantine", "status":
-            throw UsageError("'\(verb)' is not available in this version yet")
+        case "quarantine":
+            return try parseQuarantine(&options)
+        case "history":
+            let json = options.flag("--json")
+            let id = try options.value("--id")
+            let choice = try options.rootChoice()
+            try options.expectNoOperands(verb)
+            return .history(choice, id: id, json: json)
+        case "status":
+            let json = options.flag("--json")
+            let choice = try options.rootChoice()
+            try options.expectNoOperands(verb)
+            return .status(choice, json: json)
         default:
             throw UsageError("unknown command '\(verb)'")
         }
+    }
+
+    private static func parseQuarantine(_ options: inout Options) throws(UsageError) -> Command {
+        let json = options.flag("--json")
+        let dryRun = options.flag("--dry-run")
+        let reason = try options.value("--reason")
+        let since = try options.value("--since").map { (text) throws(UsageError) in try duration(text, "--since") }
+        let olderThan = try options.value("--older-than").map { (text) throws(UsageError) in try duration(text, "--older-than") }
+        let choice = try options.rootChoice()
+        let words = try options.operands(allowingOptions: false)
+        guard let action = words.first else { throw UsageError("quarantine needs list, show, release or purge") }
+        let rest = Array(words.dropFirst())
+        func forbid(_ present: Bool, _ flag: String) throws(UsageError) {
+            if present { throw UsageError("quarantine \(action) does not take \(flag)") }
+        }
+        switch action {
+        case "list":
+            try forbid(dryRun, "--dry-run")
+            try forbid(olderThan != nil, "--older-than")
+            guard rest.isEmpty else { throw UsageError("quarantine list: unexpected argument '\(rest[0])'") }
+            if let reason, Reason(rawValue: reason) == nil { throw UsageError("--reason: unknown reason code '\(reason)'") }
+            return .quarantineList(choice, reason: reason, sinceSeconds: since, json: json)
+        case "show":
+            try forbid(dryRun || reason != nil || since != nil || olderThan != nil, "list options")
+            guard rest.count == 1 else { throw UsageError("quarantine show takes exactly one ID") }
+            return .quarantineShow(choice, id: rest[0], json: json)
+        case "release":
+            try forbid(json || dryRun || reason != nil || since != nil || olderThan != nil, "options")
+            guard rest.count == 1 else { throw UsageError("quarantine release takes exactly one ID") }
+            return .quarantineRelease(choice, id: rest[0])
+        case "purge":
+            try forbid(json || reason != nil || since != nil, "list options")
+            switch (rest.count, olderThan) {
+            case (1, nil): return .quarantinePurge(choice, id: rest[0], olderThanSeconds: nil, dryRun: dryRun)
+            case (0, let seconds?): return .quarantinePurge(choice, id: nil, olderThanSeconds: seconds, dryRun: dryRun)
+            default: throw UsageError("quarantine purge takes one ID or --older-than DURATION")
+            }
+        default:
+            throw UsageError("unknown quarantine action '\(action)'")
+        }
+    }
+
+    private static func duration(_ text: String, _ flag: String) throws(UsageError) -> Int64 {
+        guard let seconds = Duration.seconds(text) else {
+            throw UsageError("\(flag): '\(text)' is not a duration (like 30s, 15m, 12h, 7d, 2w)")
+        }
+        return seconds
     }
 
     /// Options may stand anywhere after the command; `--` ends them.

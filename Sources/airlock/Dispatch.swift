@@ -40,7 +40,38 @@ enum Dispatch {
             return inspect(file, choice)
         case .doctor(let choice, let json):
             return doctor(choice, json: json)
+        case .quarantineList(let choice, let reason, let since, let json):
+            return withRoot(choice) { layout, configuration in
+                Operations.list(layout, configuration, reason: reason, sinceSeconds: since, json: json)
+            }
+        case .quarantineShow(let choice, let id, let json):
+            return withRoot(choice) { layout, configuration in Operations.show(layout, configuration, id: id, json: json) }
+        case .quarantineRelease(let choice, let id):
+            return withRoot(choice) { layout, configuration in Operations.release(layout, configuration, id: id) }
+        case .quarantinePurge(let choice, let id, let olderThan, let dryRun):
+            return withRoot(choice) { layout, configuration in
+                Operations.purge(layout, configuration, id: id, olderThanSeconds: olderThan, dryRun: dryRun)
+            }
+        case .history(let choice, let id, let json):
+            return withRoot(choice) { layout, configuration in Operations.history(layout, configuration, id: id, json: json) }
+        case .status(let choice, let json):
+            return withRoot(choice) { layout, configuration in Operations.status(layout, configuration, json: json) }
         }
+    }
+
+    /// Opens the root `choice` names and runs `body` on it; 78 when it cannot.
+    static func withRoot(_ choice: Command.RootChoice, _ body: (RootLayout, Configuration) -> Int32) -> Int32 {
+        let layout: RootLayout, configuration: Configuration
+        do {
+            let root: String
+            (root, configuration) = try resolve(choice)
+            layout = try RootLayout.open(path: root)
+        } catch {
+            log.error(error.message)
+            return ExitStatus.configuration
+        }
+        defer { layout.close() }
+        return body(layout, configuration)
     }
 
     static func initialise(_ root: String) -> Int32 {
@@ -138,6 +169,18 @@ enum Dispatch {
                 return ExitStatus.ioError
             }
         }
+        let lock: RunLock
+        do {
+            guard let taken = try RunLock.acquire(layout, mode: "once") else {
+                log.error("an airlock daemon (pid \(RunLock.holder(layout).pid.map(String.init) ?? "unknown")) is running on \(root); it processes the inbox")
+                return ExitStatus.temporaryFailure
+            }
+            lock = taken
+        } catch {
+            log.error("cannot take the run lock: \(error)")
+            return ExitStatus.ioError
+        }
+        defer { withExtendedLifetime(lock) {} }
         let intake = Intake(layout: layout, configuration: configuration, decoderDirectory: decoder, log: log)
         var deferred = 0
         let report = { (outcome: DropOutcome) in

@@ -1,0 +1,122 @@
+import AirlockPolicy
+import AirlockSystem
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's counters, written as Prometheus text (the node_exporter textfile
+/// collector convention: a temporary file, fsync, rename into place).
+public final class Metrics: @unchecked Sendable {
+    private let lock = NSLock()
+    private var drops: [String: Int64] = [:]          // "outcome|reason" → count
+    private var bytesIn: Int64 = 0
+    private var bytesOut: Int64 = 0
+    private var durationBuckets = [Int64](repeating: 0, count: Metrics.bounds.count)
+    private var durationSum: Double = 0
+    private var durationCount: Int64 = 0
+    private var decoderFailures: Int64 = 0
+    private var deferredRetries: Int64 = 0
+    private var queueDepth: Int64 = 0
+
+    static let bounds: [Double] = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
+
+    public init() {}
+
+    public func record(_ outcome: DropOutcome) {
+        lock.lock()
+        defer { lock.unlock() }
+        let key: String
+        switch outcome.verdict {
+        case .accepted(_, _, let bytes):
+            key = "accepted|"
+            bytesOut += bytes
+        case .rejected(let rejection):
+            key = "rejected|" + rejection.reason.rawValue
+            if rejection.reason == .decoderFailed { decoderFailures += 1 }
+        case .deferred:
+            key = "deferred|"
+            deferredRetries += 1
+        }
+        drops[key, default: 0] += 1
+        bytesIn += outcome.size ?? 0
+        for (index, bound) in Metrics.bounds.enumerated() where outcome.seconds <= bound { durationBuckets[index] += 1 }
+        durationSum += outcome.seconds
+        durationCount += 1
+    }
+
+    public func setQueueDepth(_ depth: Int) {
+        lock.lock()
+        queueDepth = Int64(depth)
+        lock.unlock()
+    }
+
+    /// The exposition text.
+    public func text() -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        var lines: [String] = []
+        func family(_ name: String, _ type: String, _ help: String) {
+            lines.append("# HELP \(name) \(help)")
+            lines.append("# TYPE \(name) \(type)")
+        }
+        family("airlock_drops_total", "counter", "Drops finished, by outcome and reason.")
+        for key in drops.keys.sorted() {
+            let parts = key.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            lines.append("airlock_drops_total{outcome=\"\(Metrics.escape(parts[0]))\",reason=\"\(Metrics.escape(parts[1]))\"} \(drops[key]!)")
+        }
+        family("airlock_bytes_in_total", "counter", "Bytes of drops taken in.")
+        lines.append("airlock_bytes_in_total \(bytesIn)")
+        family("airlock_bytes_out_total", "counter", "Bytes written to the outbox.")
+        lines.append("airlock_bytes_out_total \(bytesOut)")
+        family("airlock_processing_seconds", "histogram", "Time from claim to verdict.")
+        for (index, bound) in Metrics.bounds.enumerated() {
+            lines.append("airlock_processing_seconds_bucket{le=\"\(Metrics.number(bound))\"} \(durationBuckets[index])")
+        }
+        lines.append("airlock_processing_seconds_bucket{le=\"+Inf\"} \(durationCount)")
+        lines.append("airlock_processing_seconds_sum \(Metrics.number(durationSum))")
+        lines.append("airlock_processing_seconds_count \(durationCount)")
+        family("airlock_queue_depth", "gauge", "Drops claimed and waiting for, or in, a decoder.")
+        lines.append("airlock_queue_depth \(queueDepth)")
+        family("airlock_decoder_failures_total", "counter", "Drops rejected because the decoder crashed, hit a limit or timed out.")
+        lines.append("airlock_decoder_failures_total \(decoderFailures)")
+        family("airlock_deferred_retries_total", "counter", "Drops deferred (disk full, permissions) and retried later.")
+        lines.append("airlock_deferred_retries_total \(deferredRetries)")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func escape(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
+    /// Writes the text to `path` (relative to the root unless absolute), atomically.
+    public func write(to path: String, root: FileDescriptor) throws(SystemError) {
+        let slash = path.lastIndex(of: "/")
+        let directoryPath = slash.map { String(path[..<$0]) } ?? ""
+        let name = Array((slash.map { String(path[path.index(after: $0)...]) } ?? path).utf8)
+        let directory: FileDescriptor
+        if path.hasPrefix("/") {
+            directory = try FileDescriptor.openDirectory(path: directoryPath.isEmpty ? "/" : directoryPath)
+        } else {
+            var current = try root.duplicate()
+            for component in directoryPath.split(separator: "/") where !component.isEmpty {
+                let next = try current.closeAfter { (fd) throws(SystemError) in try fd.openDirectory(Array(component.utf8)) }
+                current = next
+            }
+            directory = current
+        }
+        defer { directory.close() }
+        let temporary = Array(".".utf8) + name + Array(".tmp".utf8)
+        try directory.removeTree(temporary)
+        try directory.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o644).closeAfter { (fd) throws(SystemError) in
+            try fd.writeAll(Array(text().utf8))
+            try fd.sync()
+        }
+        try directory.rename(temporary, to: directory, name)
+    }
+}

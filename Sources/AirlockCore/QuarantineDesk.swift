@@ -1,0 +1,211 @@
+import AirlockPolicy
+import AirlockSystem
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The operator's side of the quarantine: list, show, release, purge. Safe while a
+/// daemon runs: the daemon only ever adds entries (by renaming a whole claim into
+/// place) and never touches an existing one.
+public struct QuarantineDesk {
+    public struct Entry {
+        public let id: String
+        public let report: [String: Any]
+        /// Whether the original is still there (it is gone once released).
+        public let holdsDrop: Bool
+
+        public var decidedAt: String { report["decided_at"] as? String ?? "" }
+        public var reason: String { report["reason"] as? String ?? "" }
+        public var drop: String { report["drop"] as? String ?? "" }
+        public var size: Int64? { (report["drop_bytes"] as? NSNumber)?.int64Value }
+        public var entry: String? { report["entry"] as? String }
+        public var released: Bool { !holdsDrop || history.contains { $0["action"] as? String == "released" } }
+        public var history: [[String: Any]] { report["history"] as? [[String: Any]] ?? [] }
+
+        /// When the verdict was given.
+        public var date: Date? {
+            try? Date(decidedAt, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        }
+    }
+
+    /// Why an operator's request cannot be done; exit status 65.
+    public struct Refusal: Error, CustomStringConvertible {
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static let purgingDirectory: [UInt8] = Array("purging".utf8)
+    static let reportFile: [UInt8] = Array("report.json".utf8)
+    static let dropFile: [UInt8] = Array("drop".utf8)
+
+    let layout: RootLayout
+    let journal: Journal
+
+    public init(layout: RootLayout, configuration: Configuration) {
+        self.layout = layout
+        self.journal = Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep)
+    }
+
+    /// An id as airlock makes them: `YYYYMMDDTHHMMSSZ-xxxxxxxx`.
+    public static func isWellFormed(_ id: String) -> Bool {
+        let bytes = Array(id.utf8)
+        guard bytes.count == 25, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z"), bytes[16] == UInt8(ascii: "-") else { return false }
+        let digits = bytes[0..<8] + bytes[9..<15]
+        let hex = bytes[17...]
+        return digits.allSatisfy { (0x30...0x39).contains($0) } && hex.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    /// Every entry, newest first.
+    public func entries() throws(SystemError) -> [Entry] {
+        var result: [Entry] = []
+        for name in try layout.quarantine.entryNames() {
+            let id = String(decoding: name, as: UTF8.self)
+            guard QuarantineDesk.isWellFormed(id), let entry = try? load(id) else { continue }
+            result.append(entry)
+        }
+        return result.sorted { ($0.decidedAt, $0.id) > ($1.decidedAt, $1.id) }
+    }
+
+    /// One entry; a malformed or unknown id is a refusal.
+    public func entry(_ id: String) throws -> Entry {
+        guard QuarantineDesk.isWellFormed(id) else {
+            throw Refusal("\"\(EscapedName(Array(id.utf8)))\" is not a quarantine id (they look like 20261129T112331Z-3a1b51fc)")
+        }
+        do {
+            return try load(id)
+        } catch let error as SystemError where error.errno == .noEntry {
+            throw Refusal("no quarantine entry \(id)")
+        }
+    }
+
+    private func load(_ id: String) throws -> Entry {
+        let directory = try layout.quarantine.openDirectory(Array(id.utf8))
+        defer { directory.close() }
+        let bytes = try directory.open(QuarantineDesk.reportFile, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
+            try fd.readAll(limit: 4 << 20)
+        }
+        guard let report = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+            throw Refusal("the report of \(id) is not a JSON object")
+        }
+        let holdsDrop = (try? directory.status(of: QuarantineDesk.dropFile)) != nil
+        return Entry(id: id, report: report, holdsDrop: holdsDrop)
+    }
+
+    /// Sends the original back through intake: renamed atomically into the inbox
+    /// under its name (or `name-2.ext`, …, when taken), recorded in the report's
+    /// history and the journal. Releasing twice is refused.
+    @discardableResult
+    public func release(_ id: String) throws -> [UInt8] {
+        let entry = try self.entry(id)
+        if entry.released {
+            let when = entry.history.first { $0["action"] as? String == "released" }?["at"] as? String
+            throw Refusal("\(id) was already released\(when.map { " at \($0)" } ?? "")")
+        }
+        guard let hex = entry.report["drop_hex"] as? String, let name = [UInt8](hex: hex), !name.isEmpty,
+              !name.contains(0), !name.contains(UInt8(ascii: "/")) else {
+            throw Refusal("the report of \(id) does not record the drop's name")
+        }
+        guard let inbox = try layout.openInbox() else { throw Refusal("the inbox is missing") }
+        defer { inbox.close() }
+        let directory = try layout.quarantine.openDirectory(Array(id.utf8))
+        defer { directory.close() }
+        guard let released = try QuarantineDesk.moveToFreeName(from: directory, into: inbox, name) else {
+            throw Refusal("no free name for \(EscapedName(name)) in the inbox")
+        }
+        try inbox.sync()
+        var report = entry.report
+        var history = entry.history
+        let at = timestamp()
+        history.append(["action": "released", "at": at, "to": "inbox/" + EscapedName(released).text])
+        report["history"] = history
+        try writeReport(report, in: directory)
+        try? journal.append("released") { record in
+            record.add("id", id)
+            record.add("drop", EscapedName(name).text)
+            record.add("to", "inbox/" + EscapedName(released).text)
+            if let sha256 = report["sha256"] as? String { record.add("sha256", sha256) }
+            if let size = entry.size { record.add("size", size) }
+        }
+        return released
+    }
+
+    /// Renames the entry's drop into the inbox under the first free candidate name.
+    private static func moveToFreeName(from directory: FileDescriptor, into inbox: FileDescriptor,
+                                       _ name: [UInt8]) throws(SystemError) -> [UInt8]? {
+        for candidate in inboxCandidates(name) {
+            do throws(SystemError) {
+                try directory.renameNoReplace(dropFile, to: inbox, candidate)
+                return candidate
+            } catch where error.errno == .exists {
+                continue
+            }
+        }
+        return nil
+    }
+
+    /// `name`, then `stem-2.ext`, `stem-3.ext`, … (the suffix kept so the outbox name follows).
+    static func inboxCandidates(_ name: [UInt8]) -> [[UInt8]] {
+        var stem = name
+        var suffix: [UInt8] = []
+        let lowered = name.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }
+        for candidate in OutboxName.suffixes {
+            let bytes = Array(candidate.utf8)
+            if lowered.count > bytes.count, Array(lowered.suffix(bytes.count)) == bytes {
+                stem = Array(name.dropLast(bytes.count))
+                suffix = Array(name.suffix(bytes.count))
+                break
+            }
+        }
+        return [name] + (2...999).map { stem + Array("-\($0)".utf8) + suffix }
+    }
+
+    private func writeReport(_ report: [String: Any], in directory: FileDescriptor) throws {
+        let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        let temporary: [UInt8] = Array("report.json.tmp".utf8)
+        try directory.removeTree(temporary)
+        try directory.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600).closeAfter { (fd) throws(SystemError) in
+            try fd.writeAll(Array(data) + [0x0A])
+            try fd.sync()
+        }
+        try directory.rename(temporary, to: directory, QuarantineDesk.reportFile)
+        try directory.sync()
+    }
+
+    /// Removes entries: each is first renamed out of view into state/purging (so a
+    /// reader never sees half an entry), then deleted; recorded in the journal.
+    public func purge(_ entries: [Entry]) throws(SystemError) {
+        do throws(SystemError) {
+            try layout.state.makeDirectory(QuarantineDesk.purgingDirectory, mode: 0o700)
+        } catch where error.errno == .exists {}
+        let purging = try layout.state.openDirectory(QuarantineDesk.purgingDirectory)
+        defer { purging.close() }
+        for entry in entries {
+            let id = Array(entry.id.utf8)
+            try layout.quarantine.rename(id, to: purging, id)
+            try purging.removeTree(id)
+            try? journal.append("purged") { record in
+                record.add("id", entry.id)
+                record.add("drop", entry.drop)
+                record.add("reason", entry.reason)
+                if let size = entry.size { record.add("size", size) }
+            }
+        }
+        try layout.quarantine.sync()
+    }
+}
+
+/// `30s`, `15m`, `12h`, `7d`, `2w` as seconds.
+public enum Duration {
+    public static func seconds(_ text: String) -> Int64? {
+        guard let unit = text.last, let value = Int64(text.dropLast()), value >= 0 else { return nil }
+        switch unit {
+        case "s": return value
+        case "m": return value * 60
+        case "h": return value * 3600
+        case "d": return value * 86400
+        case "w": return value * 604_800
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import AirlockPolicy
+import AirlockSystem
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `airlock status`: is a daemon running on this root, what has it done, what is
+/// waiting, how much room is left, and what confinement decoders get.
+public struct Status {
+    public struct Counts {
+        public var accepted = 0
+        public var rejected = 0
+        public var deferred = 0
+        public var byReason: [String: Int] = [:]
+
+        mutating func add(_ record: [String: Any]) {
+            switch record["event"] as? String {
+            case "accepted": accepted += 1
+            case "rejected":
+                rejected += 1
+                if let reason = record["reason"] as? String { byReason[reason, default: 0] += 1 }
+            case "deferred": deferred += 1
+            default: break
+            }
+        }
+
+        public var summary: String {
+            var text = "\(accepted) accepted, \(rejected) rejected, \(deferred) deferred"
+            if !byReason.isEmpty {
+                text += " (" + byReason.keys.sorted().map { "\($0) \(byReason[$0]!)" }.joined(separator: ", ") + ")"
+            }
+            return text
+        }
+
+        public var json: [String: Any] { ["accepted": accepted, "rejected": rejected, "deferred": deferred, "by_reason": byReason] }
+    }
+
+    public var holder: RunLock.Holder
+    public var total = Counts()
+    public var sinceStart: Counts?
+    public var claimed = 0
+    public var waiting = 0
+    public var oldestWaiting: (name: String, seconds: Int64)?
+    public var freeBytes: UInt64 = 0
+
+    public static func gather(_ layout: RootLayout, configuration: Configuration) throws(SystemError) -> Status {
+        var status = Status(holder: RunLock.holder(layout))
+        let journal = Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep)
+        let started = status.holder.running ? status.holder.startedAt : nil
+        if started != nil { status.sinceStart = Counts() }
+        for record in try journal.records() {
+            status.total.add(record)
+            if let started, let time = record["time"] as? String, time >= started { status.sinceStart?.add(record) }
+        }
+        status.claimed = try layout.claimed.entryNames().count
+        if let inbox = try layout.openInbox() {
+            defer { inbox.close() }
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            for name in try inbox.entryNames() where !Intake.isTemporaryName(name) {
+                status.waiting += 1
+                guard let entry = try? inbox.status(of: name) else { continue }
+                let age = Int64(now.tv_sec) - Int64(entry.modified.tv_sec)
+                if status.oldestWaiting == nil || age > status.oldestWaiting!.seconds {
+                    status.oldestWaiting = (EscapedName(name).text, age)
+                }
+            }
+        }
+        status.freeBytes = try layout.root.availableBytes()
+        return status
+    }
+}

@@ -1,0 +1,316 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A root with several rejections of several reasons and ages, and one acceptance.
+func populatedRoot(policy: [String: Any] = [:]) throws -> (Sandbox, [String]) {
+    let sandbox = try Sandbox()
+    try sandbox.initialise(policy: policy)
+    for name in ["zip-traversal.zip", "zip-bomb.zip", "tar-symlink.tar", "zip-deflate-valid.zip", "unknown-garbage.zip"] {
+        try sandbox.drop(try Data(contentsOf: Samples.fixture(name)), as: name)
+    }
+    let result = try sandbox.runOnce()
+    #expect(result.status == 0)
+    let ids = result.events.filter { $0["event"] as? String == "rejected" }.compactMap { $0["id"] as? String }
+    // Age one entry by ten days, as if it had been rejected then.
+    let old = sandbox.quarantine.appendingPathComponent(ids[0]).appendingPathComponent("report.json")
+    var report = try JSONSerialization.jsonObject(with: Data(contentsOf: old)) as! [String: Any]
+    let tenDaysAgo = Date().addingTimeInterval(-10 * 86400).formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    report["decided_at"] = tenDaysAgo
+    try JSONSerialization.data(withJSONObject: report).write(to: old)
+    return (sandbox, ids)
+}
+
+@Suite("Operations: quarantine review, journal, status, metrics")
+struct OperationsTests {
+    func root(_ sandbox: Sandbox) -> [String] { ["--root", sandbox.root.path] }
+
+    @Test("quarantine list: aligned columns, JSON Lines newest first, filters by reason and age")
+    func list() throws {
+        let (sandbox, ids) = try populatedRoot()
+        let table = try airlock(["quarantine", "list"] + root(sandbox))
+        #expect(table.status == 0)
+        let lines = table.stdout.split(separator: "\n")
+        #expect(lines.count == 5)
+        #expect(lines[0].hasPrefix("ID"))
+        for id in ids { #expect(table.stdout.contains(id)) }
+        let reasonColumn = lines[0].range(of: "REASON")!.lowerBound.utf16Offset(in: lines[0])
+        for line in lines.dropFirst() { #expect(line.count > reasonColumn, "columns line up: \(line)") }
+
+        let json = try airlock(["quarantine", "list", "--json"] + root(sandbox)).events
+        #expect(json.count == 4)
+        let times = json.compactMap { $0["time"] as? String }
+        #expect(times == times.sorted(by: >), "newest first")
+        #expect(json.last?["id"] as? String == ids[0], "the aged entry is the oldest")
+
+        let unsafe = try airlock(["quarantine", "list", "--json", "--reason", "unsafe-path"] + root(sandbox)).events
+        #expect(unsafe.allSatisfy { $0["reason"] as? String == "unsafe-path" } && unsafe.count == 1)
+        let recent = try airlock(["quarantine", "list", "--json", "--since", "1d"] + root(sandbox)).events
+        #expect(recent.count == 3)
+        #expect(!recent.contains { $0["id"] as? String == ids[0] })
+    }
+
+    @Test("quarantine show: the report in readable form and as JSON")
+    func show() throws {
+        let (sandbox, ids) = try populatedRoot()
+        let traversal = ids.first { id in
+            (try? Data(contentsOf: sandbox.quarantine.appendingPathComponent(id).appendingPathComponent("report.json")))
+                .map { String(decoding: $0, as: UTF8.self).contains("unsafe-path") } ?? false
+        }!
+        let text = try airlock(["quarantine", "show", traversal] + root(sandbox))
+        #expect(text.status == 0)
+        for part in ["reason:         unsafe-path", "entry:          ../outside.txt", "policy:", "max_entries=1000", "sha256:"] {
+            #expect(text.stdout.contains(part), "\(text.stdout)")
+        }
+        let json = try airlock(["quarantine", "show", traversal, "--json"] + root(sandbox))
+        #expect(json.events.first?["id"] as? String == traversal)
+        #expect(json.events.first?["holds_drop"] as? Bool == true)
+    }
+
+    static let errorCases: [([String], Int32)] = [
+        (["quarantine", "show", "not-an-id"], Int32(65)),
+        (["quarantine", "show", "20200101T000000Z-00000000"], 65),
+        (["quarantine", "release", "../../etc"], 65),
+        (["quarantine", "purge", "20200101T000000Z-00000000"], 65),
+        (["history", "--id", "nope"], 65),
+        (["quarantine", "list", "--since", "3x"], 64),
+        (["quarantine", "list", "--since", "-5m"], 64),
+        (["quarantine", "purge", "--older-than", "soon"], 64),
+        (["quarantine", "list", "--frobnicate"], 64),
+        (["quarantine", "list", "--reason", "no-such-reason"], 64),
+        (["quarantine", "wipe"], 64),
+        (["quarantine"], 64),
+        (["status", "--verbose"], 64),
+        ]
+
+    @Test("bad ids, unknown flags and malformed durations are clear errors with the right status", arguments: errorCases)
+    func errors(_ arguments: [String], _ status: Int32) throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let result = try airlock(arguments + ["--root", sandbox.root.path])
+        #expect(result.status == status, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.contains("airlock: error:"))
+        #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains("Stack dump"))
+    }
+
+    @Test("a release after loosening a quota ends accepted; releasing twice is refused; both are journalled")
+    func releaseAfterLoosening() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise(policy: ["max_file_bytes": 1000])
+        try sandbox.drop(Samples.validZip, as: "strict.zip")
+        let first = try sandbox.runOnce()
+        #expect(first.events.first?["reason"] as? String == "file-too-large")
+        let id = try #require(first.events.first?["id"] as? String)
+
+        let config = sandbox.root.appendingPathComponent("airlock.json")
+        var object = try JSONSerialization.jsonObject(with: Data(contentsOf: config)) as! [String: Any]
+        var policy = object["policy"] as! [String: Any]
+        policy["max_file_bytes"] = 20 << 20
+        object["policy"] = policy
+        try JSONSerialization.data(withJSONObject: object).write(to: config)
+
+        let release = try airlock(["quarantine", "release", id] + root(sandbox))
+        #expect(release.status == 0, "\(release.stderr)")
+        #expect(try Data(contentsOf: sandbox.inbox.appendingPathComponent("strict.zip")) == Samples.validZip)
+        let again = try airlock(["quarantine", "release", id] + root(sandbox))
+        #expect(again.status == 65)
+        #expect(again.stderr.contains("already released"))
+
+        let second = try sandbox.runOnce()
+        #expect(second.events.first?["event"] as? String == "accepted", "\(second.stdout)")
+        try sandbox.expectInvariants()
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: sandbox.quarantine.appendingPathComponent(id)
+            .appendingPathComponent("report.json"))) as! [String: Any]
+        #expect((report["history"] as? [[String: Any]])?.first?["action"] as? String == "released")
+        let history = try airlock(["history", "--json", "--id", id] + root(sandbox)).events.compactMap { $0["event"] as? String }
+        #expect(history == ["claimed", "rejected", "released"])
+    }
+
+    @Test("purge by id and by age, with --dry-run touching nothing, journalled")
+    func purge() throws {
+        let (sandbox, ids) = try populatedRoot()
+        let dry = try airlock(["quarantine", "purge", "--older-than", "5d", "--dry-run"] + root(sandbox))
+        #expect(dry.status == 0)
+        #expect(dry.stderr.contains(ids[0]))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count == 4)
+        let aged = try airlock(["quarantine", "purge", "--older-than", "5d"] + root(sandbox))
+        #expect(aged.status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).sorted() == ids.dropFirst().sorted())
+        #expect(try airlock(["quarantine", "purge", ids[1]] + root(sandbox)).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).sorted() == ids.dropFirst(2).sorted())
+        let purged = try airlock(["history", "--json"] + root(sandbox)).events.filter { $0["event"] as? String == "purged" }
+        #expect(Set(purged.compactMap { $0["id"] as? String }) == [ids[0], ids[1]])
+        #expect(try airlock(["quarantine", "show", ids[1]] + root(sandbox)).status == 65)
+        try sandbox.expectInvariants()
+    }
+
+    @Test("purge and release while the daemon runs lose nothing")
+    func whileRunning() throws {
+        let (sandbox, ids) = try populatedRoot()
+        let daemon = try RunningDaemon(sandbox)
+        var names: [String] = []
+        for index in 0..<60 {
+            let name = "busy-\(index).zip"
+            try sandbox.drop(index % 4 == 0 ? Samples.traversalZip : Samples.validZip, as: name)
+            names.append(name)
+            if index == 20 { #expect(try airlock(["quarantine", "purge", ids[1]] + root(sandbox)).status == 0) }
+            if index == 30 { #expect(try airlock(["quarantine", "release", ids[2]] + root(sandbox)).status == 0) }
+        }
+        let verdicts = daemon.waitForVerdicts(61, seconds: 120)
+        let dropped = verdicts.compactMap { $0["drop"] as? String }
+        #expect(Set(dropped).isSuperset(of: names), "every busy drop was processed")
+        #expect(dropped.count == 61, "the 60 drops and the released one, each once")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 15) == 0)
+        try sandbox.expectInvariants()
+        let quarantined = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path)
+        #expect(!quarantined.contains(ids[1]))
+        #expect(quarantined.contains(ids[0]) && quarantined.contains(ids[2]) && quarantined.contains(ids[3]))
+        #expect(quarantined.count == 3 + 15 + 1, "three left, fifteen new rejections, the released drop rejected again")
+    }
+
+    @Test("the journal survives a torn last line: at most that line is lost, readers skip it, appends go on")
+    func tornJournal() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(Samples.validZip, as: "one.zip")
+        _ = try sandbox.runOnce()
+        let journal = sandbox.root.appendingPathComponent("state/journal.jsonl")
+        // What a SIGKILL in the middle of a write leaves behind.
+        let handle = try FileHandle(forWritingTo: journal)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"time":"2026-11-29T00:00:00Z","event":"accep"#.utf8))
+        try handle.close()
+        try sandbox.drop(Samples.validZip, as: "two.zip")
+        _ = try sandbox.runOnce()
+        let records = try airlock(["history", "--json"] + root(sandbox))
+        #expect(records.status == 0)
+        #expect(records.events.compactMap { $0["event"] as? String } == ["claimed", "accepted", "claimed", "accepted"])
+        let lines = try String(contentsOf: journal, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 5)
+        #expect(lines.filter { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) == nil }.count == 1)
+    }
+
+    @Test("the journal after a SIGKILL of a busy daemon: every line but the last parses")
+    func killedJournal() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let daemon = try RunningDaemon(sandbox)
+        for index in 0..<80 { try sandbox.drop(Samples.validZip, as: "k\(index).zip") }
+        _ = waitFor(seconds: 30) { daemon.events.count >= 20 }
+        daemon.signal(SIGKILL)
+        _ = daemon.waitForExit(seconds: 10)
+        let text = try String(contentsOf: sandbox.root.appendingPathComponent("state/journal.jsonl"), encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast(text.hasSuffix("\n") ? 1 : 0)
+        let unreadable = lines.enumerated().filter { (try? JSONSerialization.jsonObject(with: Data($0.element.utf8))) == nil }
+        #expect(unreadable.allSatisfy { $0.offset == lines.count - 1 }, "only a last line may be torn")
+        let restarted = try RunningDaemon(sandbox, label: "restarted")
+        restarted.waitForVerdicts(80 - daemon.events.count, seconds: 60)
+        restarted.signal(SIGTERM)
+        #expect(restarted.waitForExit(seconds: 15) == 0)
+        try sandbox.expectInvariants()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == 80)
+        #expect(try airlock(["history", "--json"] + root(sandbox)).events.filter { $0["event"] as? String == "accepted" }.count >= 80)
+    }
+
+    @Test("status: running or not, counts, queue, free space, confinement")
+    func status() throws {
+        let (sandbox, _) = try populatedRoot()
+        let idle = try airlock(["status"] + root(sandbox))
+        #expect(idle.status == 0)
+        #expect(idle.stdout.contains("daemon:        not running"))
+        #expect(idle.stdout.contains("1 accepted, 4 rejected"))
+        let daemon = try RunningDaemon(sandbox)
+        try sandbox.drop(Samples.validZip, as: "later.zip")
+        daemon.waitForVerdicts(1)
+        let running = try airlock(["status", "--json"] + root(sandbox))
+        let object = try #require(running.events.first)
+        let state = object["daemon"] as? [String: Any]
+        #expect(state?["running"] as? Bool == true)
+        #expect(state?["pid"] as? Int == Int(daemon.process.processIdentifier))
+        #expect((object["since_start"] as? [String: Any])?["accepted"] as? Int == 1)
+        #expect((object["totals"] as? [String: Any])?["accepted"] as? Int == 2)
+        #expect(object["free_bytes"] as? Int ?? 0 > 0)
+        #expect(object["confinement"] != nil)
+        let second = try airlock(["run", "--once"] + root(sandbox))
+        #expect(second.status == 75, "run --once refuses while a daemon holds the root")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 15) == 0)
+    }
+
+    @Test("the metrics file parses as Prometheus text")
+    func metrics() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let config = sandbox.root.appendingPathComponent("airlock.json")
+        var object = try JSONSerialization.jsonObject(with: Data(contentsOf: config)) as! [String: Any]
+        object["metrics"] = ["path": "state/airlock.prom", "interval_seconds": 1]
+        try JSONSerialization.data(withJSONObject: object).write(to: config)
+        let daemon = try RunningDaemon(sandbox)
+        try sandbox.drop(Samples.validZip, as: "m1.zip")
+        try sandbox.drop(Samples.traversalZip, as: "m2.zip")
+        daemon.waitForVerdicts(2)
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 15) == 0)
+        let text = try String(contentsOf: sandbox.root.appendingPathComponent("state/airlock.prom"), encoding: .utf8)
+        try PrometheusText.validate(text)
+        #expect(text.contains(#"airlock_drops_total{outcome="accepted",reason=""} 1"#))
+        #expect(text.contains(#"airlock_drops_total{outcome="rejected",reason="unsafe-path"} 1"#))
+        #expect(text.contains("airlock_processing_seconds_count 2"))
+    }
+}
+
+/// The text exposition format's rules, as far as a file for the textfile collector needs them.
+enum PrometheusText {
+    struct Invalid: Error, CustomStringConvertible { let description: String }
+
+    static func validate(_ text: String) throws {
+        guard text.hasSuffix("\n") else { throw Invalid(description: "no final newline") }
+        let name = #"[a-zA-Z_:][a-zA-Z0-9_:]*"#
+        let label = #"[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*""#
+        let sample = try Regex("^(\(name))(\\{(\(label))(,\(label))*\\})? (-?[0-9.e+]+|[+-]Inf|NaN)$")
+        var types: [String: String] = [:]
+        var seenSamples = Set<String>()
+        var buckets: [String: [(Double, Double)]] = [:]
+        var counts: [String: Double] = [:]
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("# HELP ") { continue }
+            if line.hasPrefix("# TYPE ") {
+                let parts = line.split(separator: " ")
+                guard parts.count == 4, ["counter", "gauge", "histogram", "summary", "untyped"].contains(String(parts[3])) else {
+                    throw Invalid(description: "bad TYPE line: \(line)")
+                }
+                guard types[String(parts[2])] == nil, !seenSamples.contains(String(parts[2])) else {
+                    throw Invalid(description: "TYPE after samples or twice: \(line)")
+                }
+                types[String(parts[2])] = String(parts[3])
+                continue
+            }
+            guard let match = line.wholeMatch(of: sample) else { throw Invalid(description: "not a sample: \(line)") }
+            let metric = String(match.output[1].substring!)
+            let value = Double(String(match.output[match.output.count - 1].substring!).replacingOccurrences(of: "+Inf", with: "inf")) ?? .nan
+            var family = metric
+            for suffix in ["_bucket", "_sum", "_count"] where metric.hasSuffix(suffix) && types[String(metric.dropLast(suffix.count))] == "histogram" {
+                family = String(metric.dropLast(suffix.count))
+            }
+            guard let type = types[family] else { throw Invalid(description: "sample before its TYPE: \(line)") }
+            seenSamples.insert(family)
+            if type == "counter" && !family.hasSuffix("_total") { throw Invalid(description: "counter not named _total: \(family)") }
+            if type == "histogram" && metric.hasSuffix("_bucket") {
+                guard let le = line.firstMatch(of: #/le="([^"]+)"/#) else { throw Invalid(description: "bucket without le: \(line)") }
+                let bound = le.1 == "+Inf" ? Double.infinity : Double(le.1) ?? .nan
+                buckets[family, default: []].append((bound, value))
+            }
+            if type == "histogram" && metric.hasSuffix("_count") { counts[family] = value }
+        }
+        for (family, list) in buckets {
+            guard list.map(\.0) == list.map(\.0).sorted(), list.last?.0 == .infinity else {
+                throw Invalid(description: "\(family): buckets out of order or without +Inf")
+            }
+            guard list.map(\.1) == list.map(\.1).sorted() else { throw Invalid(description: "\(family): buckets not cumulative") }
+            guard list.last?.1 == counts[family] else { throw Invalid(description: "\(family): +Inf bucket differs from _count") }
+        }
+    }
+}
