@@ -1,4 +1,5 @@
 import AirlockDecoding
+import Foundation
 import AirlockSystem
 #if canImport(Glibc)
 import Glibc
@@ -25,7 +26,10 @@ struct DecoderProcess {
 
     static let maxOutputBytes = 64 * 1024
 
-    func run(arguments: [String], drop: FileDescriptor, staging: FileDescriptor?) throws(SystemError) -> Run {
+    /// - Parameter progress: called with (bytes of the drop read, drop size) as the
+    ///   child reports them; the child reports only when given `--progress`.
+    func run(arguments: [String], drop: FileDescriptor, staging: FileDescriptor?,
+             progress: ((Int64, Int64) -> Void)? = nil) throws(SystemError) -> Run {
         // Lift every inherited descriptor above the target numbers first, so no
         // dup2 in the child has the same source and target.
         func lifted(_ fd: FileDescriptor) throws(SystemError) -> FileDescriptor {
@@ -71,9 +75,10 @@ struct DecoderProcess {
         // process: a crash must show as the signal that caused it.
         var environment: [String] = ["SWIFT_BACKTRACE=enable=no"]
         #if DEBUG
-        // Test-only fault injection (see DecoderChild); absent from release builds.
-        if let fault = getenv("AIRLOCK_TEST_DECODER_FAULT") {
-            environment.append("AIRLOCK_TEST_DECODER_FAULT=" + String(cString: fault))
+        // Test-only knobs (fault injection, progress interval), AIRLOCK_TEST_*:
+        // forwarded by debug builds only; release builds have neither side.
+        for (key, value) in ProcessInfo.processInfo.environment where key.hasPrefix("AIRLOCK_TEST_") {
+            environment.append(key + "=" + value)
         }
         #endif
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
@@ -89,12 +94,12 @@ struct DecoderProcess {
         toClose.forEach { $0.close() }
         toClose.removeAll()
         _ = children?.started(pid)
-        var run = try collect(pid: pid, from: pipe.read)
+        var run = try collect(pid: pid, from: pipe.read, progress: progress)
         if children?.finished(pid) == true { run.abandoned = true }
         return run
     }
 
-    private func collect(pid: pid_t, from pipe: FileDescriptor) throws(SystemError) -> Run {
+    private func collect(pid: pid_t, from pipe: FileDescriptor, progress: ((Int64, Int64) -> Void)?) throws(SystemError) -> Run {
         let deadline = monotonicNanoseconds() + UInt64(timeoutSeconds) * 1_000_000_000
         var output: [UInt8] = []
         var timedOut = false
@@ -115,10 +120,28 @@ struct DecoderProcess {
                 break reading
             }
             output += chunk[0..<n]
+            output = Self.takeProgressLines(output, progress)
         }
         if timedOut { kill(pid, SIGKILL) }
         let termination = try waitForChild(pid)
         return Run(termination: termination, output: output, timedOut: timedOut)
+    }
+}
+
+extension DecoderProcess {
+    static let progressPrefix = Array(#"{"progress":"#.utf8)
+
+    /// Removes complete `{"progress":N,"total":M}` lines from the front of `output`,
+    /// handing each to `progress`; what remains is the verdict (or its beginning).
+    static func takeProgressLines(_ output: [UInt8], _ progress: ((Int64, Int64) -> Void)?) -> [UInt8] {
+        var rest = output[...]
+        while rest.starts(with: progressPrefix), let newline = rest.firstIndex(of: 0x0A) {
+            let line = String(decoding: rest[rest.startIndex..<newline], as: UTF8.self)
+            let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }
+            if numbers.count == 2 { progress?(numbers[0], numbers[1]) }
+            rest = rest[(newline + 1)...]
+        }
+        return Array(rest)
     }
 }
 

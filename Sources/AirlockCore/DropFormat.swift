@@ -43,11 +43,12 @@ public enum DropFormat: Equatable, Sendable {
     }
 
     /// The child's arguments for this format.
-    func decoderArguments(_ configuration: Configuration, inspect: Bool) -> [String] {
+    func decoderArguments(_ configuration: Configuration, inspect: Bool, progress: Bool = false) -> [String] {
         let flags = inspect ? ["--inspect"] : []
         switch self {
         case .archive(let format):
-            return [format.rawValue] + flags + configuration.decoderLimits.arguments + configuration.policy.arguments
+            return [format.rawValue] + flags + (progress ? ["--progress"] : []) + configuration.decoderLimits.arguments
+                + configuration.policy.arguments
         case .keyed:
             return ["keyed"] + flags + configuration.decoderLimits.arguments + configuration.policy.arguments + configuration.keyed.arguments
         }

@@ -15,6 +15,8 @@ public struct Inspection {
 
     let configuration: Configuration
     let decoderDirectory: String
+    /// Show progress of a large file on standard error (standard output is a terminal).
+    public var showsProgress = false
 
     public init(configuration: Configuration, decoderDirectory: String) {
         self.configuration = configuration
@@ -42,7 +44,10 @@ public struct Inspection {
             }
             let decoder = DecoderProcess(executable: decoderDirectory + "/" + format.program,
                                          timeoutSeconds: configuration.decoderTimeoutSeconds)
-            let run = try decoder.run(arguments: format.decoderArguments(configuration, inspect: true), drop: drop, staging: nil)
+            let display = showsProgress ? ProgressDisplay(name: Array(path.utf8)) : nil
+            defer { display?.finish() }
+            let run = try decoder.run(arguments: format.decoderArguments(configuration, inspect: true, progress: display != nil),
+                                      drop: drop, staging: nil, progress: display.map { display in { display.update(done: $0, total: $1) } })
             switch DecoderVerdict.interpret(run, timeoutSeconds: configuration.decoderTimeoutSeconds) {
             case .accepted(let files, let bytes): return .accepted(format: format.name, files: files, bytes: bytes)
             case .rejected(var rejection):

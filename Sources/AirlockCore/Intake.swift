@@ -16,6 +16,8 @@ public final class Intake {
     let children: DecoderChildren?
     let log: Log
     let journal: Journal
+    /// Show progress of large drops on standard error (one-shot runs on a terminal).
+    public var showsProgress = false
 
     /// - Parameter children: where a long-running daemon tracks decoder children to
     ///   kill when it stops; nil for one-shot commands.
@@ -292,7 +294,11 @@ public final class Intake {
         try layout.staging.makeDirectory(claim.idBytes, mode: 0o700)
         let staging = try layout.staging.openDirectory(claim.idBytes)
         defer { staging.close() }
-        let run = try decoder(for: format).run(arguments: format.decoderArguments(configuration, inspect: false), drop: drop, staging: staging)
+        let display = showsProgress ? ProgressDisplay(name: claim.dropName) : nil
+        defer { display?.finish() }
+        let run = try decoder(for: format).run(arguments: format.decoderArguments(configuration, inspect: false, progress: display != nil),
+                                               drop: drop, staging: staging,
+                                               progress: display.map { display in { display.update(done: $0, total: $1) } })
         if let confinement = DecoderVerdict.confinement(run), !confinement.complete {
             PartialConfinementWarning.once(log, confinement.summary)
         }

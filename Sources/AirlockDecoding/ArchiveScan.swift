@@ -30,6 +30,8 @@ public struct ArchiveScan {
     public let policy: Policy
     public let drop: FileDescriptor
     public let dropSize: Int64
+    /// Whether to report progress on the result pipe.
+    public var reportsProgress = false
 
     /// Read size for the raw drop. Small enough that the per-entry compressed
     /// size estimate of a stream (raw bytes consumed, plus one block of slack)
@@ -90,6 +92,7 @@ public struct ArchiveScan {
         }
         let stream = StreamPosition(archive: archive, gzip: gzip)
         var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
+        if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
         entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
         if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
             let missing = remaining.keys.min { $0.lexicographicallyPrecedes($1) }!
@@ -133,6 +136,33 @@ public struct ArchiveScan {
         var bytes = Array(UnsafeBufferPointer(start: text, count: strlen(text))).map { UInt8(bitPattern: $0) }
         while let last = bytes.last, last == 0x0A || last == 0x20 { bytes.removeLast() }
         return EscapedName(bytes).text
+    }
+}
+
+/// Writes `{"progress":N,"total":M}` lines to the result pipe, at most every 250 ms.
+struct ProgressReporter {
+    let total: Int64
+    private var next: UInt64 = 0
+    private let interval: UInt64
+
+    init(total: Int64) {
+        self.total = total
+        var interval: UInt64 = 250_000_000
+        #if DEBUG
+        // Test-only: a shorter interval, so a test need not decode for long.
+        if let text = getenv("AIRLOCK_TEST_PROGRESS_INTERVAL_MS"), let milliseconds = UInt64(String(cString: text)) {
+            interval = milliseconds * 1_000_000
+        }
+        #endif
+        self.interval = interval
+        next = monotonicNanoseconds() + interval
+    }
+
+    mutating func report(_ done: Int64) {
+        let now = monotonicNanoseconds()
+        guard now >= next else { return }
+        next = now + interval
+        try? Confinement.resultDescriptor.writeAll(Array("{\"progress\":\(max(done, 0)),\"total\":\(total)}\n".utf8))
     }
 }
 

@@ -70,7 +70,8 @@ public enum DecoderChild {
         } catch {
             return failure(error)
         }
-        let scan = ArchiveScan(format: request.format, policy: request.policy, drop: drop, dropSize: size)
+        var scan = ArchiveScan(format: request.format, policy: request.policy, drop: drop, dropSize: size)
+        scan.reportsProgress = request.progress
         let outcome: ScanOutcome
         if request.inspect {
             var sink = DiscardingSink()
@@ -120,6 +121,7 @@ public enum DecoderChild {
         var format: ArchiveFormat = .zip
         var inspect = false
         var probe = false
+        var progress = false
         var limits = DecoderLimits(addressSpaceBytes: 0, cpuSeconds: 0, openFiles: 0, fileSizeBytes: 0)
         var policy = Policy()
 
@@ -136,6 +138,10 @@ public enum DecoderChild {
             var rest = Array(arguments.dropFirst())
             if let index = rest.firstIndex(of: "--inspect") {
                 inspect = true
+                rest.remove(at: index)
+            }
+            if let index = rest.firstIndex(of: "--progress") {
+                progress = true
                 rest.remove(at: index)
             }
             guard let limits = DecoderLimits(taking: &rest) else { return nil }

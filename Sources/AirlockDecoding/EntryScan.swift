@@ -11,6 +11,8 @@ struct EntryScan {
     let policy: Policy
     let blockSize: Int64
     let stream: StreamPosition
+    /// Reports progress on the result pipe, at most four times a second.
+    var reporter: ProgressReporter?
     private var tracker = ConflictTracker()
     private var counted: Int64 = 0
 
@@ -174,6 +176,7 @@ struct EntryScan {
                 let end = feed(UnsafeRawBufferPointer(start: block, count: size), &self)
                 if end != .complete { return end }
             }
+            reporter?.report(stream.consumed)
         }
         if let declared, entryBytes != declared {
             outcome.findings.record(judge.violation(.corruptArchive, "holds \(entryBytes) bytes, its header declares \(declared)"))

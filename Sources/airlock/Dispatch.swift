@@ -182,6 +182,7 @@ enum Dispatch {
         }
         defer { withExtendedLifetime(lock) {} }
         let intake = Intake(layout: layout, configuration: configuration, decoderDirectory: decoder, log: log)
+        intake.showsProgress = isatty(1) == 1
         var deferred = 0
         let report = { (outcome: DropOutcome) in
             events.emit(outcome.eventLine)
@@ -212,7 +213,9 @@ enum Dispatch {
         json.add("drop", EscapedName(Array(file.utf8)).text)
         let status: Int32
         do {
-            switch try Inspection(configuration: configuration, decoderDirectory: decoder).inspect(path: file) {
+            var inspection = Inspection(configuration: configuration, decoderDirectory: decoder)
+            inspection.showsProgress = isatty(1) == 1
+            switch try inspection.inspect(path: file) {
             case .accepted(let format, let files, let bytes):
                 json.add("verdict", "accepted")
                 json.add("format", format)

@@ -23,7 +23,7 @@ final class RunningDaemon {
         process.executableURL = URL(fileURLWithPath: Binary.airlock)
         process.arguments = ["run", "--root", sandbox.root.path]
         var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "AIRLOCK_TEST_DECODER_FAULT")
+        for key in env.keys where key.hasPrefix("AIRLOCK_TEST_") { env.removeValue(forKey: key) }
         env.removeValue(forKey: "NOTIFY_SOCKET")
         for (key, value) in environment { env[key] = value }
         process.environment = env

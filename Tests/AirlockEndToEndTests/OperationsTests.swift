@@ -314,3 +314,37 @@ enum PrometheusText {
         }
     }
 }
+
+@Suite("Progress on a terminal")
+struct ProgressTests {
+    @Test("inspect on a terminal shows progress of a large drop; without a terminal only the JSON line")
+    func progress() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise(policy: ["max_file_bytes": 64 << 20, "max_total_bytes": 256 << 20, "max_drop_bytes": 256 << 20])
+        let tar = sandbox.logs.appendingPathComponent("large.tar")
+        try TarBuilder.archive((0..<2).map { (name: "part-\($0).bin", size: 12 << 20) }).write(to: tar)
+        #expect(try airlockShell("/bin/gzip", ["-1", tar.path]) == 0)
+        let large = tar.path + ".gz"
+        let plain = try airlock(["inspect", large, "--root", sandbox.root.path], environment: ["AIRLOCK_TEST_PROGRESS_INTERVAL_MS": "1"])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.stdout.split(separator: "\n").count == 1)
+        #expect(!plain.stderr.contains("MiB/s"))
+
+        // script(1) gives the command a terminal for standard output.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", "\(Binary.airlock) inspect \(large) --root \(sandbox.root.path)", "/dev/null"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["AIRLOCK_TEST_PROGRESS_INTERVAL_MS"] = "1"
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(output.contains("MiB/s"), "\(output)")
+        #expect(output.contains("of 24.0 MiB"), "\(output)")
+        #expect(output.contains(#""verdict":"accepted""#))
+    }
+}
