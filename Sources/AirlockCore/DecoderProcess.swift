@@ -22,6 +22,8 @@ struct DecoderProcess {
         var timedOut: Bool
         /// Killed because the daemon is stopping: no verdict on the drop.
         var abandoned = false
+        /// The child's peak resident set size.
+        var maxRSSKiB: Int64 = 0
     }
 
     static let maxOutputBytes = 64 * 1024
@@ -123,8 +125,8 @@ struct DecoderProcess {
             output = Self.takeProgressLines(output, progress)
         }
         if timedOut { kill(pid, SIGKILL) }
-        let termination = try waitForChild(pid)
-        return Run(termination: termination, output: output, timedOut: timedOut)
+        let (termination, maxRSS) = try waitForChild(pid)
+        return Run(termination: termination, output: output, timedOut: timedOut, maxRSSKiB: maxRSS)
     }
 }
 

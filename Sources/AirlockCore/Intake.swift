@@ -1,6 +1,7 @@
 import AirlockDecoding
 import AirlockPolicy
 import AirlockSystem
+import Dispatch
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,11 @@ import Glibc
 /// The supervisor's side of ingest: claim, identify, hand the drop to a decoder
 /// child, audit what it wrote, then commit to the outbox or quarantine the
 /// original with a report. It never parses a drop beyond its first bytes.
-public final class Intake {
+///
+/// Its state is fixed at creation (`showsProgress` is set before any drop), so
+/// one Intake serves several worker threads at once: each drop has its own id,
+/// claim and staging directory, and the directories are shared descriptors.
+public final class Intake: @unchecked Sendable {
     let layout: RootLayout
     let configuration: Configuration
     let decoderDirectory: String
@@ -103,15 +108,35 @@ public final class Intake {
     // MARK: The inbox
 
     /// Processes every drop now in the inbox, in name order.
-    public func processInbox(_ emit: (DropOutcome) -> Void) throws(SystemError) {
+    /// Processes every drop now in the inbox: claims them in name order, then
+    /// decodes them `workers` at a time. `emit` is called once per drop, from one
+    /// thread at a time.
+    public func processInbox(workers: Int = 1, _ emit: @escaping @Sendable (DropOutcome) -> Void) throws(SystemError) {
         guard let inbox = try layout.openInbox() else {
             throw SystemError("open", Array("inbox".utf8), .noEntry)
         }
-        try inbox.closeAfter { (inbox) throws(SystemError) in
+        let tickets = try inbox.closeAfter { (inbox) throws(SystemError) -> [ClaimTicket] in
             let names = try inbox.entryNames().filter { !Intake.isTemporaryName($0) }
+            var tickets: [ClaimTicket] = []
             for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                guard let ticket = try claim(name, from: inbox) else { continue }
-                emit(process(ticket))
+                if let ticket = try claim(name, from: inbox) { tickets.append(ticket) }
+            }
+            return tickets
+        }
+        process(tickets, workers: workers, emit)
+    }
+
+    /// Decodes claimed drops `workers` at a time; `emit` is serialised.
+    public func process(_ tickets: [ClaimTicket], workers: Int, _ emit: @escaping @Sendable (DropOutcome) -> Void) {
+        guard workers > 1, tickets.count > 1 else {
+            tickets.forEach { emit(process($0)) }
+            return
+        }
+        let queue = TicketQueue(tickets)
+        DispatchQueue.concurrentPerform(iterations: min(workers, tickets.count)) { _ in
+            while let ticket = queue.next() {
+                let outcome = self.process(ticket)
+                queue.serialised { emit(outcome) }
             }
         }
     }
@@ -181,6 +206,7 @@ public final class Intake {
                 record.add("detail", detail)
             }
             record.add("duration_ms", Int64(seconds * 1000))
+            if let rss = context.decoderMaxRSSKiB { record.add("decoder_max_rss_kib", rss) }
         }
     }
 
@@ -207,6 +233,8 @@ public final class Intake {
         var received: String
         var size: Int64?
         var sha256: String?
+        /// The decoder child's peak resident set size, when one ran.
+        var decoderMaxRSSKiB: Int64?
     }
 
     /// Decides and, for an accepted drop, commits. Rejections are returned for the caller to quarantine.
@@ -244,7 +272,7 @@ public final class Intake {
             case .failure(let rejection):
                 verdict = .rejected(rejection)
             case .success(let format):
-                verdict = try decodeAndCommit(claim, drop: drop, format: format, before: opened)
+                verdict = try decodeAndCommit(claim, drop: drop, format: format, before: opened, context: &context)
             }
             return verdict
         } catch {
@@ -282,7 +310,8 @@ public final class Intake {
         return Rejection(.notRegularFile, "the drop is a \(status.kind), not a regular file")
     }
 
-    private func decodeAndCommit(_ claim: Claim, drop: FileDescriptor, format: DropFormat, before: FileStatus) throws(SystemError) -> DropOutcome.Verdict {
+    private func decodeAndCommit(_ claim: Claim, drop: FileDescriptor, format: DropFormat, before: FileStatus,
+                                 context: inout ReportContext) throws(SystemError) -> DropOutcome.Verdict {
         // Room for what the decoder may write: a keyed archive renders to at most a
         // few times its size; an archive to at least its own size. Short of that the
         // drop waits (deferred) rather than failing half-way.
@@ -299,6 +328,7 @@ public final class Intake {
         let run = try decoder(for: format).run(arguments: format.decoderArguments(configuration, inspect: false, progress: display != nil),
                                                drop: drop, staging: staging,
                                                progress: display.map { display in { display.update(done: $0, total: $1) } })
+        context.decoderMaxRSSKiB = run.maxRSSKiB
         if let confinement = DecoderVerdict.confinement(run), !confinement.complete {
             PartialConfinementWarning.once(log, confinement.summary)
         }
@@ -432,5 +462,28 @@ enum PartialConfinementWarning {
         guard !said else { return }
         said = true
         log.warning("decoders run with partial confinement: \(summary)")
+    }
+}
+
+/// Hands out tickets to worker threads one at a time.
+private final class TicketQueue: @unchecked Sendable {
+    private let lock = NSLock()
+    private let tickets: [ClaimTicket]
+    private var index = 0
+
+    init(_ tickets: [ClaimTicket]) { self.tickets = tickets }
+
+    func next() -> ClaimTicket? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard index < tickets.count else { return nil }
+        index += 1
+        return tickets[index - 1]
+    }
+
+    func serialised(_ body: () -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        body()
     }
 }

@@ -183,20 +183,28 @@ enum Dispatch {
         defer { withExtendedLifetime(lock) {} }
         let intake = Intake(layout: layout, configuration: configuration, decoderDirectory: decoder, log: log)
         intake.showsProgress = isatty(1) == 1
-        var deferred = 0
-        let report = { (outcome: DropOutcome) in
+        let counter = DeferredCounter()
+        let report: @Sendable (DropOutcome) -> Void = { outcome in
             events.emit(outcome.eventLine)
             log.info(outcome.logLine)
-            if case .deferred = outcome.verdict { deferred += 1 }
+            if case .deferred = outcome.verdict { counter.count += 1 }
         }
+        let workers = Int(configuration.watch.workers ?? Int64(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
         do {
-            try intake.recover { ticket in report(intake.process(ticket)) }
-            try intake.processInbox(report)
+            var recovered: [ClaimTicket] = []
+            try intake.recover { recovered.append($0) }
+            intake.process(recovered, workers: workers, report)
+            try intake.processInbox(workers: workers, report)
         } catch {
             log.error("intake stopped: \(error)")
             return ExitStatus.ioError
         }
-        return deferred > 0 ? ExitStatus.temporaryFailure : ExitStatus.ok
+        return counter.count > 0 ? ExitStatus.temporaryFailure : ExitStatus.ok
+    }
+
+    /// Counts deferred drops; only touched under the intake's emit lock.
+    final class DeferredCounter: @unchecked Sendable {
+        var count = 0
     }
 
     static func inspect(_ file: String, _ choice: Command.RootChoice) -> Int32 {
