@@ -4,10 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=""
-for tool in bsdtar inotifywait python3; do command -v "$tool" >/dev/null || need="$need $tool"; done
+for tool in bsdtar inotifywait python3 unzip zstd; do command -v "$tool" >/dev/null || need="$need $tool"; done
 if [ -n "$need" ]; then
   echo "installing the peers:$need"
-  apt-get install -y libarchive-tools inotify-tools python3 >/dev/null
+  apt-get install -y libarchive-tools inotify-tools python3 unzip zstd >/dev/null
 fi
 swift build -c release >/dev/null
 mkdir -p bench/results
@@ -26,5 +26,8 @@ echo '```' >> "$out"
 bash bench/sync-methods.sh | tee -a "$out"
 echo '```' >> "$out"
 echo >> "$out"
+work=$(mktemp -d "${TMPDIR:-/tmp}/airlock-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+python3 bench/cases.py .build/release/airlock "$work" "$out"
 python3 bench/watch.py .build/release/airlock fixtures/archives/zip-deflate-valid.zip "$out"
 echo "wrote $out"

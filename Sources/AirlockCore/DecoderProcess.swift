@@ -75,7 +75,10 @@ struct DecoderProcess {
         // Swift's crash backtracer would exec swift-backtrace, which the child's
         // seccomp filter kills as SIGSYS and which has no business in a confined
         // process: a crash must show as the signal that caused it.
-        var environment: [String] = ["SWIFT_BACKTRACE=enable=no"]
+        // TZ set: otherwise glibc re-reads /etc/localtime on every time conversion
+        // (libarchive converts each ZIP entry's DOS time), which Landlock refuses,
+        // so it would try again for every entry.
+        var environment: [String] = ["SWIFT_BACKTRACE=enable=no", "TZ=UTC0"]
         #if DEBUG
         // Test-only knobs (fault injection, progress interval), AIRLOCK_TEST_*:
         // forwarded by debug builds only; release builds have neither side.

@@ -265,16 +265,21 @@ public final class Intake: @unchecked Sendable {
                 return .rejected(notRegular(opened))
             }
             context.size = opened.size
-            context.sha256 = try Digest.sha256(of: drop)
-            journalClaimed(claim, context)
-            let verdict: DropOutcome.Verdict
+            // The hash (for the journal and reports) is computed beside the decoder,
+            // on the other core, rather than before it: it reads the whole drop.
+            let snapshot = context
+            let hashing = HashJob(drop: drop) { [self] sha256 in
+                var claimed = snapshot
+                claimed.sha256 = sha256
+                journalClaimed(claim, claimed)
+            }
+            defer { context.sha256 = hashing.wait() }
             switch try Intake.identify(drop, size: opened.size, configuration: configuration) {
             case .failure(let rejection):
-                verdict = .rejected(rejection)
+                return .rejected(rejection)
             case .success(let format):
-                verdict = try decodeAndCommit(claim, drop: drop, format: format, before: opened, context: &context)
+                return try decodeAndCommit(claim, drop: drop, format: format, before: opened, context: &context)
             }
-            return verdict
         } catch {
             try? layout.staging.removeTree(claim.idBytes)
             return .deferred(detail: "\(error)")
@@ -485,5 +490,27 @@ private final class TicketQueue: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         body()
+    }
+}
+
+/// SHA-256 of a drop on a background thread; `done` runs there with the result.
+private final class HashJob: @unchecked Sendable {
+    private let group = DispatchGroup()
+    private var result: String?
+
+    init(drop: FileDescriptor, done: @escaping @Sendable (String?) -> Void) {
+        group.enter()
+        DispatchQueue.global().async { [self] in
+            // pread only: the decoder child shares this descriptor's file offset.
+            result = try? Digest.sha256(of: drop)
+            done(result)
+            group.leave()
+        }
+    }
+
+    /// Waits for the hash; nil when the drop could not be read.
+    func wait() -> String? {
+        group.wait()
+        return result
     }
 }

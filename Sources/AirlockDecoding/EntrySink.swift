@@ -23,9 +23,13 @@ public struct StagingWriter: EntrySink {
     private let root: FileDescriptor
     private let fileMode: mode_t
     private let directoryMode: mode_t
-    /// The open directories of the last path written, so consecutive entries in
-    /// one directory do not walk from the root again. At most `maxDepth` deep.
-    private var chain: [(name: [UInt8], fd: FileDescriptor)] = []
+    /// Open directories by path ("a/b/"), so entries spread over a few directories
+    /// do not walk from the root each time. Bounded: the decoder's RLIMIT_NOFILE is small.
+    private var open: [[UInt8]: FileDescriptor] = [:]
+    private static let openLimit = 24
+    /// Directories this writer made (as paths), so a later entry walking into
+    /// one does not try mkdirat again only to meet EEXIST.
+    private var made: Set<[UInt8]> = []
     private var file: FileDescriptor?
     private var fileName: [UInt8] = []
 
@@ -39,13 +43,12 @@ public struct StagingWriter: EntrySink {
     }
 
     public mutating func makeDirectory(_ path: EntryPath) throws(SystemError) {
-        try enter(path.components)
+        _ = try directory(path.components[...])
     }
 
     public mutating func beginFile(_ path: EntryPath) throws(SystemError) {
         precondition(file == nil, "beginFile while a file is open")
-        try enter(Array(path.components.dropLast()))
-        let parent = chain.last?.fd ?? root
+        let parent = try directory(path.components.dropLast())
         let name = path.components[path.components.count - 1]
         file = try parent.open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
         fileName = path.raw
@@ -61,40 +64,60 @@ public struct StagingWriter: EntrySink {
     }
 
     public mutating func endFile() throws(SystemError) {
-        guard let open = file else { preconditionFailure("endFile without an open file") }
+        guard let done = file else { preconditionFailure("endFile without an open file") }
         file = nil
-        try open.closeAfter { (fd) throws(SystemError) in try fd.changeMode(fileMode) }
+        try done.closeAfter { (fd) throws(SystemError) in try fd.changeMode(fileMode) }
         filesWritten += 1
     }
 
     public mutating func close() {
         file?.close()
         file = nil
-        for (_, fd) in chain { fd.close() }
-        chain.removeAll()
+        for fd in open.values { fd.close() }
+        open.removeAll()
     }
 
-    /// Makes the chain of open directories equal `components`, creating what is missing.
-    private mutating func enter(_ components: [[UInt8]]) throws(SystemError) {
-        var shared = 0
-        while shared < chain.count, shared < components.count, chain[shared].name == components[shared] { shared += 1 }
-        while chain.count > shared { chain.removeLast().fd.close() }
-        for component in components[shared...] {
-            let parent = chain.last?.fd ?? root
-            var created = true
-            do {
-                try parent.makeDirectory(component, mode: 0o700)
-            } catch where error.errno == .exists {
-                // Made by an earlier entry of this archive: staging holds nothing else.
-                created = false
+    /// The open directory at `components` beneath the root, made where missing,
+    /// each component opened with O_NOFOLLOW from its parent's descriptor.
+    private mutating func directory(_ components: ArraySlice<[UInt8]>) throws(SystemError) -> FileDescriptor {
+        guard !components.isEmpty else { return root }
+        var paths: [[UInt8]] = []
+        var path: [UInt8] = []
+        for component in components {
+            path += component + [UInt8(ascii: "/")]
+            paths.append(path)
+        }
+        // The deepest prefix already open.
+        var depth = paths.count
+        while depth > 0, open[paths[depth - 1]] == nil { depth -= 1 }
+        if depth == paths.count { return open[paths[depth - 1]]! }
+        if open.count + (paths.count - depth) > StagingWriter.openLimit {
+            for fd in open.values { fd.close() }
+            open.removeAll()
+            depth = 0
+        }
+        var parent = depth > 0 ? open[paths[depth - 1]]! : root
+        for index in depth..<paths.count {
+            let component = components[components.startIndex + index]
+            var created = false
+            if !made.contains(paths[index]) {
+                do {
+                    try parent.makeDirectory(component, mode: 0o700)
+                    created = true
+                } catch where error.errno == .exists {
+                    // Made by an earlier entry of this archive: staging holds nothing else.
+                }
+                made.insert(paths[index])
             }
             let fd = try parent.openDirectory(component)
-            chain.append((component, fd))
+            open[paths[index]] = fd
             if created {
                 try fd.changeMode(directoryMode)
                 directoriesMade += 1
             }
+            parent = fd
         }
+        return parent
     }
 }
 

@@ -58,23 +58,32 @@ public struct ZipDirectory: Sendable {
               end.directoryOffset + end.directorySize == end.directoryEnd else {
             throw Malformed("central directory does not end where the end record begins")
         }
-        var cursor = end.directoryOffset
+        // The whole directory in one read, then parsed from memory.
+        let directory = try reader.bytes(at: end.directoryOffset, count: Int(end.directorySize))
+        var cursor = 0
         var entries: [Entry] = []
+        entries.reserveCapacity(Int(end.entryCount))
         for _ in 0..<end.entryCount {
-            let fixed = try reader.bytes(at: cursor, count: 46)
-            guard fixed.u32(0) == 0x0201_4B50 else { throw Malformed("bad central directory record signature") }
-            let nameLength = Int64(fixed.u16(28)), extraLength = Int64(fixed.u16(30)), commentLength = Int64(fixed.u16(32))
-            let name = try reader.bytes(at: cursor + 46, count: Int(nameLength))
-            let extra = try reader.bytes(at: cursor + 46 + nameLength, count: Int(extraLength))
-            var compressed = Int64(fixed.u32(20)), uncompressed = Int64(fixed.u32(24)), offset = Int64(fixed.u32(42))
+            guard cursor + 46 <= directory.count, directory.u32(cursor) == 0x0201_4B50 else {
+                throw Malformed("bad central directory record signature")
+            }
+            let nameLength = Int(directory.u16(cursor + 28)), extraLength = Int(directory.u16(cursor + 30))
+            let commentLength = Int(directory.u16(cursor + 32))
+            guard cursor + 46 + nameLength + extraLength + commentLength <= directory.count else {
+                throw Malformed("a central directory record overruns the directory")
+            }
+            let name = Array(directory[(cursor + 46)..<(cursor + 46 + nameLength)])
+            let extra = Array(directory[(cursor + 46 + nameLength)..<(cursor + 46 + nameLength + extraLength)])
+            var compressed = Int64(directory.u32(cursor + 20)), uncompressed = Int64(directory.u32(cursor + 24))
+            var offset = Int64(directory.u32(cursor + 42))
             try ZipDirectory.applyZip64(extra, uncompressed: &uncompressed, compressed: &compressed, offset: &offset)
             entries.append(Entry(
-                name: name, flags: fixed.u16(8), method: fixed.u16(10),
+                name: name, flags: directory.u16(cursor + 8), method: directory.u16(cursor + 10),
                 compressedSize: compressed, uncompressedSize: uncompressed, localHeaderOffset: offset,
-                madeByUnix: fixed.u16(4) >> 8 == 3, externalAttributes: fixed.u32(38)))
+                madeByUnix: directory.u16(cursor + 4) >> 8 == 3, externalAttributes: directory.u32(cursor + 38)))
             cursor += 46 + nameLength + extraLength + commentLength
         }
-        guard cursor == end.directoryEnd else { throw Malformed("central directory size disagrees with its records") }
+        guard Int64(cursor) == end.directorySize else { throw Malformed("central directory size disagrees with its records") }
         for index in entries.indices {
             try ZipDirectory.checkLocalHeader(&entries[index], reader: reader, directoryOffset: end.directoryOffset)
         }
@@ -151,13 +160,15 @@ public struct ZipDirectory: Sendable {
     }
 
     private static func checkLocalHeader(_ entry: inout Entry, reader: Reader, directoryOffset: Int64) throws(Malformed) {
-        let header = try reader.bytes(at: entry.localHeaderOffset, count: 30)
+        // The fixed header and the name the directory expects, in one read.
+        let header = try reader.bytes(at: entry.localHeaderOffset, count: 30 + entry.name.count)
         guard header.u32(0) == 0x0403_4B50 else {
             throw Malformed("\(EscapedName(entry.name)): no local header where the central directory points")
         }
         let nameLength = Int64(header.u16(26)), extraLength = Int64(header.u16(28))
-        let name = try reader.bytes(at: entry.localHeaderOffset + 30, count: Int(nameLength))
-        guard name == entry.name else { throw Malformed("\(EscapedName(entry.name)): local header names another entry") }
+        guard nameLength == Int64(entry.name.count), Array(header[30...]) == entry.name else {
+            throw Malformed("\(EscapedName(entry.name)): local header names another entry")
+        }
         guard header.u16(8) == entry.method else { throw Malformed("\(EscapedName(entry.name)): local header disagrees on the method") }
         guard (header.u16(6) & 0x0041) == (entry.flags & 0x0041) else {
             throw Malformed("\(EscapedName(entry.name)): local header disagrees on encryption")

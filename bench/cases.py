@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Intake benchmarks beside the tools people use instead, measured pair by pair in
+one invocation. Every airlock figure is the whole intake: `airlock run --once` on
+a fresh root holding the input (claim, hash, decode in the confined child, checks,
+audit, syncfs, commit). Every peer extracts into a fresh directory and then runs
+`sync -f` on it, for the same durability.
+
+Usage: cases.py AIRLOCK_BIN WORKDIR OUT.md   (RUNS=5 by default)
+"""
+import io, json, os, random, shutil, statistics, subprocess, sys, tarfile, time, zipfile
+
+RUNS = int(os.environ.get("RUNS", "5"))
+MANY = int(os.environ.get("MANY_DROPS", "2000"))
+
+
+def text_like(rng, size):
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9))) for _ in range(5000)]
+    parts, n = [], 0
+    while n < size:
+        line = " ".join(rng.choice(words) for _ in range(rng.randint(5, 14))) + "\n"
+        parts.append(line)
+        n += len(line)
+    return "".join(parts).encode()[:size]
+
+
+def make_inputs(work):
+    rng = random.Random(11)
+    inputs = os.path.join(work, "inputs")
+    os.makedirs(inputs, exist_ok=True)
+    big = {f"big/part{i}.txt": text_like(rng, 18 * 1024 * 1024) for i in range(5)}
+    with zipfile.ZipFile(os.path.join(inputs, "large.zip"), "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in big.items():
+            z.writestr(name, data)
+    with tarfile.open(os.path.join(inputs, "large.tar"), "w", format=tarfile.PAX_FORMAT) as t:
+        for name, data in big.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    subprocess.run(["gzip", "-6", "-k", "-f", os.path.join(inputs, "large.tar")], check=True)
+    subprocess.run(["zstd", "-q", "-3", "-f", os.path.join(inputs, "large.tar"), "-o", os.path.join(inputs, "large.tar.zst")], check=True)
+    with zipfile.ZipFile(os.path.join(inputs, "small.zip"), "w", zipfile.ZIP_DEFLATED) as z:
+        for i in range(1000):
+            z.writestr(f"d{i % 10}/e{(i // 10) % 10}/file{i}.txt", text_like(rng, rng.randint(1024, 8192)))
+    with zipfile.ZipFile(os.path.join(inputs, "tiny.zip"), "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("docs/readme.txt", text_like(rng, 3000))
+        z.writestr("data/values.csv", text_like(rng, 2000))
+    with tarfile.open(os.path.join(inputs, "one-mib.tar"), "w", format=tarfile.PAX_FORMAT) as t:
+        data = text_like(rng, 1024 * 1024 - 4096)
+        info = tarfile.TarInfo("one/part.txt")
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+    return inputs
+
+
+class Airlock:
+    def __init__(self, binary, work):
+        self.binary, self.work = binary, work
+
+    def fresh_root(self):
+        root = os.path.join(self.work, "root")
+        shutil.rmtree(root, ignore_errors=True)
+        subprocess.run([self.binary, "init", "--root", root], check=True, stderr=subprocess.DEVNULL)
+        return root
+
+    def run(self, files, names=None):
+        """Times run --once over `files` placed in a fresh inbox; returns (seconds, journal records)."""
+        root = self.fresh_root()
+        for index, path in enumerate(files):
+            name = names[index] if names else os.path.basename(path)
+            shutil.copyfile(path, os.path.join(root, "inbox", name))
+        # The copies are the producer's writes, not the intake's: flush them before
+        # the clock starts, or airlock's syncfs would pay for them.
+        subprocess.run(["sync", "-f", root], check=True)
+        start = time.perf_counter()
+        proc = subprocess.run([self.binary, "run", "--once", "--root", root], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        elapsed = time.perf_counter() - start
+        assert proc.returncode == 0, proc.returncode
+        events = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+        assert len(events) == len(files) and all(e["event"] == "accepted" for e in events), events[:3]
+        with open(os.path.join(root, "state", "journal.jsonl")) as f:
+            journal = [json.loads(line) for line in f]
+        return elapsed, journal
+
+
+def timed_shell(command, out):
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    subprocess.run(["sync", "-f", os.path.dirname(out)], check=True)
+    start = time.perf_counter()
+    subprocess.run(["bash", "-c", command], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+PEERS = {
+    "bsdtar -xf + sync -f": 'bsdtar -xf "$IN" -C "$OUT" && sync -f "$OUT"',
+    "unzip -q + sync -f": 'unzip -q "$IN" -d "$OUT" && sync -f "$OUT"',
+    "python zipfile.extractall + sync -f": 'python3 -c "import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" "$IN" "$OUT" && sync -f "$OUT"',
+}
+
+
+def stats(values):
+    return statistics.median(values), min(values), max(values)
+
+
+def fmt(values, unit="ms", scale=1000):
+    m, lo, hi = stats(values)
+    return f"{m * scale:.0f} {unit} ({lo * scale:.0f}–{hi * scale:.0f})"
+
+
+def main():
+    binary, work, out = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.makedirs(work, exist_ok=True)
+    inputs = make_inputs(work)
+    airlock = Airlock(binary, work)
+    lines = []
+    verdicts = []
+
+    def single_case(title, path, peers, target):
+        lines.append(f"### {title}")
+        lines.append("")
+        lines.append(f"Input: `{os.path.basename(path)}`, {os.path.getsize(path) / 1048576:.1f} MiB. Median of {RUNS} runs (min–max); "
+                     "ratio = airlock ÷ peer, run by run, median.")
+        lines.append("")
+        lines.append("| peer | airlock | peer | ratio (median, min–max) | target |")
+        lines.append("| --- | --- | --- | --- | --- |")
+        for peer in peers:
+            ours, theirs, ratios = [], [], []
+            for _ in range(RUNS):
+                seconds, _ = airlock.run([path])
+                env_command = PEERS[peer].replace('"$IN"', f'"{path}"').replace('"$OUT"', f'"{os.path.join(work, "peer-out")}"')
+                other = timed_shell(env_command, os.path.join(work, "peer-out"))
+                ours.append(seconds)
+                theirs.append(other)
+                ratios.append(seconds / other)
+            r, rlo, rhi = stats(ratios)
+            ok = "—"
+            if peer.startswith("bsdtar") and target:
+                ok = f"≤ {target}: {'met' if r <= target else 'MISSED'}"
+                verdicts.append((title, r <= target))
+            lines.append(f"| {peer} | {fmt(ours)} | {fmt(theirs)} | {r:.2f} ({rlo:.2f}–{rhi:.2f}) | {ok} |")
+        lines.append("")
+
+    zip_peers = list(PEERS)
+    single_case("Large files: ZIP of five 18 MiB text files", os.path.join(inputs, "large.zip"), zip_peers, 1.15)
+    single_case("Large files: the same as tar.gz", os.path.join(inputs, "large.tar.gz"), ["bsdtar -xf + sync -f"], 1.15)
+    single_case("Large files: the same as tar.zst", os.path.join(inputs, "large.tar.zst"), ["bsdtar -xf + sync -f"], 1.15)
+    single_case("Many small files: ZIP of 1,000 files of 1–8 KiB", os.path.join(inputs, "small.zip"), zip_peers, 1.5)
+
+    # Many drops: run --once over MANY small ZIPs against a loop of bsdtar + sync -f per drop.
+    tiny = os.path.join(inputs, "tiny.zip")
+    names = [f"drop-{i}.zip" for i in range(MANY)]
+    loop_dir = os.path.join(work, "loop-in")
+    shutil.rmtree(loop_dir, ignore_errors=True)
+    os.makedirs(loop_dir)
+    for name in names:
+        shutil.copyfile(tiny, os.path.join(loop_dir, name))
+    loop = f'cd "{loop_dir}" && for f in *.zip; do mkdir "$OUT/$f" && bsdtar -xf "$f" -C "$OUT/$f" && sync -f "$OUT"; done'
+    ours, theirs, ratios = [], [], []
+    supervisor_rss = []
+    for _ in range(RUNS):
+        seconds, journal = airlock.run([tiny] * MANY, names)
+        other = timed_shell(loop.replace('"$OUT', f'"{os.path.join(work, "peer-out")}'), os.path.join(work, "peer-out"))
+        ours.append(MANY / seconds)
+        theirs.append(MANY / other)
+        ratios.append((MANY / seconds) / (MANY / other))
+    r, rlo, rhi = stats(ratios)
+    verdicts.append(("Many drops", r >= 0.7))
+    lines += [f"### Many drops: {MANY} small ZIPs in the inbox, `run --once`", "",
+              "| | airlock | bsdtar loop (bsdtar -xf + sync -f per drop) | throughput ratio (median, min–max) | target |",
+              "| --- | --- | --- | --- | --- |",
+              f"| drops per second | {fmt(ours, '/s', 1)} | {fmt(theirs, '/s', 1)} | {r:.2f} ({rlo:.2f}–{rhi:.2f}) | ≥ 0.7: {'met' if r >= 0.7 else 'MISSED'} |", ""]
+
+    # Keyed archives.
+    memo = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "keyed", "memo-binary.plist")
+    keyed_names = [f"memo-{i}.plist" for i in range(MANY)]
+    rates = []
+    for _ in range(RUNS):
+        seconds, _ = airlock.run([memo] * MANY, keyed_names)
+        rates.append(MANY / seconds)
+    lines += [f"### Keyed archives: {MANY} memo archives, `run --once`", "",
+              f"{fmt(rates, 'drops/s', 1)} (no peer: nothing else decodes NSKeyedArchiver memos on Linux).", ""]
+
+    # Memory.
+    small_rss, large_rss = [], []
+    for _ in range(RUNS):
+        _, journal = airlock.run([os.path.join(inputs, "one-mib.tar")])
+        small_rss += [r["decoder_max_rss_kib"] for r in journal if r["event"] == "accepted"]
+        _, journal = airlock.run([os.path.join(inputs, "large.tar")])
+        large_rss += [r["decoder_max_rss_kib"] for r in journal if r["event"] == "accepted"]
+    s_med, l_med = statistics.median(small_rss), statistics.median(large_rss)
+    mem_ok = l_med <= 1.2 * s_med and l_med < 64 * 1024
+    verdicts.append(("Decoder memory", mem_ok))
+    # Supervisor: its RSS sampled while it works through the many drops.
+    root = airlock.fresh_root()
+    for name in names:
+        shutil.copyfile(tiny, os.path.join(root, "inbox", name))
+    subprocess.run(["sync", "-f", root], check=True)
+    proc = subprocess.Popen([binary, "run", "--once", "--root", root], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    samples = []
+    while proc.poll() is None:
+        try:
+            with open(f"/proc/{proc.pid}/status") as f:
+                rss = [int(l.split()[1]) for l in f if l.startswith("VmRSS:")]
+            if rss:
+                samples.append((len(os.listdir(os.path.join(root, "outbox"))), rss[0]))
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            pass
+        time.sleep(0.2)
+    quarter = [s for s in samples if s[0] <= MANY // 4] or samples[:1]
+    last = [s for s in samples if s[0] >= 3 * MANY // 4] or samples[-1:]
+    lines += ["### Memory", "",
+              "| | peak RSS |", "| --- | --- |",
+              f"| decoder child, 1 MiB drop (`one-mib.tar`) | {s_med / 1024:.1f} MiB (median of {RUNS}) |",
+              f"| decoder child, 90 MiB drop (`large.tar`) | {l_med / 1024:.1f} MiB (median of {RUNS}); ratio {l_med / s_med:.2f}; "
+              f"target ≤ 1.2 and < 64 MiB: {'met' if mem_ok else 'MISSED'} |",
+              f"| supervisor during {MANY} drops | {quarter[-1][1] / 1024:.1f} MiB after {quarter[-1][0]} drops, "
+              f"{last[-1][1] / 1024:.1f} MiB after {last[-1][0]} drops |", ""]
+
+    text = "## Intake\n\n" + "\n".join(lines) + "\nTargets: " + ", ".join(
+        f"{name}: {'met' if ok else 'MISSED'}" for name, ok in verdicts) + "\n"
+    with open(out, "a") as f:
+        f.write(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
