@@ -31,8 +31,8 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .systemLibrary(
-            name: "CZlib",
-            providers: [.apt(["zlib1g-dev"])]
+            name: "CIsal",
+            providers: [.apt(["libisal-dev"])]
         ),
         .systemLibrary(
             name: "CSystemd",
@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "CAirlockShims", linkerSettings: [.linkedLibrary("seccomp")]),
         .target(name: "AirlockSystem", dependencies: ["CAirlockShims"]),
         .target(name: "AirlockPolicy", dependencies: ["AirlockSystem"]),
-        .target(name: "AirlockDecoding", dependencies: ["AirlockPolicy", "AirlockSystem", "CArchive", "CZlib", "CAirlockShims"]),
+        .target(name: "AirlockDecoding", dependencies: ["AirlockPolicy", "AirlockSystem", "CArchive", "CIsal", "CAirlockShims"]),
         .target(name: "AirlockCore", dependencies: ["AirlockDecoding", "AirlockPolicy", "AirlockSystem", "CCrypto", "CAirlockShims"]),
         .target(name: "AirlockWatcher", dependencies: ["AirlockCore", "AirlockSystem", "CInotifyTools", "CSystemd", "CAirlockShims"]),
         .executableTarget(name: "airlock", dependencies: ["AirlockWatcher", "AirlockCore"]),

@@ -1,6 +1,6 @@
 import AirlockSystem
 import CArchive
-import CZlib
+import CIsal
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,16 +8,16 @@ import Glibc
 /// The decompressed bytes of a gzip drop, fed to libarchive's tar reader in
 /// place of libarchive's own gzip filter, which skips the trailer's CRC-32 and
 /// length (archive_read_support_filter_gzip.c: "XXX TODO: Verify the length and
-/// CRC-32 fields"). zlib in gzip mode checks both at the end of every member;
-/// concatenated members are accepted, anything else after the last is not.
+/// CRC-32 fields"). ISA-L's igzip, in gzip mode, parses each member's header and
+/// checks its trailer; concatenated members are accepted, anything else after
+/// the last is not.
 final class GzipSource {
     private let file: FileDescriptor
-    private var stream = z_stream()
+    private let state: UnsafeMutablePointer<inflate_state>
     private var input: UnsafeMutableRawBufferPointer
     private var output: UnsafeMutableRawBufferPointer
     private var inputEnded = false
     private var memberEnded = false
-    private var initialised = false
     /// Raw bytes read from the drop so far.
     private(set) var consumed: Int64 = 0
     /// Why the stream failed, for the rejection's detail.
@@ -25,24 +25,24 @@ final class GzipSource {
 
     init(file: FileDescriptor, blockSize: Int) {
         self.file = file
-        input = .allocate(byteCount: blockSize, alignment: 16)
-        output = .allocate(byteCount: 64 * 1024, alignment: 16)
-        // 16 + 15: gzip wrapper, 32 KiB window.
-        initialised = inflateInit2_(&stream, 16 + MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
-        if !initialised { failure = "zlib could not start" }
+        state = .allocate(capacity: 1)
+        input = .allocate(byteCount: blockSize, alignment: 64)
+        output = .allocate(byteCount: 128 * 1024, alignment: 64)
+        isal_inflate_init(state)
+        state.pointee.crc_flag = UInt32(ISAL_GZIP)
     }
 
     deinit {
-        if initialised { inflateEnd(&stream) }
+        state.deallocate()
         input.deallocate()
         output.deallocate()
     }
 
     /// The next decompressed block: its length, 0 at the end, -1 on failure.
     func read(_ block: UnsafeMutablePointer<UnsafeRawPointer?>) -> Int {
-        guard initialised, failure == nil else { return -1 }
+        guard failure == nil else { return -1 }
         while true {
-            if stream.avail_in == 0 && !inputEnded {
+            if state.pointee.avail_in == 0 && !inputEnded {
                 let n: Int
                 do {
                     n = try file.read(into: input)
@@ -54,38 +54,52 @@ final class GzipSource {
                     inputEnded = true
                 } else {
                     consumed += Int64(n)
-                    stream.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                    stream.avail_in = uInt(n)
+                    state.pointee.next_in = input.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    state.pointee.avail_in = UInt32(n)
                 }
             }
-            if stream.avail_in == 0 && inputEnded {
-                if memberEnded { return 0 }
+            if memberEnded {
+                if state.pointee.avail_in == 0 {
+                    if inputEnded { return 0 }
+                    continue
+                }
+                // More bytes after a complete member: they must be another member.
+                let next = state.pointee.next_in, left = state.pointee.avail_in
+                isal_inflate_reset(state)
+                state.pointee.crc_flag = UInt32(ISAL_GZIP)
+                state.pointee.next_in = next
+                state.pointee.avail_in = left
+                memberEnded = false
+            }
+            if state.pointee.avail_in == 0 && inputEnded {
                 failure = "the gzip stream is truncated"
                 return -1
             }
-            if memberEnded {
-                // More bytes after a complete member: they must be another member.
-                guard inflateReset(&stream) == Z_OK else { failure = "zlib reset failed"; return -1 }
-                memberEnded = false
-            }
-            stream.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
-            stream.avail_out = uInt(output.count)
-            let status = inflate(&stream, Z_NO_FLUSH)
-            let produced = output.count - Int(stream.avail_out)
-            switch status {
-            case Z_STREAM_END:
-                memberEnded = true
-            case Z_OK, Z_BUF_ERROR:
-                break
-            default:
-                let message = stream.msg.map { String(cString: $0) } ?? "zlib error \(status)"
-                failure = "gzip data is corrupt: \(message)"
+            state.pointee.next_out = output.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            state.pointee.avail_out = UInt32(output.count)
+            let status = isal_inflate(state)
+            guard status == ISAL_DECOMP_OK || status == ISAL_END_INPUT else {
+                failure = "gzip data is corrupt: " + GzipSource.describe(status)
                 return -1
             }
+            if state.pointee.block_state == ISAL_BLOCK_FINISH { memberEnded = true }
+            let produced = output.count - Int(state.pointee.avail_out)
             if produced > 0 {
                 block.pointee = UnsafeRawPointer(output.baseAddress!)
                 return produced
             }
+        }
+    }
+
+    static func describe(_ status: Int32) -> String {
+        switch status {
+        case ISAL_INVALID_BLOCK: return "invalid deflate block"
+        case ISAL_INVALID_SYMBOL: return "invalid deflate symbol"
+        case ISAL_INVALID_LOOKBACK: return "invalid distance too far back"
+        case ISAL_INVALID_WRAPPER: return "not a gzip member (bad header, or trailing garbage)"
+        case ISAL_UNSUPPORTED_METHOD: return "unsupported compression method"
+        case ISAL_INCORRECT_CHECKSUM: return "incorrect data check (CRC-32 or length)"
+        default: return "igzip error \(status)"
         }
     }
 

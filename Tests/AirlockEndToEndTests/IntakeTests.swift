@@ -285,3 +285,27 @@ struct RecoveryTests {
         try sandbox.expectInvariants()
     }
 }
+
+@Suite("gzip members")
+struct GzipMemberTests {
+    @Test("a tar.gz of several gzip members is accepted whole; bytes after the last member are a rejection")
+    func members() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let tar = TarBuilder.archive((0..<3).map { (name: "part-\($0).bin", size: 200_000) })
+        let half = sandbox.logs.appendingPathComponent("first"), rest = sandbox.logs.appendingPathComponent("second")
+        try tar[0..<250_000].write(to: half)
+        try tar[250_000...].write(to: rest)
+        #expect(try airlockShell("/bin/gzip", ["-1", half.path]) == 0)
+        #expect(try airlockShell("/bin/gzip", ["-9", rest.path]) == 0)
+        let joined = try Data(contentsOf: URL(fileURLWithPath: half.path + ".gz")) + Data(contentsOf: URL(fileURLWithPath: rest.path + ".gz"))
+        try sandbox.drop(joined, as: "members.tar.gz")
+        try sandbox.drop(joined + Data("trailing bytes that are no gzip member".utf8), as: "trailing.tar.gz")
+        let result = try sandbox.runOnce()
+        let byDrop = Dictionary(uniqueKeysWithValues: result.events.map { ($0["drop"] as! String, $0) })
+        #expect(byDrop["members.tar.gz"]?["event"] as? String == "accepted")
+        #expect(byDrop["members.tar.gz"]?["files"] as? Int == 3)
+        #expect(byDrop["trailing.tar.gz"]?["reason"] as? String == "corrupt-archive")
+        try sandbox.expectInvariants()
+    }
+}
