@@ -44,6 +44,12 @@ public enum DecoderChild {
         } else {
             json = decode(request)
         }
+        return report(&json, confinement, program: "airlock-decoder")
+    }
+
+    /// Adds what confinement was granted to a verdict and writes it to the result
+    /// pipe; the child's exit status.
+    public static func report(_ json: inout JSONObjectWriter, _ confinement: ConfinementReport, program: String) -> Int32 {
         json.add("landlock_abi", Int64(confinement.landlockABI))
         json.add("landlock", confinement.landlock ? 1 : 0)
         json.add("seccomp", confinement.seccomp ? 1 : 0)
@@ -51,7 +57,7 @@ public enum DecoderChild {
         do {
             try Confinement.resultDescriptor.writeAll(Array(json.text.utf8))
         } catch {
-            printError("airlock-decoder: cannot report: \(error)")
+            printError("\(program): cannot report: \(error)")
             return 71
         }
         return 0

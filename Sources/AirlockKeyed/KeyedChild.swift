@@ -31,17 +31,7 @@ public enum KeyedChild {
         if let fault = getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }), fault == "abort" { abort() }
         #endif
         var json = run(settings: settings, policy: policy, inspect: inspect)
-        json.add("landlock_abi", Int64(confinement.landlockABI))
-        json.add("landlock", confinement.landlock ? 1 : 0)
-        json.add("seccomp", confinement.seccomp ? 1 : 0)
-        if !confinement.problems.isEmpty { json.add("confinement_problems", confinement.problems.joined(separator: "; ")) }
-        do {
-            try Confinement.resultDescriptor.writeAll(Array(json.text.utf8))
-        } catch {
-            DecoderChild.printError("airlock-keyed-decoder: cannot report: \(error)")
-            return 71
-        }
-        return 0
+        return DecoderChild.report(&json, confinement, program: "airlock-keyed-decoder")
     }
 
     private static func usage() -> Int32 {
