@@ -9,18 +9,11 @@ Usage: cases.py AIRLOCK_BIN WORKDIR OUT.md   (RUNS=5 by default)
 """
 import io, json, os, random, shutil, statistics, subprocess, sys, tarfile, time, zipfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_inputs import text_like  # noqa: E402  (the one text generator the benchmarks share)
+
 RUNS = int(os.environ.get("RUNS", "5"))
 MANY = int(os.environ.get("MANY_DROPS", "2000"))
-
-
-def text_like(rng, size):
-    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9))) for _ in range(5000)]
-    parts, n = [], 0
-    while n < size:
-        line = " ".join(rng.choice(words) for _ in range(rng.randint(5, 14))) + "\n"
-        parts.append(line)
-        n += len(line)
-    return "".join(parts).encode()[:size]
 
 
 def make_inputs(work):

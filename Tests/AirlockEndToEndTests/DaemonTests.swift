@@ -67,10 +67,7 @@ struct DaemonTests {
     func flood() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
-        let config = sandbox.root.appendingPathComponent("airlock.json")
-        var object = try JSONSerialization.jsonObject(with: Data(contentsOf: config)) as! [String: Any]
-        object["watch"] = ["queue_limit": 4, "settle_milliseconds": 100]
-        try JSONSerialization.data(withJSONObject: object).write(to: config)
+        try sandbox.configure("watch", ["queue_limit": 4, "settle_milliseconds": 100])
         let daemon = try RunningDaemon(sandbox)
         var names: [String] = []
         let valid = Samples.validZip, hostile = Samples.traversalZip
@@ -157,10 +154,7 @@ struct DaemonTests {
     func termAbandonsAfterGrace() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
-        let config = sandbox.root.appendingPathComponent("airlock.json")
-        var object = try JSONSerialization.jsonObject(with: Data(contentsOf: config)) as! [String: Any]
-        object["watch"] = ["grace_seconds": 1]
-        try JSONSerialization.data(withJSONObject: object).write(to: config)
+        try sandbox.configure("watch", ["grace_seconds": 1])
         let daemon = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_DECODER_FAULT": "hang"])
         try sandbox.drop(Samples.validZip, as: "stuck.zip")
         #expect(waitFor(seconds: 10) { ((try? FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path))?.count ?? 0) == 1 })
@@ -245,18 +239,13 @@ struct DaemonTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         let daemon = try RunningDaemon(sandbox)
-        let config = sandbox.root.appendingPathComponent("airlock.json")
-        var object = try JSONSerialization.jsonObject(with: Data(contentsOf: config)) as! [String: Any]
-        var policy = object["policy"] as! [String: Any]
-        policy["max_entries"] = 2
-        object["policy"] = policy
-        try JSONSerialization.data(withJSONObject: object).write(to: config)
+        try sandbox.configure("policy", ["max_entries": 2])
         daemon.signal(SIGHUP)
         #expect(waitFor(seconds: 10) { daemon.stderr.contains("configuration reloaded") })
         try sandbox.drop(Samples.validZip, as: "strict.zip")
         #expect(daemon.waitForVerdicts(1).first?["reason"] as? String == "too-many-entries")
 
-        try Data(#"{"policy": {"max_entries": -3}}"#.utf8).write(to: config)
+        try Data(#"{"policy": {"max_entries": -3}}"#.utf8).write(to: sandbox.root.appendingPathComponent("airlock.json"))
         daemon.signal(SIGHUP)
         #expect(waitFor(seconds: 10) { daemon.stderr.contains("keeping the configuration in force") })
         try sandbox.drop(Samples.validZip, as: "still-strict.zip")

@@ -45,12 +45,7 @@ struct KeyedTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         if let names = item.classNames {
-            let config = sandbox.root.appendingPathComponent("airlock.json")
-            var object = try JSONSerialization.jsonObject(with: Data(contentsOf: config)) as! [String: Any]
-            var keyed = object["keyed"] as! [String: Any]
-            keyed["class_names"] = names
-            object["keyed"] = keyed
-            try JSONSerialization.data(withJSONObject: object).write(to: config)
+            try sandbox.configure("keyed", ["class_names": names])
         }
         // An earlier result under the name this drop would take: never modified.
         let outputName = String(item.file.dropLast(".plist".count))
@@ -134,12 +129,7 @@ struct KeyedTests {
     func keepOriginal() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
-        let config = sandbox.root.appendingPathComponent("airlock.json")
-        var object = try JSONSerialization.jsonObject(with: Data(contentsOf: config)) as! [String: Any]
-        var keyed = object["keyed"] as! [String: Any]
-        keyed["keep_original"] = true
-        object["keyed"] = keyed
-        try JSONSerialization.data(withJSONObject: object).write(to: config)
+        try sandbox.configure("keyed", ["keep_original": true])
         let original = try Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/keyed/memo-binary.plist"))
         try sandbox.drop(original, as: "kept.plist")
         let result = try sandbox.runOnce()

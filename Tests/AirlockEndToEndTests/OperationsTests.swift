@@ -104,12 +104,7 @@ struct OperationsTests {
         #expect(first.events.first?["reason"] as? String == "file-too-large")
         let id = try #require(first.events.first?["id"] as? String)
 
-        let config = sandbox.root.appendingPathComponent("airlock.json")
-        var object = try JSONSerialization.jsonObject(with: Data(contentsOf: config)) as! [String: Any]
-        var policy = object["policy"] as! [String: Any]
-        policy["max_file_bytes"] = 20 << 20
-        object["policy"] = policy
-        try JSONSerialization.data(withJSONObject: object).write(to: config)
+        try sandbox.configure("policy", ["max_file_bytes": 20 << 20])
 
         let release = try airlock(["quarantine", "release", id] + root(sandbox))
         #expect(release.status == 0, "\(release.stderr)")
@@ -244,10 +239,7 @@ struct OperationsTests {
     func metrics() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
-        let config = sandbox.root.appendingPathComponent("airlock.json")
-        var object = try JSONSerialization.jsonObject(with: Data(contentsOf: config)) as! [String: Any]
-        object["metrics"] = ["path": "state/airlock.prom", "interval_seconds": 1]
-        try JSONSerialization.data(withJSONObject: object).write(to: config)
+        try sandbox.configure("metrics", ["path": "state/airlock.prom", "interval_seconds": 1])
         let daemon = try RunningDaemon(sandbox)
         try sandbox.drop(Samples.validZip, as: "m1.zip")
         try sandbox.drop(Samples.traversalZip, as: "m2.zip")

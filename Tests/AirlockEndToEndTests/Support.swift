@@ -101,23 +101,24 @@ final class Sandbox {
     func initialise(policy: [String: Any] = [:], decoder: [String: Any] = [:]) throws {
         let result = try airlock(["init", "--root", root.path])
         #expect(result.status == 0, "init failed: \(result.stderr)")
-        if !policy.isEmpty || !decoder.isEmpty {
-            let file = root.appendingPathComponent("airlock.json")
-            var config = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as! [String: Any]
-            var section = config["policy"] as! [String: Any]
-            for (key, value) in policy { section[key] = value }
-            config["policy"] = section
-            var decoderSection = config["decoder"] as! [String: Any]
-            for (key, value) in decoder { decoderSection[key] = value }
-            config["decoder"] = decoderSection
-            try JSONSerialization.data(withJSONObject: config).write(to: file)
-        }
+        if !policy.isEmpty { try configure("policy", policy) }
+        if !decoder.isEmpty { try configure("decoder", decoder) }
         for url in [root.appendingPathComponent("sentinel.txt"), base.appendingPathComponent("sentinel-outside.txt")] {
             let data = Data("sentinel \(url.lastPathComponent) \(UUID())\n".utf8)
             try data.write(to: url)
             sentinels[url] = data
         }
         outsideBefore = try outsideRoot()
+    }
+
+    /// Merges `values` into one section of the root's airlock.json.
+    func configure(_ section: String, _ values: [String: Any]) throws {
+        let file = root.appendingPathComponent("airlock.json")
+        var config = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as! [String: Any]
+        var merged = config[section] as? [String: Any] ?? [:]
+        for (key, value) in values { merged[key] = value }
+        config[section] = merged
+        try JSONSerialization.data(withJSONObject: config).write(to: file)
     }
 
     func drop(_ data: Data, as name: String) throws {
