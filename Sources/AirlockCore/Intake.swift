@@ -74,9 +74,16 @@ public final class Intake: @unchecked Sendable {
                 try finishQuarantine(claim)
                 continue
             }
-            if claim.has(Claim.commitFile), try committedEarlier(claim) {
+            if claim.has(Claim.commitFile), let output = try committedEarlier(claim) {
                 log.info("recovering claim \(claim.id): it was committed before the stop; removing the claim")
                 try release(claim)
+                // The stop came between the commit and its journal record: write it now.
+                journalAppend("accepted") { record in
+                    record.add("id", claim.id)
+                    record.add("drop", EscapedName(claim.dropName).text)
+                    record.add("output", "outbox/" + EscapedName(output).text)
+                    record.add("recovered", 1)
+                }
                 continue
             }
             guard claim.has(Claim.dropFile) else {
@@ -90,19 +97,20 @@ public final class Intake: @unchecked Sendable {
         }
     }
 
-    /// True when the outbox holds the staging directory recorded in the claim's commit file.
-    private func committedEarlier(_ claim: Claim) throws(SystemError) -> Bool {
+    /// The outbox entry that is the staging directory recorded in the claim's
+    /// commit file, if the commit happened.
+    private func committedEarlier(_ claim: Claim) throws(SystemError) -> [UInt8]? {
         let text = try claim.directory.open(Claim.commitFile, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
             try fd.readAll(limit: 256)
         }
         let fields = String(decoding: text, as: UTF8.self).split(separator: " ")
         guard fields.count == 2, let device = UInt64(fields[0]), let inode = UInt64(fields[1].trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            return false
+            return nil
         }
         for name in try layout.outbox.entryNames() {
-            if let status = try? layout.outbox.status(of: name), status.device == device, status.inode == inode { return true }
+            if let status = try? layout.outbox.status(of: name), status.device == device, status.inode == inode { return name }
         }
-        return false
+        return nil
     }
 
     // MARK: The inbox

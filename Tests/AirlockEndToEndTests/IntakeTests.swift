@@ -258,6 +258,9 @@ struct RecoveryTests {
         #expect(result.events.isEmpty, "\(result.stdout)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"])
         try sandbox.expectInvariants()
+        // The stop came before the verdict's journal record: recovery writes it.
+        let history = try airlock(["history", "--json", "--root", sandbox.root.path]).events
+        #expect(history.filter { $0["event"] as? String == "accepted" && $0["id"] as? String == "20260101T000000Z-0000beef" }.count == 1)
     }
 
     @Test("a claim whose commit did not happen is processed again")
