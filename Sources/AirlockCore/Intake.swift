@@ -76,14 +76,19 @@ public final class Intake: @unchecked Sendable {
             }
             if claim.has(Claim.commitFile), let output = try committedEarlier(claim) {
                 log.info("recovering claim \(claim.id): it was committed before the stop; removing the claim")
-                try release(claim)
-                // The stop came between the commit and its journal record: write it now.
-                journalAppend("accepted") { record in
-                    record.add("id", claim.id)
-                    record.add("drop", EscapedName(claim.dropName).text)
-                    record.add("output", "outbox/" + EscapedName(output).text)
-                    record.add("recovered", 1)
+                // If the stop came before the verdict's journal record, write it now.
+                let journalled = (try? journal.records())?.contains {
+                    $0["id"] as? String == claim.id && $0["event"] as? String == "accepted"
+                } ?? false
+                if !journalled {
+                    journalAppend("accepted") { record in
+                        record.add("id", claim.id)
+                        record.add("drop", EscapedName(claim.dropName).text)
+                        record.add("output", "outbox/" + EscapedName(output).text)
+                        record.add("recovered", 1)
+                    }
                 }
+                try release(claim)
                 continue
             }
             guard claim.has(Claim.dropFile) else {
@@ -185,6 +190,15 @@ public final class Intake: @unchecked Sendable {
         let outcome = DropOutcome(id: claim.id, dropName: claim.dropName, verdict: verdict, size: context.size,
                                   seconds: Double(monotonicNanoseconds() - started) / 1e9)
         record(outcome, context, seconds: outcome.seconds)
+        if case .accepted = verdict {
+            // Only now, after its journal record: a stop before this point leaves the
+            // claim with its commit file, and recovery finishes (and journals) it.
+            do {
+                try release(claim)
+            } catch {
+                log.warning("cannot remove the claim of \(claim.id) after its commit: \(error); the next start does")
+            }
+        }
         return outcome
     }
 
@@ -413,8 +427,12 @@ public final class Intake: @unchecked Sendable {
             try layout.staging.renameNoReplace(claim.idBytes, to: layout.outbox, claim.idBytes)
             committed = claim.idBytes
         }
-        try layout.outbox.sync()
-        try release(claim)
+        do {
+            try layout.outbox.sync()
+        } catch {
+            // The rename happened: failing now would retry the drop and commit it twice.
+            log.warning("fsync of the outbox after committing \(claim.id): \(error)")
+        }
         return committed!
     }
 
