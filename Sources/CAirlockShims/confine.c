@@ -99,6 +99,43 @@ int airlock_landlock_restrict(int staging_fd, int abi) {
     return restricted == 0 ? 0 : -1;
 }
 
+int airlock_landlock_restrict_writes(int root_fd, int extra_fd, int devnull_fd, int abi) {
+    if (abi <= 0) {
+        errno = EOPNOTSUPP;
+        return -1;
+    }
+    uint64_t writes = FS_WRITE_FILE | FS_REMOVE_DIR | FS_REMOVE_FILE | FS_MAKE_CHAR | FS_MAKE_DIR | FS_MAKE_REG |
+                      FS_MAKE_SOCK | FS_MAKE_FIFO | FS_MAKE_BLOCK | FS_MAKE_SYM;
+    if (abi >= 2) writes |= FS_REFER;
+    if (abi >= 3) writes |= FS_TRUNCATE;
+    struct ruleset_attr attr = {.handled_access_fs = writes};
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr.handled_access_fs), 0);
+    if (ruleset < 0) return -1;
+    /* Every right beneath the root, device and link kinds included: a symlink,
+       FIFO, socket or device dropped into the inbox is moved, as it is, into the
+       claim and the quarantine, and Landlock counts such a rename as making one. */
+    uint64_t beneath = writes;
+    struct path_beneath_attr rules[3] = {
+        {.allowed_access = beneath, .parent_fd = root_fd},
+        {.allowed_access = beneath, .parent_fd = extra_fd},
+        {.allowed_access = FS_WRITE_FILE, .parent_fd = devnull_fd},
+    };
+    for (int i = 0; i < 3; i++) {
+        if (rules[i].parent_fd < 0) continue;
+        if (syscall(SYS_landlock_add_rule, ruleset, RULE_PATH_BENEATH, &rules[i], 0) != 0) {
+            int saved = errno;
+            close(ruleset);
+            errno = saved;
+            return -1;
+        }
+    }
+    long restricted = syscall(SYS_landlock_restrict_self, ruleset, 0);
+    int saved = errno;
+    close(ruleset);
+    errno = saved;
+    return restricted == 0 ? 0 : -1;
+}
+
 /* Calls a decoder never makes; any of them means it has been subverted. */
 static const char *const denied[] = {
     "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",

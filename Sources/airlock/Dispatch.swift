@@ -154,6 +154,8 @@ enum Dispatch {
         }
         defer { layout.close() }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
+        let confinement = SupervisorConfinement.apply(layout, configuration)
+        if confinement.applied { log.info(confinement.message) } else { log.warning(confinement.message) }
         guard once else {
             let configurationPath: String
             switch choice {

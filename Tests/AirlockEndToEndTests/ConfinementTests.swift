@@ -82,6 +82,25 @@ struct ConfinementTests {
         try attempt(item)
     }
 
+    @Test("the supervisor may write only beneath its root, and an absolute metrics directory",
+          .enabled(if: KernelConfinement.landlock, "skipped: the kernel offers no Landlock (airlock doctor)"))
+    func supervisorWrites() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let metrics = sandbox.logs.appendingPathComponent("metrics")
+        try FileManager.default.createDirectory(at: metrics, withIntermediateDirectories: false)
+        try sandbox.configure("metrics", ["path": metrics.appendingPathComponent("airlock.prom").path, "interval_seconds": 1])
+        let daemon = try RunningDaemon(sandbox)
+        #expect(daemon.stderr.contains("the supervisor may write only beneath \(sandbox.root.path) and the metrics directory"),
+                "\(daemon.stderr)")
+        try sandbox.drop(Samples.validZip, as: "fine.zip")
+        #expect(daemon.waitForVerdicts(1).first?["event"] as? String == "accepted")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 15) == 0)
+        #expect(FileManager.default.fileExists(atPath: metrics.appendingPathComponent("airlock.prom").path))
+        try sandbox.expectInvariants()
+    }
+
     @Test("airlock doctor reports the Landlock ABI, seccomp and the limits")
     func doctor() throws {
         let text = try airlock(["doctor"])

@@ -14,6 +14,12 @@ int airlock_landlock_abi(void);
 /// or abstract UNIX sockets outside the domain. Returns 0, or -1 with errno.
 int airlock_landlock_restrict(int staging_fd, int abi);
 
+/// Restricts this process (the supervisor) so it can write, create, rename or
+/// remove only beneath `root_fd` and, if not -1, beneath `extra_fd`, and write to
+/// the open file `devnull_fd`'s path; reading and executing stay unrestricted.
+/// Returns 0, or -1 with errno.
+int airlock_landlock_restrict_writes(int root_fd, int extra_fd, int devnull_fd, int abi);
+
 /// Installs the seccomp filter (libseccomp): everything allowed except the
 /// calls a decoder never needs (sockets, exec, ptrace, mounts, bpf, keys, …),
 /// which kill the process (SIGSYS). Returns 0, or a negative errno.
