@@ -7,42 +7,13 @@ audit, syncfs, commit). Every peer extracts into a fresh directory and then runs
 
 Usage: cases.py AIRLOCK_BIN WORKDIR OUT.md   (RUNS=5 by default)
 """
-import io, json, os, random, shutil, statistics, subprocess, sys, tarfile, time, zipfile
+import json, os, shutil, statistics, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_inputs import text_like  # noqa: E402  (the one text generator the benchmarks share)
+from make_inputs import make_inputs  # noqa: E402  (the one input generator the benchmarks share)
 
 RUNS = int(os.environ.get("RUNS", "5"))
 MANY = int(os.environ.get("MANY_DROPS", "2000"))
-
-
-def make_inputs(work):
-    rng = random.Random(11)
-    inputs = os.path.join(work, "inputs")
-    os.makedirs(inputs, exist_ok=True)
-    big = {f"big/part{i}.txt": text_like(rng, 18 * 1024 * 1024) for i in range(5)}
-    with zipfile.ZipFile(os.path.join(inputs, "large.zip"), "w", zipfile.ZIP_DEFLATED) as z:
-        for name, data in big.items():
-            z.writestr(name, data)
-    with tarfile.open(os.path.join(inputs, "large.tar"), "w", format=tarfile.PAX_FORMAT) as t:
-        for name, data in big.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            t.addfile(info, io.BytesIO(data))
-    subprocess.run(["gzip", "-6", "-k", "-f", os.path.join(inputs, "large.tar")], check=True)
-    subprocess.run(["zstd", "-q", "-3", "-f", os.path.join(inputs, "large.tar"), "-o", os.path.join(inputs, "large.tar.zst")], check=True)
-    with zipfile.ZipFile(os.path.join(inputs, "small.zip"), "w", zipfile.ZIP_DEFLATED) as z:
-        for i in range(1000):
-            z.writestr(f"d{i % 10}/e{(i // 10) % 10}/file{i}.txt", text_like(rng, rng.randint(1024, 8192)))
-    with zipfile.ZipFile(os.path.join(inputs, "tiny.zip"), "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("docs/readme.txt", text_like(rng, 3000))
-        z.writestr("data/values.csv", text_like(rng, 2000))
-    with tarfile.open(os.path.join(inputs, "one-mib.tar"), "w", format=tarfile.PAX_FORMAT) as t:
-        data = text_like(rng, 1024 * 1024 - 4096)
-        info = tarfile.TarInfo("one/part.txt")
-        info.size = len(data)
-        t.addfile(info, io.BytesIO(data))
-    return inputs
 
 
 class Airlock:

@@ -10,9 +10,9 @@ swift build -c release >/dev/null
 BIN=.build/release/airlock
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/airlock-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-python3 bench/make_inputs.py "$WORK/inputs"
+python3 bench/make_inputs.py "$WORK"
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-for input in small-files.zip large-files.zip; do
+for input in small.zip large.zip; do
   for method in syncfs fsync; do
     times=()
     for _ in $(seq "$RUNS"); do

@@ -55,6 +55,11 @@ public struct Configuration: Sendable, Equatable {
 
     public init() {}
 
+    /// Decoder children at once: `watch.workers`, or the number of cores.
+    public var workerCount: Int {
+        Int(watch.workers ?? Int64(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+    }
+
     /// The limits a decoder child sets on itself; the file-size limit is one byte
     /// over the per-file quota, so an over-quota write fails in the kernel too.
     public var decoderLimits: DecoderLimits {

@@ -134,6 +134,11 @@ struct DecoderProcess {
 }
 
 extension DecoderProcess {
+    /// The decoder child program for `format`, found in `directory`.
+    init(for format: DropFormat, in directory: String, timeoutSeconds: Int64, children: DecoderChildren? = nil) {
+        self.init(executable: directory + "/" + format.program, timeoutSeconds: timeoutSeconds, children: children)
+    }
+
     static let progressPrefix = Array(#"{"progress":"#.utf8)
 
     /// Removes complete `{"progress":N,"total":M}` lines from the front of `output`,

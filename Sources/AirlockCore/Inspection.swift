@@ -42,8 +42,7 @@ public struct Inspection {
             case .failure(let rejection): return .rejected(rejection)
             case .success(let found): format = found
             }
-            let decoder = DecoderProcess(executable: decoderDirectory + "/" + format.program,
-                                         timeoutSeconds: configuration.decoderTimeoutSeconds)
+            let decoder = DecoderProcess(for: format, in: decoderDirectory, timeoutSeconds: configuration.decoderTimeoutSeconds)
             let display = showsProgress ? ProgressDisplay(name: Array(path.utf8)) : nil
             defer { display?.finish() }
             let run = try decoder.run(arguments: format.decoderArguments(configuration, inspect: true, progress: display != nil),

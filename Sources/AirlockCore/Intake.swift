@@ -38,8 +38,7 @@ public final class Intake: @unchecked Sendable {
     }
 
     func decoder(for format: DropFormat) -> DecoderProcess {
-        DecoderProcess(executable: decoderDirectory + "/" + format.program, timeoutSeconds: configuration.decoderTimeoutSeconds,
-                       children: children)
+        DecoderProcess(for: format, in: decoderDirectory, timeoutSeconds: configuration.decoderTimeoutSeconds, children: children)
     }
 
     var policy: Policy { configuration.policy }

@@ -133,7 +133,7 @@ public final class Daemon: @unchecked Sendable {
             log.error("crash recovery failed: \(error)")
             return 74
         }
-        let workerCount = Int(configuration.watch.workers ?? Int64(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+        let workerCount = configuration.workerCount
         for _ in 0..<workerCount { startWorker() }
         let now = monotonicNanoseconds()
         rescan(now: now, due: now)

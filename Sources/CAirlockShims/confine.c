@@ -50,6 +50,21 @@ struct path_beneath_attr {
 #define SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */
 #define SCOPE_SIGNAL (1ULL << 1)
 
+/* Adds each rule whose parent_fd is not -1 to `ruleset`, restricts this process
+   with it, and closes it; 0, or -1 with errno. */
+static int restrict_with(int ruleset, struct path_beneath_attr *rules, int count) {
+    long result = 0;
+    for (int i = 0; i < count && result == 0; i++) {
+        if (rules[i].parent_fd < 0) continue;
+        result = syscall(SYS_landlock_add_rule, ruleset, RULE_PATH_BENEATH, &rules[i], 0);
+    }
+    if (result == 0) result = syscall(SYS_landlock_restrict_self, ruleset, 0);
+    int saved = errno;
+    close(ruleset);
+    errno = saved;
+    return result == 0 ? 0 : -1;
+}
+
 int airlock_landlock_abi(void) {
     long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, CREATE_RULESET_VERSION);
     return abi < 0 ? 0 : (int)abi;
@@ -83,20 +98,8 @@ int airlock_landlock_restrict(int staging_fd, int abi) {
     }
     int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
     if (ruleset < 0) return -1;
-    if (staging_fd >= 0) {
-        struct path_beneath_attr beneath = {.allowed_access = allowed, .parent_fd = staging_fd};
-        if (syscall(SYS_landlock_add_rule, ruleset, RULE_PATH_BENEATH, &beneath, 0) != 0) {
-            int saved = errno;
-            close(ruleset);
-            errno = saved;
-            return -1;
-        }
-    }
-    long restricted = syscall(SYS_landlock_restrict_self, ruleset, 0);
-    int saved = errno;
-    close(ruleset);
-    errno = saved;
-    return restricted == 0 ? 0 : -1;
+    struct path_beneath_attr rule = {.allowed_access = allowed, .parent_fd = staging_fd};
+    return restrict_with(ruleset, &rule, 1);
 }
 
 int airlock_landlock_restrict_writes(int root_fd, int extra_fd, int devnull_fd, int abi) {
@@ -114,26 +117,12 @@ int airlock_landlock_restrict_writes(int root_fd, int extra_fd, int devnull_fd, 
     /* Every right beneath the root, device and link kinds included: a symlink,
        FIFO, socket or device dropped into the inbox is moved, as it is, into the
        claim and the quarantine, and Landlock counts such a rename as making one. */
-    uint64_t beneath = writes;
     struct path_beneath_attr rules[3] = {
-        {.allowed_access = beneath, .parent_fd = root_fd},
-        {.allowed_access = beneath, .parent_fd = extra_fd},
+        {.allowed_access = writes, .parent_fd = root_fd},
+        {.allowed_access = writes, .parent_fd = extra_fd},
         {.allowed_access = FS_WRITE_FILE, .parent_fd = devnull_fd},
     };
-    for (int i = 0; i < 3; i++) {
-        if (rules[i].parent_fd < 0) continue;
-        if (syscall(SYS_landlock_add_rule, ruleset, RULE_PATH_BENEATH, &rules[i], 0) != 0) {
-            int saved = errno;
-            close(ruleset);
-            errno = saved;
-            return -1;
-        }
-    }
-    long restricted = syscall(SYS_landlock_restrict_self, ruleset, 0);
-    int saved = errno;
-    close(ruleset);
-    errno = saved;
-    return restricted == 0 ? 0 : -1;
+    return restrict_with(ruleset, rules, 3);
 }
 
 /* Calls a decoder never makes; any of them means it has been subverted. */

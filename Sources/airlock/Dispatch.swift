@@ -191,7 +191,7 @@ enum Dispatch {
             log.info(outcome.logLine)
             if case .deferred = outcome.verdict { counter.count += 1 }
         }
-        let workers = Int(configuration.watch.workers ?? Int64(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+        let workers = configuration.workerCount
         do {
             var recovered: [ClaimTicket] = []
             try intake.recover { recovered.append($0) }
