@@ -29,6 +29,12 @@ public struct KeyedDecoder {
         guard Int64(data.count) <= settings.maxBytes else {
             return .rejected(.dropTooLarge, "\(data.count) bytes, over the \(settings.maxBytes)-byte limit for keyed archives")
         }
+        // Text Foundation's reader would repair rather than refuse is refused first.
+        do {
+            try BinaryPlistText(bytes: [UInt8](data)).check()
+        } catch {
+            return .rejected(error.reason, error.detail)
+        }
         // The property list first: is it a keyed archive at all, and which class
         // names does it use (including fallbacks in $classes, which the unarchiver
         // would try in turn)? Nothing is allowed because the input names it.
