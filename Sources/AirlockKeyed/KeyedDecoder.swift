@@ -140,4 +140,10 @@ public struct ArchivedMemoValue: Equatable, Sendable {
     init(_ memo: ArchivedMemo) {
         self.init(schema: memo.schema, text: memo.text)
     }
+
+    /// Equal field for field, the text scalar for scalar: String's own == also holds
+    /// for canonically equivalent spellings, which are different text to keep.
+    public static func == (a: ArchivedMemoValue, b: ArchivedMemoValue) -> Bool {
+        a.schema == b.schema && a.text.unicodeScalars.elementsEqual(b.text.unicodeScalars)
+    }
 }
