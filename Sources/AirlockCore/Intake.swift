@@ -338,10 +338,12 @@ public final class Intake: @unchecked Sendable {
 
     private func decodeAndCommit(_ claim: Claim, drop: FileDescriptor, format: DropFormat, before: FileStatus,
                                  context: inout ReportContext) throws(SystemError) -> DropOutcome.Verdict {
-        // Room for what the decoder may write: a keyed archive renders to at most a
-        // few times its size; an archive to at least its own size. Short of that the
+        // Room for what the decoder may write: a keyed archive at most what the render
+        // quotas let through; an archive at least its own size. Short of that the
         // drop waits (deferred) rather than failing half-way.
-        let needed = format == .keyed ? before.size * 8 + (1 << 20) : before.size + (1 << 20)
+        let written = format == .keyed
+            ? policy.renderedBound(dropSize: before.size, keepsOriginal: configuration.keyed.keepOriginal) : before.size
+        let needed = written + (1 << 20)
         let available = try layout.staging.availableBytes()
         guard available >= UInt64(needed) else {
             return .deferred(detail: "\(available) bytes free on the root's filesystem, \(needed) needed to decode this drop")
