@@ -246,7 +246,8 @@ public final class Daemon: @unchecked Sendable {
         guard let names = listed else { return }
         for name in names where !Intake.isTemporaryName(name) && pending[name] == nil {
             // Found by a scan, not an event: still settle, unless it was there at start.
-            addPending(name, PendingName(firstSeen: now, lastEvent: due > now ? now : now - settle, lastSeen: nil))
+            // Saturating: the monotonic clock starts at boot, and may be younger than the settle interval.
+            addPending(name, PendingName(firstSeen: now, lastEvent: due > now ? now : now - min(now, settle), lastSeen: nil))
         }
     }
 
