@@ -286,10 +286,15 @@ public final class Intake: @unchecked Sendable {
                 return .rejected(notRegular(opened))
             }
             context.size = opened.size
+            // Size first: nothing reads a drop whose size already rejects it.
+            if let tooLarge = DropSize.rejection(opened.size, policy) {
+                journalClaimed(claim, context)
+                return .rejected(tooLarge)
+            }
             // The hash (for the journal and reports) is computed beside the decoder,
             // on the other core, rather than before it: it reads the whole drop.
             let snapshot = context
-            let hashing = HashJob(drop: drop) { [self] sha256 in
+            let hashing = HashJob(drop: drop, limit: policy.maxDropBytes) { [self] sha256 in
                 var claimed = snapshot
                 claimed.sha256 = sha256
                 journalClaimed(claim, claimed)
@@ -310,10 +315,7 @@ public final class Intake: @unchecked Sendable {
     /// The checks made before any decoder runs: the drop's size, then its format
     /// from its first bytes.
     static func identify(_ drop: FileDescriptor, size: Int64, configuration: Configuration) throws(SystemError) -> Result<DropFormat, Rejection> {
-        let policy = configuration.policy
-        guard size <= policy.maxDropBytes else {
-            return .failure(Rejection(.dropTooLarge, "the drop is \(size) bytes, over the \(policy.maxDropBytes)-byte limit"))
-        }
+        if let tooLarge = DropSize.rejection(size, configuration.policy) { return .failure(tooLarge) }
         var prefix = [UInt8](repeating: 0, count: ArchiveFormat.sniffLength)
         let got = try prefix.withUnsafeMutableBytes { raw in
             Result { () throws(SystemError) in try drop.read(into: raw, at: 0) }
@@ -523,11 +525,11 @@ private final class HashJob: @unchecked Sendable {
     private let group = DispatchGroup()
     private var result: String?
 
-    init(drop: FileDescriptor, done: @escaping @Sendable (String?) -> Void) {
+    init(drop: FileDescriptor, limit: Int64, done: @escaping @Sendable (String?) -> Void) {
         group.enter()
         DispatchQueue.global().async { [self] in
             // pread only: the decoder child shares this descriptor's file offset.
-            result = try? Digest.sha256(of: drop)
+            result = (try? Digest.sha256(of: drop, limit: limit)) ?? nil
             done(result)
             group.leave()
         }
