@@ -144,20 +144,11 @@ public struct QuarantineDesk {
         return nil
     }
 
-    /// `name`, then `stem-2.ext`, `stem-3.ext`, … (the suffix kept so the outbox name follows).
+    /// `name`, then `stem-2.ext`, `stem-3.ext`, … (the suffix kept so the outbox
+    /// name follows), each short enough for a directory entry.
     static func inboxCandidates(_ name: [UInt8]) -> [[UInt8]] {
-        var stem = name
-        var suffix: [UInt8] = []
-        let lowered = name.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }
-        for candidate in OutboxName.suffixes {
-            let bytes = Array(candidate.utf8)
-            if lowered.count > bytes.count, Array(lowered.suffix(bytes.count)) == bytes {
-                stem = Array(name.dropLast(bytes.count))
-                suffix = Array(name.suffix(bytes.count))
-                break
-            }
-        }
-        return [name] + (2...999).map { stem + Array("-\($0)".utf8) + suffix }
+        let (stem, suffix) = OutboxName.split(name)
+        return [name] + OutboxName.candidates(stem: stem, suffix: suffix).dropFirst()
     }
 
     private func writeReport(_ report: [String: Any], in directory: FileDescriptor) throws {
