@@ -130,8 +130,9 @@ public final class Intake: @unchecked Sendable {
         let tickets = try inbox.closeAfter { (inbox) throws(SystemError) -> [ClaimTicket] in
             let names = try inbox.entryNames().filter { !Intake.isTemporaryName($0) }
             var tickets: [ClaimTicket] = []
+            let stuck = StuckEntries(journal: journal)
             for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                if let ticket = try claim(name, from: inbox) { tickets.append(ticket) }
+                if case .claimed(let ticket) = try claimOrReport(name, from: inbox, stuck: stuck) { tickets.append(ticket) }
             }
             return tickets
         }
@@ -275,6 +276,10 @@ public final class Intake: @unchecked Sendable {
             drop = try claim.directory.open(Claim.dropFile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         } catch where error.errno == .tooManyLinks {
             return .rejected(Rejection(.notRegularFile, "the drop was replaced by a symbolic link"))
+        } catch where UnreadableDrop.applies(to: error) {
+            context.size = before.size
+            journalClaimed(claim, context)
+            return .rejected(UnreadableDrop.rejection(error, before))
         } catch {
             return error.errno.isEnvironmental ? .deferred(detail: "\(error)") : .rejected(Rejection(.notRegularFile, "\(error)"))
         }

@@ -36,6 +36,8 @@ public final class Daemon: @unchecked Sendable {
     private let notifier = ServiceNotifier()
     private let children = DecoderChildren()
     private let metrics = Metrics()
+    /// Inbox entries that cannot be moved, reported once each.
+    private let stuck: StuckEntries
     private var nextMetrics: UInt64 = 0
     private var runLock: RunLock?
 
@@ -94,6 +96,8 @@ public final class Daemon: @unchecked Sendable {
         self.configuration = setup.configuration
         let log = self.log
         self.completion = CompletionCheck(log: { log.warning($0) })
+        self.stuck = StuckEntries(journal: Journal(state: layout.state, maxBytes: setup.configuration.journalMaxBytes,
+                                                   keep: setup.configuration.journalKeep))
         self.wake = try makePipe()
         try wake.read.setBlocking(false)
         try wake.write.setBlocking(false)
@@ -306,9 +310,14 @@ public final class Daemon: @unchecked Sendable {
                 }
                 pending[name] = nil
                 do {
-                    if let ticket = try intake.claim(name, from: inbox) {
+                    switch try intake.claimOrReport(name, from: inbox, stuck: stuck) {
+                    case .claimed(let ticket):
                         ready.append(ticket)
                         room -= 1
+                    case .vanished, .stuck:
+                        // A stuck entry was reported once; the next full rescan tries it
+                        // again, quietly, in case it was changed.
+                        break
                     }
                 } catch {
                     log.warning("cannot claim \(EscapedName(name)): \(error); retrying")

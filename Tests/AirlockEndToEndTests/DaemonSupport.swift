@@ -13,15 +13,14 @@ final class RunningDaemon {
     private let stdoutHandle: FileHandle
     private let stderrHandle: FileHandle
 
-    init(_ sandbox: Sandbox, environment: [String: String] = [:], label: String = "daemon") throws {
+    init(_ sandbox: Sandbox, environment: [String: String] = [:], label: String = "daemon", user: uid_t? = nil) throws {
         stdoutURL = sandbox.logs.appendingPathComponent("\(label).out")
         stderrURL = sandbox.logs.appendingPathComponent("\(label).err")
         FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
         FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
         stdoutHandle = try FileHandle(forWritingTo: stdoutURL)
         stderrHandle = try FileHandle(forWritingTo: stderrURL)
-        process.executableURL = URL(fileURLWithPath: Binary.airlock)
-        process.arguments = ["run", "--root", sandbox.root.path]
+        (process.executableURL, process.arguments) = commandLine(["run", "--root", sandbox.root.path], user: user)
         var env = ProcessInfo.processInfo.environment
         for key in env.keys where key.hasPrefix("AIRLOCK_TEST_") { env.removeValue(forKey: key) }
         env.removeValue(forKey: "NOTIFY_SOCKET")

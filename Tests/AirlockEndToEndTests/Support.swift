@@ -38,11 +38,18 @@ struct Outcome {
     }
 }
 
+/// The real binary with `arguments`, run as `user` (its group too, no other
+/// groups) through setpriv when one is given.
+func commandLine(_ arguments: [String], user: uid_t?) -> (executable: URL, arguments: [String]) {
+    guard let user else { return (URL(fileURLWithPath: Binary.airlock), arguments) }
+    return (URL(fileURLWithPath: "/usr/bin/setpriv"),
+            ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "--", Binary.airlock] + arguments)
+}
+
 /// Runs the real binary with `arguments`, no standard input.
-func airlock(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
+func airlock(_ arguments: [String], environment: [String: String] = [:], user: uid_t? = nil) throws -> Outcome {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: Binary.airlock)
-    process.arguments = arguments
+    (process.executableURL, process.arguments) = commandLine(arguments, user: user)
     var env = ProcessInfo.processInfo.environment
     env.removeValue(forKey: "AIRLOCK_TEST_DECODER_FAULT")
     for (key, value) in environment { env[key] = value }
