@@ -45,9 +45,14 @@ public final class StuckEntries: Sendable {
     }
 
     /// Whether a claim failed because of the entry itself rather than the machine:
-    /// the rename out of the inbox was refused for this entry.
-    static func isUnmovable(_ error: SystemError) -> Bool {
-        error.operation == "renameat" && [Errno.permissionDenied, .notPermitted, Errno(rawValue: 16 /* EBUSY */), .crossDevice].contains(error.errno)
+    /// the rename out of the inbox was refused for this entry. EACCES says that
+    /// only for a directory (renaming one needs write access to it too); for
+    /// anything else it means the inbox itself is not writable, a fault of the
+    /// set-up that stops the intake as before.
+    static func isUnmovable(_ error: SystemError, _ status: FileStatus) -> Bool {
+        guard error.operation == "renameat" else { return false }
+        if error.errno == .permissionDenied { return status.kind == .directory }
+        return [Errno.notPermitted, Errno(rawValue: 16 /* EBUSY */), .crossDevice].contains(error.errno)
     }
 
     /// True the first time `identity` is seen, in this process or in the journal.
@@ -79,8 +84,9 @@ extension Intake {
         do {
             guard let ticket = try claim(name, from: inbox) else { return .vanished }
             return .claimed(ticket)
-        } catch where StuckEntries.isUnmovable(error) {
+        } catch {
             guard let status = try? inbox.status(of: name) else { return .vanished }
+            guard StuckEntries.isUnmovable(error, status) else { throw error }
             let identity = StuckEntries.Identity(name, status)
             if stuck.isNew(identity) { reportStuck(identity, status, error) }
             return .stuck

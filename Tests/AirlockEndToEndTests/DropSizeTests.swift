@@ -37,6 +37,12 @@ struct DropSizeTests {
         #expect(head == Data([0x50, 0x4B, 0x03, 0x04]))
         let claimed = try journal(sandbox).filter { $0["event"] as? String == "claimed" }
         #expect(claimed.count == 1 && claimed.first?["sha256"] == nil)
+        // inspect judges the size first too.
+        let inspectStarted = Date()
+        let inspect = try airlock(["inspect", quarantined.drop.path, "--root", sandbox.root.path])
+        #expect(inspect.status == 65)
+        #expect(inspect.events.first?["reason"] as? String == "drop-too-large")
+        #expect(Date().timeIntervalSince(inspectStarted) < 15)
     }
 
     @Test("a drop of exactly max_drop_bytes is hashed; one byte over is rejected unhashed", arguments: [0, 1])

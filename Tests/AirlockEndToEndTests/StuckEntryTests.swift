@@ -140,4 +140,16 @@ struct StuckEntryTests {
         try sandbox.expectInvariants()
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["later-1", "later-2"])
     }
+
+    @Test("an inbox the service user cannot write is a fault of the set-up: the run stops, nothing is reported as stuck")
+    func unwritableInbox() throws {
+        let sandbox = try makeRoot(inboxOwner: 0)
+        #expect(chmod(sandbox.inbox.path, 0o755) == 0)
+        try place(Samples.validZip, "photos.zip", in: sandbox, owner: Self.service, mode: 0o644)
+        let result = try airlock(["run", "--once", "--root", sandbox.root.path], user: Self.service)
+        #expect(result.status == 74, "\(result.stderr)")
+        #expect(result.events.isEmpty, "\(result.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path) == ["photos.zip"])
+        #expect(try sandbox.listing(sandbox.claimed) == [] && sandbox.listing(sandbox.staging) == [])
+    }
 }
