@@ -1,64 +1,23 @@
 import AirlockPolicy
 
-/// Free names for a drop, in one place for the outbox and for a release back
-/// into the inbox: the name first, then `-2`, `-3`, … before its archive suffix,
-/// the stem shortened at a UTF-8 boundary wherever the number would not
-/// otherwise fit in a directory entry.
-public enum OutboxName {
+/// The outbox entry's name for a drop: the drop's name without its archive
+/// suffixes, then `-2`, `-3`, … while taken (numbered by NameCandidates, which
+/// release uses too); the drop's id when the name would fail the component policy.
+enum OutboxName {
     static let suffixes = [".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst", ".tgz", ".tar", ".zip", ".7z", ".plist", ".archive"]
 
-    /// NAME_MAX: the longest directory entry Linux file systems take.
-    public static let maxNameBytes = 255
-
-    /// `name` split into its stem and its archive suffix, as spelled (empty if none).
-    public static func split(_ name: [UInt8]) -> (stem: [UInt8], suffix: [UInt8]) {
-        let lowered = name.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }
-        for suffix in suffixes {
-            let bytes = Array(suffix.utf8)
-            if lowered.count > bytes.count, Array(lowered.suffix(bytes.count)) == bytes {
-                return (Array(name.dropLast(bytes.count)), Array(name.suffix(bytes.count)))
-            }
-        }
-        return (name, [])
-    }
-
-    /// The outbox name to try first: the drop's name without its archive suffix,
-    /// or the drop's id when that would fail the component policy or is hidden.
+    /// The name to try first.
     static func base(for dropName: [UInt8], id: String, policy: Policy) -> [UInt8] {
-        let name = split(dropName).stem
+        let name = NameCandidates.split(dropName).stem
         guard let path = try? EntryPath(validating: name, policy: policy), path.depth == 1, !path.hasTrailingSlash,
-              name.first != UInt8(ascii: "."), name.count <= maxNameBytes else {
+              name.first != UInt8(ascii: "."), name.count <= NameCandidates.maxNameBytes else {
             return Array(id.utf8)
         }
         return name
     }
 
-    /// The outbox candidates in order: base, base-2, … base-999.
+    /// The candidates in order: base, base-2, … base-999, each fitting a directory entry.
     static func candidates(base: [UInt8]) -> [[UInt8]] {
-        candidates(stem: base, suffix: [])
-    }
-
-    /// `stem + suffix`, then `stem-2 + suffix` … `stem-999 + suffix`, each at most
-    /// `maxNameBytes`: the stem loses whole UTF-8 sequences from its end until the
-    /// number and the suffix fit. A prefix of a name the path policy accepts cut
-    /// there is accepted too (no component turns empty, `.` or `..`, no byte is
-    /// split), and the suffix stays, so the outbox name still follows from it.
-    public static func candidates(stem: [UInt8], suffix: [UInt8]) -> [[UInt8]] {
-        (1...999).map { number in
-            let tail = (number == 1 ? [] : Array("-\(number)".utf8)) + suffix
-            return shortened(stem, to: max(1, maxNameBytes - tail.count)) + tail
-        }
-    }
-
-    /// The longest prefix of `bytes` of at most `limit` bytes that does not end
-    /// inside a UTF-8 sequence (where the bytes are not UTF-8, any cut will do).
-    static func shortened(_ bytes: [UInt8], to limit: Int) -> [UInt8] {
-        guard bytes.count > limit else { return bytes }
-        // The first byte dropped is a continuation byte (10xxxxxx) when the cut
-        // splits a sequence: back up to the sequence's lead byte, at most 3 bytes.
-        var end = limit
-        while end > limit - 3, end > 0, bytes[end] & 0xC0 == 0x80 { end -= 1 }
-        if bytes[end] & 0xC0 == 0x80 { end = limit }
-        return Array(bytes[..<end])
+        NameCandidates.candidates(stem: base, suffix: [])
     }
 }

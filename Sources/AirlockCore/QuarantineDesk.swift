@@ -147,8 +147,8 @@ public struct QuarantineDesk {
     /// `name`, then `stem-2.ext`, `stem-3.ext`, … (the suffix kept so the outbox
     /// name follows), each short enough for a directory entry.
     static func inboxCandidates(_ name: [UInt8]) -> [[UInt8]] {
-        let (stem, suffix) = OutboxName.split(name)
-        return [name] + OutboxName.candidates(stem: stem, suffix: suffix).dropFirst()
+        let (stem, suffix) = NameCandidates.split(name)
+        return [name] + NameCandidates.candidates(stem: stem, suffix: suffix).dropFirst()
     }
 
     private func writeReport(_ report: [String: Any], in directory: FileDescriptor) throws {

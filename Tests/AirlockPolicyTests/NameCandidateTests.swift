@@ -19,13 +19,13 @@ struct NameCandidateTests {
     @Test("every candidate fits in 255 bytes, is valid UTF-8, passes the path policy and is distinct", arguments: stems)
     func candidates(_ stem: String) throws {
         for suffix in ["", ".zip", ".tar.zst", ".ZIP"] {
-            let (base, kept) = OutboxName.split(Array(stem.utf8) + Array(suffix.utf8))
+            let (base, kept) = NameCandidates.split(Array(stem.utf8) + Array(suffix.utf8))
             #expect(kept == Array(suffix.utf8))
-            let names = OutboxName.candidates(stem: base, suffix: kept)
+            let names = NameCandidates.candidates(stem: base, suffix: kept)
             #expect(names.count == 999)
             #expect(Set(names).count == names.count)
             for (index, name) in names.enumerated() {
-                #expect(name.count <= OutboxName.maxNameBytes, "\(name.count) bytes")
+                #expect(name.count <= NameCandidates.maxNameBytes, "\(name.count) bytes")
                 let text = String(validating: name, as: UTF8.self)
                 #expect(text != nil, "candidate \(index + 1) splits a UTF-8 sequence")
                 #expect(Array(name.suffix(kept.count)) == kept)
@@ -37,7 +37,7 @@ struct NameCandidateTests {
 
     @Test("names that fit are kept as they are")
     func shortNames() {
-        #expect(OutboxName.candidates(stem: Array("photos".utf8), suffix: Array(".zip".utf8)).prefix(3).map { String(decoding: $0, as: UTF8.self) }
+        #expect(NameCandidates.candidates(stem: Array("photos".utf8), suffix: Array(".zip".utf8)).prefix(3).map { String(decoding: $0, as: UTF8.self) }
                 == ["photos.zip", "photos-2.zip", "photos-3.zip"])
     }
 }
@@ -46,10 +46,10 @@ extension NameCandidateTests {
     @Test("a stem is cut by no more than the sequence it would split")
     func minimalCut() {
         let stem = Array(String(repeating: "😀", count: 63).utf8) + Array("abc".utf8)  // 255 bytes
-        let second = OutboxName.candidates(stem: stem, suffix: [])[1]
+        let second = NameCandidates.candidates(stem: stem, suffix: [])[1]
         // 253 bytes of room: the 63 emoji (252 bytes) and one 'a'.
         #expect(second == Array(String(repeating: "😀", count: 63).utf8) + Array("a-2".utf8))
         let emoji = Array(String(repeating: "😀", count: 64).utf8)  // 256 bytes, cut to 252 first
-        #expect(OutboxName.candidates(stem: emoji, suffix: [])[0].count == 252)
+        #expect(NameCandidates.candidates(stem: emoji, suffix: [])[0].count == 252)
     }
 }
