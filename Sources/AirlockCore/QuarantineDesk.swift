@@ -144,9 +144,9 @@ public struct QuarantineDesk {
         return nil
     }
 
-    /// `name`, then `stem-2.ext`, `stem-3.ext`, … (the suffix kept so the outbox
-    /// name follows), each short enough for a directory entry.
+    /// `name`, then `stem-2.ext`, `stem-3.ext`, … (the suffix kept so the outbox name follows).
     static func inboxCandidates(_ name: [UInt8]) -> [[UInt8]] {
+        // Each short enough for a directory entry, numbered as outbox names are.
         let (stem, suffix) = NameCandidates.split(name)
         return [name] + NameCandidates.candidates(stem: stem, suffix: suffix).dropFirst()
     }
