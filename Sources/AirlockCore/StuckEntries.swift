@@ -52,7 +52,7 @@ public final class StuckEntries: Sendable {
     static func isUnmovable(_ error: SystemError, _ status: FileStatus) -> Bool {
         guard error.operation == "renameat" else { return false }
         if error.errno == .permissionDenied { return status.kind == .directory }
-        return [Errno.notPermitted, Errno(rawValue: 16 /* EBUSY */), .crossDevice].contains(error.errno)
+        return [Errno.notPermitted, Errno(rawValue: EBUSY), .crossDevice].contains(error.errno)
     }
 
     /// True the first time `identity` is seen, in this process or in the journal.
@@ -96,7 +96,8 @@ extension Intake {
     private func reportStuck(_ identity: StuckEntries.Identity, _ status: FileStatus, _ error: SystemError) {
         let shown = EscapedName(identity.name).text
         let mode = UnreadableDrop.octal(status.permissions)
-        let detail = "cannot be moved out of the inbox (\(error)); a \(status.kind) owned by uid \(status.owner), mode \(mode)"
+        let kind = status.kind == .regular ? "file" : "\(status.kind)"
+        let detail = "cannot be moved out of the inbox (\(error)); a \(kind) owned by uid \(status.owner), mode \(mode)"
         log.warning("skipping \(shown): \(detail); it stays in the inbox until it changes")
         journalAppend("skipped") { record in
             record.add("drop", shown)
