@@ -88,6 +88,9 @@ struct StuckEntryTests {
         #expect(try Data(contentsOf: original) == Samples.validZip)
         var st = stat()
         #expect(stat(original.path, &st) == 0 && st.st_mode & 0o7777 == 0 && st.st_uid == lockedOwner)
+        // inspect reaches the same verdict.
+        let inspect = try airlock(["inspect", original.path, "--root", sandbox.root.path], user: Self.service)
+        #expect(inspect.status == 65 && inspect.events.first?["reason"] as? String == "unreadable-drop", "\(inspect.stderr)")
 
         // Reported once: a second run says nothing more, the journal holds one record.
         let second = try airlock(["run", "--once", "--root", sandbox.root.path], user: Self.service)
