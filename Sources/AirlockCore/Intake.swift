@@ -291,10 +291,12 @@ public final class Intake: @unchecked Sendable {
                 return .rejected(notRegular(opened))
             }
             context.size = opened.size
-            // Size first: nothing reads a drop whose size already rejects it.
-            if let tooLarge = DropSize.rejection(opened.size, policy) {
+            // Size first (the policy's limit, or the keyed one once the first bytes
+            // name the format): nothing reads a drop whose size already rejects it.
+            let identified = try Intake.identify(drop, size: opened.size, configuration: configuration)
+            if case .failure(let rejection) = identified, rejection.reason == .dropTooLarge {
                 journalClaimed(claim, context)
-                return .rejected(tooLarge)
+                return .rejected(rejection)
             }
             // The hash (for the journal and reports) is computed beside the decoder,
             // on the other core, rather than before it: it reads the whole drop.
@@ -305,7 +307,7 @@ public final class Intake: @unchecked Sendable {
                 journalClaimed(claim, claimed)
             }
             defer { context.sha256 = hashing.wait() }
-            switch try Intake.identify(drop, size: opened.size, configuration: configuration) {
+            switch identified {
             case .failure(let rejection):
                 return .rejected(rejection)
             case .success(let format):

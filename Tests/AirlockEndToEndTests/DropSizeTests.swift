@@ -65,4 +65,22 @@ struct DropSizeTests {
             #expect(quarantined.report["sha256"] == nil || quarantined.report["sha256"] is NSNull)
         }
     }
+
+    @Test("a keyed archive over keyed.max_bytes is judged on its size before it is hashed")
+    func keyedOverItsLimit() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("keyed", ["max_bytes": 4096])
+        var bytes = Data("bplist00".utf8)
+        bytes.append(Data(repeating: 0, count: 8192))
+        try sandbox.drop(bytes, as: "memo.plist")
+        let result = try sandbox.runOnce()
+        #expect(result.status == 0, "\(result.stderr)")
+        try sandbox.expectInvariants()
+        let quarantined = try #require(try sandbox.onlyQuarantined())
+        #expect(quarantined.report["reason"] as? String == "drop-too-large")
+        #expect(quarantined.report["format"] as? String != nil)
+        #expect(quarantined.report["sha256"] == nil || quarantined.report["sha256"] is NSNull)
+        #expect(try Data(contentsOf: quarantined.drop) == bytes)
+    }
 }
