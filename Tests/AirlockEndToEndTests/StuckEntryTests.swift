@@ -11,6 +11,8 @@ import Glibc
 struct StuckEntryTests {
     static let service: uid_t = 4242
     static let stranger: uid_t = 4343
+    /// Runs a command as the service user, its group, no other groups.
+    static let asService = ["/usr/bin/setpriv", "--reuid=\(service)", "--regid=\(service)", "--clear-groups", "--"]
 
     /// A root owned by the service user with a sticky, world-writable inbox owned
     /// by `inboxOwner`, as a shared drop box is.
@@ -72,7 +74,7 @@ struct StuckEntryTests {
         for name in ["a.zip", "z.zip"] { try place(Samples.validZip, name, in: sandbox, owner: Self.service, mode: 0o644) }
         try place(Samples.traversalZip, "evil.zip", in: sandbox, owner: Self.service, mode: 0o644)
 
-        let first = try airlock(["run", "--once", "--root", sandbox.root.path], user: Self.service)
+        let first = try airlock(["run", "--once", "--root", sandbox.root.path], under: Self.asService)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(verdicts(first.events) == ["sub.zip": "skipped", "locked.zip": "unreadable-drop", "a.zip": "accepted",
                                            "z.zip": "accepted", "evil.zip": "unsafe-path"], "\(first.stdout)")
@@ -89,18 +91,18 @@ struct StuckEntryTests {
         var st = stat()
         #expect(stat(original.path, &st) == 0 && st.st_mode & 0o7777 == 0 && st.st_uid == lockedOwner)
         // inspect reaches the same verdict.
-        let inspect = try airlock(["inspect", original.path, "--root", sandbox.root.path], user: Self.service)
+        let inspect = try airlock(["inspect", original.path, "--root", sandbox.root.path], under: Self.asService)
         #expect(inspect.status == 65 && inspect.events.first?["reason"] as? String == "unreadable-drop", "\(inspect.stderr)")
 
         // Reported once: a second run says nothing more, the journal holds one record.
-        let second = try airlock(["run", "--once", "--root", sandbox.root.path], user: Self.service)
+        let second = try airlock(["run", "--once", "--root", sandbox.root.path], under: Self.asService)
         #expect(second.status == 0 && second.events.isEmpty, "\(second.stdout)")
         #expect(!second.stderr.contains("skipping"))
         #expect(try journal(sandbox).filter { $0["event"] as? String == "skipped" }.count == 1)
         // status names it, in text and JSON.
-        let status = try airlock(["status", "--root", sandbox.root.path], user: Self.service)
+        let status = try airlock(["status", "--root", sandbox.root.path], under: Self.asService)
         #expect(status.stdout.contains("stuck:         sub.zip: cannot be moved out of the inbox"), "\(status.stdout)")
-        let json = try airlock(["status", "--json", "--root", sandbox.root.path], user: Self.service)
+        let json = try airlock(["status", "--json", "--root", sandbox.root.path], under: Self.asService)
         let stuckList = (json.events.first?["stuck"] as? [[String: Any]])?.compactMap { $0["drop"] as? String }
         #expect(stuckList == ["sub.zip"], "\(json.stdout)")
 
@@ -110,10 +112,10 @@ struct StuckEntryTests {
         } else {
             #expect(chown(stuck.path, Self.service, Self.service) == 0)
         }
-        let third = try airlock(["run", "--once", "--root", sandbox.root.path], user: Self.service)
+        let third = try airlock(["run", "--once", "--root", sandbox.root.path], under: Self.asService)
         #expect(third.status == 0, "\(third.stderr)")
         #expect(verdicts(third.events) == ["sub.zip": stuckKind == "directory" ? "not-regular-file" : "accepted"], "\(third.stdout)")
-        let after = try airlock(["status", "--root", sandbox.root.path], user: Self.service)
+        let after = try airlock(["status", "--root", sandbox.root.path], under: Self.asService)
         #expect(!after.stdout.contains("stuck:"), "\(after.stdout)")
         try sandbox.expectInvariants()
     }
@@ -124,7 +126,7 @@ struct StuckEntryTests {
         let stuck = sandbox.inbox.appendingPathComponent("sub.zip")
         try FileManager.default.createDirectory(at: stuck, withIntermediateDirectories: false)
         #expect(chown(stuck.path, Self.stranger, Self.stranger) == 0)
-        let daemon = try RunningDaemon(sandbox, user: Self.service)
+        let daemon = try RunningDaemon(sandbox, under: Self.asService)
         #expect(waitFor(seconds: 20) { daemon.events.contains { $0["event"] as? String == "skipped" } }, "\(daemon.stderr)")
         try place(Samples.validZip, "locked.zip", in: sandbox, owner: Self.stranger, mode: 0)
         for name in ["later-1.zip", "later-2.zip"] { try place(Samples.validZip, name, in: sandbox, owner: Self.service, mode: 0o644) }
@@ -149,7 +151,7 @@ struct StuckEntryTests {
         let sandbox = try makeRoot(inboxOwner: 0)
         #expect(chmod(sandbox.inbox.path, 0o755) == 0)
         try place(Samples.validZip, "photos.zip", in: sandbox, owner: Self.service, mode: 0o644)
-        let result = try airlock(["run", "--once", "--root", sandbox.root.path], user: Self.service)
+        let result = try airlock(["run", "--once", "--root", sandbox.root.path], under: Self.asService)
         #expect(result.status == 74, "\(result.stderr)")
         #expect(result.events.isEmpty, "\(result.stdout)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path) == ["photos.zip"])

@@ -38,18 +38,12 @@ struct Outcome {
     }
 }
 
-/// The real binary with `arguments`, run as `user` (its group too, no other
-/// groups) through setpriv when one is given.
-func commandLine(_ arguments: [String], user: uid_t?) -> (executable: URL, arguments: [String]) {
-    guard let user else { return (URL(fileURLWithPath: Binary.airlock), arguments) }
-    return (URL(fileURLWithPath: "/usr/bin/setpriv"),
-            ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "--", Binary.airlock] + arguments)
-}
-
-/// Runs the real binary with `arguments`, no standard input.
-func airlock(_ arguments: [String], environment: [String: String] = [:], user: uid_t? = nil) throws -> Outcome {
+/// Runs the real binary with `arguments`, no standard input; under `wrapper` (a
+/// program and its arguments, given the binary and `arguments` after them) if any.
+func airlock(_ arguments: [String], environment: [String: String] = [:], under wrapper: [String] = []) throws -> Outcome {
     let process = Process()
-    (process.executableURL, process.arguments) = commandLine(arguments, user: user)
+    process.executableURL = URL(fileURLWithPath: wrapper.first ?? Binary.airlock)
+    process.arguments = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [Binary.airlock] + arguments
     var env = ProcessInfo.processInfo.environment
     env.removeValue(forKey: "AIRLOCK_TEST_DECODER_FAULT")
     for (key, value) in environment { env[key] = value }
