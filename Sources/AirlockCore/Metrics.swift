@@ -82,6 +82,7 @@ public final class Metrics: @unchecked Sendable {
         lines.append("airlock_decoder_failures_total \(decoderFailures)")
         family("airlock_deferred_retries_total", "counter", "Drops deferred (disk full, permissions) and retried later.")
         lines.append("airlock_deferred_retries_total \(deferredRetries)")
+        lines += ScanHealth.shared.metricLines
         return lines.joined(separator: "\n") + "\n"
     }
 

@@ -21,8 +21,9 @@ public enum DecoderChild {
             printError("airlock-decoder: bad arguments (this program is started by airlock, not by hand)")
             return usageStatus
         }
-        // Locale data is read now, while files may still be opened.
+        // Locale data and the magic database are read now, while files may still be opened.
         _ = setlocale(LC_CTYPE, "C.UTF-8")
+        let detector = ContentTypes.load(request.magicDatabase)
         let started = monotonicNanoseconds()
         let confinement: ConfinementReport
         do {
@@ -41,8 +42,10 @@ public enum DecoderChild {
             json.add("verdict", "probe")
             json.add("confine_microseconds", confineMicroseconds)
             for (key, value) in request.limits.arguments.map(splitLimit) { json.add(key, value) }
+        } else if case .failure(let error) = detector {
+            json = ContentTypes.unavailable(error)
         } else {
-            json = decode(request)
+            json = decode(request, detector: try? detector.get())
         }
         return report(&json, confinement, program: "airlock-decoder")
     }
@@ -68,7 +71,7 @@ public enum DecoderChild {
         return (String(parts[0].map { $0 == "-" ? "_" : $0 }), Int64(parts[1]) ?? 0)
     }
 
-    static func decode(_ request: Request) -> JSONObjectWriter {
+    static func decode(_ request: Request, detector: ContentTypeDetector?) -> JSONObjectWriter {
         let drop = Confinement.dropDescriptor
         let size: Int64
         do {
@@ -79,15 +82,16 @@ public enum DecoderChild {
         var scan = ArchiveScan(format: request.format, policy: request.policy, drop: drop, dropSize: size)
         scan.reportsProgress = request.progress
         let outcome: ScanOutcome
+        var types: [(String, String)]?
         if request.inspect {
-            var sink = DiscardingSink()
-            outcome = scan.run(into: &sink)
+            (outcome, types) = ContentTypes.scan(&scan, into: DiscardingSink(), detector: detector)
         } else {
-            var sink = StagingWriter(root: Confinement.stagingDescriptor, policy: request.policy)
-            outcome = scan.run(into: &sink)
+            let writer = StagingWriter(root: Confinement.stagingDescriptor, policy: request.policy)
+            (outcome, types) = ContentTypes.scan(&scan, into: writer, detector: detector)
         }
         if let error = outcome.systemError { return failure(error) }
         var json = JSONObjectWriter()
+        if let types { json.add("types", strings: types) }
         if let violation = outcome.findings.worst {
             json.add("verdict", "rejected")
             json.add("reason", violation.reason.rawValue)
@@ -130,6 +134,8 @@ public enum DecoderChild {
         var progress = false
         var limits = DecoderLimits(addressSpaceBytes: 0, cpuSeconds: 0, openFiles: 0, fileSizeBytes: 0)
         var policy = Policy()
+        /// Where libmagic's database is; nil: no type detection.
+        var magicDatabase: String?
 
         var writesStaging: Bool { !inspect && !probe }
 
@@ -150,6 +156,7 @@ public enum DecoderChild {
                 progress = true
                 rest.remove(at: index)
             }
+            magicDatabase = ContentTypes.takeDatabaseArgument(&rest)
             guard let limits = DecoderLimits(taking: &rest) else { return nil }
             self.limits = limits
             let policyArguments = rest
