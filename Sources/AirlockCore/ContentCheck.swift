@@ -25,10 +25,14 @@ extension Intake {
     /// The content rules and the virus scan, on staging that passed its audit:
     /// nil when the drop may be committed, otherwise the verdict (staging is then
     /// removed). Run before the commit so that nothing half-judged reaches the outbox.
-    func judgeContent(_ claim: Claim, staging: FileDescriptor, files: Int64,
+    func judgeContent(_ claim: Claim, staging: FileDescriptor, audit: StagingAudit.Totals,
                       types: [(entry: String, type: String)]?) throws(SystemError) -> DropOutcome.Verdict? {
-        let verdict = contentVerdict(staging, files: files, types: types)
-        if verdict != nil { try layout.staging.removeTree(claim.idBytes) }
+        guard let verdict = contentVerdict(staging, files: audit.files, types: types) else { return nil }
+        try layout.staging.removeTree(claim.idBytes)
+        if case .rejected(var rejection) = verdict {
+            rejection.bytesWritten = audit.bytes
+            return .rejected(rejection)
+        }
         return verdict
     }
 

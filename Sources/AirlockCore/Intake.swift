@@ -405,7 +405,7 @@ public final class Intake: @unchecked Sendable {
                 return .rejected(Rejection(.decoderFailed,
                     "the decoder reported \(files) files and \(bytes) bytes, staging holds \(audit.files) and \(audit.bytes)"))
             }
-            if let stop = try judgeContent(claim, staging: staging, files: audit.files, types: context.types) { return stop }
+            if let stop = try judgeContent(claim, staging: staging, audit: audit, types: context.types) { return stop }
             do {
                 let output = try commit(claim, staging: staging)
                 return .accepted(output: output, files: audit.files, bytes: audit.bytes)

@@ -281,6 +281,7 @@ extension Dispatch {
             log.error("the decoder probe failed: \(error)")
             return ExitStatus.unavailable
         }
+        let content = ContentHealth.check(configuration)
         if json {
             var line = JSONObjectWriter()
             line.add("decoders", decoder)
@@ -290,6 +291,8 @@ extension Dispatch {
             line.add("confine_microseconds", Int64(found.confineMicroseconds))
             for key in found.limits.keys.sorted() { line.add("limit_" + key, found.limits[key]!) }
             if let problems = found.problems { line.add("problems", problems) }
+            line.add("types", content.types)
+            line.add("scanning", content.scanning)
             events.emit(line.text)
         } else {
             let landlock = found.landlock
@@ -306,7 +309,9 @@ extension Dispatch {
                 confinement:   \(String(format: "%.2f", Double(found.confineMicroseconds) / 1000)) ms per decoder start
                 """)
             if let problems = found.problems { print("problems:      \(problems)") }
+            print("types:         \(content.types)\nscanning:      \(content.scanning)")
         }
+        if !content.healthy { log.warning("drops will wait: types \(content.types); scanning \(content.scanning)") }
         if !(found.landlock && found.seccomp) {
             log.warning("decoders run with partial confinement on this machine")
         }
