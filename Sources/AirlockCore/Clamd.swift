@@ -10,12 +10,12 @@ import Glibc
 /// passed (SCM_RIGHTS), so clamd reads exactly the bytes staging holds, whatever
 /// the file's mode or owner, and no path is ever named. Every exchange is bounded
 /// by the configured timeout.
-struct ClamdClient: Sendable {
+public struct ClamdClient: Sendable {
     let socketPath: String
     let timeoutSeconds: Int64
 
     /// What clamd said of one file.
-    enum Answer: Equatable {
+    public enum Answer: Equatable, Sendable {
         case clean
         case found(signature: String)
     }
@@ -56,7 +56,7 @@ struct ClamdClient: Sendable {
     }
 
     /// Parses a FILDES reply: `fd[N]: OK`, `fd[N]: NAME FOUND` or `... ERROR`.
-    static func parse(_ reply: String) throws(ClamdFailure) -> Answer {
+    public static func parse(_ reply: String) throws(ClamdFailure) -> Answer {
         guard let colon = reply.range(of: ": ") else { throw ClamdFailure("clamd answered \"\(reply)\"") }
         let verdict = reply[colon.upperBound...]
         if verdict == "OK" { return .clean }
@@ -70,8 +70,8 @@ struct ClamdClient: Sendable {
 }
 
 /// clamd could not give an answer: scanning is down and drops wait.
-struct ClamdFailure: Error, CustomStringConvertible {
-    let description: String
+public struct ClamdFailure: Error, CustomStringConvertible {
+    public let description: String
     init(_ description: String) { self.description = description }
 }
 

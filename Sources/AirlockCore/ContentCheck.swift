@@ -7,9 +7,9 @@ import Glibc
 
 /// The types a decoder child detected, as its verdict carries them: escaped entry
 /// name to MIME type. Believed only when well-formed.
-enum DetectedTypes {
+public enum DetectedTypes {
     /// The pairs, sorted by entry; nil when the verdict has none, or a malformed list.
-    static func parse(_ output: [UInt8]) -> [(entry: String, type: String)]? {
+    public static func parse(_ output: [UInt8]) -> [(entry: String, type: String)]? {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(output))) as? [String: Any],
               let types = object["types"] as? [String: Any] else { return nil }
         var pairs: [(entry: String, type: String)] = []
