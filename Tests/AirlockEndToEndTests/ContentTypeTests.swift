@@ -136,6 +136,21 @@ struct ContentTypeTests {
         try sandbox.expectInvariants()
     }
 
+    @Test("a keyed render is typed like an extracted file, and content.allow judges it")
+    func keyedRender() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let memo = try Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/keyed/memo-binary.plist"))
+        try sandbox.drop(memo, as: "memo.plist")
+        let first = try sandbox.runOnce()
+        #expect(first.events.first?["event"] as? String == "accepted", "\(first.events) \(first.stderr)")
+        #expect(try sandbox.lastJournalRecord("accepted")?["types"] as? [String: String] == ["memo.json": "application/json"])
+        try FileManager.default.removeItem(at: sandbox.outbox.appendingPathComponent("memo"))
+        try sandbox.configure("content", ["allow": ["image/*"]])
+        try sandbox.drop(memo, as: "memo.plist")
+        _ = try sandbox.expectRejected(try sandbox.runOnce(), "disallowed-type", entry: "memo.json", original: memo)
+    }
+
     @Test("content settings are strict: a malformed pattern or rules without detection are configuration errors")
     func strictSettings() throws {
         let sandbox = try Sandbox()
