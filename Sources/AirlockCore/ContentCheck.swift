@@ -21,6 +21,20 @@ public enum DetectedTypes {
     }
 }
 
+extension Configuration {
+    /// The content rules' verdict on an accepted decoder run's types, as `run`
+    /// and `inspect` both reach it; nil when they pass.
+    func contentRejection(files: Int64, types: [(entry: String, type: String)]?) -> Rejection? {
+        guard content.detectTypes else { return nil }
+        guard let types, types.count == files else {
+            return Rejection(.decoderFailed, "the decoder named the types of \(types?.count ?? 0) of \(files) files")
+        }
+        guard let violation = content.policy.judge(types) else { return nil }
+        // The entry is the escaped name the decoder reported, so it is text already.
+        return Rejection(violation.reason, violation.detail, entry: violation.entry.map { String(decoding: $0, as: UTF8.self) })
+    }
+}
+
 extension Intake {
     /// The content rules and the virus scan, on staging that passed its audit:
     /// nil when the drop may be committed, otherwise the verdict (staging is then
@@ -38,14 +52,7 @@ extension Intake {
 
     private func contentVerdict(_ staging: FileDescriptor, files: Int64,
                                 types: [(entry: String, type: String)]?) -> DropOutcome.Verdict? {
-        if configuration.content.detectTypes {
-            guard let types, types.count == files else {
-                return .rejected(Rejection(.decoderFailed, "the decoder named the types of \(types?.count ?? 0) of \(files) files"))
-            }
-            if let violation = configuration.content.policy.judge(types) {
-                return .rejected(Rejection(violation.reason, violation.detail, entry: violation.entry.map { String(decoding: $0, as: UTF8.self) }))
-            }
-        }
+        if let rejection = configuration.contentRejection(files: files, types: types) { return .rejected(rejection) }
         guard let client = configuration.scan.client else { return nil }
         let result: StagingScan.Result
         do {

@@ -38,6 +38,12 @@ struct ContentTypeTests {
         try sandbox.configure("content", ["deny": ["application/x-executable", "application/x-pie-executable", "application/x-sharedlib"]])
         let archive = try ContentFiles.archive(format, [("a.txt", try ContentFiles.sample("text").data),
                                                         ("bin/tool", try ContentFiles.sample("elf").data)])
+        // inspect, under the same configuration, reaches the verdict run reaches.
+        let copy = sandbox.logs.appendingPathComponent("tools.\(format)")
+        try FileManager.default.createDirectory(at: sandbox.logs, withIntermediateDirectories: true)
+        try archive.write(to: copy)
+        let inspected = try airlock(["inspect", copy.path, "--root", sandbox.root.path]).events.first ?? [:]
+        #expect(inspected["reason"] as? String == "disallowed-type" && inspected["entry"] as? String == "bin/tool", "\(inspected)")
         try sandbox.drop(archive, as: "tools.\(format)")
         let report = try sandbox.expectRejected(try sandbox.runOnce(), "disallowed-type", entry: "bin/tool", original: archive)
         let detail = report?["detail"] as? String ?? ""
