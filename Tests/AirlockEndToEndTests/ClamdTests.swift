@@ -18,7 +18,8 @@ final class Clamd {
     var socketURL: URL { directory.appendingPathComponent("clamd.sock") }
     private var process: Process?
 
-    init(in sandbox: Sandbox) throws {
+    /// - Parameter settings: more clamd.conf lines (its limits, say).
+    init(in sandbox: Sandbox, settings: String = "") throws {
         directory = sandbox.logs.appendingPathComponent("clamd")
         let database = directory.appendingPathComponent("db")
         try FileManager.default.createDirectory(at: database, withIntermediateDirectories: true)
@@ -35,7 +36,7 @@ final class Clamd {
             Foreground yes
             AlertExceedsMax yes
             MaxThreads 4
-
+            \(settings)
             """
         try Data(config.utf8).write(to: directory.appendingPathComponent("clamd.conf"))
     }
@@ -125,9 +126,9 @@ final class SilentSocketServer {
 
 @Suite("Content: virus scanning through a real clamd", .enabled(if: Clamd.installed, "clamd (Debian's clamav-daemon) is not installed"))
 struct ClamdTests {
-    func sandbox(timeout: Int = 10) throws -> (Sandbox, Clamd) {
+    func sandbox(timeout: Int = 10, clamdSettings: String = "") throws -> (Sandbox, Clamd) {
         let sandbox = try Sandbox()
-        let clamd = try Clamd(in: sandbox)
+        let clamd = try Clamd(in: sandbox, settings: clamdSettings)
         try sandbox.initialise()
         try sandbox.configure("scan", ["clamd_socket": clamd.socketURL.path, "timeout_seconds": timeout])
         return (sandbox, clamd)
@@ -158,6 +159,19 @@ struct ClamdTests {
         try sandbox.drop(archive, as: "marked.tar")
         let report = try sandbox.expectRejected(try sandbox.runOnce(), "malware-found", entry: "marked.bin", original: archive)
         #expect((report?["detail"] as? String ?? "").contains("Airlock-Test-Own"), "\(report ?? [:])")
+    }
+
+    @Test("a file past clamd's own MaxFileSize is never passed half-scanned: with AlertExceedsMax it is malware-found")
+    func clamdLimits() throws {
+        let (sandbox, clamd) = try sandbox(clamdSettings: "MaxFileSize 1M\nMaxScanSize 4M\n")
+        try clamd.start()
+        // Random bytes: incompressible, so the ratio rule stays out of it.
+        var generator = SystemRandomNumberGenerator()
+        let big = Data((0..<(2 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let archive = try ContentFiles.archive("zip", [("a.txt", try ContentFiles.sample("text").data), ("big.txt", big)])
+        try sandbox.drop(archive, as: "big.zip")
+        let report = try sandbox.expectRejected(try sandbox.runOnce(), "malware-found", entry: "big.txt", original: archive)
+        #expect((report?["detail"] as? String ?? "").contains("Heuristics.Limits.Exceeded"), "\(report ?? [:])")
     }
 
     @Test("clamd stopped mid-run defers the drops (never accepted unscanned); the daemon accepts them once clamd is back")
