@@ -43,8 +43,9 @@ public final class ContentTypeDetector {
     /// magic_buffer(3) on a file's first bytes: its MIME type, lowercased, or
     /// `unknown` when libmagic gives no well-formed answer.
     public func type(of head: UnsafeRawBufferPointer) -> String {
-        guard let base = head.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
-              let answer = magic_buffer(cookie, base, head.count) else { return ContentTypeDetector.unknown }
+        var empty: UInt8 = 0
+        let found = head.isEmpty ? magic_buffer(cookie, &empty, 0) : magic_buffer(cookie, head.baseAddress!, head.count)
+        guard let answer = found else { return ContentTypeDetector.unknown }
         let text = String(decoding: UnsafeRawBufferPointer(start: answer, count: strlen(answer)), as: UTF8.self).lowercased()
         return MediaType.isWellFormed(text) ? text : ContentTypeDetector.unknown
     }

@@ -14,6 +14,7 @@ enum ContentFiles {
     /// Each kind: its bytes, and the type libmagic names from its first bytes.
     static func sample(_ kind: String) throws -> (data: Data, type: String) {
         switch kind {
+        case "empty": return (Data(), "application/x-empty")
         case "text": return (Data("Invoice 2026-11\nTotal: 42.00 EUR\n".utf8), "text/plain")
         case "png": return (try python(pngScript), "image/png")
         case "pdf": return (Data(pdfText.utf8), "application/pdf")

@@ -6,9 +6,9 @@ import Glibc
 
 @Suite("Content: true types with libmagic, content.allow / content.deny, extension_must_match")
 struct ContentTypeTests {
-    static let kinds = ["text", "png", "pdf", "gzip", "elf", "script", "html"]
+    static let kinds = ["text", "png", "pdf", "gzip", "elf", "script", "html", "empty"]
     static let names = ["text": "notes.txt", "png": "pixel.png", "pdf": "paper.pdf", "gzip": "data.gz", "elf": "program",
-                        "script": "run.sh", "html": "page.html"]
+                        "script": "run.sh", "html": "page.html", "empty": "empty.png"]
 
     @Test("every file's type is named from its bytes and reaches the accepted journal record", arguments: ["zip", "tar"])
     func detectedTypes(_ format: String) throws {
