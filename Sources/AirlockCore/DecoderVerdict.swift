@@ -61,9 +61,6 @@ enum DecoderVerdict: Equatable {
                                       entry: object["entry"] as? String, entryIndex: (object["index"] as? NSNumber)?.intValue)
             rejection.bytesWritten = bytesWritten
             return .rejected(rejection)
-        case "unavailable":
-            // The child could not load what it needs to judge (the magic database): not the drop's fault.
-            return .deferred((object["detail"] as? String) ?? "the decoder could not start its work")
         case "error":
             let errno = Errno(rawValue: Int32((object["errno"] as? NSNumber)?.intValue ?? 0))
             let detail = (object["detail"] as? String) ?? "\(errno)"
@@ -72,6 +69,9 @@ enum DecoderVerdict: Equatable {
                 return .rejected(Rejection(.nameCollision, "the filesystem treats two entry names as one: \(detail)"))
             }
             return .rejected(Rejection(.decoderFailed, "the decoder failed: \(detail)"))
+        case "unavailable":
+            // The child could not load what it needs to judge (the magic database): not the drop's fault.
+            return .deferred((object["detail"] as? String) ?? "the decoder could not start its work")
         default:
             return .rejected(Rejection(.decoderFailed, "the decoder gave an unknown verdict"))
         }

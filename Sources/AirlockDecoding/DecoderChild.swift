@@ -17,13 +17,13 @@ public enum DecoderChild {
     public static let usageStatus: Int32 = 64
 
     public static func main(_ arguments: [String]) -> Int32 {
-        guard let request = Request(arguments) else {
+        guard var request = Request(arguments) else {
             printError("airlock-decoder: bad arguments (this program is started by airlock, not by hand)")
             return usageStatus
         }
         // Locale data and the magic database are read now, while files may still be opened.
         _ = setlocale(LC_CTYPE, "C.UTF-8")
-        let detector = ContentTypes.load(request.magicDatabase)
+        request.detector = ContentTypes.load(request.magicDatabase)
         let started = monotonicNanoseconds()
         let confinement: ConfinementReport
         do {
@@ -42,10 +42,8 @@ public enum DecoderChild {
             json.add("verdict", "probe")
             json.add("confine_microseconds", confineMicroseconds)
             for (key, value) in request.limits.arguments.map(splitLimit) { json.add(key, value) }
-        } else if case .failure(let error) = detector {
-            json = ContentTypes.unavailable(error)
         } else {
-            json = decode(request, detector: try? detector.get())
+            json = decode(request)
         }
         return report(&json, confinement, program: "airlock-decoder")
     }
@@ -71,7 +69,12 @@ public enum DecoderChild {
         return (String(parts[0].map { $0 == "-" ? "_" : $0 }), Int64(parts[1]) ?? 0)
     }
 
-    static func decode(_ request: Request, detector: ContentTypeDetector?) -> JSONObjectWriter {
+    static func decode(_ request: Request) -> JSONObjectWriter {
+        let detector: ContentTypeDetector?
+        switch request.detector {
+        case .failure(let error): return ContentTypes.unavailable(error)
+        case .success(let loaded): detector = loaded
+        }
         let drop = Confinement.dropDescriptor
         let size: Int64
         do {
@@ -136,6 +139,8 @@ public enum DecoderChild {
         var policy = Policy()
         /// Where libmagic's database is; nil: no type detection.
         var magicDatabase: String?
+        /// Loaded from `magicDatabase` before confinement.
+        var detector: Result<ContentTypeDetector?, ContentTypeError> = .success(nil)
 
         var writesStaging: Bool { !inspect && !probe }
 

@@ -274,6 +274,8 @@ extension Dispatch {
             return ExitStatus.configuration
         }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
+        let content = ContentHealth.check(configuration)
+        if !content.healthy { log.warning("drops will wait: types \(content.types); scanning \(content.scanning)") }
         let found: Doctor.Findings
         do {
             found = try Doctor(configuration: configuration, decoderDirectory: decoder).probe()
@@ -281,7 +283,6 @@ extension Dispatch {
             log.error("the decoder probe failed: \(error)")
             return ExitStatus.unavailable
         }
-        let content = ContentHealth.check(configuration)
         if json {
             var line = JSONObjectWriter()
             line.add("decoders", decoder)
@@ -311,7 +312,6 @@ extension Dispatch {
             if let problems = found.problems { print("problems:      \(problems)") }
             print("types:         \(content.types)\nscanning:      \(content.scanning)")
         }
-        if !content.healthy { log.warning("drops will wait: types \(content.types); scanning \(content.scanning)") }
         if !(found.landlock && found.seccomp) {
             log.warning("decoders run with partial confinement on this machine")
         }
