@@ -103,6 +103,7 @@ final class Clamd {
 final class SilentSocketServer {
     let path: String
     private let fd: Int32
+    var descriptor: Int32 { fd }
 
     init(path: String) {
         self.path = path
@@ -119,8 +120,38 @@ final class SilentSocketServer {
     }
 
     deinit {
+        shutdown(fd, Int32(SHUT_RDWR))
         close(fd)
         unlink(path)
+    }
+}
+
+/// A local socket whose every connection gets one fixed reply: a clamd that
+/// answers with an error.
+final class ReplyingSocketServer: @unchecked Sendable {
+    private let listener: SilentSocketServer
+    private let reply: String
+
+    init(path: String, reply: String) {
+        listener = SilentSocketServer(path: path)
+        self.reply = reply
+        let fd = listener.descriptor
+        Thread.detachNewThread { [reply] in
+            while true {
+                let connection = accept(fd, nil, nil)
+                guard connection >= 0 else { return }
+                // The whole request ("zFILDES\0" and the byte carrying the descriptor) before the reply.
+                var request = [UInt8](repeating: 0, count: 64)
+                var got = 0
+                while got < 9 {
+                    let n = recv(connection, &request, request.count, 0)
+                    if n <= 0 { break }
+                    got += n
+                }
+                _ = send(connection, reply + "\0", reply.utf8.count + 1, Int32(MSG_NOSIGNAL))
+                close(connection)
+            }
+        }
     }
 }
 
@@ -206,6 +237,22 @@ struct ClamdTests {
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 30) == 0)
         try sandbox.expectInvariants()
+    }
+
+    @Test("a clamd that answers with an error defers the drop; it is never accepted unscanned")
+    func clamdError() throws {
+        let (sandbox, clamd) = try sandbox()
+        let server = ReplyingSocketServer(path: clamd.socketURL.path, reply: "fd[9]: Can't open file or directory ERROR")
+        try sandbox.drop(try ContentFiles.archive("zip", [("a.txt", try ContentFiles.sample("text").data)]), as: "waits.zip")
+        let result = try sandbox.runOnce()
+        #expect(result.status == 75, "\(result.stderr)")
+        let event = result.events.first ?? [:]
+        #expect(event["event"] as? String == "deferred", "\(event)")
+        #expect((event["detail"] as? String ?? "").contains("Can't open file or directory ERROR"), "\(event)")
+        #expect(try sandbox.listing(sandbox.outbox) == [])
+        #expect(try sandbox.listing(sandbox.staging) == [])
+        #expect(try sandbox.listing(sandbox.claimed).contains { $0.hasSuffix("/drop") })
+        withExtendedLifetime(server) {}
     }
 
     @Test("a clamd that never answers hits the timeout and the drop is deferred, still claimed")
