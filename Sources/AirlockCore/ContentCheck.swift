@@ -56,7 +56,7 @@ extension Intake {
         guard let client = configuration.scan.client else { return nil }
         let result: StagingScan.Result
         do {
-            result = try StagingScan(client: client, maxDepth: policy.maxDepth).scan(staging)
+            result = try StagingScan(client: client).scan(staging)
         } catch {
             if ScanHealth.shared.record(up: false) { log.warning("virus scanning is down: \(error); drops wait until clamd answers") }
             return .deferred(detail: "virus scanning is down: \(error)")
@@ -71,10 +71,11 @@ extension Intake {
 
 /// Has clamd scan every file beneath a staging directory, walking it from its
 /// descriptor in name order, and stops at the first detection, so the same tree
-/// always gets the same answer.
+/// always gets the same answer. The staging audit has bounded the tree's depth
+/// and size before the walk starts, and skips nothing: an unscanned file would
+/// be an accepted one.
 struct StagingScan {
     let client: ClamdClient
-    let maxDepth: Int
 
     enum Result: Equatable {
         case clean
@@ -93,10 +94,10 @@ struct StagingScan {
     }
 
     func scan(_ staging: FileDescriptor) throws(Failure) -> Result {
-        try visit(staging, path: [], depth: 0)
+        try visit(staging, path: [])
     }
 
-    private func visit(_ directory: FileDescriptor, path: [UInt8], depth: Int) throws(Failure) -> Result {
+    private func visit(_ directory: FileDescriptor, path: [UInt8]) throws(Failure) -> Result {
         let names: [[UInt8]]
         do { names = try directory.entryNames() } catch { throw .system(error) }
         for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
@@ -105,11 +106,9 @@ struct StagingScan {
             do {
                 let status = try directory.status(of: name)
                 if status.kind == .directory {
-                    // The audit has bounded the depth already; this only keeps the walk finite.
-                    guard depth < maxDepth else { continue }
                     let sub = try directory.openDirectory(name)
                     defer { sub.close() }
-                    result = try visit(sub, path: child, depth: depth + 1)
+                    result = try visit(sub, path: child)
                 } else {
                     let file = try directory.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
                     defer { file.close() }
