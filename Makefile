@@ -4,7 +4,7 @@ ROOT ?= var
 # Debian packages the build and the tests need (the tests use sha256sum from coreutils).
 DEBIAN_PACKAGES = libseccomp-dev libarchive-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev pkg-config systemd
 
-.PHONY: all deps build release run test bench keyed-fixtures clean
+.PHONY: all deps build release run test bench soak keyed-fixtures clean
 
 all: build
 
@@ -31,6 +31,13 @@ run: build
 test: build
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+
+# Chaos soak, not part of test: producers drop valid and hostile archives into a
+# daemon that is SIGKILLed and restarted at random for SECONDS; then every drop must
+# have ended once, with one terminal journal record. `make soak SECONDS=600`.
+SECONDS ?= 60
+soak: build
+	python3 soak/soak.py --airlock .build/debug/airlock --seconds $(SECONDS)
 
 # Benchmarks against peers (bsdtar, inotifywait); not part of test. Results in bench/results/latest.md.
 bench: deps
