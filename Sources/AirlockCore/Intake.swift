@@ -129,65 +129,6 @@ public final class Intake: @unchecked Sendable {
         return carried
     }
 
-    /// Takes a decided drop through the rest of its protocol (Settlement.swift):
-    /// its terminal record is durable before its claim goes. A step that fails
-    /// leaves the claim for a retry, which settles it rather than judging it again.
-    private func carryOut(_ outcome: DropOutcome, _ claim: Claim, _ context: ReportContext) -> DropOutcome {
-        func deferred(_ detail: String) -> DropOutcome {
-            DropOutcome(id: outcome.id, dropName: outcome.dropName, verdict: .deferred(detail: detail), size: outcome.size, seconds: outcome.seconds)
-        }
-        switch outcome.verdict {
-        case .deferred:
-            return outcome
-        case .rejected(let rejection):
-            do {
-                try writeReport(claim, rejection, context)
-                CrashPoint.rejectedReported.reach()
-                try journal.append("rejected") { fill(&$0, outcome, context) }
-                CrashPoint.rejectedJournalled.reach()
-                try finishQuarantine(claim)
-            } catch {
-                return deferred("cannot quarantine: \(error)")
-            }
-        case .accepted:
-            CrashPoint.acceptedRenamed.reach()
-            do {
-                try journal.append("accepted") { fill(&$0, outcome, context) }
-            } catch {
-                return deferred("committed, but its journal record cannot be written: \(error)")
-            }
-            CrashPoint.acceptedJournalled.reach()
-            do {
-                try release(claim)
-            } catch {
-                log.warning("cannot remove the claim of \(claim.id) after its commit: \(error); the next start does")
-            }
-        }
-        return outcome
-    }
-
-    /// The fields of a verdict's journal record.
-    private func fill(_ record: inout JSONObjectWriter, _ outcome: DropOutcome, _ context: ReportContext) {
-        record.add("id", outcome.id)
-        record.add("drop", EscapedName(outcome.dropName).text)
-        if let size = context.size { record.add("size", size) }
-        if let sha256 = context.sha256 { record.add("sha256", sha256) }
-        switch outcome.verdict {
-        case .accepted(let output, let files, let bytes):
-            record.add("output", "outbox/" + EscapedName(output).text)
-            record.add("files", files)
-            record.add("bytes", bytes)
-        case .rejected(let rejection):
-            record.add("reason", rejection.reason.rawValue)
-            if let entry = rejection.entry { record.add("entry", entry) }
-            record.add("bytes_written", rejection.bytesWritten)
-        case .deferred(let detail):
-            record.add("detail", detail)
-        }
-        record.add("duration_ms", Int64(outcome.seconds * 1000))
-        if let rss = context.decoderMaxRSSKiB { record.add("decoder_max_rss_kib", rss) }
-    }
-
     /// Appends to the audit journal; a journal that cannot be written is logged,
     /// never a reason to stop the intake.
     func journalAppend(_ event: String, _ fill: (inout JSONObjectWriter) -> Void) {
