@@ -4,7 +4,7 @@ ROOT ?= var
 # Debian packages the build and the tests need (the tests use sha256sum from coreutils).
 DEBIAN_PACKAGES = libseccomp-dev libarchive-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev pkg-config systemd
 
-.PHONY: all deps build release run test bench soak keyed-fixtures clean
+.PHONY: all deps build release run test bench keyed-fixtures clean
 
 all: build
 
@@ -36,6 +36,7 @@ test: build
 # daemon that is SIGKILLed and restarted at random for SECONDS; then every drop must
 # have ended once, with one terminal journal record. `make soak SECONDS=600`.
 SECONDS ?= 60
+.PHONY: soak
 soak: build
 	python3 soak/soak.py --airlock .build/debug/airlock --seconds $(SECONDS)
 
