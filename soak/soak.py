@@ -31,6 +31,14 @@ from drops import Producer  # noqa: E402
 PR_SET_CHILD_SUBREAPER = 36
 
 
+def send(pid, number):
+    """kill(2) that tolerates a process that has already gone."""
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:
+        pass
+
+
 def children_of(pid):
     """Live (not zombie) processes whose parent is `pid`: pid -> command line."""
     found = {}
@@ -73,6 +81,8 @@ class Supervisor:
         ]
         self.pid = os.posix_spawn(self.airlock, [self.airlock, "run", "--root", self.root],
                                   self.environment, file_actions=actions)
+        # Pids are reused: an exit reaped long ago under this number is not this daemon's.
+        self.exits.pop(self.pid, None)
 
     def reap(self):
         while True:
@@ -156,13 +166,13 @@ class Soak:
                 continue
             if time.monotonic() >= deadline:
                 break
-            os.kill(supervisor.pid, signal.SIGKILL)
+            send(supervisor.pid, signal.SIGKILL)
             self.kills += 1
             supervisor.wait(supervisor.pid, 10)
             for pid, command in supervisor.survivors(grace=3).items():
                 self.orphans += 1
                 self.problems.append(f"after kill {self.kills}: pid {pid} ({command}) outlived the daemon by 3 s")
-                os.kill(pid, signal.SIGKILL)
+                send(pid, signal.SIGKILL)
         self.stop.set()
         for producer in self.producers:
             producer.join()
@@ -176,16 +186,16 @@ class Soak:
             supervisor.start()
         if not settle(supervisor, self.root, self.ledger, seconds=120 + len(self.ledger) * 0.05):
             self.problems.append("the last daemon did not finish the drops within the time allowed")
-        os.kill(supervisor.pid, signal.SIGTERM)
+        send(supervisor.pid, signal.SIGTERM)
         status = supervisor.wait(supervisor.pid, 60)
         if status is None or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
             self.problems.append(f"the last daemon did not stop cleanly on SIGTERM (wait status {status})")
             if status is None:
-                os.kill(supervisor.pid, signal.SIGKILL)
+                send(supervisor.pid, signal.SIGKILL)
                 supervisor.wait(supervisor.pid, 10)
         for pid, command in supervisor.survivors(grace=3).items():
             self.problems.append(f"at the end: pid {pid} ({command}) is still running")
-            os.kill(pid, signal.SIGKILL)
+            send(pid, signal.SIGKILL)
 
     def report(self, elapsed):
         accepted, rejected, recovered, torn = check(self.root, self.ledger, self.problems)
