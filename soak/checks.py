@@ -48,29 +48,74 @@ def listing(directory):
 
 def check(root, drops, problems):
     """Appends every broken rule to `problems`; returns (outbox entries,
-    quarantine entries, terminal records written by recovery, torn lines)."""
-    by_name = {drop.name: drop for drop in drops}
+    quarantine entries, terminal records written by recovery, torn lines).
+
+    A hostile drop may have been released (it went through intake again and
+    ended once more) and its entries purged: its *lineage*, found by the drop's
+    SHA-256, then has one terminal record per release plus one, each id at most
+    one `released` and one `purged` record, and exactly one live end (an entry
+    holding the original bytes, or one purged while it held them)."""
     for place in ("inbox", "state/claimed", "state/staging", "state/releasing", "state/purging"):
         left = listing(os.path.join(root, place))
         if left:
             problems.append(f"{place} is not empty: {left[:5]}{' …' if len(left) > 5 else ''} ({len(left)})")
     outbox = outbox_entries(root, drops, problems)
-    quarantine = quarantine_entries(root, by_name, problems)
-    terminal, torn = terminal_records(os.path.join(root, "state"), by_name, problems)
+    quarantine = quarantine_entries(root, problems)
+    journal = Journal(os.path.join(root, "state"), drops, problems)
+    for identifier in quarantine:
+        if identifier not in journal.lineage:
+            problems.append(f"quarantine/{identifier}: no terminal record")
     for drop in drops:
-        places = (drop.name in outbox) + (drop.name in quarantine)
-        if places != 1:
-            problems.append(f"{drop.name} ({drop.delivery}): in {places} places "
-                            f"(outbox: {drop.name in outbox}, quarantine: {drop.name in quarantine})")
-        records = terminal.get(drop.name, [])
-        if len(records) != 1:
-            problems.append(f"{drop.name}: {len(records)} terminal records {[(r['event'], r.get('id')) for r in records]}")
-        if drop.name in outbox:
-            check_accepted(root, drop, outbox[drop.name], records, problems)
-        if drop.name in quarantine:
-            check_rejected(drop, quarantine[drop.name], records, problems)
-    recovered = sum(1 for records in terminal.values() for r in records if r.get("recovered"))
-    return len(outbox), len(quarantine), recovered, torn
+        records = journal.terminal.get(drop.name, [])
+        if drop.expected == "accepted":
+            if len(records) != 1:
+                problems.append(f"{drop.name}: {len(records)} terminal records {[(r['event'], r.get('id')) for r in records]}")
+            if drop.name not in outbox:
+                problems.append(f"{drop.name} ({drop.delivery}): valid, and not in the outbox")
+            else:
+                check_accepted(root, drop, outbox[drop.name], records, problems)
+        else:
+            if drop.name in outbox:
+                problems.append(f"{drop.name}: a hostile drop was accepted as outbox/{outbox[drop.name]}")
+            check_lineage(drop, records, quarantine, journal, problems)
+    return len(outbox), len(quarantine), journal.recovered, journal.torn
+
+
+class Journal:
+    """The journal's terminal records by drop (lineage), and its released and
+    purged records by quarantine id."""
+
+    def __init__(self, state, drops, problems):
+        by_name = {drop.name: drop for drop in drops}
+        by_sha = {drop.sha256: drop for drop in drops}
+        records, self.torn = read_journal(state)
+        self.terminal, self.lineage, self.released, self.purged = {}, {}, {}, {}
+        claimed = set()
+        for record in records:
+            event, identifier = record["event"], record.get("id")
+            if event == "claimed":
+                claimed.add(identifier)
+            elif event in TERMINAL:
+                drop = by_sha.get(record.get("sha256")) or by_name.get(record.get("drop"))
+                if drop is None:
+                    problems.append(f"terminal record for a drop nobody dropped: {record}")
+                    continue
+                self.terminal.setdefault(drop.name, []).append(record)
+                if identifier in self.lineage:
+                    problems.append(f"id {identifier}: a second terminal record")
+                self.lineage[identifier] = drop
+            elif event in ("released", "purged"):
+                counts = self.released if event == "released" else self.purged
+                counts[identifier] = counts.get(identifier, 0) + 1
+        for event, counts in (("released", self.released), ("purged", self.purged)):
+            for identifier, count in counts.items():
+                if count > 1:
+                    problems.append(f"id {identifier}: {count} {event} records")
+                if identifier not in self.lineage:
+                    problems.append(f"id {identifier}: {event} but never ended")
+        for identifier in sorted(i for i in claimed - set(self.lineage) if i):
+            problems.append(f"id {identifier}: claimed record without a terminal record")
+        self.recovered = sum(1 for rs in self.terminal.values() for r in rs if r.get("recovered"))
 
 
 def outbox_entries(root, drops, problems):
@@ -86,8 +131,8 @@ def outbox_entries(root, drops, problems):
     return found
 
 
-def quarantine_entries(root, by_name, problems):
-    """Drop name -> (id, report, directory) of its quarantine entry."""
+def quarantine_entries(root, problems):
+    """Quarantine id -> (report, the drop's bytes or None once released)."""
     found = {}
     for entry in listing(os.path.join(root, "quarantine")):
         directory = os.path.join(root, "quarantine", entry)
@@ -97,74 +142,67 @@ def quarantine_entries(root, by_name, problems):
         except (OSError, ValueError) as error:
             problems.append(f"quarantine/{entry}: no readable report ({error})")
             continue
-        name = report.get("drop")
-        if name not in by_name:
-            problems.append(f"quarantine/{entry}: report names a drop nobody dropped: {name!r}")
-            continue
-        if name in found:
-            problems.append(f"{name}: quarantined twice ({found[name][0]}, {entry})")
-        found[name] = (entry, report, directory)
+        try:
+            with open(os.path.join(directory, "drop"), "rb") as handle:
+                data = handle.read()
+        except FileNotFoundError:
+            data = None
+        found[entry] = (report, data)
     return found
 
 
-def terminal_records(state, by_name, problems):
-    """Drop name -> its terminal records; and the number of torn lines."""
-    records, torn = read_journal(state)
-    terminal = {}
-    claimed = set()
-    for record in records:
-        if record["event"] == "claimed":
-            claimed.add(record.get("id"))
-        if record["event"] in TERMINAL:
-            name = record.get("drop")
-            if name not in by_name:
-                problems.append(f"terminal record for a drop nobody dropped: {record}")
-                continue
-            terminal.setdefault(name, []).append(record)
-    ended = {r.get("id") for records in terminal.values() for r in records}
-    for identifier in sorted(i for i in claimed - ended if i):
-        problems.append(f"id {identifier}: claimed record without a terminal record")
-    return terminal, torn
-
-
 def check_accepted(root, drop, entry, records, problems):
-    if drop.expected != "accepted":
-        problems.append(f"{drop.name}: a hostile drop was accepted as outbox/{entry}")
-    elif tree(os.path.join(root, "outbox", entry)) != drop.files:
+    if tree(os.path.join(root, "outbox", entry)) != drop.files:
         problems.append(f"{drop.name}: outbox/{entry} does not hold the archive's files byte for byte")
     for record in records:
         if record["event"] != "accepted" or record.get("output") != "outbox/" + entry:
             problems.append(f"{drop.name}: journal says {record['event']} {record.get('output')}, outbox has {entry}")
 
 
-def check_rejected(drop, found, records, problems):
-    entry, report, directory = found
-    try:
-        with open(os.path.join(directory, "drop"), "rb") as handle:
-            original = handle.read()
-    except OSError:
-        original = None
-    if original != drop.data:
-        problems.append(f"{drop.name}: quarantine/{entry}/drop is not the original bytes")
-    if drop.expected != "rejected":
-        problems.append(f"{drop.name}: a valid drop was rejected: {report.get('reason')}: {report.get('detail')}")
-    elif report.get("reason") != drop.reason:
-        problems.append(f"{drop.name}: rejected as {report.get('reason')}, expected {drop.reason}")
+def check_lineage(drop, records, quarantine, journal, problems):
+    identifiers = [record.get("id") for record in records]
+    releases = sum(journal.released.get(i, 0) for i in identifiers)
+    if len(records) != 1 + releases:
+        problems.append(f"{drop.name}: {len(records)} terminal records after {releases} releases "
+                        f"{[(r['event'], r.get('id')) for r in records]}")
+    live = 0
     for record in records:
-        if record["event"] != "rejected" or record.get("id") != entry:
-            problems.append(f"{drop.name}: journal says {record['event']} {record.get('id')}, quarantine has {entry}")
+        identifier = record.get("id")
+        released, purged = journal.released.get(identifier, 0), journal.purged.get(identifier, 0)
+        if record["event"] != "rejected":
+            problems.append(f"{drop.name}: a hostile drop ended {record['event']} as {identifier}")
+            continue
+        if identifier not in quarantine:
+            if not purged:
+                problems.append(f"{drop.name}: rejected as {identifier}, but no such entry and no purged record")
+            live += 0 if released else 1
+            continue
+        report, data = quarantine[identifier]
+        if purged:
+            problems.append(f"{drop.name}: quarantine/{identifier} is still there after its purged record")
+        if report.get("reason") != drop.reason:
+            problems.append(f"{drop.name}: rejected as {report.get('reason')}, expected {drop.reason}")
+        if data is None and not released:
+            problems.append(f"{drop.name}: quarantine/{identifier} lost its drop without a released record")
+        elif data is not None and released:
+            problems.append(f"{drop.name}: quarantine/{identifier} still holds its drop after its released record")
+        elif data is not None:
+            live += 1
+            if data != drop.data:
+                problems.append(f"{drop.name}: quarantine/{identifier}/drop is not the original bytes")
+    if live != 1:
+        problems.append(f"{drop.name}: {live} live copies (held in the quarantine or purged while held)")
 
 
-def settle(supervisor, root, drops, seconds):
-    """Waits until every drop has landed somewhere and nothing is in flight."""
+def settle(supervisor, root, seconds):
+    """Waits until the inbox and the claims have stayed empty for a while."""
     deadline = time.monotonic() + seconds
     quiet_since = None
     while time.monotonic() < deadline:
         if not supervisor.running():
             return False
-        landed = len(listing(os.path.join(root, "outbox"))) + len(listing(os.path.join(root, "quarantine")))
         busy = listing(os.path.join(root, "inbox")) or listing(os.path.join(root, "state/claimed"))
-        if landed >= len(drops) and not busy:
+        if not busy:
             quiet_since = quiet_since or time.monotonic()
             if time.monotonic() - quiet_since > 1.5:
                 return True

@@ -1,6 +1,7 @@
 """The soak's drops: valid and hostile archives made in memory, and the
 producers that deliver them into the inbox by rename or by write-and-close."""
 
+import hashlib
 import io
 import os
 import random
@@ -44,7 +45,7 @@ def traversal_zip(rng, stem):
 
 
 def garbage(rng, stem):
-    return b"NOT AN ARCHIVE " + random_bytes(rng, 0, 5000), None
+    return b"NOT AN ARCHIVE " + stem.encode() + random_bytes(rng, 0, 5000), None
 
 
 def truncated_zip(rng, stem):
@@ -66,6 +67,7 @@ WEIGHTS = {"valid": 4, "validtgz": 2, "traversal": 2, "garbage": 1, "truncated":
 class Drop:
     def __init__(self, name, stem, kind, data, files, delivery):
         self.name, self.stem, self.kind, self.data, self.files, self.delivery = name, stem, kind, data, files, delivery
+        self.sha256 = hashlib.sha256(data).hexdigest()
 
     @property
     def expected(self):

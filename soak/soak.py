@@ -27,16 +27,9 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the repository
 from checks import check, settle  # noqa: E402
 from drops import Producer  # noqa: E402
+from operator_desk import Operator  # noqa: E402
 
 PR_SET_CHILD_SUBREAPER = 36
-
-
-def send(pid, number):
-    """kill(2) that tolerates a process that has already gone."""
-    try:
-        os.kill(pid, number)
-    except ProcessLookupError:
-        pass
 
 
 def children_of(pid):
@@ -59,16 +52,40 @@ def children_of(pid):
 
 
 class Supervisor:
-    """Starts, kills and reaps the daemon; as a child subreaper it also inherits
-    (and so can see) any decoder that outlives a killed daemon."""
+    """Starts, kills and reaps the daemon and the operator's commands; as a child
+    subreaper it also inherits (and so can see) any decoder that outlives a
+    killed daemon."""
 
     def __init__(self, airlock, root, logs):
         self.airlock, self.root, self.logs = airlock, root, logs
         self.pid = None
         self.exits = {}
+        self.commands = set()
         self.lives = 0
+        self.lock = threading.Lock()
         self.environment = {k: v for k, v in os.environ.items()
                             if not k.startswith("AIRLOCK_TEST_") and k != "NOTIFY_SOCKET"}
+
+    def spawn(self, arguments, actions, command=False):
+        """posix_spawn under the reaper's lock: pids are reused, and an exit reaped
+        long ago under this number is not this process's."""
+        with self.lock:
+            pid = os.posix_spawn(self.airlock, [self.airlock] + arguments, self.environment, file_actions=actions)
+            self.exits.pop(pid, None)
+            if command:
+                self.commands.add(pid)
+        return pid
+
+    def send(self, pid, number):
+        """kill(2) of a child not reaped yet (a reaped pid may belong to anyone now)."""
+        with self.lock:
+            if pid in self.exits:
+                return False
+            try:
+                os.kill(pid, number)
+            except ProcessLookupError:
+                return False
+            return True
 
     def start(self):
         self.lives += 1
@@ -79,20 +96,19 @@ class Supervisor:
             (os.POSIX_SPAWN_OPEN, 1, out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644),
             (os.POSIX_SPAWN_OPEN, 2, err, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644),
         ]
-        self.pid = os.posix_spawn(self.airlock, [self.airlock, "run", "--root", self.root],
-                                  self.environment, file_actions=actions)
-        # Pids are reused: an exit reaped long ago under this number is not this daemon's.
-        self.exits.pop(self.pid, None)
+        self.pid = self.spawn(["run", "--root", self.root], actions)
 
     def reap(self):
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            self.exits[pid] = status
+        with self.lock:
+            while True:
+                try:
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    return
+                if pid == 0:
+                    return
+                self.exits[pid] = status
+                self.commands.discard(pid)
 
     def running(self):
         self.reap()
@@ -108,11 +124,14 @@ class Supervisor:
         return None
 
     def survivors(self, grace):
-        """Children other than the daemon still alive after `grace` seconds."""
+        """Children other than the daemon and the operator's commands still alive
+        after `grace` seconds."""
         deadline = time.monotonic() + grace
         while True:
-            self.reap()
-            left = {p: c for p, c in children_of(os.getpid()).items() if p != self.pid or not self.running()}
+            running = self.running()
+            with self.lock:
+                expected = set(self.commands) | ({self.pid} if running else set())
+            left = {p: c for p, c in children_of(os.getpid()).items() if p not in expected}
             if not left or time.monotonic() >= deadline:
                 return left
             time.sleep(0.05)
@@ -126,6 +145,8 @@ def options():
     parser.add_argument("--pause", type=float, default=0.15, help="a producer's longest pause between drops, seconds")
     parser.add_argument("--kill-min", type=float, default=0.3, help="shortest life of a daemon before its SIGKILL")
     parser.add_argument("--kill-max", type=float, default=4.0, help="longest life of a daemon before its SIGKILL")
+    parser.add_argument("--no-operator", action="store_true",
+                        help="no quarantine release/purge (some SIGKILLed) alongside the daemon")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--keep", action="store_true", help="keep the soak's directory even when all is well")
     return parser.parse_args()
@@ -146,6 +167,8 @@ class Soak:
         inbox = os.path.join(self.root, "inbox")
         self.producers = [Producer(i + 1, inbox, outside, self.rng.randrange(1 << 32), options.pause, self.stop, self.ledger, lock)
                           for i in range(options.producers)]
+        self.operator = None if options.no_operator else Operator(self.root, self.logs, self.rng.randrange(1 << 32),
+                                                                  self.supervisor, self.stop)
         self.problems = []
         self.kills = 0
         self.orphans = 0
@@ -154,6 +177,8 @@ class Soak:
         """Daemons started and SIGKILLed at random until the deadline, producers dropping all along."""
         for producer in self.producers:
             producer.start()
+        if self.operator:
+            self.operator.start()
         supervisor = self.supervisor
         while time.monotonic() < deadline:
             supervisor.start()
@@ -166,36 +191,42 @@ class Soak:
                 continue
             if time.monotonic() >= deadline:
                 break
-            send(supervisor.pid, signal.SIGKILL)
+            supervisor.send(supervisor.pid, signal.SIGKILL)
             self.kills += 1
             supervisor.wait(supervisor.pid, 10)
             for pid, command in supervisor.survivors(grace=3).items():
                 self.orphans += 1
                 self.problems.append(f"after kill {self.kills}: pid {pid} ({command}) outlived the daemon by 3 s")
-                send(pid, signal.SIGKILL)
+                supervisor.send(pid, signal.SIGKILL)
         self.stop.set()
         for producer in self.producers:
             producer.join()
             if producer.failure:
                 self.problems.append(producer.failure)
+        if self.operator:
+            self.operator.join()
+            self.problems += self.operator.problems
 
     def finish(self):
-        """A last daemon works off the backlog and is stopped with SIGTERM."""
+        """A last daemon, started after every other process ended (so its recovery
+        sees what they left), works off the backlog and is stopped with SIGTERM."""
         supervisor = self.supervisor
-        if not supervisor.running():
-            supervisor.start()
-        if not settle(supervisor, self.root, self.ledger, seconds=120 + len(self.ledger) * 0.05):
+        if supervisor.send(supervisor.pid, signal.SIGKILL):
+            self.kills += 1
+            supervisor.wait(supervisor.pid, 10)
+        supervisor.start()
+        if not settle(supervisor, self.root, seconds=120 + len(self.ledger) * 0.05):
             self.problems.append("the last daemon did not finish the drops within the time allowed")
-        send(supervisor.pid, signal.SIGTERM)
+        supervisor.send(supervisor.pid, signal.SIGTERM)
         status = supervisor.wait(supervisor.pid, 60)
         if status is None or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
             self.problems.append(f"the last daemon did not stop cleanly on SIGTERM (wait status {status})")
             if status is None:
-                send(supervisor.pid, signal.SIGKILL)
+                supervisor.send(supervisor.pid, signal.SIGKILL)
                 supervisor.wait(supervisor.pid, 10)
         for pid, command in supervisor.survivors(grace=3).items():
             self.problems.append(f"at the end: pid {pid} ({command}) is still running")
-            send(pid, signal.SIGKILL)
+            supervisor.send(pid, signal.SIGKILL)
 
     def report(self, elapsed):
         accepted, rejected, recovered, torn = check(self.root, self.ledger, self.problems)
@@ -210,6 +241,9 @@ class Soak:
               f"{recovered} terminal records written by recovery")
         print(f"kills      {self.kills} SIGKILLs over {self.supervisor.lives} daemon starts; "
               f"{self.orphans} processes outlived their daemon")
+        if self.operator:
+            counts = self.operator.counts
+            print(f"operator   {counts['release']} releases, {counts['purge']} purges, {counts['killed']} of them SIGKILLed")
         print(f"journal    {torn} torn lines")
         print(f"problems   {len(self.problems)}")
         for problem in self.problems[:40]:
