@@ -37,6 +37,11 @@ import Glibc
 // back) or whose removal had begun after A3: it is removed without a record.
 // The same settling runs when the daemon retries a claim whose last step failed,
 // so a retried claim is finished, not judged a second time.
+//
+// A3 is told by the journal, not the outbox, so a consumer may take the entry
+// once it is journalled. Left open: a consumer that removes outbox/NAME in the
+// milliseconds between the rename and the record makes recovery see A1 and
+// decode the drop a second time.
 extension Intake {
     /// The records that end a drop.
     static let terminalEvents: Set<String> = ["accepted", "rejected"]
