@@ -36,6 +36,8 @@ test: build
 # daemon that is SIGKILLed and restarted at random for SECONDS; then every drop must
 # have ended once, with one terminal journal record. `make soak SECONDS=600`.
 SECONDS ?= 60
+# The soak (and its short run in test) is Python 3, standard library only.
+DEBIAN_PACKAGES += python3
 .PHONY: soak
 soak: build
 	python3 soak/soak.py --airlock .build/debug/airlock --seconds $(SECONDS)
