@@ -34,6 +34,16 @@ test: build
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
+# Chaos soak, not part of test: producers drop valid and hostile archives into a
+# daemon that is SIGKILLed and restarted at random for SECONDS; then every drop must
+# have ended once, with one terminal journal record. `make soak SECONDS=600`.
+SECONDS ?= 60
+# The soak (and its short run in test) is Python 3, standard library only.
+DEBIAN_PACKAGES += python3
+.PHONY: soak
+soak: build
+	python3 soak/soak.py --airlock .build/debug/airlock --seconds $(SECONDS)
+
 # Benchmarks against peers (bsdtar, inotifywait); not part of test. Results in bench/results/latest.md.
 bench: deps
 	bash bench/run.sh
