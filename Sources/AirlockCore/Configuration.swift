@@ -19,6 +19,9 @@ public struct Configuration: Sendable, Equatable {
     public var decoderAddressSpaceBytes: Int64 = 1 << 30
     public var decoderCPUSeconds: Int64 = 60
     public var decoderOpenFiles: Int64 = 64
+    /// Whether decoding stops while the kernel offers Landlock or seccomp and something
+    /// refuses them ("required"), or goes on with what is granted ("best-effort").
+    public var decoderConfinementRequired = true
     public var sync: SyncMethod = .syncfs
 
     /// The audit journal rotates past this size, keeping this many old files.
@@ -64,7 +67,8 @@ public struct Configuration: Sendable, Equatable {
     /// over the per-file quota, so an over-quota write fails in the kernel too.
     public var decoderLimits: DecoderLimits {
         DecoderLimits(addressSpaceBytes: decoderAddressSpaceBytes, cpuSeconds: decoderCPUSeconds,
-                      openFiles: decoderOpenFiles, fileSizeBytes: policy.maxFileBytes + 1)
+                      openFiles: decoderOpenFiles, fileSizeBytes: policy.maxFileBytes + 1,
+                      requiresConfinement: decoderConfinementRequired)
     }
 
     /// Decodes and validates the bytes of an airlock.json.
@@ -101,6 +105,12 @@ public struct Configuration: Sendable, Equatable {
             decoderAddressSpaceBytes = try section.limit("address_space_bytes") ?? decoderAddressSpaceBytes
             decoderCPUSeconds = try section.limit("cpu_seconds") ?? decoderCPUSeconds
             decoderOpenFiles = try section.limit("open_files") ?? decoderOpenFiles
+            if let mode = try section.string("confinement") {
+                guard mode == "required" || mode == "best-effort" else {
+                    throw ConfigurationError("decoder.confinement: must be \"required\" or \"best-effort\", got \"\(mode)\"")
+                }
+                decoderConfinementRequired = mode == "required"
+            }
             try section.finish()
         }
         if var section = try reader.object("keyed") {
@@ -200,7 +210,8 @@ public struct Configuration: Sendable, Equatable {
             "    \"timeout_seconds\": \(decoderTimeoutSeconds),",
             "    \"address_space_bytes\": \(decoderAddressSpaceBytes),",
             "    \"cpu_seconds\": \(decoderCPUSeconds),",
-            "    \"open_files\": \(decoderOpenFiles)",
+            "    \"open_files\": \(decoderOpenFiles),",
+            "    \"confinement\": \"\(decoderConfinementRequired ? "required" : "best-effort")\"",
             "  },",
             "  \"keyed\": {",
             "    \"class_names\": [\(keyed.classNames.map(JSONObjectWriter.quote).joined(separator: ", "))],",

@@ -355,9 +355,7 @@ public final class Intake: @unchecked Sendable {
                                                drop: drop, staging: staging,
                                                progress: display.map { display in { display.update(done: $0, total: $1) } })
         context.decoderMaxRSSKiB = run.maxRSSKiB
-        if let confinement = DecoderVerdict.confinement(run), !confinement.complete {
-            PartialConfinementWarning.once(log, confinement.summary)
-        }
+        DecoderConfinementState.observe(run, required: configuration.decoderConfinementRequired, log: log, state: layout.state)
         let after = try drop.status()
         var verdict = DecoderVerdict.interpret(run, timeoutSeconds: configuration.decoderTimeoutSeconds)
         if !after.isUnchanged(comparedTo: before) {
@@ -478,20 +476,6 @@ public final class Intake: @unchecked Sendable {
         try layout.claimed.renameNoReplace(claim.idBytes, to: layout.quarantine, claim.idBytes)
         try layout.quarantine.sync()
         try layout.claimed.sync()
-    }
-}
-
-/// The supervisor says once per process that decoders run with partial confinement.
-enum PartialConfinementWarning {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var said = false
-
-    static func once(_ log: Log, _ summary: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !said else { return }
-        said = true
-        log.warning("decoders run with partial confinement: \(summary)")
     }
 }
 

@@ -82,6 +82,17 @@ public final class Metrics: @unchecked Sendable {
         lines.append("airlock_decoder_failures_total \(decoderFailures)")
         family("airlock_deferred_retries_total", "counter", "Drops deferred (disk full, permissions) and retried later.")
         lines.append("airlock_deferred_retries_total \(deferredRetries)")
+        if let confinement = DecoderConfinementState.current {
+            family("airlock_decoder_confinement", "gauge",
+                   "1 for each mechanism's state as decoders last found it (in-force, not-offered, refused).")
+            for (mechanism, state) in [("landlock", confinement.landlock), ("seccomp", confinement.seccomp)] {
+                lines.append("airlock_decoder_confinement{mechanism=\"\(mechanism)\",state=\"\(Metrics.escape(state))\"} 1")
+            }
+            family("airlock_decoders_withheld", "gauge", "1 while no decoder runs because confinement is required and refused.")
+            lines.append("airlock_decoders_withheld \(confinement.withholdsDecoding ? 1 : 0)")
+        }
+        family("airlock_unconfined_deferrals_total", "counter", "Drops deferred because decoders could not be confined.")
+        lines.append("airlock_unconfined_deferrals_total \(DecoderConfinementState.withheldDrops)")
         return lines.joined(separator: "\n") + "\n"
     }
 

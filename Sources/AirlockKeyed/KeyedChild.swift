@@ -30,7 +30,8 @@ public enum KeyedChild {
         #if DEBUG
         if let fault = getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }), fault == "abort" { abort() }
         #endif
-        var json = run(settings: settings, policy: policy, inspect: inspect)
+        var json = limits.requiresConfinement && confinement.isRefused
+            ? DecoderChild.unconfined(confinement) : run(settings: settings, policy: policy, inspect: inspect)
         return DecoderChild.report(&json, confinement, program: "airlock-keyed-decoder")
     }
 

@@ -154,6 +154,11 @@ enum Dispatch {
         }
         defer { layout.close() }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
+        // What the decoders will be granted, said before the first drop (and before the
+        // supervisor's own ruleset, which would keep the probe from reading /proc).
+        if let found = try? Doctor(configuration: configuration, decoderDirectory: decoder).probe() {
+            DecoderConfinementState.record(found.confinement, log: log, state: layout.state)
+        }
         let confinement = SupervisorConfinement.apply(layout, configuration)
         if confinement.applied { log.info(confinement.message) } else { log.warning(confinement.message) }
         guard once else {
@@ -266,33 +271,44 @@ extension Dispatch {
             log.error("the decoder probe failed: \(error)")
             return ExitStatus.unavailable
         }
+        let state = found.confinement
         if json {
             var line = JSONObjectWriter()
             line.add("decoders", decoder)
             line.add("landlock_abi", Int64(found.landlockABI))
             line.add("landlock", found.landlock ? 1 : 0)
             line.add("seccomp", found.seccomp ? 1 : 0)
+            line.add("landlock_state", state.landlock)
+            line.add("seccomp_state", state.seccomp)
+            line.add("confinement", configuration.decoderConfinementRequired ? "required" : "best-effort")
+            line.add("decoders_withheld", state.withholdsDecoding ? 1 : 0)
             line.add("confine_microseconds", Int64(found.confineMicroseconds))
             for key in found.limits.keys.sorted() { line.add("limit_" + key, found.limits[key]!) }
             if let problems = found.problems { line.add("problems", problems) }
             events.emit(line.text)
         } else {
-            let landlock = found.landlock
-                ? "ABI \(found.landlockABI), in force: writes only beneath the drop's staging directory, no other file access"
-                    + (found.landlockABI >= 4 ? ", no TCP" : "") + (found.landlockABI >= 6 ? ", no signals or abstract sockets outside" : "")
-                : (found.landlockABI == 0 ? "not offered by this kernel" : "ABI \(found.landlockABI) offered but not in force")
+            let landlock = Doctor.describe(state.landlock, "ABI \(found.landlockABI), writes only beneath the drop's staging directory, no other file access"
+                + (found.landlockABI >= 4 ? ", no TCP" : "") + (found.landlockABI >= 6 ? ", no signals or abstract sockets outside" : ""),
+                required: state.required)
+            let seccomp = Doctor.describe(state.seccomp, "sockets, exec, ptrace, mounts, bpf, keys and the like kill the decoder (SIGSYS)",
+                                          required: state.required)
             print("""
                 decoders:      \(decoder)
                 no_new_privs:  on
                 landlock:      \(landlock)
-                seccomp:       \(found.seccomp ? "in force: sockets, exec, ptrace, mounts, bpf, keys and the like kill the decoder (SIGSYS)" : "not in force")
+                seccomp:       \(seccomp)
                 limits:        address space \(found.limits["address_space_bytes"]!) bytes, CPU \(found.limits["cpu_seconds"]!) s, \
                 open files \(found.limits["open_files"]!), file size \(found.limits["file_size_bytes"]!) bytes, no core dumps, no new processes
-                confinement:   \(String(format: "%.2f", Double(found.confineMicroseconds) / 1000)) ms per decoder start
+                confinement:   \(String(format: "%.2f", Double(found.confineMicroseconds) / 1000)) ms per decoder start, \
+                \(state.required ? "required (decoder.confinement)" : "best-effort (decoder.confinement)")
                 """)
             if let problems = found.problems { print("problems:      \(problems)") }
         }
-        if !(found.landlock && found.seccomp) {
+        if state.withholdsDecoding {
+            log.error("no decoder runs here: confinement is required and something refuses what the kernel offers")
+            return ExitStatus.unavailable
+        }
+        if !state.isComplete {
             log.warning("decoders run with partial confinement on this machine")
         }
         return ExitStatus.ok

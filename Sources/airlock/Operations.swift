@@ -193,7 +193,13 @@ enum Operations {
             if let since = status.sinceStart { object["since_start"] = since.json }
             if let oldest = status.oldestWaiting { object["oldest_waiting"] = ["drop": oldest.name, "age_seconds": oldest.seconds] }
             if let confinement {
-                object["confinement"] = ["landlock_abi": confinement.landlockABI, "landlock": confinement.landlock, "seccomp": confinement.seccomp]
+                object["confinement"] = ["landlock_abi": confinement.landlockABI, "landlock": confinement.landlock, "seccomp": confinement.seccomp,
+                                         "landlock_state": confinement.confinement.landlock, "seccomp_state": confinement.confinement.seccomp,
+                                         "decoders_withheld": confinement.confinement.withholdsDecoding]
+            }
+            if let daemon = DecoderConfinementState.recorded(in: layout.state) {
+                object["daemon_confinement"] = ["landlock_state": daemon.landlock, "seccomp_state": daemon.seccomp,
+                                                "problems": daemon.problems, "decoders_withheld": daemon.withholdsDecoding]
             }
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
             out.emit(String(decoding: data, as: UTF8.self))
@@ -214,7 +220,10 @@ enum Operations {
         lines.append("queue:         \(queue)")
         lines.append("free space:    \(ByteCountFormatter.string(fromByteCount: Int64(status.freeBytes), countStyle: .binary)) on the root's filesystem")
         if let confinement {
-            lines.append("confinement:   Landlock \(confinement.landlock ? "ABI \(confinement.landlockABI)" : "off"), seccomp \(confinement.seccomp ? "on" : "off")")
+            lines.append("confinement:   here: \(confinement.confinement.summary)")
+        }
+        if let daemon = DecoderConfinementState.recorded(in: layout.state) {
+            lines.append("               intake last saw: \(daemon.summary)\(daemon.withholdsDecoding ? "; NO DECODER RUNS, drops wait deferred" : "")")
         }
         print(lines.joined(separator: "\n"))
         return ExitStatus.ok
