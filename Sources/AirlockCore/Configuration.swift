@@ -31,6 +31,16 @@ public struct Configuration: Sendable, Equatable {
     public var metricsPath: String = "state/airlock.prom"
     public var metricsIntervalSeconds: Int64 = 15
 
+    /// Outbox entries' modes ("policy": policy.file_mode's) and group ("": airlock's own).
+    public var outboxFileMode: mode_t?
+    public var outboxDirectoryMode: mode_t?
+    public var outboxGroup = ""
+    public var outboxGroupID: gid_t?
+    public var outboxModes: OutboxModes {
+        OutboxModes(fileMode: outboxFileMode ?? mode_t(policy.fileMode), directoryMode: outboxDirectoryMode ?? mode_t(policy.directoryMode),
+                    group: outboxGroupID)
+    }
+
     /// Keyed-archive (NSKeyedArchiver) drops.
     public var keyed = KeyedSettings()
 
@@ -147,6 +157,19 @@ public struct Configuration: Sendable, Equatable {
             journalKeep = Int(try section.limit("keep") ?? Int64(journalKeep))
             try section.finish()
         }
+        if var section = try reader.object("outbox") {
+            if let mode = try section.string("file_mode"), mode != "policy" {
+                outboxFileMode = try OutboxModes.mode(mode, key: "outbox.file_mode", directory: false)
+            }
+            if let mode = try section.string("directory_mode"), mode != "policy" {
+                outboxDirectoryMode = try OutboxModes.mode(mode, key: "outbox.directory_mode", directory: true)
+            }
+            if let group = try section.string("group"), !group.isEmpty {
+                outboxGroup = group
+                outboxGroupID = try OutboxModes.groupID(group)
+            }
+            try section.finish()
+        }
         if var section = try reader.object("metrics") {
             if let path = try section.string("path") { metricsPath = path }
             metricsIntervalSeconds = try section.limit("interval_seconds") ?? metricsIntervalSeconds
@@ -232,6 +255,11 @@ public struct Configuration: Sendable, Equatable {
             "  \"journal\": {",
             "    \"max_bytes\": \(journalMaxBytes),",
             "    \"keep\": \(journalKeep)",
+            "  },",
+            "  \"outbox\": {",
+            "    \"file_mode\": \(JSONObjectWriter.quote(outboxFileMode.map { "0" + String($0, radix: 8) } ?? "policy")),",
+            "    \"directory_mode\": \(JSONObjectWriter.quote(outboxDirectoryMode.map { "0" + String($0, radix: 8) } ?? "policy")),",
+            "    \"group\": \(JSONObjectWriter.quote(outboxGroup))",
             "  },",
             "  \"metrics\": {",
             "    \"path\": \(JSONObjectWriter.quote(metricsPath)),",

@@ -56,6 +56,17 @@ enum Dispatch {
             return withRoot(choice) { layout, configuration in Operations.history(layout, configuration, id: id, json: json) }
         case .status(let choice, let json):
             return withRoot(choice) { layout, configuration in Operations.status(layout, configuration, json: json) }
+        case .outboxSweep(let choice):
+            return withRoot(choice) { layout, _ in
+                do throws(SystemError) {
+                    let removed = try OutboxSweep.run(layout)
+                    log.info("removed \(removed.count) outbox entr\(removed.count == 1 ? "y" : "ies") consumers handed back")
+                    return ExitStatus.ok
+                } catch {
+                    log.error("outbox sweep: \(error)")
+                    return error.errno == .permissionDenied || error.errno == .notPermitted ? 77 : ExitStatus.ioError
+                }
+            }
         }
     }
 
