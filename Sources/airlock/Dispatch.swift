@@ -15,6 +15,7 @@ enum ExitStatus {
     static let unavailable: Int32 = 69
     static let ioError: Int32 = 74
     static let temporaryFailure: Int32 = 75
+    static let noPermission: Int32 = 77
     static let configuration: Int32 = 78
 }
 
@@ -70,22 +71,65 @@ enum Dispatch {
         }
     }
 
-    /// Opens the root `choice` names and runs `body` on it; 78 when it cannot.
+    /// Opens the root `choice` names and runs `body` on it; 77 when this user may
+    /// not, 78 when it is not a usable root.
     static func withRoot(_ choice: Command.RootChoice, _ body: (RootLayout, Configuration) -> Int32) -> Int32 {
-        let layout: RootLayout, configuration: Configuration
-        do {
-            let root: String
-            (root, configuration) = try resolve(choice)
-            layout = try RootLayout.open(path: root)
-        } catch {
-            log.error(error.message)
-            return ExitStatus.configuration
+        switch openRoot(choice) {
+        case .failed(let status):
+            return status
+        case .opened(_, let configuration, let layout):
+            defer { layout.close() }
+            return body(layout, configuration)
         }
-        defer { layout.close() }
-        return body(layout, configuration)
+    }
+
+    enum OpenedRoot {
+        case opened(root: String, configuration: Configuration, layout: RootLayout)
+        case failed(Int32)
+    }
+
+    /// As the root's owner when run as the superuser (see RootAccess): the root's
+    /// path, its configuration, and its directories opened.
+    static func openRoot(_ choice: Command.RootChoice) -> OpenedRoot {
+        do {
+            if let root = rootPath(choice) { try becomeOwner(root) }
+            let (root, configuration) = try resolve(choice)
+            if case .config = choice { try becomeOwner(root) }
+            return .opened(root: root, configuration: configuration, layout: try RootLayout.open(path: root))
+        } catch let error as RootAccessError {
+            log.error(error.message)
+            return .failed(ExitStatus.noPermission)
+        } catch let error as ConfigurationError {
+            log.error(error.message)
+            return .failed(ExitStatus.configuration)
+        } catch {
+            preconditionFailure("unexpected error \(error)")
+        }
+    }
+
+    /// The root's path when it is known without reading a configuration file.
+    static func rootPath(_ choice: Command.RootChoice) -> String? {
+        switch choice {
+        case .root(let root): return root
+        case .implicit: return "var"
+        case .config: return nil
+        }
+    }
+
+    /// Acts as the owner of `root` when run as the superuser, then checks this
+    /// user may open the root's directories.
+    static func becomeOwner(_ root: String) throws(RootAccessError) {
+        if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
+        try RootAccess.check(root)
     }
 
     static func initialise(_ root: String) -> Int32 {
+        do {
+            if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
+        } catch {
+            log.error(error.message)
+            return ExitStatus.noPermission
+        }
         do {
             let created = try RootLayout.initialise(path: root)
             log.info(created.isEmpty ? "root \(root) is already laid out" : "laid out root \(root): created \(created.joined(separator: ", "))")
@@ -156,12 +200,9 @@ enum Dispatch {
             return ExitStatus.ioError
         }
         let root: String, configuration: Configuration, layout: RootLayout
-        do {
-            (root, configuration) = try resolve(choice)
-            layout = try RootLayout.open(path: root)
-        } catch {
-            log.error(error.message)
-            return ExitStatus.configuration
+        switch openRoot(choice) {
+        case .failed(let status): return status
+        case .opened(let path, let resolved, let opened): (root, configuration, layout) = (path, resolved, opened)
         }
         defer { layout.close() }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
