@@ -28,7 +28,8 @@ public struct Configuration: Sendable, Equatable {
     public var journalMaxBytes: Int64 = 16 << 20
     public var journalKeep: Int = 5
     /// Prometheus text-format metrics, written atomically by the daemon; empty: none.
-    public var metricsPath: String = "state/airlock.prom"
+    /// Outside the private state directory, so a textfile collector can read it.
+    public var metricsPath: String = "metrics/airlock.prom"
     public var metricsIntervalSeconds: Int64 = 15
 
     /// Outbox entries' modes ("policy": policy.file_mode's) and group ("": airlock's own).

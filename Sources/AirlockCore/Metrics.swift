@@ -114,9 +114,20 @@ public final class Metrics: @unchecked Sendable {
         if path.hasPrefix("/") {
             directory = try FileDescriptor.openDirectory(path: directoryPath.isEmpty ? "/" : directoryPath)
         } else {
+            // Beneath the root, missing directories are made (0755: a collector running
+            // as another user must reach the file).
             var current = try root.duplicate()
             for component in directoryPath.split(separator: "/") where !component.isEmpty {
-                let next = try current.closeAfter { (fd) throws(SystemError) in try fd.openDirectory(Array(component.utf8)) }
+                let next = try current.closeAfter { (fd) throws(SystemError) -> FileDescriptor in
+                    do throws(SystemError) {
+                        try fd.makeDirectory(Array(component.utf8), mode: 0o755)
+                        let made = try fd.openDirectory(Array(component.utf8))
+                        try made.changeMode(0o755)
+                        return made
+                    } catch where error.errno == .exists {
+                        return try fd.openDirectory(Array(component.utf8))
+                    }
+                }
                 current = next
             }
             directory = current
@@ -125,6 +136,8 @@ public final class Metrics: @unchecked Sendable {
         let temporary = Array(".".utf8) + name + Array(".tmp".utf8)
         try directory.removeTree(temporary)
         try directory.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o644).closeAfter { (fd) throws(SystemError) in
+            // 0644 whatever the umask (the unit's is 0077): the collector reads it as another user.
+            try fd.changeMode(0o644)
             try fd.writeAll(Array(text().utf8))
             try fd.sync()
         }

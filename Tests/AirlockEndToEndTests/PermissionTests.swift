@@ -137,4 +137,26 @@ struct PermissionTests {
             #expect(st.st_gid == consumers && st.st_uid == service, "\(path): owner \(st.st_uid):\(st.st_gid)", sourceLocation: sourceLocation)
         }
     }
+
+    @Test("the daemon's metrics, by default, are readable by another user (a textfile collector) under the unit's umask")
+    func metricsReadableByCollector() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("metrics", ["interval_seconds": 1])
+        #expect(chmod(sandbox.base.path, 0o711) == 0)
+        let root = sandbox.root.path
+        _ = try runTool("/bin/chown", ["-R", "\(Parties.service):\(Parties.service)", root])
+        _ = try runTool("/bin/chmod", ["0755", root])
+        let ran = try Parties.run(Parties.service, #"umask 077; exec timeout -s TERM 4 "$1" run --root "$2""#, [Binary.airlock, root])
+        #expect(ran.status == 0 || ran.status == 124, "\(ran.output)")
+        let path = root + "/metrics/airlock.prom"
+        var st = stat()
+        try #require(lstat(path, &st) == 0, "no metrics at \(path): \(ran.output)")
+        #expect(st.st_mode & 0o777 == 0o644)
+        let read = try Parties.run(Parties.consumer, #"cat "$1""#, [path])
+        #expect(read.status == 0, "\(read.output)")
+        try PrometheusText.validate(read.output)
+        #expect(read.output.contains(#"airlock_decoder_confinement{mechanism="landlock",state="#), "\(read.output)")
+        #expect(read.output.contains("airlock_unconfined_deferrals_total 0"))
+    }
 }
