@@ -184,7 +184,7 @@ enum Dispatch {
     /// Where the decoder programs are; nil (after saying so) when one is missing.
     static func decoderDirectory() -> String? {
         guard let directory = DecoderLocation.directory() else {
-            log.error("airlock-decoder and airlock-keyed-decoder must be installed beside airlock; they decode every drop")
+            log.error("airlock-decoder and airlock-keyed-decoder must be installed beside airlock or in ../libexec/airlock/ from it; they decode every drop")
             return nil
         }
         return directory
