@@ -68,7 +68,7 @@ UNITS = airlock.service airlock@.service airlock-sweep.service airlock-sweep.tim
 # Paths in the shipped files name /usr/local; an install rewrites them for PREFIX.
 REPREFIX = sed -e 's|/usr/local|$(PREFIX)|g'
 
-.PHONY: static static-check man install uninstall deb
+.PHONY: static static-check man install uninstall deb deb-test
 
 # Release binaries with the Swift runtime and Foundation linked in: a server needs
 # only Debian's libraries (slow: not part of make test).
@@ -124,3 +124,7 @@ deb: deps
 	mv ../airlock_*.deb ../airlock_*.buildinfo ../airlock_*.changes .build/deb/
 	-mv ../airlock-dbgsym_*.deb .build/deb/ 2>/dev/null
 	lintian --info .build/deb/airlock_*.changes
+
+# Installs the package, checks it, takes a drop in, removes and purges it (root).
+deb-test:
+	bash deploy/test-deb.sh

@@ -35,8 +35,9 @@ enum LayoutVersion {
             + "run that version of airlock on it, or upgrade this one"
     }
 
-    /// Records the current version in a root laid out by `init` (`fresh`: its state
-    /// directory was made just now): nothing for a current root, the upgrade for an older one (returned for init's report), an
+    /// Records the current version in a root laid out by `init` (`fresh`: its claims
+    /// directory was made just now, so nothing older can be in it; tmpfiles.d makes
+    /// `state/` but not its subdirectories): nothing for a current root, the upgrade for an older one (returned for init's report), an
     /// error for a newer one.
     static func record(_ path: String, fresh: Bool) throws(ConfigurationError) -> String? {
         do throws(SystemError) {

@@ -122,7 +122,7 @@ public struct RootLayout {
         } catch {
             throw ConfigurationError("root \(path): \(error)")
         }
-        if let upgrade = try LayoutVersion.record(path, fresh: created.contains("state/")) { created.append(upgrade) }
+        if let upgrade = try LayoutVersion.record(path, fresh: created.contains("state/claimed/")) { created.append(upgrade) }
         let configPath = path + "/airlock.json"
         if FileManager.default.fileExists(atPath: configPath) {
             _ = try Configuration.load(path: configPath)

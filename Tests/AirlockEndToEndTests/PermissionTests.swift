@@ -51,7 +51,7 @@ struct PermissionTests {
             ["/bin/chmod", "0755", root],
             ["/bin/chown", "\(Parties.service):\(Parties.producers)", root + "/inbox"],
             ["/bin/chmod", "1730", root + "/inbox"],
-            ["/usr/bin/setfacl", "-m", "d:u:\(Parties.service):r,u:\(Parties.service):rwx", root + "/inbox"],
+            ["/usr/bin/setfacl", "-m", "d:u:\(Parties.service):r", root + "/inbox"],
             ["/bin/chown", "\(Parties.service):\(Parties.consumers)", root + "/outbox"],
             ["/bin/chmod", "0770", root + "/outbox"],
         ]
