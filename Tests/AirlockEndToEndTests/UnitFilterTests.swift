@@ -192,6 +192,13 @@ struct UnitFilterTests {
         try sandbox.expectInvariants()
     }
 
+    @Test("airlock@.service allows exactly what airlock.service does",
+          .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/systemd-analyze"), "needs systemd-analyze"))
+    func templateFilterMatches() throws {
+        let single = try UnitFilter.load(unit: "airlock.service"), template = try UnitFilter.load(unit: "airlock@.service")
+        #expect(single.allowed == template.allowed && single.errorNumber == template.errorNumber)
+    }
+
     @Test("systemd-analyze security rates every service unit SAFE",
           .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/systemd-analyze"), "needs systemd-analyze"),
           arguments: ["airlock.service", "airlock@.service", "airlock-sweep.service"])
