@@ -23,12 +23,9 @@ public enum RootAccess {
         guard geteuid() == 0 else { return nil }
         var st = stat()
         guard stat(path, &st) == 0, st.st_uid != 0 else { return nil }
-        var entry = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 16384)
-        let found = getpwuid_r(st.st_uid, &entry, &buffer, buffer.count, &result) == 0 ? result : nil
-        let name = found.map { String(cString: $0.pointee.pw_name) }
-        let group = found?.pointee.pw_gid ?? st.st_gid
+        let account = user(st.st_uid)
+        let name = account?.name
+        let group = account?.group ?? st.st_gid
         // Supplementary groups first, then the group, then the user: each later
         // step gives up the right to take the earlier ones.
         let groupsSet = name.map { initgroups($0, group) } ?? setgroups(0, nil)
@@ -37,6 +34,17 @@ public enum RootAccess {
         }
         return "acting as \(name ?? "uid \(st.st_uid)") (uid \(st.st_uid)), the owner of \(path)"
     }
+
+    /// The account of `uid` from the user database (getpwuid_r).
+    static func user(_ uid: uid_t) -> (name: String, group: gid_t)? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16384)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, let found = result else { return nil }
+        return (String(cString: found.pointee.pw_name), found.pointee.pw_gid)
+    }
+
+    static func userName(_ uid: uid_t) -> String? { user(uid)?.name }
 
     /// Opens the root and each of its directories as a command will, and turns a
     /// refusal into a RootAccessError naming the path and the fix; anything else
@@ -59,12 +67,7 @@ public enum RootAccess {
 
     static func refusal(_ full: String, _ errno: Errno, root: String) -> String {
         var st = stat()
-        let owner: String
-        if stat(root, &st) == 0, let pw = getpwuid(st.st_uid) {
-            owner = String(cString: pw.pointee.pw_name)
-        } else {
-            owner = "the root's owner"
-        }
+        let owner = stat(root, &st) == 0 ? userName(st.st_uid) ?? "uid \(st.st_uid)" : "the root's owner"
         return "permission denied: \(full): \(errno); run airlock as \(owner) (sudo -u \(owner) airlock …) or as root, "
             + "or give this user access with the groups deploy/README.md describes"
     }
