@@ -62,13 +62,18 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 BUILD ?= .build/release
 SCDOC ?= scdoc
+# What man pages, the package and the deployment tests need beyond DEBIAN_PACKAGES.
+DEPLOY_PACKAGES = scdoc debhelper dpkg-dev lintian acl
 PROGRAMS = airlock airlock-decoder airlock-keyed-decoder
 MANPAGES = .build/man/airlock.1 .build/man/airlock.json.5
 UNITS = airlock.service airlock@.service airlock-sweep.service airlock-sweep.timer
 # Paths in the shipped files name /usr/local; an install rewrites them for PREFIX.
 REPREFIX = sed -e 's|/usr/local|$(PREFIX)|g'
 
-.PHONY: static static-check man install uninstall deb deb-test
+.PHONY: static static-check man install uninstall deb deb-test deploy-deps
+
+deploy-deps:
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(DEPLOY_PACKAGES)"
 
 # Release binaries with the Swift runtime and Foundation linked in: a server needs
 # only Debian's libraries (slow: not part of make test).
@@ -118,7 +123,7 @@ uninstall:
 
 # The Debian package (dpkg-buildpackage and debhelper; lintian afterwards): built
 # in place, its files moved from the parent directory into .build/deb/.
-deb: deps
+deb: deps deploy-deps
 	dpkg-buildpackage -b -us -uc
 	mkdir -p .build/deb
 	mv ../airlock_*.deb ../airlock_*.buildinfo ../airlock_*.changes .build/deb/
