@@ -389,7 +389,7 @@ public final class Intake: @unchecked Sendable {
                     "the decoder reported \(files) files and \(bytes) bytes, staging holds \(audit.files) and \(audit.bytes)"))
             }
             do {
-                try configuration.outboxModes.apply(to: staging)
+                try configuration.outboxModes.apply(to: staging, fsyncEach: configuration.sync == .fsync)
                 let output = try commit(claim, staging: staging)
                 return .accepted(output: output, files: audit.files, bytes: audit.bytes)
             } catch {

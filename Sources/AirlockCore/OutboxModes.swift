@@ -46,7 +46,11 @@ public struct OutboxModes: Sendable, Equatable {
 
     /// Sets the modes and group on `directory` and everything beneath it (the
     /// audit has checked it holds only directories and regular files).
-    public func apply(to directory: FileDescriptor, depthLimit: Int = 256) throws(SystemError) {
+    ///
+    /// - Parameter fsyncEach: fsync every entry after the change, for
+    ///   `commit.sync: "fsync"`, where the audit's fsyncs came before it (with
+    ///   syncfs the commit's one syncfs covers it).
+    public func apply(to directory: FileDescriptor, fsyncEach: Bool = false, depthLimit: Int = 256) throws(SystemError) {
         if let group { try directory.changeGroup(group) }
         try directory.changeMode(directoryMode)
         for name in try directory.entryNames() {
@@ -55,17 +59,19 @@ public struct OutboxModes: Sendable, Equatable {
             case .directory:
                 guard depthLimit > 0 else { throw SystemError("outbox modes", name, .tooManyLinks) }
                 try directory.openDirectory(name).closeAfter { (child) throws(SystemError) in
-                    try apply(to: child, depthLimit: depthLimit - 1)
+                    try apply(to: child, fsyncEach: fsyncEach, depthLimit: depthLimit - 1)
                 }
             case .regular:
                 try directory.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY).closeAfter { (file) throws(SystemError) in
                     if let group { try file.changeGroup(group) }
                     try file.changeMode(fileMode)
+                    if fsyncEach { try file.sync() }
                 }
             default:
                 throw SystemError("outbox modes", name, Errno(rawValue: EPERM))
             }
         }
+        if fsyncEach { try directory.sync() }
     }
 }
 
