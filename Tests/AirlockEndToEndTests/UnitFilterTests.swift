@@ -165,6 +165,17 @@ struct UnitFilterTests {
         let status2 = try airlock(["status", "--root", sandbox.root.path])
         #expect(status2.stdout.contains("NO DECODER RUNS"), "\(status2.stdout)")
 
+        // The daemon under the same filter: the metrics say decoders are withheld, and why.
+        try sandbox.configure("metrics", ["interval_seconds": 1])
+        let daemon = try airlock(["run", "--root", sandbox.root.path], under: ["/usr/bin/timeout", "-s", "TERM", "4"] + wrapper)
+        #expect(daemon.status == 0 || daemon.status == 124, "\(daemon.stderr)")
+        let metrics = try String(contentsOf: sandbox.root.appendingPathComponent("metrics/airlock.prom"), encoding: .utf8)
+        #expect(metrics.contains(#"airlock_decoder_confinement{mechanism="landlock",state="refused"} 1"#), "\(metrics)")
+        #expect(metrics.contains(#"airlock_decoder_confinement{mechanism="seccomp",state="in-force"} 1"#))
+        #expect(metrics.contains("airlock_decoders_withheld 1"))
+        #expect(!metrics.contains("airlock_unconfined_deferrals_total 0"), "the claimed drop was retried and declined")
+        #expect(try sandbox.listing(sandbox.outbox) == [])
+
         let freed = try sandbox.runOnce()
         #expect(freed.status == 0, "\(freed.stderr)")
         #expect(freed.events.first?["event"] as? String == "accepted", "\(freed.stdout)")
