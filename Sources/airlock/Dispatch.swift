@@ -92,10 +92,9 @@ enum Dispatch {
     /// path, its configuration, and its directories opened.
     static func openRoot(_ choice: Command.RootChoice) -> OpenedRoot {
         do {
-            if let root = rootPath(choice) { try becomeOwner(root) }
-            let (root, configuration) = try resolve(choice)
-            if case .config = choice { try becomeOwner(root) }
-            return .opened(root: root, configuration: configuration, layout: try RootLayout.open(path: root))
+            try becomeOwner(rootPath(choice) ?? resolve(choice).root)
+            let (root, configuration, layout) = try openLayout(choice)
+            return .opened(root: root, configuration: configuration, layout: layout)
         } catch let error as RootAccessError {
             log.error(error.message)
             return .failed(ExitStatus.noPermission)
@@ -173,6 +172,25 @@ enum Dispatch {
         case .implicit:
             return ("var", try configurationBeside("var"))
         }
+    }
+
+    /// The root and its configuration for `choice`, opened, with the configured
+    /// paths checked against it.
+    /// The root, its configuration and its directories, with the configured paths checked.
+    static func openLayout(_ choice: Command.RootChoice) throws(ConfigurationError) -> (String, Configuration, RootLayout) {
+        let (root, configuration) = try resolve(choice)
+        let layout = try RootLayout.open(path: root)
+        do {
+            if case .config(let file) = choice {
+                try configuration.checkPaths(in: layout, configurationFile: file)
+            } else {
+                try configuration.checkPaths(in: layout, configurationFile: nil)
+            }
+        } catch {
+            layout.close()
+            throw error
+        }
+        return (root, configuration, layout)
     }
 
     static func configurationBeside(_ root: String) throws(ConfigurationError) -> Configuration {
