@@ -17,17 +17,6 @@ enum DecoderVerdict: Equatable {
         .wrongRootClass, .unknownClass, .unsupportedSchema, .invalidField, .dropTooLarge, .decoderFailed,
     ]
 
-    /// What the child reported of its own confinement, if it got that far.
-    static func confinement(_ run: DecoderProcess.Run) -> (complete: Bool, summary: String)? {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(run.output))) as? [String: Any],
-              let abi = (object["landlock_abi"] as? NSNumber)?.intValue,
-              let landlock = (object["landlock"] as? NSNumber)?.boolValue,
-              let seccomp = (object["seccomp"] as? NSNumber)?.boolValue else { return nil }
-        var summary = "Landlock \(landlock ? "ABI \(abi)" : "off"), seccomp \(seccomp ? "on" : "off")"
-        if let problems = object["confinement_problems"] as? String { summary += " (\(problems))" }
-        return (landlock && seccomp, summary)
-    }
-
     static func interpret(_ run: DecoderProcess.Run, timeoutSeconds: Int64) -> DecoderVerdict {
         if run.abandoned {
             return .deferred("abandoned: airlock stopped before the decoder finished; the drop stays claimed")
@@ -61,6 +50,10 @@ enum DecoderVerdict: Equatable {
                                       entry: object["entry"] as? String, entryIndex: (object["index"] as? NSNumber)?.intValue)
             rejection.bytesWritten = bytesWritten
             return .rejected(rejection)
+        case "unconfined":
+            // Not the drop's fault: it waits until the decoders can be confined again.
+            return .deferred("no decoder runs unconfined: \((object["detail"] as? String) ?? "confinement refused"); "
+                + "'airlock doctor' says what is missing (decoder.confinement \"best-effort\" opts out)")
         case "error":
             let errno = Errno(rawValue: Int32((object["errno"] as? NSNumber)?.intValue ?? 0))
             let detail = (object["detail"] as? String) ?? "\(errno)"

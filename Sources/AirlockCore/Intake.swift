@@ -266,9 +266,7 @@ public final class Intake: @unchecked Sendable {
                                                drop: drop, staging: staging,
                                                progress: display.map { display in { display.update(done: $0, total: $1) } })
         context.decoderMaxRSSKiB = run.maxRSSKiB
-        if let confinement = DecoderVerdict.confinement(run), !confinement.complete {
-            PartialConfinementWarning.once(log, confinement.summary)
-        }
+        DecoderConfinementState.observe(run, required: configuration.decoderConfinementRequired, log: log, state: layout.state)
         let after = try drop.status()
         var verdict = DecoderVerdict.interpret(run, timeoutSeconds: configuration.decoderTimeoutSeconds)
         context.types = DetectedTypes.parse(run.output)
@@ -304,6 +302,7 @@ public final class Intake: @unchecked Sendable {
             }
             if let stop = try judgeContent(claim, staging: staging, audit: audit, types: context.types) { return stop }
             do {
+                try configuration.outboxModes.apply(to: staging, fsyncEach: configuration.sync == .fsync)
                 let output = try commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)
                 return .accepted(output: output, files: audit.files, bytes: audit.bytes)
             } catch {
@@ -312,20 +311,6 @@ public final class Intake: @unchecked Sendable {
                 throw error
             }
         }
-    }
-}
-
-/// The supervisor says once per process that decoders run with partial confinement.
-enum PartialConfinementWarning {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var said = false
-
-    static func once(_ log: Log, _ summary: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !said else { return }
-        said = true
-        log.warning("decoders run with partial confinement: \(summary)")
     }
 }
 

@@ -34,14 +34,18 @@ public enum DecoderChild {
         }
         let confineMicroseconds = Int64((monotonicNanoseconds() - started) / 1000)
         #if DEBUG
-        TestFaults.inject(request)
+        // Faults are for drops: the start-up probe of `airlock run` must not hang on one.
+        if !request.probe { TestFaults.inject(request) }
         #endif
         var json: JSONObjectWriter
         if request.probe {
             json = JSONObjectWriter()
             json.add("verdict", "probe")
             json.add("confine_microseconds", confineMicroseconds)
-            for (key, value) in request.limits.arguments.map(splitLimit) { json.add(key, value) }
+            for (key, value) in request.limits.arguments.filter({ $0.hasPrefix("--limit-") }).map(splitLimit) { json.add(key, value) }
+            json.add("confinement", request.limits.requiresConfinement ? "required" : "best-effort")
+        } else if request.limits.requiresConfinement && confinement.isRefused {
+            json = unconfined(confinement)
         } else {
             json = decode(request)
         }
@@ -54,6 +58,8 @@ public enum DecoderChild {
         json.add("landlock_abi", Int64(confinement.landlockABI))
         json.add("landlock", confinement.landlock ? 1 : 0)
         json.add("seccomp", confinement.seccomp ? 1 : 0)
+        json.add("landlock_state", confinement.landlockState.rawValue)
+        json.add("seccomp_state", confinement.seccompState.rawValue)
         if !confinement.problems.isEmpty { json.add("confinement_problems", confinement.problems.joined(separator: "; ")) }
         do {
             try Confinement.resultDescriptor.writeAll(Array(json.text.utf8))
@@ -62,6 +68,15 @@ public enum DecoderChild {
             return 71
         }
         return 0
+    }
+
+    /// The verdict of a child that may not decode: the kernel offers a mechanism
+    /// that something refused, and confinement is required. The drop is not read.
+    public static func unconfined(_ confinement: ConfinementReport) -> JSONObjectWriter {
+        var json = JSONObjectWriter()
+        json.add("verdict", "unconfined")
+        json.add("detail", confinement.problems.joined(separator: "; "))
+        return json
     }
 
     private static func splitLimit(_ argument: String) -> (String, Int64) {

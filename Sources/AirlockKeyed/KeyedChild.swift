@@ -33,9 +33,13 @@ public enum KeyedChild {
         if let fault = getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }), fault == "abort" { abort() }
         #endif
         var json: JSONObjectWriter
-        switch detector {
-        case .failure(let error): json = ContentTypes.unavailable(error)
-        case .success(let detector): json = run(settings: settings, policy: policy, inspect: inspect, detector: detector)
+        if limits.requiresConfinement && confinement.isRefused {
+            json = DecoderChild.unconfined(confinement)
+        } else {
+            switch detector {
+            case .failure(let error): json = ContentTypes.unavailable(error)
+            case .success(let detector): json = run(settings: settings, policy: policy, inspect: inspect, detector: detector)
+            }
         }
         return DecoderChild.report(&json, confinement, program: "airlock-keyed-decoder")
     }

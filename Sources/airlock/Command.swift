@@ -21,6 +21,7 @@ enum Command: Equatable {
     case quarantinePurge(RootChoice, id: String?, olderThanSeconds: Int64?, dryRun: Bool)
     case history(RootChoice, id: String?, json: Bool)
     case status(RootChoice, json: Bool)
+    case outboxSweep(RootChoice)
     case help
     case version
 
@@ -41,6 +42,7 @@ enum Command: Equatable {
                airlock quarantine purge ID | --older-than DURATION [--dry-run]
                airlock history [--id ID] [--json]
                airlock status [--json]
+               airlock outbox sweep
                airlock help | version
         Every command that works on a root takes --root DIR or --config FILE.
         DURATION is a number and a unit, at most 36500d: 30s, 15m, 12h, 7d, 2w.
@@ -95,6 +97,10 @@ enum Command: Equatable {
             let choice = try options.rootChoice()
             try options.expectNoOperands(verb)
             return .status(choice, json: json)
+        case "outbox":
+            let choice = try options.rootChoice()
+            guard try options.operands(allowingOptions: false) == ["sweep"] else { throw UsageError("outbox takes exactly: sweep") }
+            return .outboxSweep(choice)
         default:
             throw UsageError("unknown command '\(verb)'")
         }
