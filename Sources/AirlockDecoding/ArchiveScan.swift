@@ -13,8 +13,10 @@ public struct ScanOutcome: Sendable {
     public var directories: Int64 = 0
     /// Bytes handed to the sink before the first violation.
     public var bytesWritten: Int64 = 0
-    /// A failure of the machine (disk full, permissions), not of the input.
+    /// A failure of the machine (disk full, permissions, a disk fault), not of the input.
     public var systemError: SystemError?
+    /// What the decoder was doing when `systemError` happened.
+    public var failedWhile: SystemFailureStage = .writingStaging
 }
 
 /// Reads one archive with libarchive, judges every header against the policy
@@ -63,6 +65,7 @@ public struct ArchiveScan {
                     outcome.findings.record(Violation(.corruptArchive, detail))
                 case .unreadable(let failure):
                     outcome.systemError = failure
+                    outcome.failedWhile = .readingDrop
                 }
                 return outcome
             }
@@ -92,6 +95,7 @@ public struct ArchiveScan {
         guard opened == ARCHIVE_OK else {
             if let failure = readError {
                 outcome.systemError = failure
+                outcome.failedWhile = .readingDrop
                 return outcome
             }
             if let failure = gzip?.failure {
@@ -108,7 +112,10 @@ public struct ArchiveScan {
         var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
         if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
         entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
-        if let failure = readError { outcome.systemError = failure }
+        if let failure = readError {
+            outcome.systemError = failure
+            outcome.failedWhile = .readingDrop
+        }
         if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
             let missing = remaining.values.map(\.name).min { $0.lexicographicallyPrecedes($1) }!
             outcome.findings.record(Violation(.corruptArchive, "the central directory lists an entry the archive does not yield",

@@ -32,9 +32,20 @@ public struct DropFile: Sendable {
         return try descriptor.read(into: buffer)
     }
 
+    /// The whole drop, read from the descriptor's position; EFBIG past `limit` bytes.
+    public func readAll(limit: Int) throws(SystemError) -> [UInt8] {
+        #if DEBUG
+        if DropFile.failsReads.load(ordering: .relaxed) { throw SystemError("read", nil, Errno(rawValue: EIO)) }
+        #endif
+        return try descriptor.readAll(limit: limit)
+    }
+
     #if DEBUG
     /// Test-only: every read of the drop fails with EIO, as on a failing disk.
     static let failsReads = Atomic<Bool>(false)
+
+    /// Test-only, selected by the decoder-fault variable like the other faults.
+    public static func failEveryRead() { failsReads.store(true, ordering: .relaxed) }
     #endif
 }
 
@@ -102,4 +113,11 @@ final class DropSource {
             Unmanaged<DropSource>.fromOpaque(context!).takeUnretainedValue().skip(request)
         }, nil)
     }
+}
+
+/// Where a decoder's system call failed, as its verdict reports it: the
+/// supervisor words the deferral (or the failure) after it.
+public enum SystemFailureStage: String, Sendable {
+    case readingDrop = "reading-drop"
+    case writingStaging = "writing-staging"
 }
