@@ -318,7 +318,9 @@ public final class Intake: @unchecked Sendable {
         let got = try prefix.withUnsafeMutableBytes { raw in
             Result { () throws(SystemError) in try drop.read(into: raw, at: 0) }
         }.get()
-        guard let format = DropFormat.sniff(Array(prefix[0..<got])) else {
+        var sniffed = DropFormat.sniff(Array(prefix[0..<got]))
+        if sniffed == nil && got > 0 { sniffed = try zipBehindPrefix(drop, size: size) }
+        guard let format = sniffed else {
             return .failure(Rejection(.unsupportedFormat, got == 0 ? "the drop is empty" : "not a ZIP, tar, compressed tar, 7z or keyed archive"))
         }
         if format == .keyed && size > configuration.keyed.maxBytes {
@@ -327,6 +329,16 @@ public final class Intake: @unchecked Sendable {
             return .failure(rejection)
         }
         return .success(format)
+    }
+
+    /// A ZIP that does not begin at byte 0, known by its end record.
+    private static func zipBehindPrefix(_ drop: FileDescriptor, size: Int64) throws(SystemError) -> DropFormat? {
+        let count = Int(min(size, Int64(ArchiveFormat.zipTailLength)))
+        var tail = [UInt8](repeating: 0, count: count)
+        let got = try tail.withUnsafeMutableBytes { raw in
+            Result { () throws(SystemError) in try drop.read(into: raw, at: size - Int64(count)) }
+        }.get()
+        return ArchiveFormat.endsLikeZip(Array(tail[0..<got])) ? .archive(.zip) : nil
     }
 
     private func notRegular(_ status: FileStatus) -> Rejection {
