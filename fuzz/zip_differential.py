@@ -42,6 +42,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO / "fixtures"))
 import libarchive_zip  # noqa: E402
 
 MAX_ENTRY_BYTES = 64 << 20
@@ -176,6 +177,39 @@ def mutate(data: bytes, rng: random.Random, corpus: list[bytes]) -> bytes:
     return bytes(d)
 
 
+def crafted(rng: random.Random) -> bytes:
+    """A ZIP written by zipcraft with random members and layout quirks: mostly
+    archives the readers agree on, near the edges where they stop agreeing."""
+    from zipcraft import Member, build, extra, unicode_path
+    members = []
+    for i in range(rng.randrange(0, 5)):
+        base = rng.choice(["a.txt", "dir/b.md", "café.txt", "cafe\u0301.txt", "Résumé/x", "__MACOSX/._a.txt", "z"])
+        name = f"{i}-{base}".encode()
+        data = rng.choice([b"", b"hello", os.urandom(rng.randrange(1, 3000)), b"A" * rng.randrange(1, 70000)])
+        m = Member(name, data, method=rng.choice([0, 8]), utf8=rng.choice([None, False, True]),
+                   descriptor=rng.choice([None, None, "sig", "nosig"]), zip64=rng.random() < 0.3,
+                   made_by=rng.choice([(3 << 8) | 20, (3 << 8) | 21, 20, (0 << 8) | 63]))
+        if rng.random() < 0.1:
+            m.extra_central = unicode_path(name, name if rng.random() < 0.5 else name + b"x")
+            m.extra_local = m.extra_central
+        if rng.random() < 0.05:
+            m.extra_central += extra(0x5455, b"\x01\0\0\0\0") * rng.choice([1, 2])
+        if rng.random() < 0.05:
+            m.descriptor_overrides = {"crc": rng.randrange(2**32)}
+        members.append(m)
+    zip64_end = rng.random() < 0.3
+    options = dict(zip64_end=zip64_end, placeholder_end=zip64_end and rng.random() < 0.5,
+                   comment=rng.choice([b"", b"", b"a comment", b"PK\x05\x06" + bytes(18)]))
+    if rng.random() < 0.1:
+        options["prefix"] = rng.choice([b"\0" * 64, b"#!/bin/sh\n"])
+        options["offsets_count_prefix"] = rng.random() < 0.5
+    if members and rng.random() < 0.05:
+        options["gaps"] = {rng.randrange(len(members)): b"\0" * rng.randrange(1, 40)}
+    if rng.random() < 0.05:
+        options["trailing"] = b"\0" * rng.randrange(1, 30)
+    return build(members, **options)
+
+
 # ------------------------------------------------------------------ driver
 
 def run(args) -> int:
@@ -192,19 +226,26 @@ def run(args) -> int:
     deadline = time.monotonic() + args.seconds
     stats = {"inputs": 0, "disagreements": 0, "accepted_despite_disagreement": 0, "kept": 0}
     failures = []
+    agreed: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="zipfuzz-") as work:
         while time.monotonic() < deadline:
-            data = mutate(rng.choice(seeds), rng, seeds)
+            made = rng.random() < 0.5
+            data = crafted(rng) if made else mutate(rng.choice(seeds), rng, seeds)
+            if made and rng.random() < 0.3:
+                data = mutate(data, rng, seeds)
             stats["inputs"] += 1
             vs = views(data)
             differ = disagreement(vs)
-            if differ is None and rng.random() > 0.1:
-                continue  # the readers agree: airlock's verdict is checked on a sample only
+            if differ is None and not made and rng.random() > 0.1:
+                continue  # the readers agree on a mutant: airlock is asked on a sample only
             verdict = airlock_verdict(binary, data, work)
             if differ is None:
                 files = sum(1 for _, k, _ in vs["zipfile"][0] if k == "file")
                 if verdict.get("verdict") == "accepted" and verdict.get("files") != files:
                     failures.append((data, verdict, f"airlock counts {verdict.get('files')} files, the others {files}"))
+                # Where the other readers agree, a refusal is airlock being stricter: counted, not a finding.
+                outcome = verdict.get("reason") or verdict.get("verdict")
+                agreed[outcome] = agreed.get(outcome, 0) + 1
                 continue
             stats["disagreements"] += 1
             if verdict.get("verdict") != "rejected":
@@ -224,7 +265,7 @@ def run(args) -> int:
         name = "FAIL-" + hashlib.sha256(data).hexdigest()[:16] + ".zip"
         (keep / name).write_bytes(data)
         print(f"FINDING {name}: airlock {verdict} while {why}")
-    print(json.dumps({"seconds": args.seconds, **stats, "findings": len(failures)}))
+    print(json.dumps({"seconds": args.seconds, **stats, "findings": len(failures), "verdicts_where_readers_agree": agreed}))
     return 1 if failures else 0
 
 
