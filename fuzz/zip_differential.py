@@ -253,7 +253,7 @@ def run(args) -> int:
                 failures.append((data, verdict, differ))
                 continue
             key = (verdict.get("reason"), differ)
-            if key not in kept_keys and len(data) < 256_000:
+            if key not in kept_keys and len(data) <= 64 * 1024:
                 kept_keys.add(key)
                 name = "fuzz-" + hashlib.sha256(data).hexdigest()[:16] + ".zip"
                 (keep / name).write_bytes(data)
