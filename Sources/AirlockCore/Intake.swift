@@ -328,7 +328,7 @@ public final class Intake: @unchecked Sendable {
             Result { () throws(SystemError) in try drop.read(into: raw, at: 0) }
         }.get()
         var sniffed = DropFormat.sniff(Array(prefix[0..<got]))
-        if sniffed == nil && got > 0 { sniffed = try zipBehindPrefix(drop, size: size) }
+        if sniffed == nil && got > 0 { sniffed = try DropFormat.zipBehindPrefix(drop, size: size) }
         guard let format = sniffed else {
             return .failure(Rejection(.unsupportedFormat, got == 0 ? "the drop is empty" : "not a ZIP, tar, compressed tar, 7z or keyed archive"))
         }
@@ -338,16 +338,6 @@ public final class Intake: @unchecked Sendable {
             return .failure(rejection)
         }
         return .success(format)
-    }
-
-    /// A ZIP that does not begin at byte 0, known by its end record.
-    private static func zipBehindPrefix(_ drop: FileDescriptor, size: Int64) throws(SystemError) -> DropFormat? {
-        let count = Int(min(size, Int64(ArchiveFormat.zipTailLength)))
-        var tail = [UInt8](repeating: 0, count: count)
-        let got = try tail.withUnsafeMutableBytes { raw in
-            Result { () throws(SystemError) in try drop.read(into: raw, at: size - Int64(count)) }
-        }.get()
-        return ArchiveFormat.endsLikeZip(Array(tail[0..<got])) ? .archive(.zip) : nil
     }
 
     private func notRegular(_ status: FileStatus) -> Rejection {
