@@ -131,7 +131,9 @@ extension ZipDirectory {
     ///
     /// libarchive converts a name flagged UTF-8 (or given by a Unicode path field)
     /// to NFC: archive_string.c normalises every conversion from UTF-8 on platforms
-    /// other than macOS, and offers no option to turn that off. A macOS name in NFD
+    /// other than macOS, and offers no option to turn that off (the ZIP reader's
+    /// `hdrcharset` option applies only to names without the flag, and
+    /// archive_entry_pathname_utf8 returns the same converted text). A macOS name in NFD
     /// therefore comes back spelled differently from the bytes the archive holds.
     /// Canonically equivalent spellings make one key (Swift compares strings by
     /// canonical equivalence), and what lands is the directory's spelling. The
