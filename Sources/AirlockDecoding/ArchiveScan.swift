@@ -67,6 +67,7 @@ public struct ArchiveScan {
             guard preflight.isClean else { return outcome }
             expected = Dictionary(directory.entries.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         }
+        if format == .sevenZip && !checkSevenZipEnd(&outcome) { return outcome }
         guard let archive = archive_read_new() else {
             outcome.systemError = SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))
             return outcome
@@ -77,10 +78,14 @@ public struct ArchiveScan {
             return outcome
         }
         let blockSize = (format == .zip || format == .sevenZip) ? ArchiveScan.seekableBlockSize : ArchiveScan.streamBlockSize
-        let gzip = format == .tarGzip ? GzipSource(file: drop, blockSize: blockSize) : nil
-        let opened = gzip?.attach(to: archive) ?? archive_read_open_fd(archive, drop.rawValue, blockSize)
+        var tar: TarStream? = nil
+        if format.isTar {
+            guard let opened = tarStream(blockSize: blockSize, outcome: &outcome) else { return outcome }
+            tar = opened
+        }
+        let opened = tar?.attach(to: archive) ?? archive_read_open_fd(archive, drop.rawValue, blockSize)
         guard opened == ARCHIVE_OK else {
-            if let failure = gzip?.failure {
+            if let failure = tar?.failure {
                 outcome.findings.record(Violation(.corruptArchive, failure))
             } else if archive_errno(archive) == EILSEQ {
                 // No reader recognised the (decompressed) bytes: a gzip of something not a tar.
@@ -90,10 +95,13 @@ public struct ArchiveScan {
             }
             return outcome
         }
-        let stream = StreamPosition(archive: archive, gzip: gzip)
+        let stream = StreamPosition(archive: archive, tar: tar)
         var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
         if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
         entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
+        if entryScan.reachedEnd, let tar, let problem = tar.finish() {
+            outcome.findings.record(Violation(.corruptArchive, problem))
+        }
         if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
             let missing = remaining.keys.min { $0.lexicographicallyPrecedes($1) }!
             outcome.findings.record(Violation(.corruptArchive, "the central directory lists an entry the archive does not yield",
@@ -108,30 +116,48 @@ public struct ArchiveScan {
         switch format {
         case .zip: status = archive_read_support_format_zip_seekable(archive)
         case .sevenZip: status = archive_read_support_format_7zip(archive)
-        case .tar, .tarGzip, .tarBzip2, .tarXz, .tarZstd:
+        case .tar, .tarGzip, .tarBzip2, .tarXz, .tarZstd, .tarLzip, .tarLzma:
+            // Decompression happens in the TarStream's decoder, outside this reader,
+            // which reads only up to the first end-of-archive block; TarStream.finish
+            // judges the rest.
             status = archive_read_support_format_tar(archive)
-            // Read past the end-of-archive blocks to the true end of the stream, so
-            // the decompressor reaches (and checks) its trailer, and anything hidden
-            // after the end marker is judged like any other entry.
-            if status == ARCHIVE_OK { status = archive_read_set_format_option(archive, "tar", "read_concatenated_archives", "1") }
         }
         guard status == ARCHIVE_OK else { return Violation(.unsupportedFormat, ArchiveScan.message(archive)) }
-        switch format {
-        case .tarGzip: status = ARCHIVE_OK  // zlib through GzipSource, which checks the trailer
-        case .tarBzip2: status = archive_read_support_filter_bzip2(archive)
-        case .tarXz: status = archive_read_support_filter_xz(archive)
-        case .tarZstd: status = archive_read_support_filter_zstd(archive)
-        default: status = ARCHIVE_OK
-        }
-        // ARCHIVE_WARN here means libarchive would run an external program: refuse.
-        guard status == ARCHIVE_OK else {
-            return Violation(.unsupportedFormat, "this libarchive has no built-in \(format.rawValue) decompressor")
-        }
         return nil
     }
 
+    /// The stream of a tar drop's bytes, or nil after recording why there is
+    /// none. Its decoder is igzip for gzip, which checks each member's trailer
+    /// where libarchive's gzip filter does not, and libarchive's filters for the
+    /// other compressors, which check theirs.
+    private func tarStream(blockSize: Int, outcome: inout ScanOutcome) -> TarStream? {
+        switch format {
+        case .tar: return TarStream(decoder: PlainSource(file: drop, blockSize: blockSize))
+        case .tarGzip: return TarStream(decoder: GzipSource(file: drop, blockSize: blockSize))
+        default:
+            switch FilterSource.open(format, drop: drop, dropSize: dropSize, blockSize: blockSize) {
+            case .success(let decoder): return TarStream(decoder: decoder)
+            case .failure(.unsupported(let detail)): outcome.findings.record(Violation(.unsupportedFormat, detail))
+            case .failure(.corrupt(let detail)): outcome.findings.record(Violation(.corruptArchive, detail))
+            case .failure(.system(let error)): outcome.systemError = error
+            }
+            return nil
+        }
+    }
+
+    /// Whether a 7z drop ends where its signature header says; false after recording why not.
+    private func checkSevenZipEnd(_ outcome: inout ScanOutcome) -> Bool {
+        do {
+            guard let problem = try SevenZipEnd.problem(drop: drop, dropSize: dropSize) else { return true }
+            outcome.findings.record(Violation(.corruptArchive, problem))
+        } catch {
+            outcome.systemError = error
+        }
+        return false
+    }
+
     static func message(_ archive: OpaquePointer, stream: StreamPosition? = nil) -> String {
-        if let failure = stream?.gzip?.failure { return failure }
+        if let failure = stream?.tar?.failure { return failure }
         guard let text = archive_error_string(archive) else { return "libarchive error \(archive_errno(archive))" }
         var bytes = Array(UnsafeBufferPointer(start: text, count: strlen(text))).map { UInt8(bitPattern: $0) }
         while let last = bytes.last, last == 0x0A || last == 0x20 { bytes.removeLast() }
@@ -169,10 +195,10 @@ struct ProgressReporter {
 /// How far into the raw drop the reader is, and why the raw stream failed.
 struct StreamPosition {
     let archive: OpaquePointer
-    let gzip: GzipSource?
+    let tar: TarStream?
 
     /// Raw (compressed) bytes consumed so far.
-    var consumed: Int64 { gzip?.consumed ?? archive_filter_bytes(archive, -1) }
+    var consumed: Int64 { tar?.consumed ?? archive_filter_bytes(archive, -1) }
 }
 
 /// Judges a ZIP's central directory before anything is extracted.

@@ -1,0 +1,190 @@
+/// A second reader of a tar stream's structure, fed the same decompressed bytes
+/// as libarchive's tar reader: it walks the 512-byte blocks from header to
+/// header on its own, so that the raw type flag of every entry is known, and it
+/// stops at the first end-of-archive block as bsdtar, GNU tar and Python's
+/// tarfile do. Everything after that block must be zeros (the padding tar
+/// writes to fill its last record): a second archive concatenated behind the
+/// first is read by some readers and not by others, so it is corrupt.
+struct TarFraming {
+    /// One entry's header as this reader saw it.
+    struct Entry {
+        let kind: TarHeader.Kind
+        let typeFlag: String
+        /// The data size from the header (a pax `size` record wins), in stored bytes.
+        let size: Int64
+        let name: [UInt8]
+    }
+
+    /// Entries seen but not yet matched with one libarchive yielded.
+    private(set) var pending: [Entry] = []
+    private(set) var failure: String?
+    /// True once the end-of-archive block has gone by.
+    private(set) var ended = false
+    /// The first header of a type that yields no entry and that airlock does not
+    /// accept: its type flag and name.
+    private(set) var unsupported: (typeFlag: String, name: [UInt8])?
+
+    private enum State {
+        case header
+        case sparseMap
+        /// Bytes of an entry's data (and padding) still to skip.
+        case data(Int64)
+        /// A pax header's records, kept to find a `size` record.
+        case paxRecords(global: Bool, left: Int64)
+    }
+
+    private var state = State.header
+    private var block: [UInt8] = []
+    private var records: [UInt8] = []
+    /// The next entry's size from a pax `size` record, if one came.
+    private var paxSize: Int64?
+
+    /// pax headers are small; one this large is not something airlock reads.
+    static let maxPaxRecords: Int64 = 1 << 20
+
+    /// Takes the next decompressed bytes.
+    mutating func consume(_ chunk: UnsafeRawBufferPointer) {
+        var rest = chunk[...]
+        while !rest.isEmpty && failure == nil {
+            if ended {
+                if rest.contains(where: { $0 != 0 }) { fail("data follows the end-of-archive marker") }
+                return
+            }
+            switch state {
+            case .data(let left):
+                let n = Int(min(left, Int64(rest.count)))
+                rest = rest.dropFirst(n)
+                state = left - Int64(n) == 0 ? .header : .data(left - Int64(n))
+            case .paxRecords(let global, let left):
+                let n = Int(min(left, Int64(rest.count)))
+                records += rest.prefix(n)
+                rest = rest.dropFirst(n)
+                if left - Int64(n) == 0 { finishRecords(global: global) }
+            case .header, .sparseMap:
+                let n = min(TarHeader.blockSize - block.count, rest.count)
+                block += rest.prefix(n)
+                rest = rest.dropFirst(n)
+                if block.count == TarHeader.blockSize {
+                    let full = block
+                    block.removeAll(keepingCapacity: true)
+                    full.withUnsafeBytes { take($0) }
+                }
+            }
+        }
+    }
+
+    /// Called at the end of the decompressed stream: a stream may end without an
+    /// end-of-archive block (every reader accepts that), but not inside one.
+    mutating func finish() {
+        guard failure == nil, !ended else { return }
+        switch state {
+        case .header where block.isEmpty: return
+        default: fail("the tar stream ends inside an entry")
+        }
+    }
+
+    /// The next entry, in the order libarchive yields them.
+    mutating func next() -> Entry? {
+        pending.isEmpty ? nil : pending.removeFirst()
+    }
+
+    private mutating func fail(_ detail: String) {
+        if failure == nil { failure = detail }
+    }
+
+    private mutating func take(_ bytes: UnsafeRawBufferPointer) {
+        if case .sparseMap = state {
+            state = TarHeader.sparseBlockContinues(bytes) ? .sparseMap : dataState(pendingSparseSize)
+            return
+        }
+        let header = TarHeader(bytes: bytes)
+        if header.isZero {
+            ended = true
+            return
+        }
+        guard header.checksumMatches else { return fail("a tar header's checksum does not match") }
+        guard let headerSize = header.size else { return fail("a tar header's size field is not a number") }
+        // Far beyond any drop airlock admits, and keeps the padding arithmetic exact.
+        guard headerSize < 1 << 60 else { return fail("a tar header declares \(headerSize) bytes") }
+        let flag = header.typeFlag
+        if flag == UInt8(ascii: "x") || flag == UInt8(ascii: "X") || flag == UInt8(ascii: "g") {
+            // 'X' is Solaris's name for a pax header, and libarchive reads it as one.
+            guard headerSize <= TarFraming.maxPaxRecords else { return fail("a pax header of \(headerSize) bytes") }
+            records.removeAll(keepingCapacity: true)
+            padding = TarFraming.padding(headerSize)
+            let global = flag == UInt8(ascii: "g")
+            if headerSize == 0 { finishRecords(global: global) } else { state = .paxRecords(global: global, left: headerSize) }
+            return
+        }
+        if flag == UInt8(ascii: "A") || flag == UInt8(ascii: "V") {
+            // A Solaris ACL or a GNU volume label: libarchive applies or skips it
+            // without yielding an entry, Python's tarfile extracts it as a file,
+            // and airlock can honour neither.
+            if unsupported == nil { unsupported = (header.typeFlagText, header.name) }
+            state = dataState(headerSize)
+            return
+        }
+        let kind = header.kind
+        if kind == .extensionHeader {
+            guard headerSize <= TarFraming.maxPaxRecords else { return fail("a long-name header of \(headerSize) bytes") }
+            state = dataState(headerSize)
+            return
+        }
+        let size = paxSize ?? headerSize
+        paxSize = nil
+        pending.append(Entry(kind: kind, typeFlag: header.typeFlagText, size: size, name: header.name))
+        switch kind {
+        case .file, .gnuSparse, .unknown:
+            break
+        default:
+            // POSIX stores no data for links, directories and special files; readers
+            // that skip a size here and readers that honour it would part ways.
+            guard size == 0 else { return fail("a \(header.typeFlagText) entry declares \(size) bytes of data") }
+        }
+        if kind == .gnuSparse && header.gnuSparseContinues {
+            pendingSparseSize = size
+            state = .sparseMap
+        } else {
+            state = dataState(size)
+        }
+    }
+
+    private var pendingSparseSize: Int64 = 0
+    private var padding = 0
+
+    private func dataState(_ size: Int64) -> State {
+        let total = size + Int64(TarFraming.padding(size))
+        return total == 0 ? .header : .data(total)
+    }
+
+    static func padding(_ size: Int64) -> Int {
+        Int((Int64(TarHeader.blockSize) - size % Int64(TarHeader.blockSize)) % Int64(TarHeader.blockSize))
+    }
+
+    /// Reads a pax header's records for `size`; a global header may not set one,
+    /// since readers differ on whether it applies to the entries that follow.
+    private mutating func finishRecords(global: Bool) {
+        var rest = records[...]
+        while !rest.isEmpty {
+            guard let space = rest.firstIndex(of: 0x20),
+                  let length = Int(String(decoding: rest[rest.startIndex..<space], as: UTF8.self)),
+                  length > space - rest.startIndex + 1, length <= rest.count,
+                  rest[rest.startIndex + length - 1] == 0x0A else {
+                return fail("a pax header's records are malformed")
+            }
+            let record = rest[(space + 1)..<(rest.startIndex + length - 1)]
+            if let equals = record.firstIndex(of: UInt8(ascii: "=")), Array(record[record.startIndex..<equals]) == Array("size".utf8) {
+                guard !global else { return fail("a global pax header sets a size") }
+                let value = String(decoding: record[(equals + 1)...], as: UTF8.self)
+                guard let size = Int64(value), size >= 0, size < 1 << 60, value.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                    return fail("a pax size record is not a number")
+                }
+                paxSize = size
+            }
+            rest = rest[(rest.startIndex + length)...]
+        }
+        let skip = Int64(padding)
+        padding = 0
+        state = skip == 0 ? .header : .data(skip)
+    }
+}
