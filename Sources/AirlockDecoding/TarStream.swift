@@ -64,7 +64,11 @@ final class TarStream {
         while let bytes = pull() {
             if bytes.isEmpty { break }
         }
-        return failure ?? framing.failure
+        if let problem = failure ?? framing.failure { return problem }
+        if let left = framing.next() {
+            return "the tar headers hold an entry libarchive does not yield (type \(left.typeFlag), \(EscapedName(left.name).text))"
+        }
+        return nil
     }
 
     /// Opens `archive` on this stream.
