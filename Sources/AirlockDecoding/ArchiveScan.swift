@@ -67,7 +67,7 @@ public struct ArchiveScan {
             guard preflight.isClean else { return outcome }
             expected = Dictionary(directory.entries.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         }
-        if format == .sevenZip && !checkSevenZipEnd(&outcome) { return outcome }
+        if format == .sevenZip && !checkSevenZip(&outcome) { return outcome }
         guard let archive = archive_read_new() else {
             outcome.systemError = SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))
             return outcome
@@ -145,15 +145,28 @@ public struct ArchiveScan {
         }
     }
 
-    /// Whether a 7z drop ends where its signature header says; false after recording why not.
-    private func checkSevenZipEnd(_ outcome: inout ScanOutcome) -> Bool {
+    /// Whether a 7z drop ends where its signature header says and its header
+    /// holds no deletion markers; false after recording why not.
+    private func checkSevenZip(_ outcome: inout ScanOutcome) -> Bool {
         do {
-            guard let problem = try SevenZipEnd.problem(drop: drop, dropSize: dropSize) else { return true }
-            outcome.findings.record(Violation(.corruptArchive, problem))
+            if let problem = try SevenZipEnd.problem(drop: drop, dropSize: dropSize) {
+                outcome.findings.record(Violation(.corruptArchive, problem))
+                return false
+            }
+            switch try SevenZipHeader.read(drop: drop, dropSize: dropSize) {
+            case .failure(let failure):
+                outcome.findings.record(Violation(failure.reason, failure.detail))
+                return false
+            case .success(let header):
+                guard let anti = header?.antiItems.min(by: { $0.lexicographicallyPrecedes($1) }) else { return true }
+                outcome.findings.record(Violation(.corruptArchive,
+                    "a deletion marker (7z anti-item): 7-Zip deletes this file, libarchive yields an empty one", entry: anti))
+                return false
+            }
         } catch {
             outcome.systemError = error
+            return false
         }
-        return false
     }
 
     static func message(_ archive: OpaquePointer, stream: StreamPosition? = nil) -> String {
