@@ -80,9 +80,9 @@ final class FilterSource: StreamDecoder {
             return .failure(.corrupt(ArchiveScan.message(archive)))
         }
         // Without its filter's bid, libarchive would pass the raw bytes through
-        // unchanged: the sniffed format and libarchive's must agree.
+        // unchanged: the first bytes looked like this compressor's, the stream is not.
         guard archive_filter_count(archive) == 2, archive_filter_code(archive, 0) == filter.code else {
-            return .failure(.corrupt("libarchive does not read this as \(format.rawValue)"))
+            return .failure(.unsupported("not a \(format.rawValue) stream: libarchive's \(format.rawValue) reader does not recognise it"))
         }
         var entry: OpaquePointer?
         guard archive_read_next_header(archive, &entry) == ARCHIVE_OK else {

@@ -38,6 +38,10 @@ struct TarFraming {
     private var records: [UInt8] = []
     /// The next entry's size from a pax `size` record, if one came.
     private var paxSize: Int64?
+    /// A GNU sparse entry's data size, while its map's continuation blocks go by.
+    private var pendingSparseSize: Int64 = 0
+    /// The padding after a pax header's records.
+    private var padding = 0
 
     /// pax headers are small; one this large is not something airlock reads.
     static let maxPaxRecords: Int64 = 1 << 20
@@ -148,9 +152,6 @@ struct TarFraming {
             state = dataState(size)
         }
     }
-
-    private var pendingSparseSize: Int64 = 0
-    private var padding = 0
 
     private func dataState(_ size: Int64) -> State {
         let total = size + Int64(TarFraming.padding(size))
