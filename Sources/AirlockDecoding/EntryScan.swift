@@ -232,8 +232,9 @@ struct EntryScan {
             findings.record(judge.violation(.unsupportedEntryType, "tar type \(framed.typeFlag) is not accepted"))
             return true
         case .file, .gnuSparse:
-            // Old tars mark a directory only by a trailing '/' on a regular entry.
-            agrees = kind == .file || (kind == .directory && framed.size == 0)
+            // Old tars mark a directory only by a trailing '/' on an entry of type
+            // NUL; libarchive and GNU tar take type '0' the same way, tarfile does not.
+            agrees = kind == .file || (kind == .directory && framed.flag == 0 && framed.size == 0 && framed.name.last == 0x2F)
         case .directory: agrees = kind == .directory
         case .hardLink: agrees = archive_entry_hardlink(entry) != nil
         case .symbolicLink, .special: agrees = kind == .other

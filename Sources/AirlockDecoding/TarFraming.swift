@@ -9,6 +9,7 @@ struct TarFraming {
     /// One entry's header as this reader saw it.
     struct Entry {
         let kind: TarHeader.Kind
+        let flag: UInt8
         let typeFlag: String
         /// The data size from the header (a pax `size` record wins), in stored bytes.
         let size: Int64
@@ -42,6 +43,17 @@ struct TarFraming {
     private var pendingSparseSize: Int64 = 0
     /// The padding after a pax header's records.
     private var padding = 0
+    /// The headers seen so far that describe the next entry.
+    private var extensions: Extensions = []
+
+    private struct Extensions: OptionSet {
+        let rawValue: UInt8
+        static let pax = Extensions(rawValue: 1)
+        static let longName = Extensions(rawValue: 2)
+        static let longLink = Extensions(rawValue: 4)
+        static let paxPath = Extensions(rawValue: 8)
+        static let paxLinkPath = Extensions(rawValue: 16)
+    }
 
     /// pax headers are small; one this large is not something airlock reads.
     static let maxPaxRecords: Int64 = 1 << 20
@@ -107,36 +119,60 @@ struct TarFraming {
             return
         }
         guard header.checksumMatches else { return fail("a tar header's checksum does not match") }
-        guard let headerSize = header.size else { return fail("a tar header's size field is not a number") }
+        guard let size = header.size else { return fail("a tar header's size field is not a number") }
         // Far beyond any drop airlock admits, and keeps the padding arithmetic exact.
-        guard headerSize < 1 << 60 else { return fail("a tar header declares \(headerSize) bytes") }
-        let flag = header.typeFlag
-        if flag == UInt8(ascii: "x") || flag == UInt8(ascii: "X") || flag == UInt8(ascii: "g") {
+        guard size < 1 << 60 else { return fail("a tar header declares \(size) bytes") }
+        if !takeExtension(header, size: size) { takeEntry(header, size: size) }
+    }
+
+    /// Takes a header that describes the next entry rather than being one; false
+    /// for an entry's own header.
+    private mutating func takeExtension(_ header: TarHeader, size: Int64) -> Bool {
+        switch header.typeFlag {
+        case UInt8(ascii: "x"), UInt8(ascii: "X"), UInt8(ascii: "g"):
             // 'X' is Solaris's name for a pax header, and libarchive reads it as one.
-            guard headerSize <= TarFraming.maxPaxRecords else { return fail("a pax header of \(headerSize) bytes") }
+            let global = header.typeFlag == UInt8(ascii: "g")
+            guard size <= TarFraming.maxPaxRecords else { fail("a pax header of \(size) bytes"); return true }
+            // Readers differ on which of two pax headers for one entry wins.
+            if !global && extensions.contains(.pax) { fail("two pax headers for one entry"); return true }
+            if !global { extensions.insert(.pax) }
             records.removeAll(keepingCapacity: true)
-            padding = TarFraming.padding(headerSize)
-            let global = flag == UInt8(ascii: "g")
-            if headerSize == 0 { finishRecords(global: global) } else { state = .paxRecords(global: global, left: headerSize) }
-            return
-        }
-        if flag == UInt8(ascii: "A") || flag == UInt8(ascii: "V") {
+            padding = TarFraming.padding(size)
+            if size == 0 { finishRecords(global: global) } else { state = .paxRecords(global: global, left: size) }
+        case UInt8(ascii: "L"), UInt8(ascii: "K"):
+            let which: Extensions = header.typeFlag == UInt8(ascii: "L") ? .longName : .longLink
+            guard size <= TarFraming.maxPaxRecords else { fail("a long-name header of \(size) bytes"); return true }
+            if extensions.contains(which) { fail("two GNU long-name headers for one entry"); return true }
+            extensions.insert(which)
+            state = dataState(size)
+        case UInt8(ascii: "A"), UInt8(ascii: "V"):
             // A Solaris ACL or a GNU volume label: libarchive applies or skips it
             // without yielding an entry, Python's tarfile extracts it as a file,
             // and airlock can honour neither.
             if unsupported == nil { unsupported = (header.typeFlagText, header.name) }
-            state = dataState(headerSize)
-            return
+            state = dataState(size)
+        default:
+            return false
         }
+        return true
+    }
+
+    private mutating func takeEntry(_ header: TarHeader, size headerSize: Int64) {
         let kind = header.kind
-        if kind == .extensionHeader {
-            guard headerSize <= TarFraming.maxPaxRecords else { return fail("a long-name header of \(headerSize) bytes") }
-            state = dataState(headerSize)
-            return
-        }
         let size = paxSize ?? headerSize
+        let used = extensions
         paxSize = nil
-        pending.append(Entry(kind: kind, typeFlag: header.typeFlagText, size: size, name: header.name))
+        extensions = []
+        pending.append(Entry(kind: kind, flag: header.typeFlag, typeFlag: header.typeFlagText, size: size, name: header.name))
+        // GNU tar lets a pax path beat a long-name header, libarchive and tarfile the reverse.
+        if used.isSuperset(of: [.longName, .paxPath]) || used.isSuperset(of: [.longLink, .paxLinkPath]) {
+            return fail("both a GNU long name and a pax path name one entry")
+        }
+        // tarfile reads bytes 345 on of any header as a name prefix; libarchive and
+        // GNU tar do so only in POSIX ustar headers (GNU keeps times there).
+        if !header.isPosixUstar && kind != .gnuSparse && header.bytes[345] != 0 {
+            return fail("a tar header has a name prefix only some readers read")
+        }
         switch kind {
         case .file, .gnuSparse, .unknown:
             break
@@ -162,8 +198,10 @@ struct TarFraming {
         Int((Int64(TarHeader.blockSize) - size % Int64(TarHeader.blockSize)) % Int64(TarHeader.blockSize))
     }
 
-    /// Reads a pax header's records for `size`; a global header may not set one,
-    /// since readers differ on whether it applies to the entries that follow.
+    /// Reads a pax header's records for what decides how the stream is read
+    /// (`size`) and what readers disagree on (`path` beside a long name). A
+    /// global header may set none of them: readers differ on whether it applies
+    /// to the entries that follow.
     private mutating func finishRecords(global: Bool) {
         var rest = records[...]
         while !rest.isEmpty {
@@ -174,8 +212,12 @@ struct TarFraming {
                 return fail("a pax header's records are malformed")
             }
             let record = rest[(space + 1)..<(rest.startIndex + length - 1)]
-            if let equals = record.firstIndex(of: UInt8(ascii: "=")), Array(record[record.startIndex..<equals]) == Array("size".utf8) {
-                guard !global else { return fail("a global pax header sets a size") }
+            let equals = record.firstIndex(of: UInt8(ascii: "=")) ?? record.endIndex
+            let key = String(decoding: record[record.startIndex..<equals], as: UTF8.self)
+            if global && ["size", "path", "linkpath"].contains(key) { return fail("a global pax header sets \(key)") }
+            if key == "path" { extensions.insert(.paxPath) }
+            if key == "linkpath" { extensions.insert(.paxLinkPath) }
+            if key == "size" {
                 let value = String(decoding: record[(equals + 1)...], as: UTF8.self)
                 guard let size = Int64(value), size >= 0, size < 1 << 60, value.allSatisfy({ $0.isASCII && $0.isNumber }) else {
                     return fail("a pax size record is not a number")

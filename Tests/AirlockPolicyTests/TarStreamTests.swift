@@ -131,11 +131,47 @@ struct TarStreamTests {
         var global = TarBuilder()
         global.pax(["size": "512"], global: true)
         global.add("a.txt", data: [0x61])
-        #expect(frame(global.bytes).failure == "a global pax header sets a size")
+        #expect(frame(global.bytes).failure == "a global pax header sets size")
         var corrupt = TarBuilder()
         corrupt.add("a.txt", data: [0x61])
         corrupt.bytes[0] ^= 1
         #expect(frame(corrupt.bytes).failure == "a tar header's checksum does not match")
+    }
+
+    @Test("extension headers readers resolve differently are a failure")
+    func ambiguousNames() {
+        var both = TarBuilder()
+        both.add("././@LongLink", type: UInt8(ascii: "L"), data: Array("long.txt\u{0}".utf8))
+        both.pax(["path": "pax.txt"])
+        both.add("a.txt", data: [0x61])
+        #expect(frame(both.bytes).failure == "both a GNU long name and a pax path name one entry")
+        var twice = TarBuilder()
+        twice.pax(["mtime": "1"])
+        twice.pax(["mtime": "2"])
+        twice.add("a.txt", data: [0x61])
+        #expect(frame(twice.bytes).failure == "two pax headers for one entry")
+        var globalPath = TarBuilder()
+        globalPath.pax(["path": "g.txt"], global: true)
+        #expect(frame(globalPath.bytes).failure == "a global pax header sets path")
+        // Separate entries may each have their own.
+        var separate = TarBuilder()
+        separate.pax(["path": "one.txt"])
+        separate.add("a.txt", data: [0x61])
+        separate.pax(["path": "two.txt"])
+        separate.add("b.txt", data: [0x62])
+        separate.end()
+        #expect(frame(separate.bytes).failure == nil)
+    }
+
+    @Test("a name prefix outside a POSIX ustar header is a failure")
+    func prefixOutsideUstar() {
+        var v7 = TarBuilder.header("a.txt", type: UInt8(ascii: "0"), size: 0, ustar: false)
+        #expect(frame(v7 + [UInt8](repeating: 0, count: 1024)).failure == nil)
+        v7[345] = 0x65
+        v7.replaceSubrange(148..<156, with: [UInt8](repeating: 0x20, count: 8))
+        let sum = Array(String(v7.reduce(0) { $0 + Int($1) }, radix: 8).utf8)
+        v7.replaceSubrange(148..<156, with: [UInt8](repeating: 0x30, count: 6 - sum.count) + sum + [0, 0x20])
+        #expect(frame(v7 + [UInt8](repeating: 0, count: 1024)).failure == "a tar header has a name prefix only some readers read")
     }
 
     @Test("a pax size record, not the header's, says how much data follows")
