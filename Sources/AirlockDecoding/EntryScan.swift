@@ -242,8 +242,14 @@ struct EntryScan {
         }
         if !agrees {
             findings.record(judge.violation(.corruptArchive, "the tar header says type \(framed.typeFlag), libarchive reads another"))
+            return false
         }
-        return agrees
+        if let logical = framed.logicalSize, archive_entry_size(entry) != logical {
+            findings.record(judge.violation(.corruptArchive,
+                "the sparse file's size is \(logical) by its header, \(archive_entry_size(entry)) by libarchive"))
+            return false
+        }
+        return true
     }
 
     private func headerFailure(status: Int32, index: Int) -> Violation {

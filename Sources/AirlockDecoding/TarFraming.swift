@@ -14,6 +14,9 @@ struct TarFraming {
         /// The data size from the header (a pax `size` record wins), in stored bytes.
         let size: Int64
         let name: [UInt8]
+        /// A sparse file's size once its holes are filled: the GNU header's
+        /// `realsize`, or a pax `GNU.sparse.realsize` (or `.size`) record.
+        let logicalSize: Int64?
     }
 
     /// Entries seen but not yet matched with one libarchive yielded.
@@ -39,8 +42,14 @@ struct TarFraming {
     private var records: [UInt8] = []
     /// The next entry's size from a pax `size` record, if one came.
     private var paxSize: Int64?
-    /// A GNU sparse entry's data size, while its map's continuation blocks go by.
+    /// A GNU sparse entry's map and sizes, while its continuation blocks go by.
+    private var sparseMap = TarSparseMap()
     private var pendingSparseSize: Int64 = 0
+    private var pendingRealSize: Int64 = 0
+    /// The next entry's logical size from a pax GNU.sparse record, if one came.
+    private var paxRealSize: Int64?
+    /// The next entry's pax GNU sparse 0.0 or 0.1 map, as text fields.
+    private var paxSparseValues: [Substring] = []
     /// The padding after a pax header's records.
     private var padding = 0
     /// The headers seen so far that describe the next entry.
@@ -110,7 +119,9 @@ struct TarFraming {
 
     private mutating func take(_ bytes: UnsafeRawBufferPointer) {
         if case .sparseMap = state {
-            state = TarHeader.sparseBlockContinues(bytes) ? .sparseMap : dataState(pendingSparseSize)
+            sparseMap.add(bytes, slots: 21, at: 0)
+            if TarHeader.sparseBlockContinues(bytes) { return }
+            finishSparseMap()
             return
         }
         let header = TarHeader(bytes: bytes)
@@ -120,6 +131,7 @@ struct TarFraming {
         }
         guard header.checksumMatches else { return fail("a tar header's checksum does not match") }
         guard let size = header.size else { return fail("a tar header's size field is not a number") }
+        guard header.numericFieldsValid else { return fail("a tar header's mode, owner, group, time or device is not a number") }
         // Far beyond any drop airlock admits, and keeps the padding arithmetic exact.
         guard size < 1 << 60 else { return fail("a tar header declares \(size) bytes") }
         if !takeExtension(header, size: size) { takeEntry(header, size: size) }
@@ -161,17 +173,33 @@ struct TarFraming {
         let kind = header.kind
         let size = paxSize ?? headerSize
         let used = extensions
+        let logical = kind == .gnuSparse ? header.gnuRealSize : paxRealSize
+        let paxMap = paxSparseValues
         paxSize = nil
+        paxRealSize = nil
+        paxSparseValues = []
         extensions = []
-        pending.append(Entry(kind: kind, flag: header.typeFlag, typeFlag: header.typeFlagText, size: size, name: header.name))
+        pending.append(Entry(kind: kind, flag: header.typeFlag, typeFlag: header.typeFlagText, size: size, name: header.name,
+                             logicalSize: logical))
+        // pax extends ustar; the sparse fields exist only under the GNU magic.
+        if used.contains(.pax) && !header.isPosixUstar { return fail("a pax header is followed by a non-ustar header") }
+        if kind == .gnuSparse && !header.isGnu { return fail("a GNU sparse entry without the GNU magic") }
+        if !paxMap.isEmpty {
+            // A pax 0.0 or 0.1 sparse map: its regions must add up to the data stored.
+            var map = TarSparseMap()
+            map.add(paxNumbers: paxMap)
+            map.finish(stored: size, logical: logical ?? 0)
+            if let problem = map.failure { return fail(problem) }
+        }
         // GNU tar lets a pax path beat a long-name header, libarchive and tarfile the reverse.
         if used.isSuperset(of: [.longName, .paxPath]) || used.isSuperset(of: [.longLink, .paxLinkPath]) {
             return fail("both a GNU long name and a pax path name one entry")
         }
-        // tarfile reads bytes 345 on of any header as a name prefix; libarchive and
-        // GNU tar do so only in POSIX ustar headers (GNU keeps times there).
-        if !header.isPosixUstar && kind != .gnuSparse && header.bytes[345] != 0 {
-            return fail("a tar header has a name prefix only some readers read")
+        // tarfile reads bytes 345 on of any header as a name prefix, libarchive and
+        // GNU tar only in POSIX ustar headers; libarchive applies a GNU header's
+        // sparse fields whatever its type, tarfile and GNU tar only to type 'S'.
+        if header.unsharedFields(sparse: kind == .gnuSparse).contains(where: { header.bytes[$0].contains { $0 != 0 } }) {
+            return fail("a tar header has fields only some readers read")
         }
         switch kind {
         case .file, .gnuSparse, .unknown:
@@ -181,12 +209,22 @@ struct TarFraming {
             // that skip a size here and readers that honour it would part ways.
             guard size == 0 else { return fail("a \(header.typeFlagText) entry declares \(size) bytes of data") }
         }
-        if kind == .gnuSparse && header.gnuSparseContinues {
+        if kind == .gnuSparse {
+            guard let logical else { return fail("a GNU sparse entry's real size is not a number") }
+            sparseMap = TarSparseMap()
+            sparseMap.add(header.bytes, slots: 4, at: 386)
             pendingSparseSize = size
-            state = .sparseMap
+            pendingRealSize = logical
+            if header.gnuSparseContinues { state = .sparseMap } else { finishSparseMap() }
         } else {
             state = dataState(size)
         }
+    }
+
+    private mutating func finishSparseMap() {
+        sparseMap.finish(stored: pendingSparseSize, logical: pendingRealSize)
+        if let problem = sparseMap.failure { return fail(problem) }
+        state = dataState(pendingSparseSize)
     }
 
     private func dataState(_ size: Int64) -> State {
@@ -217,6 +255,20 @@ struct TarFraming {
             if global && ["size", "path", "linkpath"].contains(key) { return fail("a global pax header sets \(key)") }
             if key == "path" { extensions.insert(.paxPath) }
             if key == "linkpath" { extensions.insert(.paxLinkPath) }
+            if key == "GNU.sparse.map" {
+                paxSparseValues += String(decoding: record[(equals + 1)...], as: UTF8.self).split(separator: ",",
+                                                                                                  omittingEmptySubsequences: false)
+            }
+            if key == "GNU.sparse.offset" || key == "GNU.sparse.numbytes" {
+                paxSparseValues.append(Substring(String(decoding: record[(equals + 1)...], as: UTF8.self)))
+            }
+            if key == "GNU.sparse.realsize" || key == "GNU.sparse.size" {
+                let value = String(decoding: record[(equals + 1)...], as: UTF8.self)
+                guard let size = Int64(value), size >= 0, value.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                    return fail("a pax sparse size record is not a number")
+                }
+                paxRealSize = size
+            }
             if key == "size" {
                 let value = String(decoding: record[(equals + 1)...], as: UTF8.self)
                 guard let size = Int64(value), size >= 0, size < 1 << 60, value.allSatisfy({ $0.isASCII && $0.isNumber }) else {

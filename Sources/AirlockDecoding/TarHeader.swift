@@ -63,12 +63,36 @@ struct TarHeader {
         return stored == unsigned || stored == signed
     }
 
-    /// The size field: octal, or base-256 when its first byte has the high bit
-    /// set (GNU, for sizes of 8 GiB and more). Nil when it is neither, or negative.
-    var size: Int64? {
-        let field = bytes[124..<136]
-        guard field.first! & 0x80 != 0 else { return TarHeader.octal(field) }
-        guard field.first! == 0x80 else { return nil }  // 0xFF: negative
+    /// The size field. Nil when it is not a number, or negative.
+    var size: Int64? { TarHeader.number(bytes[124..<136]) }
+
+    /// Whether mode, owner, group, time and device numbers are numbers: readers differ on a
+    /// field that is not (GNU tar refuses the archive, tarfile stops reading
+    /// there, libarchive takes the digits before the first other byte).
+    var numericFieldsValid: Bool {
+        // tarfile parses the device numbers of every header, whatever its type.
+        [100..<108, 108..<116, 116..<124, 136..<148, 329..<337, 337..<345].allSatisfy { TarHeader.number(bytes[$0]) != nil }
+    }
+
+    /// The bytes that must be zero because readers disagree on what they mean:
+    /// in a V7 header, everything after the link name but the device numbers
+    /// (GNU tar writes zeros there); in a GNU header other than a sparse one,
+    /// the time, sparse and size fields (GNU tar fills them only for incremental
+    /// dumps and sparse files). None for POSIX ustar.
+    func unsharedFields(sparse: Bool) -> [Range<Int>] {
+        if !hasUstarMagic { return [257..<329, 345..<500] }
+        if isGnu && !sparse { return [345..<500] }
+        return []
+    }
+
+    /// A GNU sparse header's file size (`realsize`).
+    var gnuRealSize: Int64? { TarHeader.number(bytes[483..<495]) }
+
+    /// A numeric field: octal, or base-256 when its first byte has the high bit
+    /// set (GNU, for values octal cannot hold). Nil when it is neither, or negative.
+    static func number(_ field: Slice<UnsafeRawBufferPointer>) -> Int64? {
+        guard let first = field.first, first & 0x80 != 0 else { return octal(field) }
+        guard first == 0x80 else { return nil }  // 0xFF: negative
         var value: Int64 = 0
         for byte in field.dropFirst() {
             guard value <= (Int64.max >> 8) else { return nil }
@@ -90,6 +114,9 @@ struct TarHeader {
     /// Whether a GNU sparse header's map continues in another 512-byte block
     /// (`isextended`, at 482 in the header and at 504 in each continuation).
     var gnuSparseContinues: Bool { bytes[482] != 0 }
+
+    /// The GNU magic, `ustar  \0`, under which the sparse fields are defined.
+    var isGnu: Bool { hasUstarMagic && bytes[262] == 0x20 }
 
     static func sparseBlockContinues(_ block: UnsafeRawBufferPointer) -> Bool { block[504] != 0 }
 

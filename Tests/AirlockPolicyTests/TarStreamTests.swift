@@ -171,7 +171,31 @@ struct TarStreamTests {
         v7.replaceSubrange(148..<156, with: [UInt8](repeating: 0x20, count: 8))
         let sum = Array(String(v7.reduce(0) { $0 + Int($1) }, radix: 8).utf8)
         v7.replaceSubrange(148..<156, with: [UInt8](repeating: 0x30, count: 6 - sum.count) + sum + [0, 0x20])
-        #expect(frame(v7 + [UInt8](repeating: 0, count: 1024)).failure == "a tar header has a name prefix only some readers read")
+        #expect(frame(v7 + [UInt8](repeating: 0, count: 1024)).failure == "a tar header has fields only some readers read")
+    }
+
+    @Test("a sparse map has one meaning or is a failure")
+    func sparseMaps() {
+        func check(_ fields: [Substring], stored: Int64, logical: Int64) -> String? {
+            var map = TarSparseMap()
+            map.add(paxNumbers: fields)
+            map.finish(stored: stored, logical: logical)
+            return map.failure
+        }
+        #expect(check(["65536", "4096", "262144", "0"], stored: 4096, logical: 262144) == nil)
+        #expect(check(["8192", "512", "0", "512"], stored: 1024, logical: 16384) != nil)
+        #expect(check(["65536", "4096"], stored: 512, logical: 262144) != nil)
+        #expect(check(["65536", "4096"], stored: 4096, logical: 4096) != nil)
+        #expect(check(["65536"], stored: 0, logical: 65536) != nil)
+    }
+
+    @Test("a pax header must precede a POSIX ustar header")
+    func paxBeforeUstar() {
+        var tar = TarBuilder()
+        tar.pax(["path": "p.txt"])
+        tar.add("v7.txt", data: [0x61], ustar: false)
+        tar.end()
+        #expect(frame(tar.bytes).failure == "a pax header is followed by a non-ustar header")
     }
 
     @Test("a pax size record, not the header's, says how much data follows")
