@@ -67,7 +67,11 @@ public struct ArchiveScan {
             guard preflight.isClean else { return outcome }
             expected = Dictionary(directory.entries.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         }
-        if format == .sevenZip && !checkSevenZip(&outcome) { return outcome }
+        var sevenZipEntries: Int? = nil
+        if format == .sevenZip {
+            guard case .passed(let listed) = checkSevenZip(&outcome) else { return outcome }
+            sevenZipEntries = listed
+        }
         guard let archive = archive_read_new() else {
             outcome.systemError = SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))
             return outcome
@@ -101,6 +105,9 @@ public struct ArchiveScan {
         entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
         if entryScan.reachedEnd, let tar, let problem = tar.finish() {
             outcome.findings.record(Violation(.corruptArchive, problem))
+        }
+        if entryScan.reachedEnd, let listed = sevenZipEntries, listed != outcome.entries {
+            outcome.findings.record(Violation(.corruptArchive, "the 7z header lists \(listed) entries, libarchive yields \(outcome.entries)"))
         }
         if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
             let missing = remaining.keys.min { $0.lexicographicallyPrecedes($1) }!
@@ -145,27 +152,36 @@ public struct ArchiveScan {
         }
     }
 
-    /// Whether a 7z drop ends where its signature header says and its header
-    /// holds no deletion markers; false after recording why not.
-    private func checkSevenZip(_ outcome: inout ScanOutcome) -> Bool {
+    private enum SevenZipCheck {
+        /// With the number of entries the header lists; nil when the header is
+        /// encrypted, which libarchive reports.
+        case passed(entries: Int?)
+        case failed
+    }
+
+    /// Checks a 7z drop ends where its signature header says and its header
+    /// holds no deletion markers; `.failed` after recording why not.
+    private func checkSevenZip(_ outcome: inout ScanOutcome) -> SevenZipCheck {
         do {
             if let problem = try SevenZipEnd.problem(drop: drop, dropSize: dropSize) {
                 outcome.findings.record(Violation(.corruptArchive, problem))
-                return false
+                return .failed
             }
             switch try SevenZipHeader.read(drop: drop, dropSize: dropSize) {
             case .failure(let failure):
                 outcome.findings.record(Violation(failure.reason, failure.detail))
-                return false
+                return .failed
             case .success(let header):
-                guard let anti = header?.antiItems.min(by: { $0.lexicographicallyPrecedes($1) }) else { return true }
+                guard let anti = header?.antiItems.min(by: { $0.lexicographicallyPrecedes($1) }) else {
+                    return .passed(entries: header?.fileCount)
+                }
                 outcome.findings.record(Violation(.corruptArchive,
                     "a deletion marker (7z anti-item): 7-Zip deletes this file, libarchive yields an empty one", entry: anti))
-                return false
+                return .failed
             }
         } catch {
             outcome.systemError = error
-            return false
+            return .failed
         }
     }
 

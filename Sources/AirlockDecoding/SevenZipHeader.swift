@@ -11,6 +11,8 @@ import CLzma
 struct SevenZipHeader {
     /// The anti-items' names (UTF-8), in header order.
     private(set) var antiItems: [[UInt8]] = []
+    /// How many entries (files and directories) the header lists.
+    private(set) var fileCount = 0
 
     struct Failure: Error {
         let reason: Reason
@@ -72,12 +74,13 @@ struct SevenZipHeader {
         }
         if type == 0x03 { _ = try SevenZipStreams(&cursor); type = try cursor.number() }
         if type == 0x04 { _ = try SevenZipStreams(&cursor); type = try cursor.number() }
-        if type == 0x05 { antiItems = try SevenZipHeader.antiItems(&cursor); type = try cursor.number() }
+        if type == 0x05 { (fileCount, antiItems) = try SevenZipHeader.files(&cursor); type = try cursor.number() }
         guard type == 0 else { throw Failure("the 7z header holds an unexpected property \(type)") }
     }
 
-    /// The names of the files the FilesInfo block marks as anti-items.
-    private static func antiItems(_ cursor: inout SevenZipCursor) throws -> [[UInt8]] {
+    /// The number of entries in the FilesInfo block, and the names of those it
+    /// marks as anti-items.
+    private static func files(_ cursor: inout SevenZipCursor) throws -> (Int, [[UInt8]]) {
         let files = try cursor.count()
         var emptyStream: [Bool]?
         var anti: [Bool]?
@@ -97,12 +100,12 @@ struct SevenZipHeader {
             default: break
             }
         }
-        guard let anti, anti.contains(true), let emptyStream else { return [] }
+        guard let anti, anti.contains(true), let emptyStream else { return (files, []) }
         let emptyFiles = emptyStream.indices.filter { emptyStream[$0] }
-        return anti.indices.filter { anti[$0] }.map { index in
+        return (files, anti.indices.filter { anti[$0] }.map { index in
             let file = emptyFiles[index]
             return file < names.count ? names[file] : Array("file \(file + 1)".utf8)
-        }
+        })
     }
 
     /// Decodes the packed stream an encoded header points to; nil when it is encrypted.
