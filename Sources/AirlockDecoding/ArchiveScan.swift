@@ -87,34 +87,45 @@ public struct ArchiveScan {
             guard let opened = tarStream(blockSize: blockSize, outcome: &outcome) else { return outcome }
             tar = opened
         }
-        let opened = tar?.attach(to: archive) ?? archive_read_open_fd(archive, drop.rawValue, blockSize)
-        guard opened == ARCHIVE_OK else {
-            if let failure = tar?.failure {
-                outcome.findings.record(Violation(.corruptArchive, failure))
-            } else if archive_errno(archive) == EILSEQ {
-                // No reader recognised the (decompressed) bytes: a gzip of something not a tar.
-                outcome.findings.record(Violation(.unsupportedFormat, ArchiveScan.message(archive)))
-            } else {
-                outcome.findings.record(Violation(.corruptArchive, ArchiveScan.message(archive)))
-            }
-            return outcome
-        }
+        guard open(archive, tar: tar, blockSize: blockSize, outcome: &outcome) else { return outcome }
         let stream = StreamPosition(archive: archive, tar: tar)
         var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
         if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
         entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
-        if entryScan.reachedEnd, let tar, let problem = tar.finish() {
-            outcome.findings.record(Violation(.corruptArchive, problem))
-        }
-        if entryScan.reachedEnd, let listed = sevenZipEntries, listed != outcome.entries {
-            outcome.findings.record(Violation(.corruptArchive, "the 7z header lists \(listed) entries, libarchive yields \(outcome.entries)"))
-        }
+        if entryScan.reachedEnd { judgeEnd(tar: tar, sevenZipEntries: sevenZipEntries, outcome: &outcome) }
         if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
             let missing = remaining.keys.min { $0.lexicographicallyPrecedes($1) }!
             outcome.findings.record(Violation(.corruptArchive, "the central directory lists an entry the archive does not yield",
                                               entry: missing))
         }
         return outcome
+    }
+
+    /// Opens `archive` on the drop, through `tar` for a tar; false after recording why it cannot be.
+    private func open(_ archive: OpaquePointer, tar: TarStream?, blockSize: Int, outcome: inout ScanOutcome) -> Bool {
+        let opened = tar?.attach(to: archive) ?? archive_read_open_fd(archive, drop.rawValue, blockSize)
+        guard opened != ARCHIVE_OK else { return true }
+        if let failure = tar?.failure {
+            outcome.findings.record(Violation(.corruptArchive, failure))
+        } else if archive_errno(archive) == EILSEQ {
+            // No reader recognised the (decompressed) bytes: a gzip of something not a tar.
+            outcome.findings.record(Violation(.unsupportedFormat, ArchiveScan.message(archive)))
+        } else {
+            outcome.findings.record(Violation(.corruptArchive, ArchiveScan.message(archive)))
+        }
+        return false
+    }
+
+    /// What the second reader says once libarchive has reached the archive's
+    /// end: the tar framing about the rest of the stream, or the 7z header
+    /// about how many entries there are.
+    private func judgeEnd(tar: TarStream?, sevenZipEntries: Int?, outcome: inout ScanOutcome) {
+        if let tar, let problem = tar.finish() {
+            outcome.findings.record(Violation(.corruptArchive, problem))
+        }
+        if let listed = sevenZipEntries, listed != outcome.entries {
+            outcome.findings.record(Violation(.corruptArchive, "the 7z header lists \(listed) entries, libarchive yields \(outcome.entries)"))
+        }
     }
 
     /// Enables exactly the reader the sniffed format calls for, and no external programs.
