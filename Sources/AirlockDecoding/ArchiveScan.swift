@@ -13,8 +13,10 @@ public struct ScanOutcome: Sendable {
     public var directories: Int64 = 0
     /// Bytes handed to the sink before the first violation.
     public var bytesWritten: Int64 = 0
-    /// A failure of the machine (disk full, permissions), not of the input.
+    /// A failure of the machine (disk full, permissions, a disk fault), not of the input.
     public var systemError: SystemError?
+    /// What the decoder was doing when `systemError` happened.
+    public var failedWhile: SystemFailureStage = .writingStaging
 }
 
 /// Reads one archive with libarchive, judges every header against the policy
@@ -49,27 +51,35 @@ public struct ArchiveScan {
     public func run<Sink: EntrySink>(into sink: inout Sink) -> ScanOutcome {
         var outcome = ScanOutcome()
         defer { sink.close() }
-        var expected: [[UInt8]: ZipDirectory.Entry]? = nil
+        var expected: [ZipDirectory.NameKey: ZipDirectory.Entry]? = nil
+        let file = DropFile(drop)
         if format == .zip {
             let directory: ZipDirectory
             do {
-                directory = try ZipDirectory(file: drop, fileSize: dropSize, maxEntries: policy.maxEntries)
+                directory = try ZipDirectory(file: file, fileSize: dropSize, maxEntries: policy.maxEntries)
             } catch {
-                if let count = error.declaredEntries {
+                switch error {
+                case .tooManyEntries(let count):
                     outcome.findings.record(Violation(.tooManyEntries, "\(count) entries exceed \(policy.maxEntries)"))
-                } else {
-                    outcome.findings.record(Violation(.corruptArchive, error.detail))
+                case .malformed(let detail):
+                    outcome.findings.record(Violation(.corruptArchive, detail))
+                case .unreadable(let failure):
+                    outcome.systemError = failure
+                    outcome.failedWhile = .readingDrop
                 }
                 return outcome
             }
             let preflight = Preflight(policy: policy).judge(directory)
             outcome.findings = preflight
             guard preflight.isClean else { return outcome }
-            expected = Dictionary(directory.entries.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            // An archive of no entries is only its end record (libarchive's seekable
+            // reader does not recognise one): nothing more to read.
+            if directory.entries.isEmpty { return outcome }
+            expected = directory.byName
         }
         var sevenZipEntries: Int? = nil
         if format == .sevenZip {
-            guard case .passed(let listed) = checkSevenZip(&outcome) else { return outcome }
+            guard case .passed(let listed) = checkSevenZip(file, &outcome) else { return outcome }
             sevenZipEntries = listed
         }
         guard let archive = archive_read_new() else {
@@ -83,27 +93,39 @@ public struct ArchiveScan {
         }
         let blockSize = (format == .zip || format == .sevenZip) ? ArchiveScan.seekableBlockSize : ArchiveScan.streamBlockSize
         var tar: TarStream? = nil
+        var source: DropSource? = nil
         if format.isTar {
-            guard let opened = tarStream(blockSize: blockSize, outcome: &outcome) else { return outcome }
+            guard let opened = tarStream(file: file, blockSize: blockSize, outcome: &outcome) else { return outcome }
             tar = opened
+        } else {
+            source = DropSource(file: file, size: dropSize, blockSize: blockSize)
         }
-        guard open(archive, tar: tar, blockSize: blockSize, outcome: &outcome) else { return outcome }
+        // A failed read of the drop is the machine's fault, whatever libarchive made of it.
+        func settled(_ outcome: ScanOutcome) -> ScanOutcome {
+            guard let failure = source?.readError ?? tar?.readError else { return outcome }
+            var outcome = outcome
+            outcome.systemError = failure
+            outcome.failedWhile = .readingDrop
+            return outcome
+        }
+        guard open(archive, tar: tar, source: source, outcome: &outcome) else { return settled(outcome) }
         let stream = StreamPosition(archive: archive, tar: tar)
         var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
         if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
         entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
         if entryScan.reachedEnd { judgeEnd(tar: tar, sevenZipEntries: sevenZipEntries, outcome: &outcome) }
         if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
-            let missing = remaining.keys.min { $0.lexicographicallyPrecedes($1) }!
+            let missing = remaining.values.map(\.name).min { $0.lexicographicallyPrecedes($1) }!
             outcome.findings.record(Violation(.corruptArchive, "the central directory lists an entry the archive does not yield",
                                               entry: missing))
         }
-        return outcome
+        return settled(outcome)
     }
 
-    /// Opens `archive` on the drop, through `tar` for a tar; false after recording why it cannot be.
-    private func open(_ archive: OpaquePointer, tar: TarStream?, blockSize: Int, outcome: inout ScanOutcome) -> Bool {
-        let opened = tar?.attach(to: archive) ?? archive_read_open_fd(archive, drop.rawValue, blockSize)
+    /// Opens `archive` on the drop: through `tar` for a tar, `source` otherwise;
+    /// false after recording why it cannot be.
+    private func open(_ archive: OpaquePointer, tar: TarStream?, source: DropSource?, outcome: inout ScanOutcome) -> Bool {
+        let opened = tar?.attach(to: archive) ?? source!.attach(to: archive)
         guard opened != ARCHIVE_OK else { return true }
         if let failure = tar?.failure {
             outcome.findings.record(Violation(.corruptArchive, failure))
@@ -148,16 +170,19 @@ public struct ArchiveScan {
     /// none. Its decoder is igzip for gzip, which checks each member's trailer
     /// where libarchive's gzip filter does not, and libarchive's filters for the
     /// other compressors, which check theirs.
-    private func tarStream(blockSize: Int, outcome: inout ScanOutcome) -> TarStream? {
+    private func tarStream(file: DropFile, blockSize: Int, outcome: inout ScanOutcome) -> TarStream? {
         switch format {
-        case .tar: return TarStream(decoder: PlainSource(file: drop, blockSize: blockSize))
-        case .tarGzip: return TarStream(decoder: GzipSource(file: drop, blockSize: blockSize))
+        case .tar: return TarStream(decoder: PlainSource(file: file, blockSize: blockSize))
+        case .tarGzip: return TarStream(decoder: GzipSource(file: file, blockSize: blockSize))
         default:
-            switch FilterSource.open(format, drop: drop, dropSize: dropSize, blockSize: blockSize) {
+            switch FilterSource.open(format, file: file, dropSize: dropSize, blockSize: blockSize) {
             case .success(let decoder): return TarStream(decoder: decoder)
             case .failure(.unsupported(let detail)): outcome.findings.record(Violation(.unsupportedFormat, detail))
             case .failure(.corrupt(let detail)): outcome.findings.record(Violation(.corruptArchive, detail))
             case .failure(.system(let error)): outcome.systemError = error
+            case .failure(.unreadable(let error)):
+                outcome.systemError = error
+                outcome.failedWhile = .readingDrop
             }
             return nil
         }
@@ -172,13 +197,13 @@ public struct ArchiveScan {
 
     /// Checks a 7z drop ends where its signature header says and its header
     /// holds no deletion markers; `.failed` after recording why not.
-    private func checkSevenZip(_ outcome: inout ScanOutcome) -> SevenZipCheck {
+    private func checkSevenZip(_ file: DropFile, _ outcome: inout ScanOutcome) -> SevenZipCheck {
         do {
-            if let problem = try SevenZipEnd.problem(drop: drop, dropSize: dropSize) {
+            if let problem = try SevenZipEnd.problem(drop: file, dropSize: dropSize) {
                 outcome.findings.record(Violation(.corruptArchive, problem))
                 return .failed
             }
-            switch try SevenZipHeader.read(drop: drop, dropSize: dropSize) {
+            switch try SevenZipHeader.read(drop: file, dropSize: dropSize) {
             case .failure(let failure):
                 outcome.findings.record(Violation(failure.reason, failure.detail))
                 return .failed
@@ -192,6 +217,7 @@ public struct ArchiveScan {
             }
         } catch {
             outcome.systemError = error
+            outcome.failedWhile = .readingDrop
             return .failed
         }
     }
@@ -276,7 +302,9 @@ struct Preflight {
                     findings.record(judge.violation(.ratioTooHigh,
                         "declares \(entry.uncompressedSize) bytes from \(entry.compressedSize) compressed"))
                 }
-                declaredTotal += min(entry.uncompressedSize, policy.maxTotalBytes + 1)
+                // Saturating: the sum only has to tell whether it passes the limit.
+                let (sum, overflow) = declaredTotal.addingReportingOverflow(entry.uncompressedSize)
+                declaredTotal = overflow ? Int64.max : sum
             }
         }
         if declaredTotal > policy.maxTotalBytes {

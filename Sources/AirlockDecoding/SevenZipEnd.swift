@@ -9,7 +9,7 @@ enum SevenZipEnd {
     static let signatureHeaderSize: Int64 = 32
 
     /// Why the drop does not end where its signature header says, or nil.
-    static func problem(drop: FileDescriptor, dropSize: Int64) throws(SystemError) -> String? {
+    static func problem(drop: DropFile, dropSize: Int64) throws(SystemError) -> String? {
         var header = [UInt8](repeating: 0, count: Int(signatureHeaderSize))
         let got = try header.withUnsafeMutableBytes { raw in
             Result { () throws(SystemError) in try drop.read(into: raw, at: 0) }

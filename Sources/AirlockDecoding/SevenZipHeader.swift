@@ -28,7 +28,7 @@ struct SevenZipHeader {
 
     /// Reads the header of the 7z `drop`. Nil when the header is encrypted, which
     /// libarchive reports as such.
-    static func read(drop: FileDescriptor, dropSize: Int64) throws(SystemError) -> Result<SevenZipHeader?, Failure> {
+    static func read(drop: DropFile, dropSize: Int64) throws(SystemError) -> Result<SevenZipHeader?, Failure> {
         let start = try SevenZipHeader.bytes(drop, at: 0, count: 32, dropSize: dropSize)
         guard let start else { return .failure(Failure("the 7z signature header is truncated")) }
         var cursor = SevenZipCursor(start[12..<32])
@@ -109,7 +109,7 @@ struct SevenZipHeader {
     }
 
     /// Decodes the packed stream an encoded header points to; nil when it is encrypted.
-    private static func decode(_ info: SevenZipStreams, drop: FileDescriptor, dropSize: Int64) throws -> [UInt8]? {
+    private static func decode(_ info: SevenZipStreams, drop: DropFile, dropSize: Int64) throws -> [UInt8]? {
         // An encrypted header (AES in the chain): libarchive reports it as encrypted.
         if info.folders.contains(where: { $0.coders.contains { $0.id == [0x06, 0xF1, 0x07, 0x01] } }) { return nil }
         guard info.folders.count == 1, let folder = info.folders.first, folder.coders.count == 1,
@@ -175,7 +175,7 @@ struct SevenZipHeader {
     }
 
     /// `count` bytes at `offset`, or nil when the drop ends first.
-    private static func bytes(_ drop: FileDescriptor, at offset: Int64, count: Int, dropSize: Int64) throws(SystemError) -> [UInt8]? {
+    private static func bytes(_ drop: DropFile, at offset: Int64, count: Int, dropSize: Int64) throws(SystemError) -> [UInt8]? {
         guard offset >= 0, count >= 0, offset <= dropSize - Int64(count) else { return nil }
         var buffer = [UInt8](repeating: 0, count: count)
         var done = 0

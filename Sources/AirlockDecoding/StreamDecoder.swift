@@ -19,16 +19,20 @@ protocol StreamDecoder: AnyObject {
     /// Raw bytes of the drop consumed so far.
     var consumed: Int64 { get }
     var failure: String? { get }
+    /// The read of the drop that failed, if one did: the machine's fault, not a
+    /// verdict on the bytes.
+    var readError: SystemError? { get }
 }
 
 /// A plain tar: the drop's bytes as they are.
 final class PlainSource: StreamDecoder {
-    private let file: FileDescriptor
+    private let file: DropFile
     private let buffer: UnsafeMutableRawBufferPointer
     private(set) var consumed: Int64 = 0
     private(set) var failure: String?
+    private(set) var readError: SystemError?
 
-    init(file: FileDescriptor, blockSize: Int) {
+    init(file: DropFile, blockSize: Int) {
         self.file = file
         buffer = .allocate(byteCount: blockSize, alignment: 64)
     }
@@ -42,6 +46,7 @@ final class PlainSource: StreamDecoder {
             consumed += Int64(n)
             return UnsafeRawBufferPointer(rebasing: buffer[0..<n])
         } catch {
+            readError = error
             failure = "reading the drop: \(error)"
             return nil
         }
@@ -56,27 +61,31 @@ final class PlainSource: StreamDecoder {
 /// stream.
 final class FilterSource: StreamDecoder {
     private let archive: OpaquePointer
+    private let source: DropSource
     private let dropSize: Int64
     private let name: String
     private var ended = false
     private(set) var failure: String?
 
     var consumed: Int64 { archive_filter_bytes(archive, -1) }
+    var readError: SystemError? { source.readError }
 
     /// The filter for `format` opened on `drop`, or the violation that prevents it.
-    static func open(_ format: ArchiveFormat, drop: FileDescriptor, dropSize: Int64,
+    static func open(_ format: ArchiveFormat, file: DropFile, dropSize: Int64,
                      blockSize: Int) -> Result<FilterSource, FilterOpenFailure> {
         guard let filter = FilterSource.filter(for: format), let archive = archive_read_new() else {
             return .failure(.system(SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))))
         }
-        let source = FilterSource(archive: archive, dropSize: dropSize, name: format.rawValue)
+        let decoder = FilterSource(archive: archive, source: DropSource(file: file, size: dropSize, blockSize: blockSize),
+                                  dropSize: dropSize, name: format.rawValue)
         var status = archive_read_support_format_raw(archive)
         // ARCHIVE_WARN from a filter means libarchive would run an external program: refuse.
         if status == ARCHIVE_OK { status = filter.enable(archive) }
         guard status == ARCHIVE_OK else {
             return .failure(.unsupported("this libarchive has no built-in \(format.rawValue) decompressor"))
         }
-        guard archive_read_open_fd(archive, drop.rawValue, blockSize) == ARCHIVE_OK else {
+        guard decoder.source.attach(to: archive) == ARCHIVE_OK else {
+            if let error = decoder.readError { return .failure(.unreadable(error)) }
             return .failure(.corrupt(ArchiveScan.message(archive)))
         }
         // Without its filter's bid, libarchive would pass the raw bytes through
@@ -86,15 +95,18 @@ final class FilterSource: StreamDecoder {
         }
         var entry: OpaquePointer?
         guard archive_read_next_header(archive, &entry) == ARCHIVE_OK else {
+            if let error = decoder.readError { return .failure(.unreadable(error)) }
             return .failure(.corrupt(ArchiveScan.message(archive)))
         }
-        return .success(source)
+        return .success(decoder)
     }
 
     enum FilterOpenFailure: Error {
         case unsupported(String)
         case corrupt(String)
         case system(SystemError)
+        /// Reading the drop failed: a disk fault, not a verdict.
+        case unreadable(SystemError)
     }
 
     private struct Filter {
@@ -113,8 +125,9 @@ final class FilterSource: StreamDecoder {
         }
     }
 
-    private init(archive: OpaquePointer, dropSize: Int64, name: String) {
+    private init(archive: OpaquePointer, source: DropSource, dropSize: Int64, name: String) {
         self.archive = archive
+        self.source = source
         self.dropSize = dropSize
         self.name = name
     }

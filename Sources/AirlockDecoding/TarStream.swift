@@ -28,6 +28,9 @@ final class TarStream {
     /// Raw bytes of the drop consumed so far.
     var consumed: Int64 { decoder.consumed }
 
+    /// The read of the drop that failed, if one did.
+    var readError: SystemError? { decoder.readError }
+
     /// The next entry's header as the framing saw it.
     func nextEntry() -> TarFraming.Entry? { framing.next() }
 
