@@ -54,6 +54,8 @@ struct TarFraming {
     private var padding = 0
     /// The headers seen so far that describe the next entry.
     private var extensions: Extensions = []
+    /// Whether the last header was one that describes the next (global pax included).
+    private var describesNext = false
 
     private struct Extensions: OptionSet {
         let rawValue: UInt8
@@ -102,6 +104,7 @@ struct TarFraming {
     /// end-of-archive block (every reader accepts that), but not inside one.
     mutating func finish() {
         guard failure == nil, !ended else { return }
+        if describesNext { return fail("an extension header with no entry after it") }
         switch state {
         case .header where block.isEmpty: return
         default: fail("the tar stream ends inside an entry")
@@ -127,14 +130,18 @@ struct TarFraming {
         let header = TarHeader(bytes: bytes)
         if header.isZero {
             ended = true
+            // tarfile fails on a pax or long-name header with no entry after it;
+            // libarchive and GNU tar ignore it.
+            if describesNext { fail("an extension header with no entry after it") }
             return
         }
+        describesNext = false
         guard header.checksumMatches else { return fail("a tar header's checksum does not match") }
         guard let size = header.size else { return fail("a tar header's size field is not a number") }
         guard header.numericFieldsValid else { return fail("a tar header's mode, owner, group, time or device is not a number") }
         // Far beyond any drop airlock admits, and keeps the padding arithmetic exact.
         guard size < 1 << 60 else { return fail("a tar header declares \(size) bytes") }
-        if !takeExtension(header, size: size) { takeEntry(header, size: size) }
+        if takeExtension(header, size: size) { describesNext = true } else { takeEntry(header, size: size) }
     }
 
     /// Takes a header that describes the next entry rather than being one; false
@@ -156,6 +163,9 @@ struct TarFraming {
             guard size <= TarFraming.maxPaxRecords else { fail("a long-name header of \(size) bytes"); return true }
             if extensions.contains(which) { fail("two GNU long-name headers for one entry"); return true }
             extensions.insert(which)
+            // An empty long name (only its NUL): libarchive falls back to the
+            // header's name, tarfile takes the empty one.
+            guard size >= 2 else { fail("an empty GNU long name"); return true }
             state = dataState(size)
         case UInt8(ascii: "A"), UInt8(ascii: "V"):
             // A Solaris ACL or a GNU volume label: libarchive applies or skips it
