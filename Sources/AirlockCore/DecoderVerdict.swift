@@ -1,3 +1,4 @@
+import AirlockDecoding
 import AirlockPolicy
 import AirlockSystem
 import Foundation
@@ -64,6 +65,11 @@ enum DecoderVerdict: Equatable {
         case "error":
             let errno = Errno(rawValue: Int32((object["errno"] as? NSNumber)?.intValue ?? 0))
             let detail = (object["detail"] as? String) ?? "\(errno)"
+            // A drop the disk cannot read is not judged on its bytes: it waits, claimed.
+            if object["stage"] as? String == SystemFailureStage.readingDrop.rawValue {
+                if errno.isEnvironmental { return .deferred("reading the drop failed: \(detail)") }
+                return .rejected(Rejection(.decoderFailed, "the decoder could not read the drop: \(detail)"))
+            }
             if errno.isEnvironmental { return .deferred("writing to staging failed: \(detail)") }
             if errno == .exists {
                 return .rejected(Rejection(.nameCollision, "the filesystem treats two entry names as one: \(detail)"))

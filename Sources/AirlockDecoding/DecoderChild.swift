@@ -74,7 +74,7 @@ public enum DecoderChild {
         do {
             size = try drop.status().size
         } catch {
-            return failure(error)
+            return failure(error, while: .readingDrop)
         }
         var scan = ArchiveScan(format: request.format, policy: request.policy, drop: drop, dropSize: size)
         scan.reportsProgress = request.progress
@@ -86,7 +86,7 @@ public enum DecoderChild {
             var sink = StagingWriter(root: Confinement.stagingDescriptor, policy: request.policy)
             outcome = scan.run(into: &sink)
         }
-        if let error = outcome.systemError { return failure(error) }
+        if let error = outcome.systemError { return failure(error, while: outcome.failedWhile) }
         var json = JSONObjectWriter()
         if let violation = outcome.findings.worst {
             json.add("verdict", "rejected")
@@ -104,7 +104,9 @@ public enum DecoderChild {
         return json
     }
 
-    public static func failure(_ error: SystemError) -> JSONObjectWriter {
+    /// The verdict for a failed system call: `stage` tells the supervisor whether
+    /// the drop could not be read or staging could not be written.
+    public static func failure(_ error: SystemError, while stage: SystemFailureStage = .writingStaging) -> JSONObjectWriter {
         var json = JSONObjectWriter()
         if error.errno == .fileTooLarge {
             // The kernel's RLIMIT_FSIZE stopped a write our own count should have stopped first.
@@ -114,6 +116,7 @@ public enum DecoderChild {
             return json
         }
         json.add("verdict", "error")
+        json.add("stage", stage.rawValue)
         json.add("errno", Int64(error.errno.rawValue))
         json.add("detail", error.description)
         return json
@@ -171,6 +174,7 @@ enum TestFaults {
         case "abort": abort()
         case "hang": while true { sleep(60) }
         case "delay": sleep(2)
+        case "drop-eio": DropFile.failEveryRead()
         case "escape-beside-staging":
             attempt(value) { openat(Confinement.stagingDescriptor.rawValue, "../escape-beside-staging", O_WRONLY | O_CREAT | O_EXCL, 0o644) }
         case "escape-root":
