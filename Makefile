@@ -4,7 +4,7 @@ ROOT ?= var
 # Debian packages the build and the tests need (the tests use sha256sum from coreutils).
 DEBIAN_PACKAGES = libseccomp-dev libarchive-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev pkg-config systemd
 
-.PHONY: all deps build release run test bench keyed-fixtures clean
+.PHONY: all deps build release run test bench keyed-fixtures unicode-tables clean
 
 all: build
 
@@ -42,6 +42,10 @@ keyed-fixtures:
 		Sources/AirlockKeyed/StableArchive.swift -o .build/keyed-samples
 	SWIFT_DETERMINISTIC_HASHING=1 .build/keyed-samples fixtures/keyed
 	python3 fixtures/keyed/make_hostile.py
+
+# Regenerates Sources/AirlockPolicy/UnicodeTables.swift from Debian's unicode-data (/usr/share/unicode).
+unicode-tables:
+	python3 scripts/make_unicode_tables.py
 
 clean:
 	rm -rf .build

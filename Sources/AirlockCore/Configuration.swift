@@ -2,8 +2,9 @@ import AirlockDecoding
 import AirlockPolicy
 import Foundation
 
-/// airlock.json, decoded strictly: an unknown key, a wrong type, or a limit that is
-/// not a positive integer is an error naming the key. Every key is optional.
+/// airlock.json, decoded strictly: an unknown key, a wrong type, or a number outside
+/// its setting's range is an error naming the key. Every key is optional; keys
+/// that begin with `//` are comments.
 public struct Configuration: Sendable, Equatable {
     public enum SyncMethod: String, Sendable, Codable {
         /// One syncfs(2) on the staging directory's filesystem before the commit.
@@ -67,7 +68,11 @@ public struct Configuration: Sendable, Equatable {
                       openFiles: decoderOpenFiles, fileSizeBytes: policy.maxFileBytes + 1)
     }
 
-    /// Decodes and validates the bytes of an airlock.json.
+    /// The sections of airlock.json, in the order the file lists them.
+    static let sections = ["policy", "decoder", "keyed", "watch", "journal", "metrics", "commit"]
+
+    /// Decodes and validates the bytes of an airlock.json: every numeric setting
+    /// against its range in `numericSettings`, the others by their own rules.
     public init(json: Data) throws(ConfigurationError) {
         let value: Any
         do {
@@ -77,93 +82,59 @@ public struct Configuration: Sendable, Equatable {
         }
         var reader = try ObjectReader(value, path: "")
         root = try reader.string("root")
-        if var section = try reader.object("policy") {
-            policy.maxEntries = Int(try section.limit("max_entries") ?? Int64(policy.maxEntries))
-            policy.maxFileBytes = try section.limit("max_file_bytes") ?? policy.maxFileBytes
-            policy.maxTotalBytes = try section.limit("max_total_bytes") ?? policy.maxTotalBytes
-            policy.maxDropBytes = try section.limit("max_drop_bytes") ?? policy.maxDropBytes
-            policy.maxComponentBytes = Int(try section.limit("max_component_bytes") ?? Int64(policy.maxComponentBytes))
-            policy.maxPathBytes = Int(try section.limit("max_path_bytes") ?? Int64(policy.maxPathBytes))
-            policy.maxDepth = Int(try section.limit("max_depth") ?? Int64(policy.maxDepth))
-            policy.maxRatio = try section.limit("max_ratio") ?? policy.maxRatio
-            policy.ratioMinBytes = try section.limit("ratio_min_bytes") ?? policy.ratioMinBytes
-            if let mode = try section.string("file_mode") {
-                switch mode {
-                case "0644": policy.privateModes = false
-                case "0600": policy.privateModes = true
-                default: throw ConfigurationError("policy.file_mode: must be \"0644\" or \"0600\", got \"\(mode)\"")
-                }
+        if let root { try Configuration.checkPathText(root, name: "root") }
+        for name in Configuration.sections {
+            guard var section = try reader.object(name) else { continue }
+            for setting in Configuration.numericSettings where setting.section == name {
+                if let found = try section.integer(setting) { setting.write(&self, found) }
             }
-            try section.finish()
-        }
-        if var section = try reader.object("decoder") {
-            decoderTimeoutSeconds = try section.limit("timeout_seconds") ?? decoderTimeoutSeconds
-            decoderAddressSpaceBytes = try section.limit("address_space_bytes") ?? decoderAddressSpaceBytes
-            decoderCPUSeconds = try section.limit("cpu_seconds") ?? decoderCPUSeconds
-            decoderOpenFiles = try section.limit("open_files") ?? decoderOpenFiles
-            try section.finish()
-        }
-        if var section = try reader.object("keyed") {
-            if let names = try section.stringArray("class_names") {
-                guard !names.isEmpty, !names.contains(where: { $0.isEmpty || $0.contains("\0") }) else {
-                    throw ConfigurationError("keyed.class_names: must list at least one non-empty class name")
-                }
-                keyed.classNames = names
-            }
-            keyed.maxBytes = try section.limit("max_bytes") ?? keyed.maxBytes
-            keyed.maxItems = try section.limit("max_items") ?? keyed.maxItems
-            keyed.maxTextUnits = try section.limit("max_text_units") ?? keyed.maxTextUnits
-            keyed.keepOriginal = try section.bool("keep_original") ?? keyed.keepOriginal
-            try section.finish()
-        }
-        if var section = try reader.object("watch") {
-            watch.settleMilliseconds = try section.limit("settle_milliseconds") ?? watch.settleMilliseconds
-            watch.maxWaitSeconds = try section.limit("max_wait_seconds") ?? watch.maxWaitSeconds
-            watch.rescanSeconds = try section.limit("rescan_seconds") ?? watch.rescanSeconds
-            if let text = try section.peekString("workers") {
-                guard text == "auto" else { throw ConfigurationError("watch.workers: must be \"auto\" or a positive integer, got \"\(text)\"") }
-                _ = try section.string("workers")
-                watch.workers = nil
-            } else {
-                watch.workers = try section.limit("workers")
-            }
-            watch.queueLimit = try section.limit("queue_limit") ?? watch.queueLimit
-            watch.graceSeconds = try section.limit("grace_seconds") ?? watch.graceSeconds
-            watch.retryMaxSeconds = try section.limit("retry_max_seconds") ?? watch.retryMaxSeconds
-            try section.finish()
-        }
-        if var section = try reader.object("journal") {
-            journalMaxBytes = try section.limit("max_bytes") ?? journalMaxBytes
-            journalKeep = Int(try section.limit("keep") ?? Int64(journalKeep))
-            try section.finish()
-        }
-        if var section = try reader.object("metrics") {
-            if let path = try section.string("path") { metricsPath = path }
-            metricsIntervalSeconds = try section.limit("interval_seconds") ?? metricsIntervalSeconds
-            try section.finish()
-        }
-        if var section = try reader.object("commit") {
-            if let method = try section.string("sync") {
-                guard let parsed = SyncMethod(rawValue: method) else {
-                    throw ConfigurationError("commit.sync: must be \"syncfs\" or \"fsync\", got \"\(method)\"")
-                }
-                sync = parsed
-            }
+            try readOtherKeys(of: name, &section)
             try section.finish()
         }
         try reader.finish()
-        guard decoderOpenFiles >= 16 else {
-            throw ConfigurationError("decoder.open_files: must be at least 16, got \(decoderOpenFiles)")
+    }
+
+    /// The keys of a section that are not numbers.
+    private mutating func readOtherKeys(of section: String, _ reader: inout ObjectReader) throws(ConfigurationError) {
+        switch section {
+        case "policy":
+            guard let mode = try reader.string("file_mode") else { return }
+            switch mode {
+            case "0644": policy.privateModes = false
+            case "0600": policy.privateModes = true
+            default: throw ConfigurationError("policy.file_mode: must be \"0644\" or \"0600\", got \"\(mode)\"")
+            }
+        case "keyed":
+            if let names = try reader.stringArray("class_names") {
+                guard !names.isEmpty, names.count <= Configuration.maxClassNames,
+                      !names.contains(where: { $0.isEmpty || $0.contains("\0") || $0.utf8.count > Configuration.maxClassNameBytes }) else {
+                    throw ConfigurationError("keyed.class_names: must list 1 to \(Configuration.maxClassNames) non-empty class names of at most \(Configuration.maxClassNameBytes) bytes")
+                }
+                keyed.classNames = names
+            }
+            keyed.keepOriginal = try reader.bool("keep_original") ?? keyed.keepOriginal
+        case "metrics":
+            guard let path = try reader.string("path") else { return }
+            try Configuration.checkPathText(path, name: "metrics.path")
+            if !path.hasPrefix("/") && path.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) {
+                throw ConfigurationError("metrics.path: a relative path may not hold '.' or '..' components")
+            }
+            metricsPath = path
+        case "commit":
+            guard let method = try reader.string("sync") else { return }
+            guard let parsed = SyncMethod(rawValue: method) else {
+                throw ConfigurationError("commit.sync: must be \"syncfs\" or \"fsync\", got \"\(method)\"")
+            }
+            sync = parsed
+        default:
+            break
         }
-        guard decoderAddressSpaceBytes >= 256 << 20 else {
-            throw ConfigurationError("decoder.address_space_bytes: must be at least 268435456 (256 MiB), got \(decoderAddressSpaceBytes)")
-        }
-        if !metricsPath.hasPrefix("/") && metricsPath.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) {
-            throw ConfigurationError("metrics.path: a relative path may not hold '.' or '..' components")
-        }
-        guard journalKeep <= 100 else { throw ConfigurationError("journal.keep: must be at most 100, got \(journalKeep)") }
-        guard policy.maxDepth <= 255, policy.maxEntries <= 1_000_000 else {
-            throw ConfigurationError("policy.max_depth must be at most 255 and policy.max_entries at most 1000000")
+    }
+
+    /// A path setting's text: no NUL, at most PATH_MAX less one bytes.
+    private static func checkPathText(_ path: String, name: String) throws(ConfigurationError) {
+        guard !path.contains("\0"), path.utf8.count <= maxPathSettingBytes else {
+            throw ConfigurationError("\(name): must be a path of at most \(maxPathSettingBytes) bytes without NUL")
         }
     }
 
@@ -179,59 +150,36 @@ public struct Configuration: Sendable, Equatable {
         }
     }
 
-    /// Every key with its value, as `airlock init` writes it.
+    /// Every key with its value, as `airlock init` writes it; each numeric key is
+    /// preceded by a `"// key"` comment giving its range.
     public func rendered() -> String {
         var lines = ["{"]
         if let root { lines.append("  \"root\": \(JSONObjectWriter.quote(root)),") }
-        lines += [
-            "  \"policy\": {",
-            "    \"max_entries\": \(policy.maxEntries),",
-            "    \"max_file_bytes\": \(policy.maxFileBytes),",
-            "    \"max_total_bytes\": \(policy.maxTotalBytes),",
-            "    \"max_drop_bytes\": \(policy.maxDropBytes),",
-            "    \"max_component_bytes\": \(policy.maxComponentBytes),",
-            "    \"max_path_bytes\": \(policy.maxPathBytes),",
-            "    \"max_depth\": \(policy.maxDepth),",
-            "    \"max_ratio\": \(policy.maxRatio),",
-            "    \"ratio_min_bytes\": \(policy.ratioMinBytes),",
-            "    \"file_mode\": \"\(policy.privateModes ? "0600" : "0644")\"",
-            "  },",
-            "  \"decoder\": {",
-            "    \"timeout_seconds\": \(decoderTimeoutSeconds),",
-            "    \"address_space_bytes\": \(decoderAddressSpaceBytes),",
-            "    \"cpu_seconds\": \(decoderCPUSeconds),",
-            "    \"open_files\": \(decoderOpenFiles)",
-            "  },",
-            "  \"keyed\": {",
-            "    \"class_names\": [\(keyed.classNames.map(JSONObjectWriter.quote).joined(separator: ", "))],",
-            "    \"max_bytes\": \(keyed.maxBytes),",
-            "    \"max_items\": \(keyed.maxItems),",
-            "    \"max_text_units\": \(keyed.maxTextUnits),",
-            "    \"keep_original\": \(keyed.keepOriginal)",
-            "  },",
-            "  \"watch\": {",
-            "    \"settle_milliseconds\": \(watch.settleMilliseconds),",
-            "    \"max_wait_seconds\": \(watch.maxWaitSeconds),",
-            "    \"rescan_seconds\": \(watch.rescanSeconds),",
-            "    \"workers\": \(watch.workers.map(String.init) ?? "\"auto\""),",
-            "    \"queue_limit\": \(watch.queueLimit),",
-            "    \"grace_seconds\": \(watch.graceSeconds),",
-            "    \"retry_max_seconds\": \(watch.retryMaxSeconds)",
-            "  },",
-            "  \"journal\": {",
-            "    \"max_bytes\": \(journalMaxBytes),",
-            "    \"keep\": \(journalKeep)",
-            "  },",
-            "  \"metrics\": {",
-            "    \"path\": \(JSONObjectWriter.quote(metricsPath)),",
-            "    \"interval_seconds\": \(metricsIntervalSeconds)",
-            "  },",
-            "  \"commit\": {",
-            "    \"sync\": \"\(sync.rawValue)\"",
-            "  }",
-            "}",
-        ]
+        for (index, section) in Configuration.sections.enumerated() {
+            var entries: [String] = []
+            for setting in Configuration.numericSettings where setting.section == section {
+                entries.append("\(JSONObjectWriter.quote("// " + setting.key)): \(JSONObjectWriter.quote(setting.bounds))")
+                entries.append("\"\(setting.key)\": \(setting.value(in: self).map(String.init) ?? "\"auto\"")")
+            }
+            entries += otherRenderedKeys(of: section)
+            lines.append("  \"\(section)\": {")
+            lines += entries.enumerated().map { "    " + $1 + ($0 == entries.count - 1 ? "" : ",") }
+            lines.append("  }" + (index == Configuration.sections.count - 1 ? "" : ","))
+        }
+        lines.append("}")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func otherRenderedKeys(of section: String) -> [String] {
+        switch section {
+        case "policy": return ["\"file_mode\": \"\(policy.privateModes ? "0600" : "0644")\""]
+        case "keyed":
+            return ["\"class_names\": [\(keyed.classNames.map(JSONObjectWriter.quote).joined(separator: ", "))]",
+                    "\"keep_original\": \(keyed.keepOriginal)"]
+        case "metrics": return ["\"path\": \(JSONObjectWriter.quote(metricsPath))"]
+        case "commit": return ["\"sync\": \"\(sync.rawValue)\""]
+        default: return []
+        }
     }
 }
 
@@ -251,7 +199,9 @@ private struct ObjectReader {
         guard let object = value as? [String: Any] else {
             throw ConfigurationError("\(path.isEmpty ? "the configuration" : path): must be a JSON object")
         }
-        remaining = object
+        // Keys beginning with "//" are comments (the example configuration gives
+        // each setting's range that way).
+        remaining = object.filter { !$0.key.hasPrefix("//") }
         self.path = path
     }
 
@@ -278,30 +228,46 @@ private struct ObjectReader {
         return number.boolValue
     }
 
-    /// The value of `key` if it is a string, without taking it.
-    func peekString(_ key: String) throws(ConfigurationError) -> String? {
-        remaining[key] as? String
-    }
-
     mutating func string(_ key: String) throws(ConfigurationError) -> String? {
         guard let value = remaining.removeValue(forKey: key) else { return nil }
         guard let text = value as? String else { throw ConfigurationError("\(name(key)): must be a string") }
         return text
     }
 
-    /// A positive integer that fits in 63 bits.
-    mutating func limit(_ key: String) throws(ConfigurationError) -> Int64? {
-        guard let value = remaining.removeValue(forKey: key) else { return nil }
+    /// The value of a numeric setting: nil when absent, `.some(nil)` for `"auto"`
+    /// where the setting takes it. Anything but an integer within the setting's
+    /// range is an error giving the key, the value and the range.
+    mutating func integer(_ setting: NumericSetting) throws(ConfigurationError) -> Int64?? {
+        guard let value = remaining.removeValue(forKey: setting.key) else { return nil }
+        let range = "\(setting.range.lowerBound) to \(setting.range.upperBound)\(setting.acceptsAuto ? ", or \"auto\"" : "")"
+        if setting.acceptsAuto, let text = value as? String, text == "auto" { return .some(nil) }
         // JSONSerialization gives NSNumber for numbers and booleans alike (and `is Bool`
         // holds for both on Linux): a boolean is the one whose ObjC type is "c".
         guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else {
-            throw ConfigurationError("\(name(key)): must be a positive integer")
+            throw ConfigurationError("\(name(setting.key)): must be an integer from \(range), got \(ObjectReader.describe(value))")
         }
         let double = number.doubleValue
-        guard double.rounded() == double, double >= 1, double < 9.2e18 else {
-            throw ConfigurationError("\(name(key)): must be a positive integer, got \(number)")
+        guard double.isFinite, double.rounded() == double else {
+            throw ConfigurationError("\(name(setting.key)): must be an integer from \(range), got \(number)")
         }
-        return number.int64Value
+        // The range is far inside Int64, so comparing as a Double first cannot misjudge.
+        guard double >= Double(setting.range.lowerBound), double <= Double(setting.range.upperBound),
+              setting.range.contains(number.int64Value) else {
+            let shown = abs(double) < 1e18 ? String(Int64(double)) : "\(double)"
+            throw ConfigurationError("\(name(setting.key)): \(shown) is outside the allowed range, \(range)")
+        }
+        return .some(number.int64Value)
+    }
+
+    /// A JSON value that is not a number, named for a message.
+    static func describe(_ value: Any) -> String {
+        switch value {
+        case let text as String: return JSONObjectWriter.quote(text)
+        case is NSNumber: return "a boolean"
+        case is [Any]: return "an array"
+        case is [String: Any]: return "an object"
+        default: return "null"
+        }
     }
 
     func finish() throws(ConfigurationError) {

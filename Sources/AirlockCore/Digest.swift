@@ -1,9 +1,12 @@
 import AirlockSystem
 import CCrypto
 
-/// SHA-256 of a whole open file, through OpenSSL's libcrypto.
+/// SHA-256 of an open file, through OpenSSL's libcrypto.
 enum Digest {
-    static func sha256(of file: FileDescriptor) throws(SystemError) -> String {
+    /// The hash of the whole file, or nil when it holds more than `limit` bytes:
+    /// then it reads `limit` + 1 bytes and no more, so a drop's declared size (a
+    /// sparse file can claim terabytes) never decides how much is read.
+    static func sha256(of file: FileDescriptor, limit: Int64) throws(SystemError) -> String? {
         guard let context = EVP_MD_CTX_new() else { throw SystemError("EVP_MD_CTX_new", nil, Errno(rawValue: 12)) }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
@@ -12,13 +15,15 @@ enum Digest {
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
         var offset: Int64 = 0
         while true {
+            let wanted = Int(min(Int64(buffer.count), limit - offset + 1))
             let n = try buffer.withUnsafeMutableBytes { raw in
-                Result { () throws(SystemError) in try file.read(into: raw, at: offset) }
+                Result { () throws(SystemError) in try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<wanted]), at: offset) }
             }.get()
             if n == 0 { break }
-            _ = buffer.withUnsafeBytes { EVP_DigestUpdate(context, $0.baseAddress, n) }
             offset += Int64(n)
-            if n < buffer.count { break }
+            if offset > limit { return nil }
+            _ = buffer.withUnsafeBytes { EVP_DigestUpdate(context, $0.baseAddress, n) }
+            if n < wanted { break }
         }
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0

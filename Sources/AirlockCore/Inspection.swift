@@ -31,6 +31,9 @@ public struct Inspection {
             })
         } catch where error.errno == .tooManyLinks {
             return .rejected(Rejection(.notRegularFile, "the file is a symbolic link"))
+        } catch where UnreadableDrop.applies(to: error) {
+            // The verdict run would reach: the file's own mode forbids reading it.
+            return .rejected(Rejection(.unreadableDrop, "the file cannot be opened (\(error.errno))"))
         }
         return try fd.closeAfter { (drop) throws(SystemError) in
             let status = try drop.status()

@@ -130,8 +130,9 @@ public final class Intake: @unchecked Sendable {
         let tickets = try inbox.closeAfter { (inbox) throws(SystemError) -> [ClaimTicket] in
             let names = try inbox.entryNames().filter { !Intake.isTemporaryName($0) }
             var tickets: [ClaimTicket] = []
+            let stuck = StuckEntries(journal: journal)
             for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                if let ticket = try claim(name, from: inbox) { tickets.append(ticket) }
+                if case .claimed(let ticket) = try claimOrReport(name, from: inbox, stuck: stuck) { tickets.append(ticket) }
             }
             return tickets
         }
@@ -275,6 +276,10 @@ public final class Intake: @unchecked Sendable {
             drop = try claim.directory.open(Claim.dropFile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         } catch where error.errno == .tooManyLinks {
             return .rejected(Rejection(.notRegularFile, "the drop was replaced by a symbolic link"))
+        } catch where UnreadableDrop.applies(to: error) {
+            context.size = before.size
+            journalClaimed(claim, context)
+            return .rejected(UnreadableDrop.rejection(error, before))
         } catch {
             return error.errno.isEnvironmental ? .deferred(detail: "\(error)") : .rejected(Rejection(.notRegularFile, "\(error)"))
         }
@@ -286,16 +291,23 @@ public final class Intake: @unchecked Sendable {
                 return .rejected(notRegular(opened))
             }
             context.size = opened.size
+            // Size first (the policy's limit, or the keyed one once the first bytes
+            // name the format): nothing reads a drop whose size already rejects it.
+            let identified = try Intake.identify(drop, size: opened.size, configuration: configuration)
+            if case .failure(let rejection) = identified, rejection.reason == .dropTooLarge {
+                journalClaimed(claim, context)
+                return .rejected(rejection)
+            }
             // The hash (for the journal and reports) is computed beside the decoder,
             // on the other core, rather than before it: it reads the whole drop.
             let snapshot = context
-            let hashing = HashJob(drop: drop) { [self] sha256 in
+            let hashing = HashJob(drop: drop, limit: policy.maxDropBytes) { [self] sha256 in
                 var claimed = snapshot
                 claimed.sha256 = sha256
                 journalClaimed(claim, claimed)
             }
             defer { context.sha256 = hashing.wait() }
-            switch try Intake.identify(drop, size: opened.size, configuration: configuration) {
+            switch identified {
             case .failure(let rejection):
                 return .rejected(rejection)
             case .success(let format):
@@ -310,10 +322,7 @@ public final class Intake: @unchecked Sendable {
     /// The checks made before any decoder runs: the drop's size, then its format
     /// from its first bytes.
     static func identify(_ drop: FileDescriptor, size: Int64, configuration: Configuration) throws(SystemError) -> Result<DropFormat, Rejection> {
-        let policy = configuration.policy
-        guard size <= policy.maxDropBytes else {
-            return .failure(Rejection(.dropTooLarge, "the drop is \(size) bytes, over the \(policy.maxDropBytes)-byte limit"))
-        }
+        if let tooLarge = DropSize.rejection(size, configuration.policy) { return .failure(tooLarge) }
         var prefix = [UInt8](repeating: 0, count: ArchiveFormat.sniffLength)
         let got = try prefix.withUnsafeMutableBytes { raw in
             Result { () throws(SystemError) in try drop.read(into: raw, at: 0) }
@@ -338,10 +347,12 @@ public final class Intake: @unchecked Sendable {
 
     private func decodeAndCommit(_ claim: Claim, drop: FileDescriptor, format: DropFormat, before: FileStatus,
                                  context: inout ReportContext) throws(SystemError) -> DropOutcome.Verdict {
-        // Room for what the decoder may write: a keyed archive renders to at most a
-        // few times its size; an archive to at least its own size. Short of that the
+        // Room for what the decoder may write: a keyed archive at most what the render
+        // quotas let through; an archive at least its own size. Short of that the
         // drop waits (deferred) rather than failing half-way.
-        let needed = format == .keyed ? before.size * 8 + (1 << 20) : before.size + (1 << 20)
+        let written = format == .keyed
+            ? policy.renderedBound(dropSize: before.size, keepsOriginal: configuration.keyed.keepOriginal) : before.size
+        let needed = written + (1 << 20)
         let available = try layout.staging.availableBytes()
         guard available >= UInt64(needed) else {
             return .deferred(detail: "\(available) bytes free on the root's filesystem, \(needed) needed to decode this drop")
@@ -523,11 +534,11 @@ private final class HashJob: @unchecked Sendable {
     private let group = DispatchGroup()
     private var result: String?
 
-    init(drop: FileDescriptor, done: @escaping @Sendable (String?) -> Void) {
+    init(drop: FileDescriptor, limit: Int64, done: @escaping @Sendable (String?) -> Void) {
         group.enter()
         DispatchQueue.global().async { [self] in
             // pread only: the decoder child shares this descriptor's file offset.
-            result = try? Digest.sha256(of: drop)
+            result = (try? Digest.sha256(of: drop, limit: limit)) ?? nil
             done(result)
             group.leave()
         }

@@ -146,18 +146,9 @@ public struct QuarantineDesk {
 
     /// `name`, then `stem-2.ext`, `stem-3.ext`, … (the suffix kept so the outbox name follows).
     static func inboxCandidates(_ name: [UInt8]) -> [[UInt8]] {
-        var stem = name
-        var suffix: [UInt8] = []
-        let lowered = name.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }
-        for candidate in OutboxName.suffixes {
-            let bytes = Array(candidate.utf8)
-            if lowered.count > bytes.count, Array(lowered.suffix(bytes.count)) == bytes {
-                stem = Array(name.dropLast(bytes.count))
-                suffix = Array(name.suffix(bytes.count))
-                break
-            }
-        }
-        return [name] + (2...999).map { stem + Array("-\($0)".utf8) + suffix }
+        // Each short enough for a directory entry, numbered as outbox names are.
+        let (stem, suffix) = NameCandidates.split(name)
+        return [name] + NameCandidates.candidates(stem: stem, suffix: suffix).dropFirst()
     }
 
     private func writeReport(_ report: [String: Any], in directory: FileDescriptor) throws {
@@ -195,17 +186,27 @@ public struct QuarantineDesk {
     }
 }
 
-/// `30s`, `15m`, `12h`, `7d`, `2w` as seconds.
+/// `30s`, `15m`, `12h`, `7d`, `2w` as seconds, at most `maxSeconds`.
 public enum Duration {
+    /// 36500 days: a hundred years, longer than anything is kept.
+    public static let maxSeconds: Int64 = 36_500 * 86_400
+    public static let maxText = "36500d"
+
+    /// nil for anything but digits and one unit, or a duration over `maxSeconds`.
     public static func seconds(_ text: String) -> Int64? {
-        guard let unit = text.last, let value = Int64(text.dropLast()), value >= 0 else { return nil }
+        let digits = text.utf8.dropLast()
+        guard let unit = text.last, !digits.isEmpty, digits.count <= 18,
+              digits.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int64(String(decoding: digits, as: UTF8.self)) else { return nil }
+        let scale: Int64
         switch unit {
-        case "s": return value
-        case "m": return value * 60
-        case "h": return value * 3600
-        case "d": return value * 86400
-        case "w": return value * 604_800
+        case "s": scale = 1
+        case "m": scale = 60
+        case "h": scale = 3600
+        case "d": scale = 86400
+        case "w": scale = 604_800
         default: return nil
         }
+        let (seconds, overflow) = value.multipliedReportingOverflow(by: scale)
+        return overflow || seconds > maxSeconds ? nil : seconds
     }
 }

@@ -42,6 +42,8 @@ public struct Status {
     public var claimed = 0
     public var waiting = 0
     public var oldestWaiting: (name: String, seconds: Int64)?
+    /// Inbox entries airlock reported it cannot move, still there as they were.
+    public var stuck: [(name: String, detail: String, since: String)] = []
     public var freeBytes: UInt64 = 0
 
     public static func gather(_ layout: RootLayout, configuration: Configuration) throws(SystemError) -> Status {
@@ -49,7 +51,11 @@ public struct Status {
         let journal = Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep)
         let started = status.holder.running ? status.holder.startedAt : nil
         if started != nil { status.sinceStart = Counts() }
+        var skipped: [[UInt8]: [String: Any]] = [:]
         for record in try journal.records() {
+            if record["event"] as? String == "skipped", let hex = record["drop_hex"] as? String, let name = [UInt8](hex: hex) {
+                skipped[name] = record
+            }
             status.total.add(record)
             if let started, let time = record["time"] as? String, time >= started { status.sinceStart?.add(record) }
         }
@@ -61,6 +67,9 @@ public struct Status {
             for name in try inbox.entryNames() where !Intake.isTemporaryName(name) {
                 status.waiting += 1
                 guard let entry = try? inbox.status(of: name) else { continue }
+                if let record = skipped[name], (record["inode"] as? NSNumber)?.int64Value == Int64(bitPattern: entry.inode) {
+                    status.stuck.append((EscapedName(name).text, record["detail"] as? String ?? "", record["time"] as? String ?? ""))
+                }
                 let age = Int64(now.tv_sec) - Int64(entry.modified.tv_sec)
                 if status.oldestWaiting == nil || age > status.oldestWaiting!.seconds {
                     status.oldestWaiting = (EscapedName(name).text, age)

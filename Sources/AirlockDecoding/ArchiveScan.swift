@@ -203,7 +203,7 @@ struct Preflight {
 
     func judge(_ directory: ZipDirectory) -> Findings {
         var findings = Findings()
-        if directory.entries.count > policy.maxEntries {
+        if !policy.admitsEntries(directory.entries.count) {
             findings.record(Violation(.tooManyEntries, "\(directory.entries.count) entries exceed \(policy.maxEntries)"))
         }
         var tracker = ConflictTracker()

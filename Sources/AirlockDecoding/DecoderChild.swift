@@ -225,7 +225,7 @@ enum TestFaults {
             if let memory { memset(memory, 1, size) }
             abort()
         default:
-            break
+            ForgedStaging.inject(value, policy: request.policy)
         }
     }
 

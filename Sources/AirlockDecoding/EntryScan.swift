@@ -38,7 +38,7 @@ struct EntryScan {
                 outcome.findings.record(headerFailure(status: status, index: index))
                 return
             }
-            guard index < policy.maxEntries else {
+            guard policy.admitsEntries(index + 1) else {
                 outcome.findings.record(Violation(.tooManyEntries, "more than \(policy.maxEntries) entries"))
                 return
             }

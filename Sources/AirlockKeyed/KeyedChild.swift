@@ -72,6 +72,13 @@ public enum KeyedChild {
             return rejected(.invalidField, "the record cannot be rendered as JSON: \(error)")
         }
         if settings.keepOriginal { files.append(("original.plist", Data(bytes))) }
+        // Judged on the rendered bytes before anything is written, by inspect and run alike.
+        var quota = RenderQuota(policy: policy)
+        for (name, data) in files {
+            if let violation = quota.admit(Array(name.utf8), size: Int64(data.count), source: Int64(bytes.count)) {
+                return rejected(violation.reason, violation.detail, entry: violation.entry)
+            }
+        }
         if inspect {
             do {
                 try MemoRendering.verify(files[0].1, memos, asArray: asArray)
@@ -130,11 +137,12 @@ public enum KeyedChild {
         return try fd.readAll(limit: limit)
     }
 
-    private static func rejected(_ reason: Reason, _ detail: String) -> JSONObjectWriter {
+    private static func rejected(_ reason: Reason, _ detail: String, entry: [UInt8]? = nil) -> JSONObjectWriter {
         var json = JSONObjectWriter()
         json.add("verdict", "rejected")
         json.add("reason", reason.rawValue)
         json.add("detail", detail)
+        if let entry { json.add("entry", EscapedName(entry).text) }
         json.add("bytes_written", 0)
         return json
     }

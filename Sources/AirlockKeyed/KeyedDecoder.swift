@@ -29,6 +29,12 @@ public struct KeyedDecoder {
         guard Int64(data.count) <= settings.maxBytes else {
             return .rejected(.dropTooLarge, "\(data.count) bytes, over the \(settings.maxBytes)-byte limit for keyed archives")
         }
+        // Text Foundation's reader would repair rather than refuse is refused first.
+        do {
+            try BinaryPlistText(bytes: [UInt8](data)).check()
+        } catch {
+            return .rejected(error.reason, error.detail)
+        }
         // The property list first: is it a keyed archive at all, and which class
         // names does it use (including fallbacks in $classes, which the unarchiver
         // would try in turn)? Nothing is allowed because the input names it.
@@ -133,5 +139,11 @@ public struct ArchivedMemoValue: Equatable, Sendable {
 
     init(_ memo: ArchivedMemo) {
         self.init(schema: memo.schema, text: memo.text)
+    }
+
+    /// Equal field for field, the text scalar for scalar: String's own == also holds
+    /// for canonically equivalent spellings, which are different text to keep.
+    public static func == (a: ArchivedMemoValue, b: ArchivedMemoValue) -> Bool {
+        a.schema == b.schema && a.text.unicodeScalars.elementsEqual(b.text.unicodeScalars)
     }
 }

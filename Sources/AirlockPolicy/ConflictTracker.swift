@@ -2,10 +2,9 @@
 /// Unicode normalisation and case folding, across every entry of one archive,
 /// whatever their order.
 ///
-/// Each prefix of every path (implied parent directories included) is keyed by its
-/// folded spelling. Swift compares and hashes `String` by canonical equivalence, so
-/// NFC and NFD spellings meet on one key; case folding is `uppercased().lowercased()`,
-/// which maps ß to ss and final sigma to sigma as full case folding does.
+/// Each prefix of every path (implied parent directories included) is keyed by
+/// its components' canonical caseless keys (`CaselessMatch`), so `Docs/a` and
+/// `docs/b`, `ß`, `ẞ` and `ss`, and NFC and NFD spellings all meet.
 public struct ConflictTracker: Sendable {
     public enum Kind: Sendable, Equatable {
         case file
@@ -21,20 +20,21 @@ public struct ConflictTracker: Sendable {
         var declared: Bool
     }
 
-    private var slots: [String: Slot] = [:]
+    private var slots: [[UInt8]: Slot] = [:]
 
     public init() {}
 
     /// Records `path` as an entry of `kind`; returns the violation it causes, if any.
     public mutating func record(_ path: EntryPath, as kind: Kind) -> PathViolation? {
-        var key = ""
+        var key: [UInt8] = []
         var spelling: [UInt8] = []
         for (position, component) in path.components.enumerated() {
             if position > 0 {
-                key += "/"
+                // NUL separates components: no valid name holds one.
+                key.append(0)
                 spelling.append(UInt8(ascii: "/"))
             }
-            key += ConflictTracker.fold(path.texts[position])
+            key += CaselessMatch.key(path.texts[position])
             spelling += component
             let isLast = position == path.components.count - 1
             let wanted: Kind = isLast ? kind : .directory
@@ -59,9 +59,5 @@ public struct ConflictTracker: Sendable {
             }
         }
         return nil
-    }
-
-    static func fold(_ text: String) -> String {
-        text.uppercased().lowercased()
     }
 }

@@ -23,6 +23,8 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case unsupportedSchema = "unsupported-schema"
     case invalidField = "invalid-field"
     case decoderFailed = "decoder-failed"
+    /// The claimed drop's own mode or owner forbid airlock to open it.
+    case unreadableDrop = "unreadable-drop"
 
     /// Precedence when one drop breaks several rules; lower wins. Whole-archive
     /// findings come first because they do not depend on which entry was read

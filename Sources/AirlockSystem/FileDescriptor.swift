@@ -210,6 +210,8 @@ public struct FileStatus: Equatable, Sendable {
     public let linkCount: UInt64
     public let device: UInt64
     public let inode: UInt64
+    /// The owning user's id, for reports on entries airlock cannot read or move.
+    public let owner: UInt32
     public let modified: timespec
     public let changed: timespec
 
@@ -229,6 +231,7 @@ public struct FileStatus: Equatable, Sendable {
         linkCount = UInt64(st.st_nlink)
         device = UInt64(st.st_dev)
         inode = UInt64(st.st_ino)
+        owner = UInt32(st.st_uid)
         modified = st.st_mtim
         changed = st.st_ctim
     }

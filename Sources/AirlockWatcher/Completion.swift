@@ -38,6 +38,10 @@ struct CompletionCheck {
             let fd: FileDescriptor
             do {
                 fd = try inbox.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+            } catch where error.errno == .permissionDenied || error.errno == .notPermitted {
+                // A drop airlock may not read has no lease to give: it is complete once
+                // its size and times stand still, and the claim then judges it unreadable.
+                return stability(status, &lastSeen)
             } catch {
                 return error.errno == .noEntry ? .vanished : .writerActive
             }
@@ -58,6 +62,11 @@ struct CompletionCheck {
                 return .writerActive
             }
         }
+        return stability(status, &lastSeen)
+    }
+
+    /// Ready when the status is what it was at the previous check.
+    private func stability(_ status: FileStatus, _ lastSeen: inout FileStatus?) -> Readiness {
         defer { lastSeen = status }
         if let previous = lastSeen, previous == status { return .ready }
         return .writerActive

@@ -36,6 +36,8 @@ public final class Daemon: @unchecked Sendable {
     private let notifier = ServiceNotifier()
     private let children = DecoderChildren()
     private let metrics = Metrics()
+    /// Inbox entries that cannot be moved, reported once each.
+    private let stuck: StuckEntries
     private var nextMetrics: UInt64 = 0
     private var runLock: RunLock?
 
@@ -77,7 +79,9 @@ public final class Daemon: @unchecked Sendable {
 
     private struct PendingName {
         var firstSeen: UInt64
-        var lastEvent: UInt64
+        /// When it may be considered: the settle interval after its last event, or
+        /// at once for a name that was there at start.
+        var due: UInt64
         var lastSeen: FileStatus?
     }
 
@@ -92,6 +96,8 @@ public final class Daemon: @unchecked Sendable {
         self.configuration = setup.configuration
         let log = self.log
         self.completion = CompletionCheck(log: { log.warning($0) })
+        self.stuck = StuckEntries(journal: Journal(state: layout.state, maxBytes: setup.configuration.journalMaxBytes,
+                                                   keep: setup.configuration.journalKeep))
         self.wake = try makePipe()
         try wake.read.setBlocking(false)
         try wake.write.setBlocking(false)
@@ -221,10 +227,10 @@ public final class Daemon: @unchecked Sendable {
     private func noteEvent(_ name: [UInt8], now: UInt64) {
         guard inboxPresent, !Intake.isTemporaryName(name) else { return }
         if var entry = pending[name] {
-            entry.lastEvent = now
+            entry.due = now + settle
             pending[name] = entry
         } else {
-            addPending(name, PendingName(firstSeen: now, lastEvent: now, lastSeen: nil))
+            addPending(name, PendingName(firstSeen: now, due: now + settle, lastSeen: nil))
         }
     }
 
@@ -246,7 +252,7 @@ public final class Daemon: @unchecked Sendable {
         guard let names = listed else { return }
         for name in names where !Intake.isTemporaryName(name) && pending[name] == nil {
             // Found by a scan, not an event: still settle, unless it was there at start.
-            addPending(name, PendingName(firstSeen: now, lastEvent: due > now ? now : now - settle, lastSeen: nil))
+            addPending(name, PendingName(firstSeen: now, due: due > now ? now + settle : now, lastSeen: nil))
         }
     }
 
@@ -282,7 +288,7 @@ public final class Daemon: @unchecked Sendable {
                 let name = arrivals[index]
                 index += 1
                 guard var entry = pending[name] else { continue }  // taken or vanished
-                guard now >= entry.lastEvent + settle else {
+                guard now >= entry.due else {
                     kept.append(name)
                     continue
                 }
@@ -293,7 +299,7 @@ public final class Daemon: @unchecked Sendable {
                     pending[name] = nil
                     continue
                 case .writerActive where !overdue:
-                    entry.lastEvent = now
+                    entry.due = now + settle
                     pending[name] = entry
                     kept.append(name)
                     continue
@@ -304,13 +310,18 @@ public final class Daemon: @unchecked Sendable {
                 }
                 pending[name] = nil
                 do {
-                    if let ticket = try intake.claim(name, from: inbox) {
+                    switch try intake.claimOrReport(name, from: inbox, stuck: stuck) {
+                    case .claimed(let ticket):
                         ready.append(ticket)
                         room -= 1
+                    case .vanished, .stuck:
+                        // A stuck entry was reported once; the next full rescan tries it
+                        // again, quietly, in case it was changed.
+                        break
                     }
                 } catch {
                     log.warning("cannot claim \(EscapedName(name)): \(error); retrying")
-                    pending[name] = PendingName(firstSeen: entry.firstSeen, lastEvent: now + seconds(1), lastSeen: nil)
+                    pending[name] = PendingName(firstSeen: entry.firstSeen, due: now + seconds(1) + settle, lastSeen: nil)
                     kept.append(name)
                 }
             }
@@ -409,7 +420,7 @@ public final class Daemon: @unchecked Sendable {
     private func sleepUntilSomethingHappens(now: UInt64) {
         var deadline = nextRescan
         if !configuration.metricsPath.isEmpty { deadline = min(deadline, nextMetrics) }
-        if let earliest = pending.values.map({ $0.lastEvent + settle }).min(), queuedCount() < Int(configuration.watch.queueLimit) {
+        if let earliest = pending.values.map(\.due).min(), queuedCount() < Int(configuration.watch.queueLimit) {
             deadline = min(deadline, max(earliest, now + 5_000_000))
         }
         if let retry = retries.map(\.due).min() { deadline = min(deadline, retry) }
@@ -474,6 +485,7 @@ public final class Daemon: @unchecked Sendable {
         defer { notifier.ready() }
         do {
             var fresh = try Configuration.load(path: path)
+            try fresh.checkPaths(in: layout, configurationFile: path)
             if fresh.root != nil && fresh.root != configuration.root {
                 log.warning("SIGHUP: the root cannot change while running; keeping \(setup.rootPath)")
                 fresh.root = configuration.root

@@ -43,7 +43,7 @@ enum Command: Equatable {
                airlock status [--json]
                airlock help | version
         Every command that works on a root takes --root DIR or --config FILE.
-        DURATION is a number and a unit: 30s, 15m, 12h, 7d, 2w.
+        DURATION is a number and a unit, at most 36500d: 30s, 15m, 12h, 7d, 2w.
         Without --root or --config, the root is ./var.
         """
 
@@ -142,7 +142,7 @@ enum Command: Equatable {
 
     private static func duration(_ text: String, _ flag: String) throws(UsageError) -> Int64 {
         guard let seconds = Duration.seconds(text) else {
-            throw UsageError("\(flag): '\(text)' is not a duration (like 30s, 15m, 12h, 7d, 2w)")
+            throw UsageError("\(flag): '\(text)' is not a duration of at most \(Duration.maxText) (like 30s, 15m, 12h, 7d, 2w)")
         }
         return seconds
     }

@@ -63,9 +63,7 @@ enum Dispatch {
     static func withRoot(_ choice: Command.RootChoice, _ body: (RootLayout, Configuration) -> Int32) -> Int32 {
         let layout: RootLayout, configuration: Configuration
         do {
-            let root: String
-            (root, configuration) = try resolve(choice)
-            layout = try RootLayout.open(path: root)
+            (_, configuration, layout) = try openRoot(choice)
         } catch {
             log.error(error.message)
             return ExitStatus.configuration
@@ -120,6 +118,24 @@ enum Dispatch {
         }
     }
 
+    /// The root and its configuration for `choice`, opened, with the configured
+    /// paths checked against it.
+    static func openRoot(_ choice: Command.RootChoice) throws(ConfigurationError) -> (String, Configuration, RootLayout) {
+        let (root, configuration) = try resolve(choice)
+        let layout = try RootLayout.open(path: root)
+        do {
+            if case .config(let file) = choice {
+                try configuration.checkPaths(in: layout, configurationFile: file)
+            } else {
+                try configuration.checkPaths(in: layout, configurationFile: nil)
+            }
+        } catch {
+            layout.close()
+            throw error
+        }
+        return (root, configuration, layout)
+    }
+
     static func configurationBeside(_ root: String) throws(ConfigurationError) -> Configuration {
         let path = root + "/airlock.json"
         guard FileManager.default.fileExists(atPath: path) else { return Configuration() }
@@ -146,8 +162,7 @@ enum Dispatch {
         }
         let root: String, configuration: Configuration, layout: RootLayout
         do {
-            (root, configuration) = try resolve(choice)
-            layout = try RootLayout.open(path: root)
+            (root, configuration, layout) = try openRoot(choice)
         } catch {
             log.error(error.message)
             return ExitStatus.configuration

@@ -192,6 +192,7 @@ enum Operations {
             ]
             if let since = status.sinceStart { object["since_start"] = since.json }
             if let oldest = status.oldestWaiting { object["oldest_waiting"] = ["drop": oldest.name, "age_seconds": oldest.seconds] }
+            object["stuck"] = status.stuck.map { ["drop": $0.name, "detail": $0.detail, "since": $0.since] }
             if let confinement {
                 object["confinement"] = ["landlock_abi": confinement.landlockABI, "landlock": confinement.landlock, "seccomp": confinement.seccomp]
             }
@@ -212,6 +213,9 @@ enum Operations {
         var queue = "\(status.claimed) claimed, \(status.waiting) waiting in the inbox"
         if let oldest = status.oldestWaiting { queue += "; oldest \(oldest.name), \(oldest.seconds) s" }
         lines.append("queue:         \(queue)")
+        for entry in status.stuck {
+            lines.append("stuck:         \(entry.name): \(entry.detail) (since \(entry.since))")
+        }
         lines.append("free space:    \(ByteCountFormatter.string(fromByteCount: Int64(status.freeBytes), countStyle: .binary)) on the root's filesystem")
         if let confinement {
             lines.append("confinement:   Landlock \(confinement.landlock ? "ABI \(confinement.landlockABI)" : "off"), seccomp \(confinement.seccomp ? "on" : "off")")

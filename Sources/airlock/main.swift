@@ -12,8 +12,13 @@ do {
     let command = try Command.parse(Array(CommandLine.arguments.dropFirst()))
     status = Dispatch.run(command)
 } catch {
-    Log().error(error.description)
-    Log().plain(Command.usage)
+    // One line that says what is wrong; the whole usage only when nothing was asked.
+    if CommandLine.arguments.count > 1 {
+        Log().error(error.description + " ('airlock help' shows the usage)")
+    } else {
+        Log().error(error.description)
+        Log().plain(Command.usage)
+    }
     status = ExitStatus.usage
 }
 exit(status)

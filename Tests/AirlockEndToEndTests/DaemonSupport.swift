@@ -13,15 +13,18 @@ final class RunningDaemon {
     private let stdoutHandle: FileHandle
     private let stderrHandle: FileHandle
 
-    init(_ sandbox: Sandbox, environment: [String: String] = [:], label: String = "daemon") throws {
+    /// - Parameter wrapper: a program and its arguments to run the daemon under
+    ///   (given the binary and its arguments after them), as `airlock(_:under:)` takes.
+    init(_ sandbox: Sandbox, environment: [String: String] = [:], label: String = "daemon", under wrapper: [String] = []) throws {
         stdoutURL = sandbox.logs.appendingPathComponent("\(label).out")
         stderrURL = sandbox.logs.appendingPathComponent("\(label).err")
         FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
         FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
         stdoutHandle = try FileHandle(forWritingTo: stdoutURL)
         stderrHandle = try FileHandle(forWritingTo: stderrURL)
-        process.executableURL = URL(fileURLWithPath: Binary.airlock)
-        process.arguments = ["run", "--root", sandbox.root.path]
+        let arguments = ["run", "--root", sandbox.root.path]
+        process.executableURL = URL(fileURLWithPath: wrapper.first ?? Binary.airlock)
+        process.arguments = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [Binary.airlock] + arguments
         var env = ProcessInfo.processInfo.environment
         for key in env.keys where key.hasPrefix("AIRLOCK_TEST_") { env.removeValue(forKey: key) }
         env.removeValue(forKey: "NOTIFY_SOCKET")

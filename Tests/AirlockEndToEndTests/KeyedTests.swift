@@ -8,6 +8,7 @@ struct KeyedCase: CustomTestStringConvertible, Sendable {
     let verdict: String
     let reason: String?
     let classNames: [String]?
+    let policy: [String: Int]
     let expectJSON: Data?
 
     var testDescription: String { name }
@@ -21,7 +22,7 @@ struct KeyedCase: CustomTestStringConvertible, Sendable {
             KeyedCase(
                 name: item["name"] as! String, file: item["file"] as! String, verdict: item["verdict"] as! String,
                 reason: item["reason"] as? String, classNames: (item["keyed"] as? [String: Any])?["class_names"] as? [String],
-                expectJSON: (item["expect"]).flatMap { try? JSONSerialization.data(withJSONObject: $0) })
+                policy: item["policy"] as? [String: Int] ?? [:], expectJSON: (item["expect"]).flatMap { try? JSONSerialization.data(withJSONObject: $0) })
         }
     }()
 
@@ -35,7 +36,7 @@ struct KeyedTests {
     func coverage() {
         let reasons = Set(KeyedCase.all.compactMap(\.reason))
         for reason in ["wrong-root-class", "unknown-class", "unsupported-schema", "invalid-field", "corrupt-archive",
-                       "too-many-entries", "unsupported-format"] {
+                       "too-many-entries", "unsupported-format", "file-too-large", "total-too-large", "ratio-too-high"] {
             #expect(reasons.contains(reason), "no keyed fixture for \(reason)")
         }
     }
@@ -43,10 +44,14 @@ struct KeyedTests {
     @Test("each sample ends where the manifest says, and nothing in the outbox is written or changed on a rejection", arguments: KeyedCase.all)
     func sample(_ item: KeyedCase) throws {
         let sandbox = try Sandbox()
-        try sandbox.initialise()
+        try sandbox.initialise(policy: item.policy)
         if let names = item.classNames {
             try sandbox.configure("keyed", ["class_names": names])
         }
+        // inspect, under the same configuration, reaches the verdict run reaches.
+        let inspected = try airlock(["inspect", item.fixture.path, "--root", sandbox.root.path]).events.first ?? [:]
+        #expect(inspected["verdict"] as? String == item.verdict, "inspect: \(inspected)")
+        #expect(inspected["reason"] as? String == item.reason, "inspect: \(inspected)")
         // An earlier result under the name this drop would take: never modified.
         let outputName = String(item.file.dropLast(".plist".count))
         let earlier = sandbox.outbox.appendingPathComponent(outputName)
@@ -76,14 +81,15 @@ struct KeyedTests {
             if let memo = expect["memo"] as? [String: Any] {
                 let got = rendered["memo"] as? [String: Any]
                 #expect(got?["schema"] as? Int == memo["schema"] as? Int)
-                #expect(got?["text"] as? String == memo["text"] as? String)
+                // Scalar for scalar: an NFD text must not come back NFC.
+                #expect((got?["text"] as? String).map { Array($0.unicodeScalars) } == (memo["text"] as? String).map { Array($0.unicodeScalars) })
             }
             if let memos = expect["memos"] as? [[String: Any]] {
                 let got = (rendered["memos"] as? [[String: Any]]) ?? []
                 #expect(got.count == memos.count)
                 for (a, b) in zip(got, memos) {
                     #expect(a["index"] as? Int == b["index"] as? Int)
-                    #expect(a["text"] as? String == b["text"] as? String)
+                    #expect((a["text"] as? String).map { Array($0.unicodeScalars) } == (b["text"] as? String).map { Array($0.unicodeScalars) })
                 }
             }
             if let count = expect["memos_count"] as? Int {

@@ -38,11 +38,12 @@ struct Outcome {
     }
 }
 
-/// Runs the real binary with `arguments`, no standard input.
-func airlock(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
+/// Runs the real binary with `arguments`, no standard input; under `wrapper` (a
+/// program and its arguments, given the binary and `arguments` after them) if any.
+func airlock(_ arguments: [String], environment: [String: String] = [:], under wrapper: [String] = []) throws -> Outcome {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: Binary.airlock)
-    process.arguments = arguments
+    process.executableURL = URL(fileURLWithPath: wrapper.first ?? Binary.airlock)
+    process.arguments = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [Binary.airlock] + arguments
     var env = ProcessInfo.processInfo.environment
     env.removeValue(forKey: "AIRLOCK_TEST_DECODER_FAULT")
     for (key, value) in environment { env[key] = value }

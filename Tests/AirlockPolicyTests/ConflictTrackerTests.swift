@@ -101,3 +101,20 @@ struct FindingsTests {
         }
     }
 }
+
+extension ConflictTrackerTests {
+    @Test("ß, ẞ (U+1E9E) and ss collide, in every pairing and order")
+    func sharpS() {
+        for pair in [("ß.txt", "ẞ.txt"), ("ss.txt", "ẞ.txt"), ("ß.txt", "SS.txt"), ("ẞ.txt", "sS.txt")] {
+            expectSameInEveryOrder([(pair.0, .file), (pair.1, .file)], .nameCollision)
+        }
+        expectSameInEveryOrder([("Straße/a", .file), ("STRAẞE/b", .file)], .nameCollision)
+    }
+
+    @Test("canonically equivalent spellings that folding alone would keep apart collide")
+    func foldAfterDecomposition() {
+        // U+0345 (class 240) folds to a base letter; the marks must be ordered first.
+        expectSameInEveryOrder([("\u{3B1}\u{345}\u{301}", .file), ("\u{3B1}\u{301}\u{345}", .file)], .nameCollision)
+        expectSameInEveryOrder([("\u{1FB4}", .file), ("\u{391}\u{301}\u{3B9}", .file)], .nameCollision)
+    }
+}

@@ -46,3 +46,62 @@ struct KeyedRoundTripTests {
         }
     }
 }
+
+/// UTF-16 units to put where a placeholder stood in a Foundation-written binary archive.
+struct SurrogateCase: CustomTestStringConvertible, Sendable {
+    let name: String
+    /// Replaces the two placeholders U+E000 U+E001 (written as UTF-16, big-endian).
+    let units: (UInt16, UInt16)
+    let accepted: Bool
+
+    var testDescription: String { name }
+
+    static let all = [
+        SurrogateCase(name: "a lone high surrogate", units: (0xD800, 0x0062), accepted: false),
+        SurrogateCase(name: "a lone low surrogate", units: (0x0062, 0xDC00), accepted: false),
+        SurrogateCase(name: "a reversed pair", units: (0xDC00, 0xD800), accepted: false),
+        SurrogateCase(name: "two high surrogates", units: (0xD800, 0xDBFF), accepted: false),
+        SurrogateCase(name: "a valid pair", units: (0xD83D, 0xDE00), accepted: true),
+    ]
+}
+
+@Suite("Keyed text is refused, never repaired, where Foundation's reader would change it")
+struct KeyedTextTests {
+    let decoder = KeyedDecoder(settings: KeyedSettings())
+
+    /// A Foundation-written memo archive whose text is "x" + the two units + "y".
+    func archive(_ units: (UInt16, UInt16)) throws -> Data {
+        let data = try StableArchive.memos([ArchivedMemo(schema: 1, text: "x\u{E000}\u{E001}y")], asArray: false)
+        var bytes = [UInt8](data)
+        let placeholder: [UInt8] = [0xE0, 0x00, 0xE0, 0x01]
+        let at = try #require((0...(bytes.count - 4)).first { Array(bytes[$0..<$0 + 4]) == placeholder })
+        bytes[at..<at + 4] = [UInt8(units.0 >> 8), UInt8(units.0 & 0xFF), UInt8(units.1 >> 8), UInt8(units.1 & 0xFF)]
+        return Data(bytes)
+    }
+
+    @Test("surrogates in a binary archive's text: only a well-formed pair passes", arguments: SurrogateCase.all)
+    func surrogates(_ item: SurrogateCase) throws {
+        let outcome = decoder.decode(try archive(item.units))
+        if item.accepted {
+            #expect(outcome == .memo(ArchivedMemoValue(schema: 1, text: "x\u{1F600}y")))
+        } else {
+            guard case .rejected(.invalidField, let detail) = outcome else {
+                Issue.record("\(item.name): \(outcome)")
+                return
+            }
+            #expect(detail.contains("surrogate"), "\(detail)")
+        }
+    }
+
+    @Test("a memo's text keeps its NFD spelling through decoding")
+    func decomposedText() throws {
+        let text = "cafe\u{301}"
+        let outcome = decoder.decode(try StableArchive.memos([ArchivedMemo(schema: 1, text: text)], asArray: false))
+        guard case .memo(let memo) = outcome else {
+            Issue.record("\(outcome)")
+            return
+        }
+        #expect(Array(memo.text.unicodeScalars) == Array(text.unicodeScalars))
+        #expect(memo != ArchivedMemoValue(schema: 1, text: "caf\u{E9}"), "an NFC spelling is different text")
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("Drop size: judged on fstat before a byte of the drop is read")
+struct DropSizeTests {
+    /// The journal's records, oldest first.
+    func journal(_ sandbox: Sandbox) throws -> [[String: Any]] {
+        let text = try String(contentsOf: sandbox.root.appendingPathComponent("state/journal.jsonl"), encoding: .utf8)
+        return text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+    }
+
+    @Test("a sparse 20 GiB drop that starts like a ZIP is drop-too-large at once, and never hashed")
+    func sparseDrop() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let drop = sandbox.inbox.appendingPathComponent("huge.zip")
+        try Data([0x50, 0x4B, 0x03, 0x04]).write(to: drop)
+        #expect(truncate(drop.path, 20 << 30) == 0)
+        let started = Date()
+        let result = try sandbox.runOnce()
+        let seconds = Date().timeIntervalSince(started)
+        #expect(result.status == 0, "\(result.stderr)")
+        // Hashing 20 GiB of holes took about a minute of CPU; judging the size takes nothing.
+        #expect(seconds < 15, "run --once took \(seconds) s")
+        #expect(result.events.first?["reason"] as? String == "drop-too-large")
+        try sandbox.expectInvariants()
+        let quarantined = try #require(try sandbox.onlyQuarantined())
+        #expect(quarantined.report["reason"] as? String == "drop-too-large")
+        #expect(quarantined.report["sha256"] == nil || quarantined.report["sha256"] is NSNull)
+        #expect((quarantined.report["drop_bytes"] as? NSNumber)?.int64Value == 20 << 30)
+        let attributes = try FileManager.default.attributesOfItem(atPath: quarantined.drop.path)
+        #expect((attributes[.size] as? NSNumber)?.int64Value == 20 << 30, "the original is in quarantine as it was")
+        let head = try FileHandle(forReadingFrom: quarantined.drop).read(upToCount: 4)
+        #expect(head == Data([0x50, 0x4B, 0x03, 0x04]))
+        let claimed = try journal(sandbox).filter { $0["event"] as? String == "claimed" }
+        #expect(claimed.count == 1 && claimed.first?["sha256"] == nil)
+        // inspect judges the size first too.
+        let inspectStarted = Date()
+        let inspect = try airlock(["inspect", quarantined.drop.path, "--root", sandbox.root.path])
+        #expect(inspect.status == 65)
+        #expect(inspect.events.first?["reason"] as? String == "drop-too-large")
+        #expect(Date().timeIntervalSince(inspectStarted) < 15)
+    }
+
+    @Test("a drop of exactly max_drop_bytes is hashed; one byte over is rejected unhashed", arguments: [0, 1])
+    func atTheLimit(_ over: Int) throws {
+        let sandbox = try Sandbox()
+        let bytes = Samples.traversalZip
+        try sandbox.initialise(policy: ["max_drop_bytes": bytes.count - over])
+        try sandbox.drop(bytes, as: "evil.zip")
+        let result = try sandbox.runOnce()
+        #expect(result.status == 0, "\(result.stderr)")
+        try sandbox.expectInvariants()
+        let quarantined = try #require(try sandbox.onlyQuarantined())
+        #expect(try Data(contentsOf: quarantined.drop) == bytes)
+        if over == 0 {
+            #expect(quarantined.report["reason"] as? String == "unsafe-path")
+            let expected = try sha256Hexes(["drop"], in: quarantined.drop.deletingLastPathComponent())["drop"]
+            #expect(quarantined.report["sha256"] as? String == expected)
+        } else {
+            #expect(quarantined.report["reason"] as? String == "drop-too-large")
+            #expect(quarantined.report["sha256"] == nil || quarantined.report["sha256"] is NSNull)
+        }
+    }
+
+    @Test("a keyed archive over keyed.max_bytes is judged on its size before it is hashed")
+    func keyedOverItsLimit() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("keyed", ["max_bytes": 4096])
+        var bytes = Data("bplist00".utf8)
+        bytes.append(Data(repeating: 0, count: 8192))
+        try sandbox.drop(bytes, as: "memo.plist")
+        let result = try sandbox.runOnce()
+        #expect(result.status == 0, "\(result.stderr)")
+        try sandbox.expectInvariants()
+        let quarantined = try #require(try sandbox.onlyQuarantined())
+        #expect(quarantined.report["reason"] as? String == "drop-too-large")
+        #expect(quarantined.report["format"] as? String != nil)
+        #expect(quarantined.report["sha256"] == nil || quarantined.report["sha256"] is NSNull)
+        #expect(try Data(contentsOf: quarantined.drop) == bytes)
+    }
+}

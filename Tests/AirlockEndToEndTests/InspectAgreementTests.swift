@@ -1,0 +1,20 @@
+import Foundation
+import Testing
+
+/// `inspect` decodes without staging and without the supervisor's audit; `run`
+/// with both. Every committed archive must get the same verdict from each.
+@Suite("inspect reaches run's verdict on every committed archive")
+struct InspectAgreementTests {
+    @Test("inspect gives the manifest's verdict and reason, under the case's policy", arguments: FixtureCase.all)
+    func agrees(_ item: FixtureCase) throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise(policy: item.policy)
+        let result = try airlock(["inspect", item.fixture.path, "--root", sandbox.root.path])
+        let event = result.events.first ?? [:]
+        #expect(event["verdict"] as? String == item.verdict, "\(event) \(result.stderr)")
+        #expect(event["reason"] as? String == item.reason, "\(event)")
+        #expect(result.status == (item.verdict == "accepted" ? 0 : 65), "\(result.stderr)")
+        try sandbox.expectInvariants()
+        #expect(try sandbox.listing(sandbox.outbox) == [] && sandbox.listing(sandbox.quarantine) == [], "inspect wrote something")
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Inbox entries the service user cannot move or read, made with real distinct
+/// uids: airlock runs as `service` (not root, so permissions bind it) and the
+/// entries belong to `stranger`. CI runs the tests as root, which sets this up.
+@Suite("Entries airlock cannot move or read: handled once, never blocking the others", .serialized)
+struct StuckEntryTests {
+    static let service: uid_t = 4242
+    static let stranger: uid_t = 4343
+    /// Runs a command as the service user, its group, no other groups.
+    static let asService = ["/usr/bin/setpriv", "--reuid=\(service)", "--regid=\(service)", "--clear-groups", "--"]
+
+    /// A root owned by the service user with a sticky, world-writable inbox owned
+    /// by `inboxOwner`, as a shared drop box is.
+    func makeRoot(inboxOwner: uid_t) throws -> Sandbox {
+        try #require(getuid() == 0, "these tests create files of other users and need root (CI runs as root)")
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("watch", ["settle_milliseconds": 100, "rescan_seconds": 1])
+        #expect(chmod(sandbox.base.path, 0o755) == 0)
+        try chownTree(sandbox.root, Self.service)
+        #expect(chown(sandbox.inbox.path, inboxOwner, inboxOwner) == 0)
+        #expect(chmod(sandbox.inbox.path, 0o1777) == 0)
+        return sandbox
+    }
+
+    func chownTree(_ url: URL, _ user: uid_t) throws {
+        #expect(chown(url.path, user, user) == 0)
+        for name in try FileManager.default.contentsOfDirectory(atPath: url.path) {
+            let child = url.appendingPathComponent(name)
+            var st = stat()
+            guard lstat(child.path, &st) == 0 else { continue }
+            if st.st_mode & S_IFMT == S_IFDIR { try chownTree(child, user) } else { #expect(lchown(child.path, user, user) == 0) }
+        }
+    }
+
+    func place(_ data: Data, _ name: String, in sandbox: Sandbox, owner: uid_t, mode: mode_t) throws {
+        let url = sandbox.inbox.appendingPathComponent(name)
+        try data.write(to: url)
+        #expect(chown(url.path, owner, owner) == 0)
+        #expect(chmod(url.path, mode) == 0)
+    }
+
+    func journal(_ sandbox: Sandbox) throws -> [[String: Any]] {
+        let text = try String(contentsOf: sandbox.root.appendingPathComponent("state/journal.jsonl"), encoding: .utf8)
+        return text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+    }
+
+    func verdicts(_ events: [[String: Any]]) -> [String: String] {
+        var result: [String: String] = [:]
+        for event in events { result[event["drop"] as? String ?? "?"] = (event["reason"] as? String) ?? (event["event"] as? String) }
+        return result
+    }
+
+    @Test("run --once: a stranger's directory, or a stranger's file in a sticky inbox not airlock's, is skipped once; a mode-000 drop is quarantined; the rest go through",
+          arguments: [(Self.service, "directory"), (0, "file")])
+    func once(_ inboxOwner: uid_t, _ stuckKind: String) throws {
+        let sandbox = try makeRoot(inboxOwner: inboxOwner)
+        let stuck = sandbox.inbox.appendingPathComponent("sub.zip")
+        if stuckKind == "directory" {
+            try FileManager.default.createDirectory(at: stuck, withIntermediateDirectories: false)
+            #expect(chown(stuck.path, Self.stranger, Self.stranger) == 0)
+            #expect(chmod(stuck.path, 0o755) == 0)
+        } else {
+            try place(Samples.validZip, "sub.zip", in: sandbox, owner: Self.stranger, mode: 0o644)
+        }
+        // In a sticky inbox the service user does not own, it can move only its own files.
+        let lockedOwner = inboxOwner == Self.service ? Self.stranger : Self.service
+        try place(Samples.validZip, "locked.zip", in: sandbox, owner: lockedOwner, mode: 0)
+        for name in ["a.zip", "z.zip"] { try place(Samples.validZip, name, in: sandbox, owner: Self.service, mode: 0o644) }
+        try place(Samples.traversalZip, "evil.zip", in: sandbox, owner: Self.service, mode: 0o644)
+
+        let first = try airlock(["run", "--once", "--root", sandbox.root.path], under: Self.asService)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(verdicts(first.events) == ["sub.zip": "skipped", "locked.zip": "unreadable-drop", "a.zip": "accepted",
+                                           "z.zip": "accepted", "evil.zip": "unsafe-path"], "\(first.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path) == ["sub.zip"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["a", "z"])
+        #expect(try sandbox.listing(sandbox.claimed) == [] && sandbox.listing(sandbox.staging) == [])
+        // The unreadable drop is in quarantine as it was: its bytes and its mode.
+        let locked = try #require(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).first { id in
+            let report = try JSONSerialization.jsonObject(with: Data(contentsOf: sandbox.quarantine.appendingPathComponent("\(id)/report.json"))) as? [String: Any]
+            return report?["reason"] as? String == "unreadable-drop"
+        })
+        let original = sandbox.quarantine.appendingPathComponent("\(locked)/drop")
+        #expect(try Data(contentsOf: original) == Samples.validZip)
+        var st = stat()
+        #expect(stat(original.path, &st) == 0 && st.st_mode & 0o7777 == 0 && st.st_uid == lockedOwner)
+        // inspect reaches the same verdict.
+        let inspect = try airlock(["inspect", original.path, "--root", sandbox.root.path], under: Self.asService)
+        #expect(inspect.status == 65 && inspect.events.first?["reason"] as? String == "unreadable-drop", "\(inspect.stderr)")
+
+        // Reported once: a second run says nothing more, the journal holds one record.
+        let second = try airlock(["run", "--once", "--root", sandbox.root.path], under: Self.asService)
+        #expect(second.status == 0 && second.events.isEmpty, "\(second.stdout)")
+        #expect(!second.stderr.contains("skipping"))
+        #expect(try journal(sandbox).filter { $0["event"] as? String == "skipped" }.count == 1)
+        // status names it, in text and JSON.
+        let status = try airlock(["status", "--root", sandbox.root.path], under: Self.asService)
+        #expect(status.stdout.contains("stuck:         sub.zip: cannot be moved out of the inbox"), "\(status.stdout)")
+        let json = try airlock(["status", "--json", "--root", sandbox.root.path], under: Self.asService)
+        let stuckList = (json.events.first?["stuck"] as? [[String: Any]])?.compactMap { $0["drop"] as? String }
+        #expect(stuckList == ["sub.zip"], "\(json.stdout)")
+
+        // Once its owner makes it movable it is an entry like any other, and handled.
+        if stuckKind == "directory" {
+            #expect(chmod(stuck.path, 0o777) == 0)
+        } else {
+            #expect(chown(stuck.path, Self.service, Self.service) == 0)
+        }
+        let third = try airlock(["run", "--once", "--root", sandbox.root.path], under: Self.asService)
+        #expect(third.status == 0, "\(third.stderr)")
+        #expect(verdicts(third.events) == ["sub.zip": stuckKind == "directory" ? "not-regular-file" : "accepted"], "\(third.stdout)")
+        let after = try airlock(["status", "--root", sandbox.root.path], under: Self.asService)
+        #expect(!after.stdout.contains("stuck:"), "\(after.stdout)")
+        try sandbox.expectInvariants()
+    }
+
+    @Test("the daemon reports a stuck entry once, keeps taking drops, and quarantines a mode-000 drop")
+    func daemon() throws {
+        let sandbox = try makeRoot(inboxOwner: Self.service)
+        let stuck = sandbox.inbox.appendingPathComponent("sub.zip")
+        try FileManager.default.createDirectory(at: stuck, withIntermediateDirectories: false)
+        #expect(chown(stuck.path, Self.stranger, Self.stranger) == 0)
+        let daemon = try RunningDaemon(sandbox, under: Self.asService)
+        #expect(waitFor(seconds: 20) { daemon.events.contains { $0["event"] as? String == "skipped" } }, "\(daemon.stderr)")
+        try place(Samples.validZip, "locked.zip", in: sandbox, owner: Self.stranger, mode: 0)
+        for name in ["later-1.zip", "later-2.zip"] { try place(Samples.validZip, name, in: sandbox, owner: Self.service, mode: 0o644) }
+        let finished = daemon.waitForVerdicts(4)
+        #expect(verdicts(finished) == ["sub.zip": "skipped", "locked.zip": "unreadable-drop", "later-1.zip": "accepted", "later-2.zip": "accepted"],
+                "\(daemon.stderr)")
+        // Several rescans later (one a second) it has still been reported only once.
+        usleep(3_000_000)
+        #expect(daemon.events.filter { $0["event"] as? String == "skipped" }.count == 1)
+        #expect(daemon.stderr.components(separatedBy: "skipping sub.zip").count == 2, "\(daemon.stderr)")
+        #expect(!daemon.stderr.contains("retrying"))
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 30) == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path) == ["sub.zip"])
+        try FileManager.default.removeItem(at: stuck)
+        try sandbox.expectInvariants()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["later-1", "later-2"])
+    }
+
+    @Test("an inbox the service user cannot write is a fault of the set-up: the run stops, nothing is reported as stuck")
+    func unwritableInbox() throws {
+        let sandbox = try makeRoot(inboxOwner: 0)
+        #expect(chmod(sandbox.inbox.path, 0o755) == 0)
+        try place(Samples.validZip, "photos.zip", in: sandbox, owner: Self.service, mode: 0o644)
+        let result = try airlock(["run", "--once", "--root", sandbox.root.path], under: Self.asService)
+        #expect(result.status == 74, "\(result.stderr)")
+        #expect(result.events.isEmpty, "\(result.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path) == ["photos.zip"])
+        #expect(try sandbox.listing(sandbox.claimed) == [] && sandbox.listing(sandbox.staging) == [])
+    }
+}
