@@ -72,7 +72,7 @@ func expectCorpusVerdict(_ item: FixtureCase) throws {
             return
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [item.output!])
+        try #require(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [item.output!])
         #expect(event["output"] as? String == "outbox/" + item.output!)
         let entry = sandbox.outbox.appendingPathComponent(item.output!)
         let listing = try sandbox.listing(entry)
