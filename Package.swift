@@ -39,10 +39,15 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        .systemLibrary(
+            name: "CMagic",
+            pkgConfig: "libmagic",
+            providers: [.apt(["libmagic-dev"])]
+        ),
         .target(name: "CAirlockShims", linkerSettings: [.linkedLibrary("seccomp")]),
         .target(name: "AirlockSystem", dependencies: ["CAirlockShims"]),
         .target(name: "AirlockPolicy", dependencies: ["AirlockSystem"]),
-        .target(name: "AirlockDecoding", dependencies: ["AirlockPolicy", "AirlockSystem", "CArchive", "CIsal", "CAirlockShims"]),
+        .target(name: "AirlockDecoding", dependencies: ["AirlockPolicy", "AirlockSystem", "CArchive", "CIsal", "CMagic", "CAirlockShims"]),
         .target(name: "AirlockCore", dependencies: ["AirlockDecoding", "AirlockPolicy", "AirlockSystem", "CCrypto", "CAirlockShims"]),
         .target(name: "AirlockWatcher", dependencies: ["AirlockCore", "AirlockSystem", "CInotifyTools", "CSystemd", "CAirlockShims"]),
         .executableTarget(name: "airlock", dependencies: ["AirlockWatcher", "AirlockCore"]),
