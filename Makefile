@@ -6,7 +6,7 @@ ROOT ?= var
 DEBIAN_PACKAGES = libseccomp-dev libarchive-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev pkg-config systemd \
 	libmagic-dev libmagic-mgc media-types clamav-daemon
 
-.PHONY: all deps build release run test bench keyed-fixtures unicode-tables clean
+.PHONY: all deps build release run test bench keyed-fixtures unicode-tables fuzz-zip clean
 
 all: build
 
@@ -37,6 +37,13 @@ test: build
 # Benchmarks against peers (bsdtar, inotifywait); not part of test. Results in bench/results/latest.md.
 bench: deps
 	bash bench/run.sh
+
+# Differential ZIP fuzzer (not part of test): airlock, libarchive (seekable and
+# streaming) and Python's zipfile on mutants of the corpus; every disagreement must
+# be a rejection. Keeps what it finds in fuzz/zip-findings/.
+FUZZ_SECONDS ?= 300
+fuzz-zip: build
+	python3 fuzz/zip_differential.py --seconds $(FUZZ_SECONDS)
 
 # Regenerates fixtures/keyed/: the Foundation-made samples, then the hand-built ones and the manifest.
 keyed-fixtures:

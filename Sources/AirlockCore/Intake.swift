@@ -330,7 +330,9 @@ public final class Intake: @unchecked Sendable {
         let got = try prefix.withUnsafeMutableBytes { raw in
             Result { () throws(SystemError) in try drop.read(into: raw, at: 0) }
         }.get()
-        guard let format = DropFormat.sniff(Array(prefix[0..<got])) else {
+        var sniffed = DropFormat.sniff(Array(prefix[0..<got]))
+        if sniffed == nil && got > 0 { sniffed = try DropFormat.zipBehindPrefix(drop, size: size) }
+        guard let format = sniffed else {
             return .failure(Rejection(.unsupportedFormat, got == 0 ? "the drop is empty" : "not a ZIP, tar, compressed tar, 7z or keyed archive"))
         }
         if format == .keyed && size > configuration.keyed.maxBytes {

@@ -232,7 +232,9 @@ struct Preflight {
                     findings.record(judge.violation(.ratioTooHigh,
                         "declares \(entry.uncompressedSize) bytes from \(entry.compressedSize) compressed"))
                 }
-                declaredTotal += min(entry.uncompressedSize, policy.maxTotalBytes + 1)
+                // Saturating: the sum only has to tell whether it passes the limit.
+                let (sum, overflow) = declaredTotal.addingReportingOverflow(entry.uncompressedSize)
+                declaredTotal = overflow ? Int64.max : sum
             }
         }
         if declaredTotal > policy.maxTotalBytes {

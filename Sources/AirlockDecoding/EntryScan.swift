@@ -125,15 +125,16 @@ struct EntryScan {
 
         func feed(_ chunk: UnsafeRawBufferPointer, _ this: inout EntryScan) -> DataEnd {
             let n = Int64(chunk.count)
-            if entryBytes + n > this.policy.maxFileBytes {
+            // Each comparison subtracts from a limit the count has not passed: no sum can overflow.
+            if n > this.policy.maxFileBytes - entryBytes {
                 outcome.findings.record(judge.violation(.fileTooLarge, "more than \(this.policy.maxFileBytes) bytes written"))
                 return .skipRest
             }
-            if let declared, entryBytes + n > declared {
+            if let declared, n > declared - entryBytes {
                 outcome.findings.record(judge.violation(.corruptArchive, "holds more data than its header declares (\(declared) bytes)"))
                 return .skipRest
             }
-            if this.counted + n > this.policy.maxTotalBytes {
+            if n > this.policy.maxTotalBytes - this.counted {
                 outcome.findings.record(Violation(.totalTooLarge, "more than \(this.policy.maxTotalBytes) bytes in all"))
                 return .stop
             }

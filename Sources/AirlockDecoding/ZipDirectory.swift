@@ -70,6 +70,10 @@ public struct ZipDirectory: Sendable {
             let recordLength = 46 + nameLength + extraLength + Int(directory.u16(cursor + 32))
             guard cursor + recordLength <= directory.count else { throw .malformed("a central directory record overruns the directory") }
             let name = Array(directory[(cursor + 46)..<(cursor + 46 + nameLength)])
+            // No published version of the format is past 6.3, and zipfile refuses such an entry.
+            guard directory.u16(cursor + 6) & 0xFF <= 63 else {
+                throw .malformed("\(EscapedName(name)): needs ZIP version \(directory.u16(cursor + 6) & 0xFF), newer than any published")
+            }
             let extra = ZipExtra(Array(directory[(cursor + 46 + nameLength)..<(cursor + 46 + nameLength + extraLength)]))
             var fields = ZipExtra.Sizes(uncompressed: UInt64(directory.u32(cursor + 24)), compressed: UInt64(directory.u32(cursor + 20)),
                                         offset: UInt64(directory.u32(cursor + 42)), disk: UInt32(directory.u16(cursor + 34)))
@@ -127,7 +131,9 @@ extension ZipDirectory {
     ///
     /// libarchive converts a name flagged UTF-8 (or given by a Unicode path field)
     /// to NFC: archive_string.c normalises every conversion from UTF-8 on platforms
-    /// other than macOS, and offers no option to turn that off. A macOS name in NFD
+    /// other than macOS, and offers no option to turn that off (the ZIP reader's
+    /// `hdrcharset` option applies only to names without the flag, and
+    /// archive_entry_pathname_utf8 returns the same converted text). A macOS name in NFD
     /// therefore comes back spelled differently from the bytes the archive holds.
     /// Canonically equivalent spellings make one key (Swift compares strings by
     /// canonical equivalence), and what lands is the directory's spelling. The

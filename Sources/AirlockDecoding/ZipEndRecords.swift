@@ -25,7 +25,7 @@ struct ZipEndRecords {
         let candidates = (0...(tail.count - 22)).filter {
             tail.u32($0) == ZipEndRecords.signature && $0 + 22 + Int(tail.u16($0 + 20)) == tail.count
         }
-        guard let position = candidates.first else { throw .malformed("no end of central directory record (truncated?)") }
+        guard let position = candidates.first else { throw .malformed("no end record whose comment ends at the end of the file (truncated, or bytes after the archive)") }
         guard candidates.count == 1 else {
             throw .malformed("\(candidates.count) end records fit the end of the file: readers would disagree on the directory")
         }
@@ -42,8 +42,14 @@ struct ZipEndRecords {
             self.init(entryCount: Int64(record.u16(10)), directorySize: Int64(record.u32(12)),
                       directoryOffset: Int64(record.u32(16)), directoryEnd: endOffset)
         }
-        guard try ZipDirectory.Reader.sum(directoryOffset, directorySize) == directoryEnd else {
-            throw .malformed("the central directory does not end where the end records begin")
+        let directoryStop = try ZipDirectory.Reader.sum(directoryOffset, directorySize)
+        guard directoryStop == directoryEnd else {
+            // Short of the end records: the offsets were written for a file without the
+            // bytes that now precede it (a self-extractor stub), or bytes follow the directory.
+            if directoryStop < directoryEnd {
+                throw .malformed("\(directoryEnd - directoryStop) bytes before the archive or after its directory that no entry accounts for")
+            }
+            throw .malformed("the central directory runs past the end records")
         }
     }
 

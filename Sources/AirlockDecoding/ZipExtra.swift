@@ -34,12 +34,13 @@ struct ZipExtra {
     var hasZip64: Bool { (try? fields())?.contains { $0.id == ZipExtra.zip64ID } ?? false }
 
     /// Rejects what would let two readers name or size the entry differently: a
-    /// field that appears twice (readers differ on which one counts), and a
-    /// Unicode path field (which libarchive and unzip prefer to the name) that
-    /// is not the name itself, up to canonical equivalence.
+    /// ZIP64 or Unicode path field that appears twice (readers differ on which one
+    /// counts), and a Unicode path field (which libarchive and unzip prefer to the
+    /// name) that is not the name itself, up to canonical equivalence. Other
+    /// fields (timestamps, alignment padding) change nothing a reader extracts.
     func check(name: [UInt8]) throws(ZipDirectory.Failure) {
         var seen: Set<UInt16> = []
-        for field in try fields() {
+        for field in try fields() where field.id == ZipExtra.zip64ID || field.id == ZipExtra.unicodePathID {
             guard seen.insert(field.id).inserted else {
                 throw .malformed("\(EscapedName(name)): extra field 0x\(String(field.id, radix: 16)) appears twice")
             }

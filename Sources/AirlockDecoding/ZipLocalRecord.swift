@@ -40,8 +40,29 @@ enum ZipLocalRecord {
         var recordEnd = dataEnd
         if entry.hasDataDescriptor {
             recordEnd = try Reader.sum(dataEnd, try descriptorLength(entry, wide: entry.usesZip64 || extra.hasZip64, at: dataEnd, reader: reader))
+            if entry.method == 0 { try checkStoredData(entry, from: dataEnd - entry.compressedSize, reader: reader) }
         }
         entry.recordEnd = recordEnd
+    }
+
+    /// A stored entry with a data descriptor has no end of its own: a streaming
+    /// reader (libarchive's) takes the first descriptor signature in the data for
+    /// its end, and what follows for the next entry. So the signature must not
+    /// occur in the data.
+    private static func checkStoredData(_ entry: ZipDirectory.Entry, from start: Int64, reader: ZipDirectory.Reader) throws(ZipDirectory.Failure) {
+        let chunk: Int64 = 64 * 1024
+        var offset = start
+        let end = start + entry.compressedSize
+        while offset < end {
+            // Three bytes of overlap, so a signature across two reads is seen.
+            let count = Int(min(chunk, end - offset))
+            let bytes = try reader.bytes(at: offset, count: count)
+            if bytes.count >= 4, (0...(bytes.count - 4)).contains(where: { bytes.u32($0) == descriptorSignature }) {
+                throw .malformed("\(EscapedName(entry.name)): stored data holds a data descriptor signature, where a streaming reader would end it")
+            }
+            offset += Int64(count)
+            if offset < end { offset -= 3 }
+        }
     }
 
     /// The data descriptor's length, once its values are found equal to the
@@ -52,6 +73,10 @@ enum ZipLocalRecord {
         let available = Int(min(24, max(0, reader.size - offset)))
         let bytes = try reader.bytes(at: offset, count: available)
         let base = bytes.count >= 4 && bytes.u32(0) == descriptorSignature ? 4 : 0
+        // A streaming reader finds where stored data ends only by the signature.
+        guard base == 4 || entry.method != 0 else {
+            throw .malformed("\(EscapedName(entry.name)): a stored entry's data descriptor lacks its signature")
+        }
         let length = base + (wide ? 20 : 12)
         guard length <= bytes.count else { throw .malformed("\(EscapedName(entry.name)): data descriptor truncated") }
         let compressed = wide ? bytes.u64(base + 4) : UInt64(bytes.u32(base + 4))

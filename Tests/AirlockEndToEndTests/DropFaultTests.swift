@@ -38,3 +38,25 @@ struct DropFaultTests {
         try sandbox.expectInvariants()
     }
 }
+
+@Suite("macOS ZIPs land under the names the archive holds, byte for byte")
+struct MacZipNameTests {
+    /// libarchive normalises names flagged UTF-8 to NFC; String comparison would
+    /// hide that (Swift compares canonically), so the bytes are compared.
+    @Test("NFD names, with and without the UTF-8 flag, keep their decomposed bytes in the outbox",
+          arguments: [("zip-macos-nfd-utf8.zip", "cafe\u{301}.txt"), ("zip-macos-finder.zip", "Photos/cafe\u{301}.txt")])
+    func decomposedBytesLand(_ drop: String, _ expected: String) throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(try Data(contentsOf: Samples.fixture(drop)), as: drop)
+        let result = try sandbox.runOnce()
+        #expect(result.events.first?["event"] as? String == "accepted", "\(result.stdout)")
+        let output = sandbox.outbox.appendingPathComponent(String(drop.dropLast(4)))
+        let names = try sandbox.listing(output).map { Array($0.utf8) }
+        let decomposed = Array(expected.utf8)
+        #expect(decomposed.contains(0xCC), "the expected name is itself NFD")
+        #expect(names.contains(decomposed), "landed: \(names.map { String(decoding: $0, as: UTF8.self).unicodeScalars.map { String($0.value, radix: 16) } })")
+        #expect(!names.contains(Array(expected.precomposedStringWithCanonicalMapping.utf8)))
+        try sandbox.expectInvariants()
+    }
+}
