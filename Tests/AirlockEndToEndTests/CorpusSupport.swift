@@ -19,6 +19,8 @@ struct FixtureCase: CustomTestStringConvertible, Sendable {
     let tool: String?
     let format: String?
     let bsdtar: String?
+    /// Why airlock refuses, on purpose, an archive bsdtar extracts.
+    let departure: String?
 
     var testDescription: String { tool.map { "\(name) (\($0))" } ?? name }
 
@@ -37,7 +39,8 @@ struct FixtureCase: CustomTestStringConvertible, Sendable {
                 reason: item["reason"] as? String, entry: item["entry"] as? String, output: item["output"] as? String,
                 files: item["files"] as? [String: String] ?? [:], dirs: item["dirs"] as? [String] ?? [],
                 policy: item["policy"] as? [String: Int] ?? [:], directory: archives,
-                tool: item["tool"] as? String, format: item["format"] as? String, bsdtar: item["bsdtar"] as? String)
+                tool: item["tool"] as? String, format: item["format"] as? String, bsdtar: item["bsdtar"] as? String,
+                departure: item["departs_from_bsdtar"] as? String)
         }
     }
 
