@@ -90,12 +90,13 @@ struct TarFraming {
                 let n = Int(min(left, Int64(rest.count)))
                 records += rest.prefix(n)
                 rest = rest.dropFirst(n)
-                if left - Int64(n) == 0 { finishRecords(global: global) }
+                // Records may arrive split over chunks: what is left waits for the next.
+                if left - Int64(n) == 0 { finishRecords(global: global) } else { state = .paxRecords(global: global, left: left - Int64(n)) }
             case .longName(let link, let left):
                 let n = Int(min(left, Int64(rest.count)))
                 records += rest.prefix(n)
                 rest = rest.dropFirst(n)
-                if left - Int64(n) == 0 { finishLongName(link: link) }
+                if left - Int64(n) == 0 { finishLongName(link: link) } else { state = .longName(link: link, left: left - Int64(n)) }
             case .header, .sparseMap:
                 let n = min(TarHeader.blockSize - block.count, rest.count)
                 block += rest.prefix(n)
