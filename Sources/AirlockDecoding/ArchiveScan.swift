@@ -78,9 +78,11 @@ public struct ArchiveScan {
             expected = directory.byName
         }
         var sevenZipEntries: Int? = nil
+        var sevenZipNames: [[UInt8]]? = nil
         if format == .sevenZip {
-            guard case .passed(let listed) = checkSevenZip(file, &outcome) else { return outcome }
+            guard case .passed(let listed, let names) = checkSevenZip(file, &outcome) else { return outcome }
             sevenZipEntries = listed
+            sevenZipNames = names
         }
         guard let archive = archive_read_new() else {
             outcome.systemError = SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))
@@ -112,6 +114,7 @@ public struct ArchiveScan {
         let stream = StreamPosition(archive: archive, tar: tar)
         var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
         if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
+        entryScan.sevenZipNames = sevenZipNames
         entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
         if entryScan.reachedEnd { judgeEnd(tar: tar, sevenZipEntries: sevenZipEntries, outcome: &outcome) }
         if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
@@ -189,9 +192,9 @@ public struct ArchiveScan {
     }
 
     private enum SevenZipCheck {
-        /// With the number of entries the header lists; nil when the header is
-        /// encrypted, which libarchive reports.
-        case passed(entries: Int?)
+        /// With the number of entries the header lists and their names; nil when
+        /// the header is encrypted, which libarchive reports, or holds no names.
+        case passed(entries: Int?, names: [[UInt8]]?)
         case failed
     }
 
@@ -209,7 +212,7 @@ public struct ArchiveScan {
                 return .failed
             case .success(let header):
                 guard let anti = header?.antiItems.min(by: { $0.lexicographicallyPrecedes($1) }) else {
-                    return .passed(entries: header?.fileCount)
+                    return .passed(entries: header?.fileCount, names: header.flatMap { $0.names.isEmpty ? nil : $0.names })
                 }
                 outcome.findings.record(Violation(.corruptArchive,
                     "a deletion marker (7z anti-item): 7-Zip deletes this file, libarchive yields an empty one", entry: anti))

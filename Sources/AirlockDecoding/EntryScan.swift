@@ -13,6 +13,8 @@ struct EntryScan {
     let stream: StreamPosition
     /// Reports progress on the result pipe, at most four times a second.
     var reporter: ProgressReporter?
+    /// A 7z archive's entry names as its header holds them, in order.
+    var sevenZipNames: [[UInt8]]?
     private var tracker = ConflictTracker()
     private var counted: Int64 = 0
     /// True once libarchive has reported the archive's end, and not an error.
@@ -61,8 +63,18 @@ struct EntryScan {
                 }
                 listed = found
             }
-            // A ZIP entry lands under the name its directory holds, byte for byte.
-            let raw = listed?.name ?? yielded
+            var framed: TarFraming.Entry?
+            if let tar = stream.tar {
+                guard let entry = takeFramed(tar, yielded: yielded, index: index, findings: &outcome.findings) else { return }
+                framed = entry
+            }
+            var headerName: [UInt8]?
+            if let names = sevenZipNames {
+                guard let name = EntryScan.sevenZipName(names, yielded: yielded, index: index, findings: &outcome.findings) else { return }
+                headerName = name
+            }
+            // An entry lands under the name its archive holds, byte for byte.
+            let raw = listed?.name ?? framed?.name ?? headerName ?? yielded
             let judge = EntryJudge(policy: policy, raw: raw, index: index)
             index += 1
             outcome.entries = index
@@ -78,7 +90,7 @@ struct EntryScan {
             } else {
                 kind = .other
             }
-            if let tar = stream.tar, !crossCheck(tar, kind: kind, entry: entry, judge: judge, findings: &outcome.findings) { return }
+            if let framed, !crossCheck(framed, kind: kind, entry: entry, judge: judge, findings: &outcome.findings) { return }
             let path = judge.validate(kind: kind, findings: &outcome.findings)
             if let path { judge.checkConflicts(path, kind: kind, tracker: &tracker, findings: &outcome.findings) }
             if kind == .other {
@@ -221,19 +233,57 @@ struct EntryScan {
         return .complete
     }
 
-    /// Compares libarchive's view of an entry with the one `TarFraming` took of
-    /// the same header; false when they disagree, after recording why.
-    private func crossCheck(_ tar: TarStream, kind: ConflictTracker.Kind, entry: OpaquePointer, judge: EntryJudge,
-                            findings: inout Findings) -> Bool {
+    /// The entry `TarFraming` took of the header libarchive has just read, whose
+    /// name is the one the scan judges and writes; nil when the two readers
+    /// disagree, after recording why.
+    ///
+    /// libarchive's name must be the framing's bytes, or canonically equivalent
+    /// to them (libarchive turns pax names into NFC). A name holding a NUL is
+    /// the exception: libarchive cannot hold it and cuts it short, and the name
+    /// policy refuses it as unsafe, as it does a ZIP name holding one.
+    private func takeFramed(_ tar: TarStream, yielded: [UInt8], index: Int, findings: inout Findings) -> TarFraming.Entry? {
         if let problem = tar.framing.failure {
             // The framing may have read ahead of this entry: the problem is the archive's.
             findings.record(Violation(.corruptArchive, problem))
-            return false
+            return nil
         }
         guard let framed = tar.nextEntry() else {
-            findings.record(judge.violation(.corruptArchive, "libarchive yields an entry where the tar headers hold none"))
-            return false
+            findings.record(Violation(.corruptArchive, "libarchive yields an entry where the tar headers hold none",
+                                      entry: yielded, index: index))
+            return nil
         }
+        guard framed.name == yielded || framed.name.contains(0)
+                || ZipDirectory.NameKey(framed.name) == ZipDirectory.NameKey(yielded) else {
+            findings.record(Violation(.corruptArchive, "libarchive reads the name as \(EscapedName(yielded).text)",
+                                      entry: framed.name, index: index))
+            return nil
+        }
+        return framed
+    }
+
+    /// The name the 7z header holds for the entry libarchive yields as the
+    /// `index`th, with the `/` libarchive adds to a directory's; nil when it is not
+    /// libarchive's name or canonically equivalent to it (libarchive converts the
+    /// header's UTF-16 to NFC), after recording why.
+    private static func sevenZipName(_ names: [[UInt8]], yielded: [UInt8], index: Int, findings: inout Findings) -> [UInt8]? {
+        guard index < names.count else {
+            findings.record(Violation(.corruptArchive, "libarchive yields more entries than the 7z header lists", entry: yielded, index: index))
+            return nil
+        }
+        let name = names[index]
+        let slash = yielded.last == UInt8(ascii: "/") && name.last != UInt8(ascii: "/")
+        let bare = slash ? Array(yielded.dropLast()) : yielded
+        guard name == bare || ZipDirectory.NameKey(name) == ZipDirectory.NameKey(bare) else {
+            findings.record(Violation(.corruptArchive, "libarchive reads the name as \(EscapedName(yielded).text)", entry: name, index: index))
+            return nil
+        }
+        return slash ? name + [UInt8(ascii: "/")] : name
+    }
+
+    /// Compares libarchive's view of an entry with the one `TarFraming` took of
+    /// the same header; false when they disagree, after recording why.
+    private func crossCheck(_ framed: TarFraming.Entry, kind: ConflictTracker.Kind, entry: OpaquePointer, judge: EntryJudge,
+                            findings: inout Findings) -> Bool {
         let agrees: Bool
         switch framed.kind {
         case .unknown:

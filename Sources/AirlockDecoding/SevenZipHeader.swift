@@ -13,6 +13,10 @@ struct SevenZipHeader {
     private(set) var antiItems: [[UInt8]] = []
     /// How many entries (files and directories) the header lists.
     private(set) var fileCount = 0
+    /// Every entry's name (UTF-8, converted from the header's UTF-16 as it
+    /// stands), in header order, which is the order libarchive yields them in;
+    /// empty when the header holds no names.
+    private(set) var names: [[UInt8]] = []
 
     struct Failure: Error {
         let reason: Reason
@@ -74,13 +78,13 @@ struct SevenZipHeader {
         }
         if type == 0x03 { _ = try SevenZipStreams(&cursor); type = try cursor.number() }
         if type == 0x04 { _ = try SevenZipStreams(&cursor); type = try cursor.number() }
-        if type == 0x05 { (fileCount, antiItems) = try SevenZipHeader.files(&cursor); type = try cursor.number() }
+        if type == 0x05 { (fileCount, antiItems, names) = try SevenZipHeader.files(&cursor); type = try cursor.number() }
         guard type == 0 else { throw Failure("the 7z header holds an unexpected property \(type)") }
     }
 
-    /// The number of entries in the FilesInfo block, and the names of those it
-    /// marks as anti-items.
-    private static func files(_ cursor: inout SevenZipCursor) throws -> (Int, [[UInt8]]) {
+    /// The number of entries in the FilesInfo block, the names of those it
+    /// marks as anti-items, and every entry's name.
+    private static func files(_ cursor: inout SevenZipCursor) throws -> (Int, [[UInt8]], [[UInt8]]) {
         let files = try cursor.count()
         var emptyStream: [Bool]?
         var anti: [Bool]?
@@ -100,12 +104,12 @@ struct SevenZipHeader {
             default: break
             }
         }
-        guard let anti, anti.contains(true), let emptyStream else { return (files, []) }
+        guard let anti, anti.contains(true), let emptyStream else { return (files, [], names) }
         let emptyFiles = emptyStream.indices.filter { emptyStream[$0] }
         return (files, anti.indices.filter { anti[$0] }.map { index in
             let file = emptyFiles[index]
             return file < names.count ? names[file] : Array("file \(file + 1)".utf8)
-        })
+        }, names)
     }
 
     /// Decodes the packed stream an encoded header points to; nil when it is encrypted.

@@ -13,6 +13,8 @@ struct TarFraming {
         let typeFlag: String
         /// The data size from the header (a pax `size` record wins), in stored bytes.
         let size: Int64
+        /// The name as the archive's bytes spell it: a pax path, else a GNU long
+        /// name, else the header's prefix and name.
         let name: [UInt8]
         /// A sparse file's size once its holes are filled: the GNU header's
         /// `realsize`, or a pax `GNU.sparse.realsize` (or `.size`) record.
@@ -35,6 +37,8 @@ struct TarFraming {
         case data(Int64)
         /// A pax header's records, kept to find a `size` record.
         case paxRecords(global: Bool, left: Int64)
+        /// A GNU long name's (or long link's) data, kept as the entry's name.
+        case longName(link: Bool, left: Int64)
     }
 
     private var state = State.header
@@ -56,14 +60,14 @@ struct TarFraming {
     private var extensions: Extensions = []
     /// Whether the last header was one that describes the next (global pax included).
     private var describesNext = false
+    /// The next entry's name and link target, as pax and long-name headers give them.
+    private var names = TarEntryNames()
 
     private struct Extensions: OptionSet {
         let rawValue: UInt8
         static let pax = Extensions(rawValue: 1)
         static let longName = Extensions(rawValue: 2)
         static let longLink = Extensions(rawValue: 4)
-        static let paxPath = Extensions(rawValue: 8)
-        static let paxLinkPath = Extensions(rawValue: 16)
     }
 
     /// pax headers are small; one this large is not something airlock reads.
@@ -86,7 +90,13 @@ struct TarFraming {
                 let n = Int(min(left, Int64(rest.count)))
                 records += rest.prefix(n)
                 rest = rest.dropFirst(n)
-                if left - Int64(n) == 0 { finishRecords(global: global) }
+                // Records may arrive split over chunks: what is left waits for the next.
+                if left - Int64(n) == 0 { finishRecords(global: global) } else { state = .paxRecords(global: global, left: left - Int64(n)) }
+            case .longName(let link, let left):
+                let n = Int(min(left, Int64(rest.count)))
+                records += rest.prefix(n)
+                rest = rest.dropFirst(n)
+                if left - Int64(n) == 0 { finishLongName(link: link) } else { state = .longName(link: link, left: left - Int64(n)) }
             case .header, .sparseMap:
                 let n = min(TarHeader.blockSize - block.count, rest.count)
                 block += rest.prefix(n)
@@ -163,10 +173,9 @@ struct TarFraming {
             guard size <= TarFraming.maxPaxRecords else { fail("a long-name header of \(size) bytes"); return true }
             if extensions.contains(which) { fail("two GNU long-name headers for one entry"); return true }
             extensions.insert(which)
-            // An empty long name (only its NUL): libarchive falls back to the
-            // header's name, tarfile takes the empty one.
-            guard size >= 2 else { fail("an empty GNU long name"); return true }
-            state = dataState(size)
+            records.removeAll(keepingCapacity: true)
+            padding = TarFraming.padding(size)
+            if size == 0 { finishLongName(link: which == .longLink) } else { state = .longName(link: which == .longLink, left: size) }
         case UInt8(ascii: "A"), UInt8(ascii: "V"):
             // A Solaris ACL or a GNU volume label: libarchive applies or skips it
             // without yielding an entry, Python's tarfile extracts it as a file,
@@ -189,8 +198,10 @@ struct TarFraming {
         paxRealSize = nil
         paxSparseValues = []
         extensions = []
-        pending.append(Entry(kind: kind, flag: header.typeFlag, typeFlag: header.typeFlagText, size: size, name: header.name,
-                             logicalSize: logical))
+        let named = names.resolve(header)
+        pending.append(Entry(kind: kind, flag: header.typeFlag, typeFlag: header.typeFlagText, size: size,
+                             name: named.name, logicalSize: logical))
+        if let problem = named.problem { return fail(problem) }
         // pax extends ustar; the sparse fields exist only under the GNU magic.
         if used.contains(.pax) && !header.isPosixUstar { return fail("a pax header is followed by a non-ustar header") }
         if kind == .gnuSparse && !header.isGnu { return fail("a GNU sparse entry without the GNU magic") }
@@ -200,10 +211,6 @@ struct TarFraming {
             map.add(paxNumbers: paxMap)
             map.finish(stored: size, logical: logical ?? 0)
             if let problem = map.failure { return fail(problem) }
-        }
-        // GNU tar lets a pax path beat a long-name header, libarchive and tarfile the reverse.
-        if used.isSuperset(of: [.longName, .paxPath]) || used.isSuperset(of: [.longLink, .paxLinkPath]) {
-            return fail("both a GNU long name and a pax path name one entry")
         }
         // tarfile reads bytes 345 on of any header as a name prefix, libarchive and
         // GNU tar only in POSIX ustar headers; libarchive applies a GNU header's
@@ -263,8 +270,9 @@ struct TarFraming {
             let equals = record.firstIndex(of: UInt8(ascii: "=")) ?? record.endIndex
             let key = String(decoding: record[record.startIndex..<equals], as: UTF8.self)
             if global && ["size", "path", "linkpath"].contains(key) { return fail("a global pax header sets \(key)") }
-            if key == "path" { extensions.insert(.paxPath) }
-            if key == "linkpath" { extensions.insert(.paxLinkPath) }
+            if !global, let problem = names.takePax(key: key, value: record[(min(equals + 1, record.endIndex))...]) {
+                return fail(problem)
+            }
             if key == "GNU.sparse.map" {
                 paxSparseValues += String(decoding: record[(equals + 1)...], as: UTF8.self).split(separator: ",",
                                                                                                   omittingEmptySubsequences: false)
@@ -288,6 +296,16 @@ struct TarFraming {
             }
             rest = rest[(rest.startIndex + length)...]
         }
+        skipPadding()
+    }
+
+    /// Takes a GNU long name's data once it has all gone by.
+    private mutating func finishLongName(link: Bool) {
+        if let problem = names.takeLong(records, link: link) { return fail(problem) }
+        skipPadding()
+    }
+
+    private mutating func skipPadding() {
         let skip = Int64(padding)
         padding = 0
         state = skip == 0 ? .header : .data(skip)

@@ -111,6 +111,9 @@ struct TarHeader {
         return prefix.isEmpty ? name : prefix + [UInt8(ascii: "/")] + name
     }
 
+    /// The link target as the header alone spells it.
+    var linkName: [UInt8] { Array(bytes[157..<257].prefix { $0 != 0 }) }
+
     /// Whether a GNU sparse header's map continues in another 512-byte block
     /// (`isextended`, at 482 in the header and at 504 in each continuation).
     var gnuSparseContinues: Bool { bytes[482] != 0 }

@@ -163,6 +163,60 @@ struct TarStreamTests {
         #expect(frame(separate.bytes).failure == nil)
     }
 
+    @Test("each entry's name is the archive's bytes: a pax path, else a GNU long name, else the header's")
+    func namesFromTheBytes() {
+        var tar = TarBuilder()
+        tar.pax(["path": "cafe\u{301}.txt"])
+        tar.add("cafe.txt", data: [0x61])
+        tar.add("././@LongLink", type: UInt8(ascii: "L"), data: Array("long/name.txt\u{0}\u{0}".utf8))
+        tar.add("long", data: [0x62])
+        tar.pax(["path": "evil\u{0}.txt"])
+        tar.add("evil.txt", data: [0x63])
+        tar.add("plain.txt", data: [0x64])
+        tar.end()
+        for chunk in [1, 100, 512] {
+            var framing = frame(tar.bytes, chunk: chunk)
+            #expect(framing.failure == nil)
+            let names = [framing.next(), framing.next(), framing.next(), framing.next()].map { $0?.name }
+            #expect(names == [Array("cafe\u{301}.txt".utf8), Array("long/name.txt".utf8), Array("evil\u{0}.txt".utf8),
+                              Array("plain.txt".utf8)], "chunk \(chunk)")
+        }
+    }
+
+    @Test("a name or link target that a NUL, or an empty record, makes readers read differently is a failure")
+    func namesReadersDisagreeOn() {
+        func failure(_ build: (inout TarBuilder) -> Void) -> String? {
+            var tar = TarBuilder()
+            build(&tar)
+            tar.end()
+            return frame(tar.bytes).failure
+        }
+        #expect(failure {
+            $0.add("././@LongLink", type: UInt8(ascii: "L"), data: Array("evil\u{0}.txt\u{0}".utf8))
+            $0.add("evil", data: [0x61])
+        } == "a GNU long name holds bytes after its terminating NUL")
+        #expect(failure {
+            $0.add("././@LongLink", type: UInt8(ascii: "L"), data: [0, 0])
+            $0.add("a.txt", data: [0x61])
+        } == "an empty GNU long name")
+        #expect(failure {
+            $0.pax(["path": ""])
+            $0.add("a.txt", data: [0x61])
+        } == "an empty pax path record")
+        #expect(failure {
+            $0.pax(["linkpath": "target\u{0}.txt"])
+            $0.add("link", type: UInt8(ascii: "2"))
+        } == "a link target holds a NUL byte")
+        #expect(failure {
+            $0.pax(["path": "one.txt", "GNU.sparse.name": "two.txt"])
+            $0.add("a.txt", data: [0x61])
+        } == "a pax path and a GNU.sparse.name record name one entry differently")
+        #expect(failure {
+            $0.pax(["path": "same.txt", "GNU.sparse.name": "same.txt"])
+            $0.add("a.txt", data: [0x61])
+        } == nil)
+    }
+
     @Test("a name prefix outside a POSIX ustar header is a failure")
     func prefixOutsideUstar() {
         var v7 = TarBuilder.header("a.txt", type: UInt8(ascii: "0"), size: 0, ustar: false)
