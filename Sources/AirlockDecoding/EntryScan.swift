@@ -74,7 +74,14 @@ struct EntryScan {
                 headerName = name
             }
             // An entry lands under the name its archive holds, byte for byte.
-            let raw = listed?.name ?? framed?.name ?? headerName ?? yielded
+            var raw = listed?.name ?? framed?.name ?? headerName ?? yielded
+            var extractionRoot = false
+            if framed != nil {
+                switch TarEntryNames.relative(raw) {
+                case .extractionRoot: extractionRoot = true
+                case .name(let relative): raw = relative
+                }
+            }
             let judge = EntryJudge(policy: policy, raw: raw, index: index)
             index += 1
             outcome.entries = index
@@ -91,6 +98,8 @@ struct EntryScan {
                 kind = .other
             }
             if let framed, !crossCheck(framed, kind: kind, entry: entry, judge: judge, findings: &outcome.findings) { return }
+            // A tar's `./` directory is where it extracts: counted, nothing to judge or make.
+            if extractionRoot && kind == .directory { continue }
             let path = judge.validate(kind: kind, findings: &outcome.findings)
             if let path { judge.checkConflicts(path, kind: kind, tracker: &tracker, findings: &outcome.findings) }
             if kind == .other {

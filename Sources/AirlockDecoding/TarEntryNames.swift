@@ -64,3 +64,26 @@ struct TarEntryNames {
         return (paxSparseName ?? paxPath ?? longName ?? header.name, nil)
     }
 }
+
+extension TarEntryNames {
+    /// What a tar entry's name means once the writer's `./` is taken off.
+    enum Relative: Equatable {
+        /// `./` or `.`: the directory the archive extracts into, nothing to create.
+        case extractionRoot
+        case name([UInt8])
+    }
+
+    /// Takes one leading `./` off a tar entry's name.
+    ///
+    /// Archiving `.` names every entry `./NAME` and stores `./` itself (GNU tar's
+    /// `tar -cf x.tar .`, Python's `shutil.make_archive` with `root_dir` alone).
+    /// bsdtar, GNU tar and tarfile all extract `./NAME` as `NAME`, so the readers
+    /// agree and the path policy judges `NAME`. Only one prefix is taken: `././a`
+    /// still reaches the policy as `./a` and is refused for its `.` component.
+    static func relative(_ name: [UInt8]) -> Relative {
+        let dot = UInt8(ascii: "."), slash = UInt8(ascii: "/")
+        if name == [dot] || name == [dot, slash] { return .extractionRoot }
+        if name.count > 2 && name[0] == dot && name[1] == slash { return .name(Array(name[2...])) }
+        return .name(name)
+    }
+}
