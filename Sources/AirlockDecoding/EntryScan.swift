@@ -15,6 +15,8 @@ struct EntryScan {
     var reporter: ProgressReporter?
     private var tracker = ConflictTracker()
     private var counted: Int64 = 0
+    /// True once libarchive has reported the archive's end, and not an error.
+    private(set) var reachedEnd = false
 
     private static let zeros = [UInt8](repeating: 0, count: 64 * 1024)
 
@@ -33,7 +35,14 @@ struct EntryScan {
         while true {
             var entryPointer: OpaquePointer?
             let status = archive_read_next_header(archive, &entryPointer)
-            if status == ARCHIVE_EOF { return }
+            if status == ARCHIVE_EOF {
+                reachedEnd = true
+                if let tar = stream.tar, let unsupported = tar.framing.unsupported {
+                    outcome.findings.record(Violation(.unsupportedEntryType, "tar type \(unsupported.typeFlag) is not accepted",
+                                                      entry: unsupported.name))
+                }
+                return
+            }
             guard status == ARCHIVE_OK, let entry = entryPointer else {
                 outcome.findings.record(headerFailure(status: status, index: index))
                 return
@@ -69,6 +78,7 @@ struct EntryScan {
             } else {
                 kind = .other
             }
+            if let tar = stream.tar, !crossCheck(tar, kind: kind, entry: entry, judge: judge, findings: &outcome.findings) { return }
             let path = judge.validate(kind: kind, findings: &outcome.findings)
             if let path { judge.checkConflicts(path, kind: kind, tracker: &tracker, findings: &outcome.findings) }
             if kind == .other {
@@ -78,6 +88,7 @@ struct EntryScan {
                 outcome.findings.record(judge.violation(.encryptedEntry, "entry is encrypted"))
             }
             var declared: Int64? = archive_entry_size_is_set(entry) != 0 ? archive_entry_size(entry) : nil
+            let sparse = archive_entry_sparse_count(entry) > 0
             var compressed: Int64? = nil
             if let listed {
                 compressed = listed.compressedSize
@@ -103,7 +114,8 @@ struct EntryScan {
                 if writing, let path {
                     do { try sink.beginFile(path) } catch { outcome.systemError = error; return }
                 }
-                let end = readData(judge: judge, declared: declared, compressed: compressed, writing: writing, sink: &sink, outcome: &outcome)
+                let end = readData(judge: judge, declared: declared, compressed: compressed, sparse: sparse, writing: writing,
+                                   sink: &sink, outcome: &outcome)
                 if writing, path != nil {
                     do { try sink.endFile() } catch { outcome.systemError = error; return }
                     if outcome.findings.isClean { outcome.files += 1 }
@@ -117,8 +129,8 @@ struct EntryScan {
 
     /// Reads one entry's data to its end, so the format's checksum is verified,
     /// counting every chunk against the file and total allowances.
-    private mutating func readData<Sink: EntrySink>(judge: EntryJudge, declared: Int64?, compressed: Int64?, writing: Bool,
-                                                    sink: inout Sink, outcome: inout ScanOutcome) -> DataEnd {
+    private mutating func readData<Sink: EntrySink>(judge: EntryJudge, declared: Int64?, compressed: Int64?, sparse: Bool,
+                                                    writing: Bool, sink: inout Sink, outcome: inout ScanOutcome) -> DataEnd {
         var entryBytes: Int64 = 0
         let rawStart = stream.consumed
         var writing = writing
@@ -174,7 +186,8 @@ struct EntryScan {
                 outcome.findings.record(judge.violation(.corruptArchive, "data blocks overlap"))
                 return .stop
             }
-            // A sparse entry's holes are written as zeros and count like data.
+            // A sparse entry's holes are written as zeros and count like data: the
+            // quotas judge the file as it lands, not as the archive stores it.
             while offset > entryBytes {
                 let gap = Int(min(offset - entryBytes, Int64(EntryScan.zeros.count)))
                 let end = EntryScan.zeros.withUnsafeBytes { feed(UnsafeRawBufferPointer(rebasing: $0[0..<gap]), &self) }
@@ -185,6 +198,13 @@ struct EntryScan {
                 if end != .complete { return end }
             }
             reporter?.report(stream.consumed)
+        }
+        // A sparse file may end in a hole, which no data block reports: its
+        // declared size is where it ends, as bsdtar and GNU tar extract it.
+        while sparse, let declared, declared > entryBytes {
+            let gap = Int(min(declared - entryBytes, Int64(EntryScan.zeros.count)))
+            let end = EntryScan.zeros.withUnsafeBytes { feed(UnsafeRawBufferPointer(rebasing: $0[0..<gap]), &self) }
+            if end != .complete { return end }
         }
         if let declared, entryBytes != declared {
             outcome.findings.record(judge.violation(.corruptArchive, "holds \(entryBytes) bytes, its header declares \(declared)"))
@@ -201,13 +221,52 @@ struct EntryScan {
         return .complete
     }
 
+    /// Compares libarchive's view of an entry with the one `TarFraming` took of
+    /// the same header; false when they disagree, after recording why.
+    private func crossCheck(_ tar: TarStream, kind: ConflictTracker.Kind, entry: OpaquePointer, judge: EntryJudge,
+                            findings: inout Findings) -> Bool {
+        if let problem = tar.framing.failure {
+            // The framing may have read ahead of this entry: the problem is the archive's.
+            findings.record(Violation(.corruptArchive, problem))
+            return false
+        }
+        guard let framed = tar.nextEntry() else {
+            findings.record(judge.violation(.corruptArchive, "libarchive yields an entry where the tar headers hold none"))
+            return false
+        }
+        let agrees: Bool
+        switch framed.kind {
+        case .unknown:
+            findings.record(judge.violation(.unsupportedEntryType, "tar type \(framed.typeFlag) is not accepted"))
+            return true
+        case .file, .gnuSparse:
+            // Old tars mark a directory only by a trailing '/' on an entry of type
+            // NUL; libarchive and GNU tar take type '0' the same way, tarfile does not.
+            agrees = kind == .file || (kind == .directory && framed.flag == 0 && framed.size == 0 && framed.name.last == 0x2F)
+        case .directory: agrees = kind == .directory
+        case .hardLink: agrees = archive_entry_hardlink(entry) != nil
+        case .symbolicLink, .special: agrees = kind == .other
+        case .extensionHeader: agrees = false
+        }
+        if !agrees {
+            findings.record(judge.violation(.corruptArchive, "the tar header says type \(framed.typeFlag), libarchive reads another"))
+            return false
+        }
+        if let logical = framed.logicalSize, archive_entry_size(entry) != logical {
+            findings.record(judge.violation(.corruptArchive,
+                "the sparse file's size is \(logical) by its header, \(archive_entry_size(entry)) by libarchive"))
+            return false
+        }
+        return true
+    }
+
     private func headerFailure(status: Int32, index: Int) -> Violation {
         let message = ArchiveScan.message(archive, stream: stream)
         if archive_read_has_encrypted_entries(archive) > 0 {
             return Violation(.encryptedEntry, "archive is encrypted: \(message)")
         }
         // libarchive reports "no reader recognised this" as ARCHIVE_ERRNO_FILE_FORMAT, EILSEQ on Linux.
-        if index == 0 && stream.gzip?.failure == nil && archive_errno(archive) == EILSEQ {
+        if index == 0 && stream.tar?.failure == nil && archive_errno(archive) == EILSEQ {
             return Violation(.unsupportedFormat, message)
         }
         let kind = status == ARCHIVE_WARN ? "warning" : (status == ARCHIVE_FATAL ? "fatal error" : "error")
