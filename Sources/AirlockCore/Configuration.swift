@@ -49,6 +49,8 @@ public struct Configuration: Sendable, Equatable {
     /// Type detection and the rules on types; virus scanning.
     public var content = ContentSettings()
     public var scan = ScanSettings()
+    /// The encodings of names that are not UTF-8.
+    public var legacyNames = LegacyNameSettings()
 
     /// The watcher (`airlock run` without `--once`).
     public var watch = WatchSettings()
@@ -88,7 +90,7 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// The sections of airlock.json, in the order the file lists them.
-    static let sections = ["policy", "decoder", "keyed", "content", "scan", "watch", "journal", "outbox", "metrics", "commit"]
+    static let sections = ["policy", "decoder", "keyed", "content", "scan", "zip", "tar", "watch", "journal", "outbox", "metrics", "commit"]
 
     /// Decodes and validates the bytes of an airlock.json: every numeric setting
     /// against its range in `numericSettings`, the others by their own rules.
@@ -153,6 +155,8 @@ public struct Configuration: Sendable, Equatable {
             try readContentKeys(&reader)
         case "scan":
             try readScanKeys(&reader)
+        case "zip", "tar":
+            try legacyNames.read(section, &reader)
         case "metrics":
             guard let path = try reader.string("path") else { return }
             try Configuration.checkPathText(path, name: "metrics.path")
@@ -218,6 +222,7 @@ public struct Configuration: Sendable, Equatable {
                     "\"keep_original\": \(keyed.keepOriginal)"]
         case "content": return renderedContentKeys
         case "scan": return renderedScanKeys
+        case "zip", "tar": return legacyNames.rendered(section)
         case "decoder": return ["\"confinement\": \"\(decoderConfinementRequired ? "required" : "best-effort")\""]
         case "outbox":
             return ["\"file_mode\": \(JSONObjectWriter.quote(outboxFileMode.map { "0" + String($0, radix: 8) } ?? "policy"))",

@@ -34,6 +34,8 @@ public struct ArchiveScan {
     public let dropSize: Int64
     /// Whether to report progress on the result pipe.
     public var reportsProgress = false
+    /// How names that are not UTF-8 are decoded.
+    public let legacyNames: LegacyNames
 
     /// Read size for the raw drop. Small enough that the per-entry compressed
     /// size estimate of a stream (raw bytes consumed, plus one block of slack)
@@ -41,7 +43,8 @@ public struct ArchiveScan {
     static let streamBlockSize = 16 * 1024
     static let seekableBlockSize = 64 * 1024
 
-    public init(format: ArchiveFormat, policy: Policy, drop: FileDescriptor, dropSize: Int64) {
+    public init(format: ArchiveFormat, policy: Policy, drop: FileDescriptor, dropSize: Int64, legacyNames: LegacyNames) {
+        self.legacyNames = legacyNames
         self.format = format
         self.policy = policy
         self.drop = drop
@@ -56,7 +59,7 @@ public struct ArchiveScan {
         if format == .zip {
             let directory: ZipDirectory
             do {
-                directory = try ZipDirectory(file: file, fileSize: dropSize, maxEntries: policy.maxEntries)
+                directory = try ZipDirectory(file: file, fileSize: dropSize, maxEntries: policy.maxEntries, legacyNames: legacyNames.zip)
             } catch {
                 switch error {
                 case .tooManyEntries(let count):
@@ -112,6 +115,7 @@ public struct ArchiveScan {
         let stream = StreamPosition(archive: archive, tar: tar)
         var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
         if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
+        entryScan.legacyNames = legacyNames
         entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
         if entryScan.reachedEnd { judgeEnd(tar: tar, sevenZipEntries: sevenZipEntries, outcome: &outcome) }
         if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
@@ -286,7 +290,8 @@ struct Preflight {
             case 0o100000?: kind = entry.isDirectoryName ? .directory : .file
             default: kind = .other
             }
-            let judge = EntryJudge(policy: policy, raw: entry.name, index: index)
+            var judge = EntryJudge(policy: policy, raw: entry.landingName, index: index)
+            if let encoding = entry.legacyEncoding { judge.stored = (entry.name, encoding) }
             let path = judge.validate(kind: kind, findings: &findings)
             if let path { judge.checkConflicts(path, kind: kind, tracker: &tracker, findings: &findings) }
             if kind == .other {
@@ -320,8 +325,17 @@ struct EntryJudge {
     let raw: [UInt8]
     let index: Int
 
+    /// The bytes the archive stores the name as, and their encoding, when `raw` was decoded from them.
+    var stored: (bytes: [UInt8], encoding: String)?
+
+    init(policy: Policy, raw: [UInt8], index: Int) {
+        self.policy = policy
+        self.raw = raw
+        self.index = index
+    }
+
     func violation(_ reason: Reason, _ detail: String) -> Violation {
-        Violation(reason, detail, entry: raw, index: index)
+        Violation(reason, detail + (stored.map { LegacyNames.storedNote($0.bytes, encoding: $0.encoding) } ?? ""), entry: raw, index: index)
     }
 
     /// The validated path, or nil after recording why it is not one. A name with a

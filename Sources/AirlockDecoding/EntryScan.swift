@@ -13,6 +13,8 @@ struct EntryScan {
     let stream: StreamPosition
     /// Reports progress on the result pipe, at most four times a second.
     var reporter: ProgressReporter?
+    /// Decodes tar names that are not UTF-8, when the operator names an encoding.
+    var legacyNames: LegacyNames?
     private var tracker = ConflictTracker()
     private var counted: Int64 = 0
     /// True once libarchive has reported the archive's end, and not an error.
@@ -61,9 +63,12 @@ struct EntryScan {
                 }
                 listed = found
             }
-            // A ZIP entry lands under the name its directory holds, byte for byte.
-            let raw = listed?.name ?? yielded
-            let judge = EntryJudge(policy: policy, raw: raw, index: index)
+            // A ZIP entry lands under the name its directory holds, decoded as its
+            // ZipName says; a tar entry's under the name libarchive yields, the
+            // header's bytes, decoded if they are not UTF-8.
+            var judge = EntryJudge(policy: policy, raw: listed?.landingName ?? yielded, index: index)
+            if let listed, let encoding = listed.legacyEncoding { judge.stored = (listed.name, encoding) }
+            if listed == nil, stream.tar != nil { judgeTarName(yielded, judge: &judge, findings: &outcome.findings) }
             index += 1
             outcome.entries = index
 
