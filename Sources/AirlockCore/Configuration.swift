@@ -51,6 +51,8 @@ public struct Configuration: Sendable, Equatable {
     public var scan = ScanSettings()
     /// The encodings of names that are not UTF-8.
     public var legacyNames = LegacyNameSettings()
+    /// The kinds of drop decoded at all.
+    public var formats = FormatList()
 
     /// The watcher (`airlock run` without `--once`).
     public var watch = WatchSettings()
@@ -104,6 +106,7 @@ public struct Configuration: Sendable, Equatable {
         var reader = try ObjectReader(value, path: "")
         root = try reader.string("root")
         if let root { try Configuration.checkPathText(root, name: "root") }
+        formats = try FormatList(try reader.stringArray("formats"))
         for name in Configuration.sections {
             guard var section = try reader.object(name) else { continue }
             for setting in Configuration.numericSettings where setting.section == name {
@@ -199,6 +202,7 @@ public struct Configuration: Sendable, Equatable {
     public func rendered() -> String {
         var lines = ["{"]
         if let root { lines.append("  \"root\": \(JSONObjectWriter.quote(root)),") }
+        lines.append("  \(formats.rendered),")
         for (index, section) in Configuration.sections.enumerated() {
             var entries: [String] = []
             for setting in Configuration.numericSettings where setting.section == section {

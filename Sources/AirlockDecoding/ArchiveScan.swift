@@ -116,6 +116,7 @@ public struct ArchiveScan {
         var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
         if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
         entryScan.legacyNames = legacyNames
+        entryScan.format = format
         entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
         if entryScan.reachedEnd { judgeEnd(tar: tar, sevenZipEntries: sevenZipEntries, outcome: &outcome) }
         if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
@@ -165,6 +166,7 @@ public struct ArchiveScan {
             // which reads only up to the first end-of-archive block; TarStream.finish
             // judges the rest.
             status = archive_read_support_format_tar(archive)
+        case .rar, .iso9660, .cab, .cpio: status = format.optionalReaderStatus(archive)!
         }
         guard status == ARCHIVE_OK else { return Violation(.unsupportedFormat, ArchiveScan.message(archive)) }
         return nil

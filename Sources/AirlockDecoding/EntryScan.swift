@@ -15,6 +15,8 @@ struct EntryScan {
     var reporter: ProgressReporter?
     /// Decodes tar names that are not UTF-8, when the operator names an encoding.
     var legacyNames: LegacyNames?
+    /// The format being read, for the few rules that depend on it (OptionalFormats.swift).
+    var format: ArchiveFormat?
     private var tracker = ConflictTracker()
     private var counted: Int64 = 0
     /// True once libarchive has reported the archive's end, and not an error.
@@ -54,6 +56,7 @@ struct EntryScan {
                 return
             }
             let yielded: [UInt8] = archive_entry_pathname(entry).map { Array(UnsafeBufferPointer(start: $0, count: strlen($0))).map { UInt8(bitPattern: $0) } } ?? []
+            if isImageRoot(yielded, entry) { continue }
             var listed: ZipDirectory.Entry?
             if expected != nil {
                 guard let found = expected!.removeValue(forKey: ZipDirectory.NameKey(yielded)) else {
@@ -271,7 +274,7 @@ struct EntryScan {
             return Violation(.encryptedEntry, "archive is encrypted: \(message)")
         }
         // libarchive reports "no reader recognised this" as ARCHIVE_ERRNO_FILE_FORMAT, EILSEQ on Linux.
-        if index == 0 && stream.tar?.failure == nil && archive_errno(archive) == EILSEQ {
+        if index == 0 && stream.tar?.failure == nil && archive_errno(archive) == EILSEQ && format?.isOptional != true {
             return Violation(.unsupportedFormat, message)
         }
         let kind = status == ARCHIVE_WARN ? "warning" : (status == ARCHIVE_FATAL ? "fatal error" : "error")
