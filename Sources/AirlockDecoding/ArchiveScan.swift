@@ -85,6 +85,11 @@ public struct ArchiveScan {
             guard case .passed(let listed) = checkSevenZip(file, &outcome) else { return outcome }
             sevenZipEntries = listed
         }
+        var rar: RarListing? = nil
+        if format == .rar {
+            guard let listing = checkRar(file, &outcome) else { return outcome }
+            rar = listing
+        }
         guard let archive = archive_read_new() else {
             outcome.systemError = SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))
             return outcome
@@ -117,8 +122,9 @@ public struct ArchiveScan {
         if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
         entryScan.legacyNames = legacyNames
         entryScan.format = format
+        entryScan.rarEntries = rar?.entries
         entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
-        if entryScan.reachedEnd { judgeEnd(tar: tar, sevenZipEntries: sevenZipEntries, outcome: &outcome) }
+        if entryScan.reachedEnd { judgeEnd(tar: tar, sevenZipEntries: sevenZipEntries ?? rar?.entries.count, outcome: &outcome) }
         if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
             let missing = remaining.values.map(\.name).min { $0.lexicographicallyPrecedes($1) }!
             outcome.findings.record(Violation(.corruptArchive, "the central directory lists an entry the archive does not yield",
@@ -151,7 +157,7 @@ public struct ArchiveScan {
             outcome.findings.record(Violation(.corruptArchive, problem))
         }
         if let listed = sevenZipEntries, listed != outcome.entries {
-            outcome.findings.record(Violation(.corruptArchive, "the 7z header lists \(listed) entries, libarchive yields \(outcome.entries)"))
+            outcome.findings.record(Violation(.corruptArchive, "the \(format.rawValue) headers list \(listed) entries, libarchive yields \(outcome.entries)"))
         }
     }
 

@@ -4,6 +4,7 @@ import Glibc
 import AirlockPolicy
 import AirlockSystem
 import CArchive
+import CLzma
 
 /// The header-by-header loop over an open libarchive reader.
 struct EntryScan {
@@ -17,6 +18,10 @@ struct EntryScan {
     var legacyNames: LegacyNames?
     /// The format being read, for the few rules that depend on it (OptionalFormats.swift).
     var format: ArchiveFormat?
+    /// A RAR's own listing, which each yielded entry and its data's CRC32 must match.
+    var rarEntries: [RarListing.Entry]?
+    /// The CRC32 of the current entry's data so far, kept for a RAR.
+    var dataCRC: UInt32 = 0
     private var tracker = ConflictTracker()
     private var counted: Int64 = 0
     /// True once libarchive has reported the archive's end, and not an error.
@@ -124,6 +129,7 @@ struct EntryScan {
                 }
                 let end = readData(judge: judge, declared: declared, compressed: compressed, sparse: sparse, writing: writing,
                                    sink: &sink, outcome: &outcome)
+                if end == .complete, let problem = rarDataProblem(index - 1) { outcome.findings.record(judge.violation(.corruptArchive, problem)) }
                 if writing, path != nil {
                     do { try sink.endFile() } catch { outcome.systemError = error; return }
                     if outcome.findings.isClean { outcome.files += 1 }
@@ -141,6 +147,7 @@ struct EntryScan {
                                                     writing: Bool, sink: inout Sink, outcome: inout ScanOutcome) -> DataEnd {
         var entryBytes: Int64 = 0
         let rawStart = stream.consumed
+        dataCRC = 0
         var writing = writing
 
         func feed(_ chunk: UnsafeRawBufferPointer, _ this: inout EntryScan) -> DataEnd {
@@ -171,6 +178,7 @@ struct EntryScan {
                 outcome.bytesWritten += n
             }
             entryBytes += n
+            if this.rarEntries != nil { this.dataCRC = lzma_crc32(chunk.bindMemory(to: UInt8.self).baseAddress, chunk.count, this.dataCRC) }
             this.counted += n
             return .complete
         }
