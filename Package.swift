@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "CAirlockShims", linkerSettings: [.linkedLibrary("seccomp")]),
         .target(name: "AirlockSystem", dependencies: ["CAirlockShims"]),
         .target(name: "AirlockPolicy", dependencies: ["AirlockSystem"]),
-        .target(name: "AirlockDecoding", dependencies: ["AirlockPolicy", "AirlockSystem", "CArchive", "CIsal", "CMagic", "CLzma", "CAirlockShims"]),
+        .target(name: "AirlockDecoding", dependencies: ["AirlockPolicy", "AirlockSystem", "CArchive", "CIsal", "CLzma", "CMagic", "CAirlockShims"]),
         .target(name: "AirlockCore", dependencies: ["AirlockDecoding", "AirlockPolicy", "AirlockSystem", "CCrypto", "CAirlockShims"]),
         .target(name: "AirlockWatcher", dependencies: ["AirlockCore", "AirlockSystem", "CInotifyTools", "CSystemd", "CAirlockShims"]),
         .executableTarget(name: "airlock", dependencies: ["AirlockWatcher", "AirlockCore"]),
