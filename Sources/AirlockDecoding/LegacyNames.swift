@@ -45,16 +45,11 @@ public struct LegacyNames {
         }
     }
 
-    /// A tar entry's name as UTF-8: itself when it is UTF-8, else decoded from
-    /// the configured encoding; nil when neither reads it.
-    func tarName(_ stored: [UInt8]) -> [UInt8]? {
-        if String(validating: stored, as: UTF8.self) != nil { return stored }
-        return tar?.utf8(stored)
-    }
-
     /// What a rejection says about a name stored in other bytes than it lands as.
     static func storedNote(_ stored: [UInt8], encoding: String) -> String {
-        " (the archive stores the name in \(encoding) as bytes \(stored.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()))"
+        let digits = Array("0123456789abcdef".utf8)
+        let hex = String(decoding: stored.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
+        return " (the archive stores the name in \(encoding) as bytes \(hex))"
     }
 }
 
