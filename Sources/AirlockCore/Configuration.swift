@@ -49,6 +49,10 @@ public struct Configuration: Sendable, Equatable {
     /// Type detection and the rules on types; virus scanning.
     public var content = ContentSettings()
     public var scan = ScanSettings()
+    /// The encodings of names that are not UTF-8.
+    public var legacyNames = LegacyNameSettings()
+    /// The kinds of drop decoded at all.
+    public var formats = FormatList()
 
     /// The watcher (`airlock run` without `--once`).
     public var watch = WatchSettings()
@@ -88,7 +92,7 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// The sections of airlock.json, in the order the file lists them.
-    static let sections = ["policy", "decoder", "keyed", "content", "scan", "watch", "journal", "outbox", "metrics", "commit"]
+    static let sections = ["policy", "decoder", "keyed", "content", "scan", "zip", "tar", "watch", "journal", "outbox", "metrics", "commit"]
 
     /// Decodes and validates the bytes of an airlock.json: every numeric setting
     /// against its range in `numericSettings`, the others by their own rules.
@@ -102,6 +106,7 @@ public struct Configuration: Sendable, Equatable {
         var reader = try ObjectReader(value, path: "")
         root = try reader.string("root")
         if let root { try Configuration.checkPathText(root, name: "root") }
+        formats = try FormatList(try reader.stringArray("formats"))
         for name in Configuration.sections {
             guard var section = try reader.object(name) else { continue }
             for setting in Configuration.numericSettings where setting.section == name {
@@ -153,6 +158,8 @@ public struct Configuration: Sendable, Equatable {
             try readContentKeys(&reader)
         case "scan":
             try readScanKeys(&reader)
+        case "zip", "tar":
+            try legacyNames.read(section, &reader)
         case "metrics":
             guard let path = try reader.string("path") else { return }
             try Configuration.checkPathText(path, name: "metrics.path")
@@ -195,6 +202,7 @@ public struct Configuration: Sendable, Equatable {
     public func rendered() -> String {
         var lines = ["{"]
         if let root { lines.append("  \"root\": \(JSONObjectWriter.quote(root)),") }
+        lines.append("  \(formats.rendered),")
         for (index, section) in Configuration.sections.enumerated() {
             var entries: [String] = []
             for setting in Configuration.numericSettings where setting.section == section {
@@ -218,6 +226,7 @@ public struct Configuration: Sendable, Equatable {
                     "\"keep_original\": \(keyed.keepOriginal)"]
         case "content": return renderedContentKeys
         case "scan": return renderedScanKeys
+        case "zip", "tar": return legacyNames.rendered(section)
         case "decoder": return ["\"confinement\": \"\(decoderConfinementRequired ? "required" : "best-effort")\""]
         case "outbox":
             return ["\"file_mode\": \(JSONObjectWriter.quote(outboxFileMode.map { "0" + String($0, radix: 8) } ?? "policy"))",

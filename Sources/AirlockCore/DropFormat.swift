@@ -60,7 +60,7 @@ public enum DropFormat: Equatable, Sendable {
         case .archive(let format):
             return [format.rawValue] + flags + (progress ? ["--progress"] : []) + configuration.content.decoderArguments
                 + configuration.decoderLimits.arguments
-                + configuration.policy.arguments
+                + configuration.policy.arguments + configuration.legacyNames.decoderArguments
         case .keyed:
             return ["keyed"] + flags + configuration.content.decoderArguments + configuration.decoderLimits.arguments + configuration.policy.arguments + configuration.keyed.arguments
         }

@@ -229,9 +229,11 @@ public final class Intake: @unchecked Sendable {
         }.get()
         var sniffed = DropFormat.sniff(Array(prefix[0..<got]))
         if sniffed == nil && got > 0 { sniffed = try DropFormat.zipBehindPrefix(drop, size: size) }
+        if sniffed == nil && got > 0 { sniffed = try DropFormat.isoImage(drop, size: size) }
         guard let format = sniffed else {
             return .failure(Rejection(.unsupportedFormat, got == 0 ? "the drop is empty" : "not a ZIP, tar, compressed tar, 7z or keyed archive"))
         }
+        if let refusal = configuration.formats.refusal(format) { return .failure(refusal) }
         if format == .keyed && size > configuration.keyed.maxBytes {
             var rejection = Rejection(.dropTooLarge, "the keyed archive is \(size) bytes, over the \(configuration.keyed.maxBytes)-byte limit")
             rejection.format = format.name

@@ -9,9 +9,19 @@ public enum ArchiveFormat: String, Sendable, CaseIterable {
     case tarLzip = "tar.lz"
     case tarLzma = "tar.lzma"
     case sevenZip = "7z"
+    /// Optional formats, read only when the configuration's format list names them.
+    case rar
+    case iso9660
+    case cab
+    case cpio
 
     /// Whether the drop is a tar, plain or compressed.
-    var isTar: Bool { self != .zip && self != .sevenZip }
+    var isTar: Bool {
+        switch self {
+        case .tar, .tarGzip, .tarBzip2, .tarXz, .tarZstd, .tarLzip, .tarLzma: return true
+        case .zip, .sevenZip, .rar, .iso9660, .cab, .cpio: return false
+        }
+    }
 
     /// How many leading bytes `sniff` wants (a whole tar header block).
     public static let sniffLength = 512
@@ -23,6 +33,7 @@ public enum ArchiveFormat: String, Sendable, CaseIterable {
         if starts([0x50, 0x4B, 0x03, 0x04]) || starts([0x50, 0x4B, 0x05, 0x06]) { return .zip }
         if starts([0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C]) { return .sevenZip }
         if let compressor = sniffCompressor(prefix) { return compressor }
+        if let optional = sniffOptional(prefix) { return optional }
         if TarHeader.starts(prefix) { return .tar }
         if sniffLegacyLzma(prefix) { return .tarLzma }
         return nil

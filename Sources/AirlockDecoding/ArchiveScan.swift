@@ -34,6 +34,8 @@ public struct ArchiveScan {
     public let dropSize: Int64
     /// Whether to report progress on the result pipe.
     public var reportsProgress = false
+    /// How names that are not UTF-8 are decoded.
+    public let legacyNames: LegacyNames
 
     /// Read size for the raw drop. Small enough that the per-entry compressed
     /// size estimate of a stream (raw bytes consumed, plus one block of slack)
@@ -41,7 +43,8 @@ public struct ArchiveScan {
     static let streamBlockSize = 16 * 1024
     static let seekableBlockSize = 64 * 1024
 
-    public init(format: ArchiveFormat, policy: Policy, drop: FileDescriptor, dropSize: Int64) {
+    public init(format: ArchiveFormat, policy: Policy, drop: FileDescriptor, dropSize: Int64, legacyNames: LegacyNames) {
+        self.legacyNames = legacyNames
         self.format = format
         self.policy = policy
         self.drop = drop
@@ -56,7 +59,7 @@ public struct ArchiveScan {
         if format == .zip {
             let directory: ZipDirectory
             do {
-                directory = try ZipDirectory(file: file, fileSize: dropSize, maxEntries: policy.maxEntries)
+                directory = try ZipDirectory(file: file, fileSize: dropSize, maxEntries: policy.maxEntries, legacyNames: legacyNames.zip)
             } catch {
                 switch error {
                 case .tooManyEntries(let count):
@@ -83,6 +86,11 @@ public struct ArchiveScan {
             guard case .passed(let listed, let names) = checkSevenZip(file, &outcome) else { return outcome }
             sevenZipEntries = listed
             sevenZipNames = names
+        }
+        var rar: RarListing? = nil
+        if format == .rar {
+            guard let listing = checkRar(file, &outcome) else { return outcome }
+            rar = listing
         }
         guard let archive = archive_read_new() else {
             outcome.systemError = SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))
@@ -115,8 +123,11 @@ public struct ArchiveScan {
         var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
         if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
         entryScan.sevenZipNames = sevenZipNames
+        entryScan.legacyNames = legacyNames
+        entryScan.format = format
+        entryScan.rarEntries = rar?.entries
         entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
-        if entryScan.reachedEnd { judgeEnd(tar: tar, sevenZipEntries: sevenZipEntries, outcome: &outcome) }
+        if entryScan.reachedEnd { judgeEnd(tar: tar, sevenZipEntries: sevenZipEntries ?? rar?.entries.count, outcome: &outcome) }
         if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
             let missing = remaining.values.map(\.name).min { $0.lexicographicallyPrecedes($1) }!
             outcome.findings.record(Violation(.corruptArchive, "the central directory lists an entry the archive does not yield",
@@ -149,7 +160,7 @@ public struct ArchiveScan {
             outcome.findings.record(Violation(.corruptArchive, problem))
         }
         if let listed = sevenZipEntries, listed != outcome.entries {
-            outcome.findings.record(Violation(.corruptArchive, "the 7z header lists \(listed) entries, libarchive yields \(outcome.entries)"))
+            outcome.findings.record(Violation(.corruptArchive, "the \(format.rawValue) headers list \(listed) entries, libarchive yields \(outcome.entries)"))
         }
     }
 
@@ -164,6 +175,7 @@ public struct ArchiveScan {
             // which reads only up to the first end-of-archive block; TarStream.finish
             // judges the rest.
             status = archive_read_support_format_tar(archive)
+        case .rar, .iso9660, .cab, .cpio: status = format.optionalReaderStatus(archive)!
         }
         guard status == ARCHIVE_OK else { return Violation(.unsupportedFormat, ArchiveScan.message(archive)) }
         return nil
@@ -289,7 +301,8 @@ struct Preflight {
             case 0o100000?: kind = entry.isDirectoryName ? .directory : .file
             default: kind = .other
             }
-            let judge = EntryJudge(policy: policy, raw: entry.name, index: index)
+            var judge = EntryJudge(policy: policy, raw: entry.landingName, index: index)
+            if let encoding = entry.legacyEncoding { judge.stored = (entry.name, encoding) }
             let path = judge.validate(kind: kind, findings: &findings)
             if let path { judge.checkConflicts(path, kind: kind, tracker: &tracker, findings: &findings) }
             if kind == .other {
@@ -323,8 +336,17 @@ struct EntryJudge {
     let raw: [UInt8]
     let index: Int
 
+    /// The bytes the archive stores the name as, and their encoding, when `raw` was decoded from them.
+    var stored: (bytes: [UInt8], encoding: String)?
+
+    init(policy: Policy, raw: [UInt8], index: Int) {
+        self.policy = policy
+        self.raw = raw
+        self.index = index
+    }
+
     func violation(_ reason: Reason, _ detail: String) -> Violation {
-        Violation(reason, detail, entry: raw, index: index)
+        Violation(reason, detail + (stored.map { LegacyNames.storedNote($0.bytes, encoding: $0.encoding) } ?? ""), entry: raw, index: index)
     }
 
     /// The validated path, or nil after recording why it is not one. A name with a

@@ -24,6 +24,15 @@ public enum DecoderChild {
         // Locale data and the magic database are read now, while files may still be opened.
         _ = setlocale(LC_CTYPE, "C.UTF-8")
         request.detector = ContentTypes.load(request.magicDatabase)
+        // Each converter loads its gconv module now; confinement forbids it later.
+        if !request.probe {
+            switch LegacyNames.open(taking: &request.encodingArguments) {
+            case .success(let names): request.legacyNames = names
+            case .failure(let error):
+                printError("airlock-decoder: cannot decode legacy names: \(error)")
+                return 70
+            }
+        }
         let started = monotonicNanoseconds()
         let confinement: ConfinementReport
         do {
@@ -97,7 +106,8 @@ public enum DecoderChild {
         } catch {
             return failure(error, while: .readingDrop)
         }
-        var scan = ArchiveScan(format: request.format, policy: request.policy, drop: drop, dropSize: size)
+        var scan = ArchiveScan(format: request.format, policy: request.policy, drop: drop, dropSize: size,
+                               legacyNames: request.legacyNames!)
         scan.reportsProgress = request.progress
         let outcome: ScanOutcome
         var types: [(String, String)]?
@@ -159,6 +169,9 @@ public enum DecoderChild {
         var magicDatabase: String?
         /// Loaded from `magicDatabase` before confinement.
         var detector: Result<ContentTypeDetector?, ContentTypeError> = .success(nil)
+        /// The arguments naming legacy name encodings, and their converters, opened before confinement.
+        var encodingArguments: [String] = []
+        var legacyNames: LegacyNames?
 
         var writesStaging: Bool { !inspect && !probe }
 
@@ -180,6 +193,8 @@ public enum DecoderChild {
                 rest.remove(at: index)
             }
             magicDatabase = ContentTypes.takeDatabaseArgument(&rest)
+            encodingArguments = rest.filter { $0.hasPrefix(LegacyNames.zipArgument) || $0.hasPrefix(LegacyNames.tarArgument) }
+            rest.removeAll { $0.hasPrefix(LegacyNames.zipArgument) || $0.hasPrefix(LegacyNames.tarArgument) }
             guard let limits = DecoderLimits(taking: &rest) else { return nil }
             self.limits = limits
             let policyArguments = rest

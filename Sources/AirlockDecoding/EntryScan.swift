@@ -4,6 +4,7 @@ import Glibc
 import AirlockPolicy
 import AirlockSystem
 import CArchive
+import CLzma
 
 /// The header-by-header loop over an open libarchive reader.
 struct EntryScan {
@@ -15,6 +16,14 @@ struct EntryScan {
     var reporter: ProgressReporter?
     /// A 7z archive's entry names as its header holds them, in order.
     var sevenZipNames: [[UInt8]]?
+    /// Decodes tar names that are not UTF-8, when the operator names an encoding.
+    var legacyNames: LegacyNames?
+    /// The format being read, for the few rules that depend on it (OptionalFormats.swift).
+    var format: ArchiveFormat?
+    /// A RAR's own listing, which each yielded entry and its data's CRC32 must match.
+    var rarEntries: [RarListing.Entry]?
+    /// The CRC32 of the current entry's data so far, kept for a RAR.
+    var dataCRC: UInt32 = 0
     private var tracker = ConflictTracker()
     private var counted: Int64 = 0
     /// True once libarchive has reported the archive's end, and not an error.
@@ -54,6 +63,7 @@ struct EntryScan {
                 return
             }
             let yielded: [UInt8] = archive_entry_pathname(entry).map { Array(UnsafeBufferPointer(start: $0, count: strlen($0))).map { UInt8(bitPattern: $0) } } ?? []
+            if isImageRoot(yielded, entry) { continue }
             var listed: ZipDirectory.Entry?
             if expected != nil {
                 guard let found = expected!.removeValue(forKey: ZipDirectory.NameKey(yielded)) else {
@@ -73,8 +83,10 @@ struct EntryScan {
                 guard let name = EntryScan.sevenZipName(names, yielded: yielded, index: index, findings: &outcome.findings) else { return }
                 headerName = name
             }
-            // An entry lands under the name its archive holds, byte for byte.
-            var raw = listed?.name ?? framed?.name ?? headerName ?? yielded
+            // An entry lands under the name its archive holds: a ZIP's as its
+            // directory holds it, decoded as its ZipName says; a tar's as its headers
+            // spell it, decoded if it is not UTF-8; a 7z's as its header holds it.
+            var raw = listed?.landingName ?? framed?.name ?? headerName ?? yielded
             var extractionRoot = false
             if framed != nil {
                 switch TarEntryNames.relative(raw) {
@@ -82,7 +94,9 @@ struct EntryScan {
                 case .name(let relative): raw = relative
                 }
             }
-            let judge = EntryJudge(policy: policy, raw: raw, index: index)
+            var judge = EntryJudge(policy: policy, raw: raw, index: index)
+            if let listed, let encoding = listed.legacyEncoding { judge.stored = (listed.name, encoding) }
+            if framed != nil { judgeTarName(raw, judge: &judge, findings: &outcome.findings) }
             index += 1
             outcome.entries = index
 
@@ -137,6 +151,7 @@ struct EntryScan {
                 }
                 let end = readData(judge: judge, declared: declared, compressed: compressed, sparse: sparse, writing: writing,
                                    sink: &sink, outcome: &outcome)
+                if end == .complete, let problem = rarDataProblem(index - 1) { outcome.findings.record(judge.violation(.corruptArchive, problem)) }
                 if writing, path != nil {
                     do { try sink.endFile() } catch { outcome.systemError = error; return }
                     if outcome.findings.isClean { outcome.files += 1 }
@@ -154,6 +169,7 @@ struct EntryScan {
                                                     writing: Bool, sink: inout Sink, outcome: inout ScanOutcome) -> DataEnd {
         var entryBytes: Int64 = 0
         let rawStart = stream.consumed
+        dataCRC = 0
         var writing = writing
 
         func feed(_ chunk: UnsafeRawBufferPointer, _ this: inout EntryScan) -> DataEnd {
@@ -184,6 +200,7 @@ struct EntryScan {
                 outcome.bytesWritten += n
             }
             entryBytes += n
+            if this.rarEntries != nil { this.dataCRC = lzma_crc32(chunk.bindMemory(to: UInt8.self).baseAddress, chunk.count, this.dataCRC) }
             this.counted += n
             return .complete
         }
@@ -325,7 +342,7 @@ struct EntryScan {
             return Violation(.encryptedEntry, "archive is encrypted: \(message)")
         }
         // libarchive reports "no reader recognised this" as ARCHIVE_ERRNO_FILE_FORMAT, EILSEQ on Linux.
-        if index == 0 && stream.tar?.failure == nil && archive_errno(archive) == EILSEQ {
+        if index == 0 && stream.tar?.failure == nil && archive_errno(archive) == EILSEQ && format?.isOptional != true {
             return Violation(.unsupportedFormat, message)
         }
         let kind = status == ARCHIVE_WARN ? "warning" : (status == ARCHIVE_FATAL ? "fatal error" : "error")

@@ -26,6 +26,13 @@ public struct ZipDirectory: Sendable {
         public let externalAttributes: UInt32
         /// The directory record has a ZIP64 field (so its data descriptor, if any, is wide).
         public let usesZip64: Bool
+        let unicodePath: ZipExtra.UnicodePath?
+        /// The UTF-8 name that is judged and lands, which `name` may store in a legacy code page.
+        public var landingName: [UInt8] = []
+        /// The name libarchive yields for the entry.
+        public var key = NameKey([])
+        /// The code page `landingName` was decoded from, if any.
+        public var legacyEncoding: String?
 
         public var isEncrypted: Bool { flags & 0x0001 != 0 || flags & 0x0040 != 0 || method == 99 }
         public var isDirectoryName: Bool { name.last == UInt8(ascii: "/") }
@@ -43,7 +50,7 @@ public struct ZipDirectory: Sendable {
 
     /// Reads the end records, the central directory and every local record of the
     /// ZIP file open at `file`, `fileSize` bytes long.
-    public init(file: DropFile, fileSize: Int64, maxEntries: Int) throws(Failure) {
+    public init(file: DropFile, fileSize: Int64, maxEntries: Int, legacyNames: TextConverter) throws(Failure) {
         let reader = Reader(file: file, size: fileSize)
         let end = try ZipEndRecords(reader)
         // Past the limit the count alone rejects, so a huge directory is never read.
@@ -52,6 +59,11 @@ public struct ZipDirectory: Sendable {
         var entries = try ZipDirectory.records(directory, count: Int(end.entryCount))
         for index in entries.indices {
             try ZipLocalRecord.check(&entries[index], reader: reader)
+            let resolved = try ZipName.resolve(stored: entries[index].name, flags: entries[index].flags,
+                                               unicode: entries[index].unicodePath, converter: legacyNames)
+            entries[index].landingName = resolved.landing
+            entries[index].key = resolved.key
+            entries[index].legacyEncoding = resolved.encoding
         }
         try ZipDirectory.checkLayout(entries, directoryOffset: end.directoryOffset)
         self.entries = entries
@@ -77,7 +89,7 @@ public struct ZipDirectory: Sendable {
             let extra = ZipExtra(Array(directory[(cursor + 46 + nameLength)..<(cursor + 46 + nameLength + extraLength)]))
             var fields = ZipExtra.Sizes(uncompressed: UInt64(directory.u32(cursor + 24)), compressed: UInt64(directory.u32(cursor + 20)),
                                         offset: UInt64(directory.u32(cursor + 42)), disk: UInt32(directory.u16(cursor + 34)))
-            try extra.check(name: name)
+            let unicodePath = try extra.check(name: name)
             try extra.applyZip64(&fields)
             guard fields.disk == 0 else { throw .malformed("\(EscapedName(name)): multi-disk archive (an entry on another disk)") }
             entries.append(Entry(
@@ -86,7 +98,7 @@ public struct ZipDirectory: Sendable {
                 uncompressedSize: try Reader.int64(fields.uncompressed, "a size"),
                 localHeaderOffset: try Reader.int64(fields.offset, "a local header offset"),
                 madeByUnix: directory.u16(cursor + 4) >> 8 == 3, externalAttributes: directory.u32(cursor + 38),
-                usesZip64: extra.hasZip64))
+                usesZip64: extra.hasZip64, unicodePath: unicodePath))
             cursor += recordLength
         }
         guard cursor == directory.count else { throw .malformed("central directory size disagrees with its records") }
@@ -148,8 +160,12 @@ extension ZipDirectory {
         }
     }
 
-    /// The entries by the key their yielded name must match.
+    /// The entries by the key their yielded name must match. libarchive yields
+    /// a name without the UTF-8 flag as the bytes stored (no `hdrcharset` is set,
+    /// and this platform's default conversion for reading is none), and a
+    /// Unicode path field whose CRC matches in place of the name; `ZipName`
+    /// decodes the stored bytes itself and has checked the field agrees.
     public var byName: [NameKey: Entry] {
-        Dictionary(entries.map { (NameKey($0.name), $0) }, uniquingKeysWith: { first, _ in first })
+        Dictionary(entries.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
     }
 }

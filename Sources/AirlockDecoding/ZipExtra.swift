@@ -33,25 +33,34 @@ struct ZipExtra {
 
     var hasZip64: Bool { (try? fields())?.contains { $0.id == ZipExtra.zip64ID } ?? false }
 
-    /// Rejects what would let two readers name or size the entry differently: a
-    /// ZIP64 or Unicode path field that appears twice (readers differ on which one
-    /// counts), and a Unicode path field (which libarchive and unzip prefer to the
-    /// name) that is not the name itself, up to canonical equivalence. Other
-    /// fields (timestamps, alignment padding) change nothing a reader extracts.
-    func check(name: [UInt8]) throws(ZipDirectory.Failure) {
+    /// An Info-ZIP Unicode path field: a version, the CRC-32 of the header name
+    /// it was written for, and a UTF-8 name.
+    struct UnicodePath: Equatable {
+        let version: UInt8
+        let nameCRC: UInt32
+        let name: [UInt8]
+    }
+
+    /// Rejects what would let two readers size the entry or pick its name
+    /// differently: a ZIP64 or Unicode path field that appears twice (readers
+    /// differ on which one counts), or a Unicode path field too short to hold
+    /// its CRC. Returns the Unicode path field, which `ZipName` weighs against
+    /// the name. Other fields (timestamps, alignment padding) change nothing a
+    /// reader extracts.
+    func check(name: [UInt8]) throws(ZipDirectory.Failure) -> UnicodePath? {
         var seen: Set<UInt16> = []
+        var unicode: UnicodePath?
         for field in try fields() where field.id == ZipExtra.zip64ID || field.id == ZipExtra.unicodePathID {
             guard seen.insert(field.id).inserted else {
                 throw .malformed("\(EscapedName(name)): extra field 0x\(String(field.id, radix: 16)) appears twice")
             }
             if field.id == ZipExtra.unicodePathID {
                 let body = Array(field.body)
-                guard body.count >= 5, let unicode = String(validating: body[5...], as: UTF8.self),
-                      let plain = String(validating: name, as: UTF8.self), unicode == plain else {
-                    throw .malformed("\(EscapedName(name)): its Unicode path field names another entry")
-                }
+                guard body.count >= 5 else { throw .malformed("\(EscapedName(name)): its Unicode path field is truncated") }
+                unicode = UnicodePath(version: body[0], nameCRC: body.u32(1), name: Array(body[5...]))
             }
         }
+        return unicode
     }
 
     /// Replaces each placeholder (0xFFFFFFFF, or 0xFFFF for the disk) with the

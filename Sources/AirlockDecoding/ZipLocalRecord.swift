@@ -27,7 +27,10 @@ enum ZipLocalRecord {
         }
         let extraStart = try Reader.sum(entry.localHeaderOffset, 30, Int64(nameLength))
         let extra = ZipExtra(try reader.bytes(at: extraStart, count: extraLength))
-        try extra.check(name: entry.name)
+        // A streaming reader takes the local Unicode path field, a seekable one the directory's.
+        guard try extra.check(name: entry.name) == entry.unicodePath else {
+            throw .malformed("\(label): local header and central directory disagree on the Unicode path field")
+        }
         if !entry.hasDataDescriptor {
             var sizes = ZipExtra.Sizes(uncompressed: UInt64(header.u32(22)), compressed: UInt64(header.u32(18)), offset: 0, disk: 0)
             try extra.applyZip64(&sizes)
