@@ -3,12 +3,17 @@ SWIFT ?= swift
 ROOT ?= var
 # Debian packages the build and the tests need (the tests use sha256sum from coreutils; the
 # content tests libmagic, the system mime.types and a clamd they start themselves).
-DEBIAN_PACKAGES = libseccomp-dev libarchive-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev pkg-config systemd \
-	libmagic-dev libmagic-mgc media-types clamav-daemon
+DEBIAN_PACKAGES = libseccomp-dev libarchive-dev liblzma-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev \
+	pkg-config systemd gcc libmagic-dev libmagic-mgc media-types clamav-daemon
 
-.PHONY: all deps build release run test bench keyed-fixtures unicode-tables fuzz-zip clean
+.PHONY: all print-packages deps build release run test bench keyed-fixtures unicode-tables fuzz-zip clean
 
 all: build
+
+# Everything the build and make test need, for CI's apt-get (the tests also build man
+# pages and a seccomp helper, and set ACLs: DEPLOY_PACKAGES).
+print-packages:
+	@echo $(DEBIAN_PACKAGES) $(DEPLOY_PACKAGES)
 
 # Installs whichever of DEBIAN_PACKAGES is missing (needs root, or sudo).
 deps:
