@@ -35,7 +35,10 @@ run: build
 	.build/debug/airlock init --root $(ROOT)
 	.build/debug/airlock run --root $(ROOT)
 
+# The shipped binaries' linking (a release build with the static Swift runtime whose
+# ldd names nothing from the toolchain), then the unit and end-to-end tests.
 test: build
+	$(MAKE) --no-print-directory static-ldd
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
@@ -98,7 +101,7 @@ UNITS = airlock.service airlock@.service airlock-sweep.service airlock-sweep.tim
 # Paths in the shipped files name /usr/local; an install rewrites them for PREFIX.
 REPREFIX = sed -e 's|/usr/local|$(PREFIX)|g'
 
-.PHONY: static static-check man install uninstall deb deb-test deploy-deps
+.PHONY: static static-ldd static-check man install uninstall deb deb-test deploy-deps
 
 deploy-deps:
 	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(DEPLOY_PACKAGES)"
@@ -108,12 +111,15 @@ deploy-deps:
 static: deps
 	$(SWIFT) build -c release --static-swift-stdlib
 
-# Fails if ldd names anything from the Swift toolchain; then start-up times.
-static-check: static
+# Fails if ldd names anything from the Swift toolchain (part of make test).
+static-ldd: static
 	@for p in $(PROGRAMS); do echo "== ldd $$p"; ldd .build/release/$$p; done
 	@if for p in $(PROGRAMS); do ldd .build/release/$$p; done | grep -E 'libswift|libFoundation|_FoundationICU|libdispatch|libBlocksRuntime|/opt/swift|/usr/lib/swift'; then \
-		echo "static-check: linked to the Swift toolchain"; exit 1; fi
-	@echo "static-check: nothing from the Swift toolchain"
+		echo "static-ldd: linked to the Swift toolchain"; exit 1; fi
+	@echo "static-ldd: nothing from the Swift toolchain"
+
+# The ldd check, then sizes and start-up times.
+static-check: static-ldd
 	@ls -l $(addprefix .build/release/,$(PROGRAMS))
 	@bash deploy/measure-startup.sh .build/release
 
