@@ -39,11 +39,16 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        .systemLibrary(
+            name: "CJansson",
+            pkgConfig: "jansson",
+            providers: [.apt(["libjansson-dev"])]
+        ),
         .target(name: "CAirlockShims", linkerSettings: [.linkedLibrary("seccomp")]),
         .target(name: "AirlockSystem", dependencies: ["CAirlockShims"]),
         .target(name: "AirlockPolicy", dependencies: ["AirlockSystem"]),
         .target(name: "AirlockDecoding", dependencies: ["AirlockPolicy", "AirlockSystem", "CArchive", "CIsal", "CAirlockShims"]),
-        .target(name: "AirlockCore", dependencies: ["AirlockDecoding", "AirlockPolicy", "AirlockSystem", "CCrypto", "CAirlockShims"]),
+        .target(name: "AirlockCore", dependencies: ["AirlockDecoding", "AirlockPolicy", "AirlockSystem", "CCrypto", "CJansson", "CAirlockShims"]),
         .target(name: "AirlockWatcher", dependencies: ["AirlockCore", "AirlockSystem", "CInotifyTools", "CSystemd", "CAirlockShims"]),
         .executableTarget(name: "airlock", dependencies: ["AirlockWatcher", "AirlockCore"]),
         .executableTarget(name: "airlock-decoder", dependencies: ["AirlockDecoding"]),

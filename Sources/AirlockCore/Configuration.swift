@@ -74,6 +74,7 @@ public struct Configuration: Sendable, Equatable {
     /// Decodes and validates the bytes of an airlock.json: every numeric setting
     /// against its range in `numericSettings`, the others by their own rules.
     public init(json: Data) throws(ConfigurationError) {
+        try ConfigurationText.check(json)
         let value: Any
         do {
             value = try JSONSerialization.jsonObject(with: json, options: [])

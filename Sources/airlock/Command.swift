@@ -21,7 +21,8 @@ enum Command: Equatable {
     case quarantinePurge(RootChoice, id: String?, olderThanSeconds: Int64?, dryRun: Bool)
     case history(RootChoice, id: String?, json: Bool)
     case status(RootChoice, json: Bool)
-    case help
+    /// A command's usage, or the list of commands (nil).
+    case help(String?)
     case version
 
     struct UsageError: Error, CustomStringConvertible {
@@ -29,26 +30,9 @@ enum Command: Equatable {
         init(_ message: String) { description = message }
     }
 
-    static let usage = """
-        usage: airlock init [--root DIR]
-               airlock run [--root DIR | --config FILE] [--once]
-               airlock check-path NAME...
-               airlock inspect FILE [--root DIR | --config FILE]
-               airlock doctor [--root DIR | --config FILE] [--json]
-               airlock quarantine list [--reason R] [--since DURATION] [--json]
-               airlock quarantine show ID [--json]
-               airlock quarantine release ID
-               airlock quarantine purge ID | --older-than DURATION [--dry-run]
-               airlock history [--id ID] [--json]
-               airlock status [--json]
-               airlock help | version
-        Every command that works on a root takes --root DIR or --config FILE.
-        DURATION is a number and a unit, at most 36500d: 30s, 15m, 12h, 7d, 2w.
-        Without --root or --config, the root is ./var.
-        """
-
     static func parse(_ arguments: [String]) throws(UsageError) -> Command {
         guard let verb = arguments.first else { throw UsageError("no command given") }
+        if let topic = try Help.requested(arguments) { return .help(topic) }
         var options = Options(Array(arguments.dropFirst()))
         switch verb {
         case "init":
@@ -78,8 +62,6 @@ enum Command: Equatable {
             let choice = try options.rootChoice()
             try options.expectNoOperands(verb)
             return .doctor(choice, json: json)
-        case "help", "--help", "-h":
-            return .help
         case "version", "--version":
             return .version
         case "quarantine":

@@ -24,8 +24,8 @@ enum Dispatch {
 
     static func run(_ command: Command) -> Int32 {
         switch command {
-        case .help:
-            print(Command.usage)
+        case .help(let topic):
+            print(topic.flatMap(Help.entry)?.text ?? Help.overview)
             return ExitStatus.ok
         case .version:
             print("airlock \(AirlockVersion.current)")
