@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ROOT ?= var
 # Debian packages the build and the tests need (the tests use sha256sum from coreutils).
-DEBIAN_PACKAGES = libseccomp-dev libarchive-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev pkg-config systemd
+DEBIAN_PACKAGES = libseccomp-dev libarchive-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev libjansson-dev pkg-config systemd
 
 .PHONY: all deps build release run test bench keyed-fixtures unicode-tables clean
 

@@ -23,6 +23,8 @@ enum DecoderVerdict: Equatable {
               let abi = (object["landlock_abi"] as? NSNumber)?.intValue,
               let landlock = (object["landlock"] as? NSNumber)?.boolValue,
               let seccomp = (object["seccomp"] as? NSNumber)?.boolValue else { return nil }
+        ConfinementInForce.record("decoder_landlock", landlock)
+        ConfinementInForce.record("decoder_seccomp", seccomp)
         var summary = "Landlock \(landlock ? "ABI \(abi)" : "off"), seccomp \(seccomp ? "on" : "off")"
         if let problems = object["confinement_problems"] as? String { summary += " (\(problems))" }
         return (landlock && seccomp, summary)

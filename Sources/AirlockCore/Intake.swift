@@ -84,7 +84,7 @@ public final class Intake: @unchecked Sendable {
                         record.add("id", claim.id)
                         record.add("drop", EscapedName(claim.dropName).text)
                         record.add("output", "outbox/" + EscapedName(output).text)
-                        record.add("recovered", 1)
+                        record.add("recovered", true)
                     }
                 }
                 try release(claim)
@@ -187,8 +187,10 @@ public final class Intake: @unchecked Sendable {
                 verdict = .deferred(detail: "cannot quarantine: \(error)")
             }
         }
-        let outcome = DropOutcome(id: claim.id, dropName: claim.dropName, verdict: verdict, size: context.size,
+        var outcome = DropOutcome(id: claim.id, dropName: claim.dropName, verdict: verdict, size: context.size,
                                   seconds: Double(monotonicNanoseconds() - started) / 1e9)
+        outcome.sha256 = context.sha256
+        outcome.uploader = context.uploader
         record(outcome, context, seconds: outcome.seconds)
         if case .accepted = verdict {
             // Only now, after its journal record: a stop before this point leaves the
@@ -238,6 +240,7 @@ public final class Intake: @unchecked Sendable {
         do {
             try journal.append(event, fill)
         } catch {
+            JournalWriteErrors.increment()
             log.warning("cannot append to the journal: \(error)")
         }
     }
@@ -248,6 +251,7 @@ public final class Intake: @unchecked Sendable {
             record.add("drop", EscapedName(claim.dropName).text)
             if let size = context.size { record.add("size", size) }
             if let sha256 = context.sha256 { record.add("sha256", sha256) }
+            context.uploader?.add(to: &record)
         }
     }
 
@@ -255,6 +259,7 @@ public final class Intake: @unchecked Sendable {
         var received: String
         var size: Int64?
         var sha256: String?
+        var uploader: Uploader?
         /// The decoder child's peak resident set size, when one ran.
         var decoderMaxRSSKiB: Int64?
     }
@@ -267,6 +272,7 @@ public final class Intake: @unchecked Sendable {
         } catch {
             return .deferred(detail: "\(error)")
         }
+        context.uploader = Uploader(uid: before.owner)
         guard before.kind == .regular, before.linkCount == 1 else {
             journalClaimed(claim, context)
             return .rejected(notRegular(before))
@@ -461,7 +467,8 @@ public final class Intake: @unchecked Sendable {
     /// renames the whole claim to quarantine/ID: the entry appears complete or not at all.
     private func quarantine(_ claim: Claim, _ rejection: Rejection, _ context: ReportContext) throws(SystemError) {
         let report = RejectionReport(
-            id: claim.id, drop: EscapedName(claim.dropName).text, drop_hex: claim.dropName.hex, drop_bytes: context.size, sha256: context.sha256,
+            id: claim.id, drop: EscapedName(claim.dropName).text, drop_hex: claim.dropName.hex, size: context.size, sha256: context.sha256,
+            uploader_uid: context.uploader?.uid, uploader: context.uploader?.name,
             format: rejection.format, reason: rejection.reason.rawValue, detail: rejection.detail,
             entry: rejection.entry, entry_index: rejection.entryIndex, bytes_written: rejection.bytesWritten,
             policy: .init(policy), received_at: context.received, decided_at: timestamp(),

@@ -13,6 +13,10 @@ public struct JSONObjectWriter: Sendable {
         fields.append(JSONObjectWriter.quote(key) + ":" + String(value))
     }
 
+    public mutating func add(_ key: String, _ value: Bool) {
+        fields.append(JSONObjectWriter.quote(key) + ":" + (value ? "true" : "false"))
+    }
+
     public var text: String { "{" + fields.joined(separator: ",") + "}" }
 
     public static func quote(_ value: String) -> String {

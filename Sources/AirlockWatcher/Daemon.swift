@@ -549,6 +549,7 @@ public final class Daemon: @unchecked Sendable {
 
     private func writeMetrics() {
         metrics.setQueueDepth(queuedCount() + inFlightCount() + backlog.count + retries.count)
+        metrics.setRoot(try? RootGauges.measure(layout))
         do {
             try metrics.write(to: configuration.metricsPath, root: layout.root)
         } catch {

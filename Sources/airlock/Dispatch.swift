@@ -170,6 +170,7 @@ enum Dispatch {
         defer { layout.close() }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
         let confinement = SupervisorConfinement.apply(layout, configuration)
+        ConfinementInForce.record("supervisor_landlock", confinement.applied)
         if confinement.applied { log.info(confinement.message) } else { log.warning(confinement.message) }
         guard once else {
             let configurationPath: String
@@ -285,8 +286,8 @@ extension Dispatch {
             var line = JSONObjectWriter()
             line.add("decoders", decoder)
             line.add("landlock_abi", Int64(found.landlockABI))
-            line.add("landlock", found.landlock ? 1 : 0)
-            line.add("seccomp", found.seccomp ? 1 : 0)
+            line.add("landlock", found.landlock)
+            line.add("seccomp", found.seccomp)
             line.add("confine_microseconds", Int64(found.confineMicroseconds))
             for key in found.limits.keys.sorted() { line.add("limit_" + key, found.limits[key]!) }
             if let problems = found.problems { line.add("problems", problems) }

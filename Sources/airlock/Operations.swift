@@ -29,12 +29,12 @@ enum Operations {
             for entry in entries {
                 var line = JSONObjectWriter()
                 line.add("id", entry.id)
-                line.add("time", entry.decidedAt)
+                line.add("decided_at", entry.decidedAt)
                 line.add("drop", entry.drop)
                 if let size = entry.size { line.add("size", size) }
                 line.add("reason", entry.reason)
                 if let offending = entry.entry { line.add("entry", offending) }
-                line.add("released", entry.released ? 1 : 0)
+                line.add("released", entry.released)
                 out.emit(line.text)
             }
             return ExitStatus.ok
@@ -86,7 +86,7 @@ enum Operations {
         }
         var lines = [
             "id:             \(entry.id)",
-            "drop:           \(field("drop")) (\(field("drop_bytes")) bytes)",
+            "drop:           \(field("drop")) (\(field("size")) bytes)",
             "sha256:         \(field("sha256"))",
             "format:         \(field("format"))",
             "reason:         \(field("reason"))",
