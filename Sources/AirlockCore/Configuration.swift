@@ -50,6 +50,8 @@ public struct Configuration: Sendable, Equatable {
         public var graceSeconds: Int64 = 10
         /// Longest wait between retries of a deferred drop.
         public var retryMaxSeconds: Int64 = 300
+        /// Names left alone until renamed: uploads in progress. Matched case-insensitively.
+        public var ignore = TemporaryNames.defaultPatterns
 
         public init() {}
     }
@@ -121,6 +123,8 @@ public struct Configuration: Sendable, Equatable {
                 throw ConfigurationError("metrics.path: a relative path may not hold '.' or '..' components")
             }
             metricsPath = path
+        case "watch":
+            if let patterns = try reader.stringArray("ignore") { watch.ignore = try TemporaryNames.validated(patterns) }
         case "commit":
             guard let method = try reader.string("sync") else { return }
             guard let parsed = SyncMethod(rawValue: method) else {
@@ -178,6 +182,7 @@ public struct Configuration: Sendable, Equatable {
             return ["\"class_names\": [\(keyed.classNames.map(JSONObjectWriter.quote).joined(separator: ", "))]",
                     "\"keep_original\": \(keyed.keepOriginal)"]
         case "metrics": return ["\"path\": \(JSONObjectWriter.quote(metricsPath))"]
+        case "watch": return ["\"ignore\": [\(watch.ignore.map(JSONObjectWriter.quote).joined(separator: ", "))]"]
         case "commit": return ["\"sync\": \"\(sync.rawValue)\""]
         default: return []
         }

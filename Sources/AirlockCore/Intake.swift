@@ -43,14 +43,9 @@ public final class Intake: @unchecked Sendable {
 
     var policy: Policy { configuration.policy }
 
-    /// Names producers are still writing: dotfiles, `*.part`, `*.tmp`, `*~`.
-    public static func isTemporaryName(_ name: [UInt8]) -> Bool {
-        if name.first == UInt8(ascii: ".") || name.last == UInt8(ascii: "~") { return true }
-        for suffix in [".part", ".tmp"] {
-            let bytes = Array(suffix.utf8)
-            if name.count > bytes.count && Array(name.suffix(bytes.count)) == bytes { return true }
-        }
-        return false
+    /// Names producers are still writing: those `watch.ignore` matches.
+    public static func isTemporaryName(_ name: [UInt8], _ configuration: Configuration) -> Bool {
+        TemporaryNames.matches(name, configuration.watch.ignore)
     }
 
     // MARK: Start-up recovery
@@ -128,7 +123,7 @@ public final class Intake: @unchecked Sendable {
             throw SystemError("open", Array("inbox".utf8), .noEntry)
         }
         let tickets = try inbox.closeAfter { (inbox) throws(SystemError) -> [ClaimTicket] in
-            let names = try inbox.entryNames().filter { !Intake.isTemporaryName($0) }
+            let names = try inbox.entryNames().filter { !Intake.isTemporaryName($0, configuration) }
             var tickets: [ClaimTicket] = []
             let stuck = StuckEntries(journal: journal)
             for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {

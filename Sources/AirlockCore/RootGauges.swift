@@ -22,7 +22,7 @@ public struct RootGauges: Sendable, Equatable {
     public init() {}
 
     /// Measures `layout`; entries that vanish while being looked at are skipped.
-    public static func measure(_ layout: RootLayout) throws(SystemError) -> RootGauges {
+    public static func measure(_ layout: RootLayout, _ configuration: Configuration) throws(SystemError) -> RootGauges {
         var gauges = RootGauges()
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
@@ -41,7 +41,7 @@ public struct RootGauges: Sendable, Equatable {
         }
         if let inbox = try layout.openInbox() {
             defer { inbox.close() }
-            for name in try inbox.entryNames() where !Intake.isTemporaryName(name) {
+            for name in try inbox.entryNames() where !Intake.isTemporaryName(name, configuration) {
                 if let status = try? inbox.status(of: name) { gauges.oldestInboxSeconds = max(gauges.oldestInboxSeconds, age(status)) }
             }
         }

@@ -64,7 +64,7 @@ public struct Status {
             defer { inbox.close() }
             var now = timespec()
             clock_gettime(CLOCK_REALTIME, &now)
-            for name in try inbox.entryNames() where !Intake.isTemporaryName(name) {
+            for name in try inbox.entryNames() where !Intake.isTemporaryName(name, configuration) {
                 status.waiting += 1
                 guard let entry = try? inbox.status(of: name) else { continue }
                 if let record = skipped[name], (record["inode"] as? NSNumber)?.int64Value == Int64(bitPattern: entry.inode) {

@@ -171,8 +171,10 @@ final class Sandbox {
         try listing(base).filter { !$0.hasPrefix("root/") && !$0.hasPrefix("logs/") }
     }
 
+    /// The default `watch.ignore` patterns, which match regardless of case.
     private func isTemporary(_ name: String) -> Bool {
-        name.hasPrefix(".") || name.hasSuffix(".part") || name.hasSuffix(".tmp") || name.hasSuffix("~")
+        let folded = name.lowercased()
+        return folded.hasPrefix(".") || [".part", ".filepart", ".tmp", "~"].contains { folded.hasSuffix($0) }
     }
 
     /// The one quarantine entry: its id, report and original bytes.
