@@ -193,6 +193,8 @@ enum Operations {
             if let since = status.sinceStart { object["since_start"] = since.json }
             if let oldest = status.oldestWaiting { object["oldest_waiting"] = ["drop": oldest.name, "age_seconds": oldest.seconds] }
             object["stuck"] = status.stuck.map { ["drop": $0.name, "detail": $0.detail, "since": $0.since] }
+            object["long_claims"] = status.longClaims.map { ["id": $0.id, "drop": $0.drop, "age_seconds": $0.ageSeconds] }
+            object["quarantine"] = ["entries": status.quarantine.quarantineEntries, "bytes": status.quarantine.quarantineBytes]
             if let confinement {
                 object["confinement"] = ["landlock_abi": confinement.landlockABI, "landlock": confinement.landlock, "seccomp": confinement.seccomp]
             }
@@ -204,7 +206,9 @@ enum Operations {
         if status.holder.running {
             daemon = "running (pid \(status.holder.pid.map(String.init) ?? "?"), \(status.holder.mode ?? "?"), since \(status.holder.startedAt ?? "?"))"
         } else if let pid = status.holder.pid {
-            daemon = "not running (stale pid file names \(pid))"
+            // The pid file outlives every run, clean or not: it says who ran last.
+            let last = status.holder.mode == "once" ? "run --once" : status.holder.mode ?? "?"
+            daemon = "not running (last: \(last), pid \(pid), started \(status.holder.startedAt ?? "?"))"
         } else {
             daemon = "not running"
         }
@@ -216,6 +220,11 @@ enum Operations {
         for entry in status.stuck {
             lines.append("stuck:         \(entry.name): \(entry.detail) (since \(entry.since))")
         }
+        for claim in status.longClaims {
+            lines.append("stuck:         \(claim.drop): claimed \(claim.ageSeconds) s ago and not decided [\(claim.id)]")
+        }
+        lines.append("quarantine:    \(status.quarantine.quarantineEntries) entries, "
+                     + ByteCountFormatter.string(fromByteCount: status.quarantine.quarantineBytes, countStyle: .binary))
         lines.append("free space:    \(ByteCountFormatter.string(fromByteCount: Int64(status.freeBytes), countStyle: .binary)) on the root's filesystem")
         if let confinement {
             lines.append("confinement:   Landlock \(confinement.landlock ? "ABI \(confinement.landlockABI)" : "off"), seccomp \(confinement.seccomp ? "on" : "off")")
