@@ -166,7 +166,7 @@ public struct QuarantineDesk {
 
     /// Removes entries: each is first renamed out of view into state/purging (so a
     /// reader never sees half an entry), then deleted; recorded in the journal.
-    public func purge(_ entries: [Entry]) throws(SystemError) {
+    public func purge(_ entries: [Entry], note: String? = nil) throws(SystemError) {
         do throws(SystemError) {
             try layout.state.makeDirectory(QuarantineDesk.purgingDirectory, mode: 0o700)
         } catch where error.errno == .exists {}
@@ -181,6 +181,7 @@ public struct QuarantineDesk {
                 record.add("drop", entry.drop)
                 record.add("reason", entry.reason)
                 if let size = entry.size { record.add("size", size) }
+                if let note { record.add("purge_reason", note) }
             }
         }
         try layout.quarantine.sync()

@@ -18,7 +18,7 @@ enum Command: Equatable {
     case quarantineList(RootChoice, reason: String?, sinceSeconds: Int64?, json: Bool)
     case quarantineShow(RootChoice, id: String, json: Bool)
     case quarantineRelease(RootChoice, id: String)
-    case quarantinePurge(RootChoice, id: String?, olderThanSeconds: Int64?, dryRun: Bool)
+    case quarantinePurge(RootChoice, ids: [String], olderThanSeconds: Int64?, dryRun: Bool, reason: String?)
     case history(RootChoice, id: String?, json: Bool)
     case status(RootChoice, json: Bool)
     /// A command's usage, or the list of commands (nil).
@@ -111,11 +111,12 @@ enum Command: Equatable {
             guard rest.count == 1 else { throw UsageError("quarantine release takes exactly one ID") }
             return .quarantineRelease(choice, id: rest[0])
         case "purge":
-            try forbid(json || reason != nil || since != nil, "list options")
-            switch (rest.count, olderThan) {
-            case (1, nil): return .quarantinePurge(choice, id: rest[0], olderThanSeconds: nil, dryRun: dryRun)
-            case (0, let seconds?): return .quarantinePurge(choice, id: nil, olderThanSeconds: seconds, dryRun: dryRun)
-            default: throw UsageError("quarantine purge takes one ID or --older-than DURATION")
+            // Here --reason is the operator's own words for the journal, not a reason code.
+            try forbid(json || since != nil, "list options")
+            switch (rest.isEmpty, olderThan) {
+            case (false, nil): return .quarantinePurge(choice, ids: rest, olderThanSeconds: nil, dryRun: dryRun, reason: reason)
+            case (true, let seconds?): return .quarantinePurge(choice, ids: [], olderThanSeconds: seconds, dryRun: dryRun, reason: reason)
+            default: throw UsageError("quarantine purge takes IDs or --older-than DURATION")
             }
         default:
             throw UsageError("unknown quarantine action '\(action)'")

@@ -48,9 +48,9 @@ enum Dispatch {
             return withRoot(choice) { layout, configuration in Operations.show(layout, configuration, id: id, json: json) }
         case .quarantineRelease(let choice, let id):
             return withRoot(choice) { layout, configuration in Operations.release(layout, configuration, id: id) }
-        case .quarantinePurge(let choice, let id, let olderThan, let dryRun):
+        case .quarantinePurge(let choice, let ids, let olderThan, let dryRun, let reason):
             return withRoot(choice) { layout, configuration in
-                Operations.purge(layout, configuration, id: id, olderThanSeconds: olderThan, dryRun: dryRun)
+                Operations.purge(layout, configuration, ids: ids, olderThanSeconds: olderThan, dryRun: dryRun, reason: reason)
             }
         case .history(let choice, let id, let json):
             return withRoot(choice) { layout, configuration in Operations.history(layout, configuration, id: id, json: json) }

@@ -40,19 +40,20 @@ enum Operations {
             return ExitStatus.ok
         }
         let rows = [["ID", "TIME", "SIZE", "REASON", "DROP", "ENTRY"]] + entries.map { entry in
-            [entry.id, String(entry.decidedAt.prefix(19)).replacingOccurrences(of: "T", with: " "),
+            [entry.id, String(entry.decidedAt.prefix(19)).replacingOccurrences(of: "T", with: " ") + (entry.decidedAt.hasSuffix("Z") ? " UTC" : ""),
              entry.size.map(String.init) ?? "-", entry.reason + (entry.released ? " (released)" : ""), entry.drop, entry.entry ?? ""]
         }
         print(table(rows))
         return ExitStatus.ok
     }
 
+    /// Rows in columns aligned by display width, so wide (CJK) names keep them in line.
     static func table(_ rows: [[String]]) -> String {
         var widths = [Int](repeating: 0, count: rows.first?.count ?? 0)
-        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], displayWidth(cell)) } }
         return rows.map { row in
             row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+                index == row.count - 1 ? cell : padded(cell, toColumns: widths[index])
             }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
         }.joined(separator: "\n")
     }
@@ -122,18 +123,21 @@ enum Operations {
         }
     }
 
-    static func purge(_ layout: RootLayout, _ configuration: Configuration, id: String?, olderThanSeconds: Int64?, dryRun: Bool) -> Int32 {
+    static func purge(_ layout: RootLayout, _ configuration: Configuration, ids: [String], olderThanSeconds: Int64?, dryRun: Bool,
+                      reason: String?) -> Int32 {
         let desk = QuarantineDesk(layout: layout, configuration: configuration)
         do {
             var chosen: [QuarantineDesk.Entry]
-            if let id {
-                chosen = [try desk.entry(id)]
+            if !ids.isEmpty {
+                // Every id is checked before any entry is removed: a typo purges nothing.
+                chosen = try ids.map { try desk.entry($0) }
+                chosen = chosen.enumerated().filter { index, entry in !chosen[..<index].contains { $0.id == entry.id } }.map(\.element)
             } else {
                 let cutoff = Date().addingTimeInterval(-TimeInterval(olderThanSeconds ?? 0))
                 chosen = try desk.entries().filter { ($0.date ?? .distantFuture) < cutoff }
             }
             for entry in chosen { log.info("\(dryRun ? "would purge" : "purging") \(entry.id) (\(entry.drop), \(entry.reason))") }
-            if !dryRun { try desk.purge(chosen) }
+            if !dryRun { try desk.purge(chosen, note: reason) }
             log.info("\(chosen.count) \(chosen.count == 1 ? "entry" : "entries") \(dryRun ? "would be " : "")purged")
             return ExitStatus.ok
         } catch let refusal as QuarantineDesk.Refusal {
