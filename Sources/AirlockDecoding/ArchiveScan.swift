@@ -103,7 +103,7 @@ public struct ArchiveScan {
     }
 
     /// Enables exactly the reader the sniffed format calls for, and no external programs.
-    private func configure(_ archive: OpaquePointer) -> Violation? {
+    func configure(_ archive: OpaquePointer) -> Violation? {
         var status: Int32
         switch format {
         case .zip: status = archive_read_support_format_zip_seekable(archive)

@@ -77,6 +77,7 @@ public enum DecoderChild {
             return failure(error)
         }
         var scan = ArchiveScan(format: request.format, policy: request.policy, drop: drop, dropSize: size)
+        if request.list { return ArchiveListing.run(scan) }
         scan.reportsProgress = request.progress
         let outcome: ScanOutcome
         if request.inspect {
@@ -131,7 +132,9 @@ public enum DecoderChild {
         var limits = DecoderLimits(addressSpaceBytes: 0, cpuSeconds: 0, openFiles: 0, fileSizeBytes: 0)
         var policy = Policy()
 
-        var writesStaging: Bool { !inspect && !probe }
+        /// Lists the archive's entries from their headers instead of judging it.
+        var list = false
+        var writesStaging: Bool { !inspect && !probe && !list }
 
         init?(_ arguments: [String]) {
             guard let first = arguments.first else { return nil }
@@ -144,6 +147,10 @@ public enum DecoderChild {
             var rest = Array(arguments.dropFirst())
             if let index = rest.firstIndex(of: "--inspect") {
                 inspect = true
+                rest.remove(at: index)
+            }
+            if let index = rest.firstIndex(of: "--list") {
+                list = true
                 rest.remove(at: index)
             }
             if let index = rest.firstIndex(of: "--progress") {

@@ -17,6 +17,11 @@ public struct JSONObjectWriter: Sendable {
         fields.append(JSONObjectWriter.quote(key) + ":" + (value ? "true" : "false"))
     }
 
+    /// An array of objects, each already written.
+    public mutating func add(_ key: String, objects: [JSONObjectWriter]) {
+        fields.append(JSONObjectWriter.quote(key) + ":[" + objects.map(\.text).joined(separator: ",") + "]")
+    }
+
     public var text: String { "{" + fields.joined(separator: ",") + "}" }
 
     public static func quote(_ value: String) -> String {

@@ -18,6 +18,7 @@ enum Command: Equatable {
     case quarantineList(RootChoice, reason: String?, sinceSeconds: Int64?, json: Bool)
     case quarantineShow(RootChoice, id: String, json: Bool)
     case quarantineRelease(RootChoice, id: String)
+    case quarantineContents(RootChoice, id: String, json: Bool)
     case quarantinePurge(RootChoice, ids: [String], olderThanSeconds: Int64?, dryRun: Bool, reason: String?)
     case history(RootChoice, id: String?, json: Bool)
     case status(RootChoice, json: Bool)
@@ -90,7 +91,7 @@ enum Command: Equatable {
         let olderThan = try options.value("--older-than").map { (text) throws(UsageError) in try duration(text, "--older-than") }
         let choice = try options.rootChoice()
         let words = try options.operands(allowingOptions: false)
-        guard let action = words.first else { throw UsageError("quarantine needs list, show, release or purge") }
+        guard let action = words.first else { throw UsageError("quarantine needs list, show, contents, release or purge") }
         let rest = Array(words.dropFirst())
         func forbid(_ present: Bool, _ flag: String) throws(UsageError) {
             if present { throw UsageError("quarantine \(action) does not take \(flag)") }
@@ -106,6 +107,10 @@ enum Command: Equatable {
             try forbid(dryRun || reason != nil || since != nil || olderThan != nil, "list options")
             guard rest.count == 1 else { throw UsageError("quarantine show takes exactly one ID") }
             return .quarantineShow(choice, id: rest[0], json: json)
+        case "contents":
+            try forbid(dryRun || reason != nil || since != nil || olderThan != nil, "options other than --json")
+            guard rest.count == 1 else { throw UsageError("quarantine contents takes exactly one ID") }
+            return .quarantineContents(choice, id: rest[0], json: json)
         case "release":
             try forbid(json || dryRun || reason != nil || since != nil || olderThan != nil, "options")
             guard rest.count == 1 else { throw UsageError("quarantine release takes exactly one ID") }

@@ -46,6 +46,11 @@ enum Dispatch {
             }
         case .quarantineShow(let choice, let id, let json):
             return withRoot(choice) { layout, configuration in Operations.show(layout, configuration, id: id, json: json) }
+        case .quarantineContents(let choice, let id, let json):
+            guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
+            return withRoot(choice) { layout, configuration in
+                Operations.contents(layout, configuration, id: id, json: json, decoderDirectory: decoder)
+            }
         case .quarantineRelease(let choice, let id):
             return withRoot(choice) { layout, configuration in Operations.release(layout, configuration, id: id) }
         case .quarantinePurge(let choice, let ids, let olderThan, let dryRun, let reason):

@@ -83,6 +83,10 @@ struct SchemaTests {
             let report = try Data(contentsOf: sandbox.quarantine.appendingPathComponent(id).appendingPathComponent("report.json"))
             documents.append(("report.json", try #require(JSONSerialization.jsonObject(with: report) as? [String: Any])))
         }
+        for id in quarantined {
+            let listed = try airlock(["quarantine", "contents", id, "--json"] + root)
+            if listed.status == 0 { documents += objects(listed, "quarantine contents") }
+        }
         let released = try airlock(["quarantine", "release", quarantined[0]] + root)
         #expect(released.status == 0, "\(released.stderr)")
         documents += objects(try airlock(["quarantine", "purge", quarantined[1]] + root), "quarantine purge")
@@ -94,7 +98,8 @@ struct SchemaTests {
             documents += objects(try airlock(arguments + root), source)
         }
         let sources = Set(documents.map(\.0))
-        for expected in ["run --once", "report.json", "history", "quarantine list", "quarantine show", "status", "doctor", "inspect"] {
+        for expected in ["run --once", "report.json", "history", "quarantine list", "quarantine show", "quarantine contents", "status", "doctor",
+                         "inspect"] {
             #expect(sources.contains(expected), "no JSON collected from \(expected)")
         }
         for (source, object) in documents {
