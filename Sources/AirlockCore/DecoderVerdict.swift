@@ -62,6 +62,7 @@ enum DecoderVerdict: Equatable {
             var rejection = Rejection(reason, (object["detail"] as? String) ?? "",
                                       entry: object["entry"] as? String, entryIndex: (object["index"] as? NSNumber)?.intValue)
             rejection.bytesWritten = bytesWritten
+            rejection.otherEntry = object["other_entry"] as? String
             return .rejected(rejection)
         case "error":
             let errno = Errno(rawValue: Int32((object["errno"] as? NSNumber)?.intValue ?? 0))

@@ -465,7 +465,7 @@ public final class Intake: @unchecked Sendable {
             id: claim.id, drop: EscapedName(claim.dropName).text, drop_hex: claim.dropName.hex, size: context.size, sha256: context.sha256,
             uploader_uid: context.uploader?.uid, uploader: context.uploader?.name,
             format: rejection.format, reason: rejection.reason.rawValue, detail: rejection.detail,
-            entry: rejection.entry, entry_index: rejection.entryIndex, bytes_written: rejection.bytesWritten,
+            entry: rejection.entry, entry_index: rejection.entryIndex, other_entry: rejection.otherEntry, bytes_written: rejection.bytesWritten,
             policy: .init(policy), received_at: context.received, decided_at: timestamp(),
             airlock_version: AirlockVersion.current)
         let bytes: [UInt8]

@@ -61,6 +61,7 @@ public struct DropOutcome: Sendable {
             json.add("drop", EscapedName(dropName).text)
             json.add("reason", rejection.reason.rawValue)
             if let entry = rejection.entry { json.add("entry", entry) }
+            if let other = rejection.otherEntry { json.add("other_entry", other) }
             json.add("detail", rejection.detail)
             json.add("bytes_written", rejection.bytesWritten)
         case .deferred(let detail):
@@ -93,6 +94,8 @@ public struct Rejection: Error, Sendable, Equatable {
     /// The offending entry, already escaped.
     public var entry: String?
     public var entryIndex: Int?
+    /// For a conflict or a collision, the other entry involved, already escaped.
+    public var otherEntry: String?
     public var bytesWritten: Int64 = 0
     public var format: String?
 
@@ -145,6 +148,7 @@ struct RejectionReport: Encodable {
     let detail: String
     let entry: String?
     let entry_index: Int?
+    let other_entry: String?
     let bytes_written: Int64
     let policy: PolicyInForce
     let received_at: String

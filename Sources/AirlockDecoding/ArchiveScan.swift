@@ -248,7 +248,9 @@ struct EntryJudge {
 
     func checkConflicts(_ path: EntryPath, kind: ConflictTracker.Kind, tracker: inout ConflictTracker, findings: inout Findings) {
         if let conflict = tracker.record(path, as: kind) {
-            findings.record(Violation(conflict.reason, conflict.detail, entry: conflict.entry ?? raw, index: index))
+            var violation = Violation(conflict.reason, conflict.detail, entry: conflict.entry ?? raw, index: index)
+            violation.other = conflict.other
+            findings.record(violation)
         }
     }
 }

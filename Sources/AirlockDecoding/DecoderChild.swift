@@ -94,6 +94,7 @@ public enum DecoderChild {
             json.add("reason", violation.reason.rawValue)
             json.add("detail", violation.detail)
             if let entry = violation.entry { json.add("entry", EscapedName(entry).text) }
+            if let other = violation.other { json.add("other_entry", EscapedName(other).text) }
             if let index = violation.index { json.add("index", Int64(index)) }
         } else {
             json.add("verdict", "accepted")

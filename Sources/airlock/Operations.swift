@@ -92,7 +92,8 @@ enum Operations {
             "format:         \(field("format"))",
             "reason:         \(field("reason"))",
             "detail:         \(field("detail"))",
-            "entry:          \(report["entry"] as? String ?? "-")\((report["entry_index"] as? NSNumber).map { " (index \($0))" } ?? "")",
+            "entry:          \(report["entry"] as? String ?? "-")\((report["entry_index"] as? NSNumber).map { " (index \($0))" } ?? "")"
+                + ((report["other_entry"] as? String).map { ", against \($0)" } ?? ""),
             "bytes written:  \(field("bytes_written"))",
             "received:       \(field("received_at"))",
             "decided:        \(field("decided_at"))",

@@ -67,3 +67,26 @@ struct QuarantineContentsTests {
         #expect(missing.status == 65)
     }
 }
+
+@Suite("Reports of conflicts and collisions name both entries")
+struct ConflictReportTests {
+    @Test("report.json, the event and quarantine show give other_entry", arguments: [
+        ("zip-case-collision.zip", "name-collision", "README.txt", "readme.txt"),
+        ("tar-dir-then-file.tar", "path-conflict", "docs", "docs/a.txt"),
+        ("tar-file-then-dir.tar", "path-conflict", "docs", "docs/a.txt"),
+    ])
+    func bothEntries(_ fixture: String, _ reason: String, _ entry: String, _ other: String) throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(Data(contentsOf: Samples.fixture(fixture)), as: fixture)
+        let run = try sandbox.runOnce()
+        #expect(run.events.first?["other_entry"] as? String == other, "\(run.stdout)")
+        let quarantined = try #require(try sandbox.onlyQuarantined())
+        #expect(quarantined.report["reason"] as? String == reason)
+        #expect(quarantined.report["entry"] as? String == entry)
+        #expect(quarantined.report["other_entry"] as? String == other)
+        let show = try airlock(["quarantine", "show", quarantined.id, "--root", sandbox.root.path])
+        #expect(show.stdout.contains(", against \(other)"), "\(show.stdout)")
+        try sandbox.expectInvariants()
+    }
+}
