@@ -1,8 +1,10 @@
 # airlock — build, run and test on Debian 12 with the Swift toolchain on PATH.
 SWIFT ?= swift
 ROOT ?= var
-# Debian packages the build and the tests need (the tests use sha256sum from coreutils).
-DEBIAN_PACKAGES = libseccomp-dev libarchive-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev libjansson-dev pkg-config systemd
+# Debian packages the build and the tests need (the tests use sha256sum from coreutils; the
+# content tests libmagic, the system mime.types and a clamd they start themselves).
+DEBIAN_PACKAGES = libseccomp-dev libarchive-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev libjansson-dev pkg-config systemd \
+	libmagic-dev libmagic-mgc media-types clamav-daemon prometheus
 
 .PHONY: all deps build release run test bench keyed-fixtures unicode-tables clean
 

@@ -4,10 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=""
-for tool in bsdtar inotifywait python3 unzip zstd; do command -v "$tool" >/dev/null || need="$need $tool"; done
+for tool in bsdtar inotifywait python3 unzip zstd clamd; do command -v "$tool" >/dev/null || need="$need $tool"; done
 if [ -n "$need" ]; then
   echo "installing the peers:$need"
-  apt-get install -y libarchive-tools inotify-tools python3 unzip zstd >/dev/null
+  apt-get install -y libarchive-tools inotify-tools python3 unzip zstd clamav-daemon >/dev/null
 fi
 swift build -c release >/dev/null
 mkdir -p bench/results
@@ -29,5 +29,6 @@ echo >> "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/airlock-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 python3 bench/cases.py .build/release/airlock "$work" "$out"
+python3 bench/content.py .build/release/airlock "$work" "$out"
 python3 bench/watch.py .build/release/airlock fixtures/archives/zip-deflate-valid.zip "$out"
 echo "wrote $out"

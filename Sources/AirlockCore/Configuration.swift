@@ -32,6 +32,10 @@ public struct Configuration: Sendable, Equatable {
     /// Keyed-archive (NSKeyedArchiver) drops.
     public var keyed = KeyedSettings()
 
+    /// Type detection and the rules on types; virus scanning.
+    public var content = ContentSettings()
+    public var scan = ScanSettings()
+
     /// The watcher (`airlock run` without `--once`).
     public var watch = WatchSettings()
 
@@ -71,7 +75,7 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// The sections of airlock.json, in the order the file lists them.
-    static let sections = ["policy", "decoder", "keyed", "watch", "journal", "metrics", "commit"]
+    static let sections = ["policy", "decoder", "keyed", "content", "scan", "watch", "journal", "metrics", "commit"]
 
     /// Decodes and validates the bytes of an airlock.json: every numeric setting
     /// against its range in `numericSettings`, the others by their own rules.
@@ -116,6 +120,10 @@ public struct Configuration: Sendable, Equatable {
                 keyed.classNames = names
             }
             keyed.keepOriginal = try reader.bool("keep_original") ?? keyed.keepOriginal
+        case "content":
+            try readContentKeys(&reader)
+        case "scan":
+            try readScanKeys(&reader)
         case "metrics":
             guard let path = try reader.string("path") else { return }
             try Configuration.checkPathText(path, name: "metrics.path")
@@ -181,6 +189,8 @@ public struct Configuration: Sendable, Equatable {
         case "keyed":
             return ["\"class_names\": [\(keyed.classNames.map(JSONObjectWriter.quote).joined(separator: ", "))]",
                     "\"keep_original\": \(keyed.keepOriginal)"]
+        case "content": return renderedContentKeys
+        case "scan": return renderedScanKeys
         case "metrics": return ["\"path\": \(JSONObjectWriter.quote(metricsPath))"]
         case "watch": return ["\"ignore\": [\(watch.ignore.map(JSONObjectWriter.quote).joined(separator: ", "))]"]
         case "commit": return ["\"sync\": \"\(sync.rawValue)\""]
@@ -197,7 +207,7 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Walks one JSON object, taking keys one by one and refusing leftovers.
-private struct ObjectReader {
+struct ObjectReader {
     private var remaining: [String: Any]
     private let path: String
 

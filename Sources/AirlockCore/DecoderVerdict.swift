@@ -72,6 +72,9 @@ enum DecoderVerdict: Equatable {
                 return .rejected(Rejection(.nameCollision, "the filesystem treats two entry names as one: \(detail)"))
             }
             return .rejected(Rejection(.decoderFailed, "the decoder failed: \(detail)"))
+        case "unavailable":
+            // The child could not load what it needs to judge (the magic database): not the drop's fault.
+            return .deferred((object["detail"] as? String) ?? "the decoder could not start its work")
         default:
             return .rejected(Rejection(.decoderFailed, "the decoder gave an unknown verdict"))
         }

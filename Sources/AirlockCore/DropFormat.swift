@@ -47,10 +47,11 @@ public enum DropFormat: Equatable, Sendable {
         let flags = inspect ? ["--inspect"] : []
         switch self {
         case .archive(let format):
-            return [format.rawValue] + flags + (progress ? ["--progress"] : []) + configuration.decoderLimits.arguments
+            return [format.rawValue] + flags + (progress ? ["--progress"] : []) + configuration.content.decoderArguments
+                + configuration.decoderLimits.arguments
                 + configuration.policy.arguments
         case .keyed:
-            return ["keyed"] + flags + configuration.decoderLimits.arguments + configuration.policy.arguments + configuration.keyed.arguments
+            return ["keyed"] + flags + configuration.content.decoderArguments + configuration.decoderLimits.arguments + configuration.policy.arguments + configuration.keyed.arguments
         }
     }
 }

@@ -51,7 +51,13 @@ public struct Inspection {
             let run = try decoder.run(arguments: format.decoderArguments(configuration, inspect: true, progress: display != nil),
                                       drop: drop, staging: nil, progress: display.map { display in { display.update(done: $0, total: $1) } })
             switch DecoderVerdict.interpret(run, timeoutSeconds: configuration.decoderTimeoutSeconds) {
-            case .accepted(let files, let bytes): return .accepted(format: format.name, files: files, bytes: bytes)
+            case .accepted(let files, let bytes):
+                // The content rules too; virus scanning needs staging, which inspect never writes.
+                if var rejection = configuration.contentRejection(files: files, types: DetectedTypes.parse(run.output)) {
+                    rejection.format = format.name
+                    return .rejected(rejection)
+                }
+                return .accepted(format: format.name, files: files, bytes: bytes)
             case .rejected(var rejection):
                 rejection.format = format.name
                 return .rejected(rejection)

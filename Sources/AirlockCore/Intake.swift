@@ -217,6 +217,7 @@ public final class Intake: @unchecked Sendable {
                 record.add("output", "outbox/" + EscapedName(output).text)
                 record.add("files", files)
                 record.add("bytes", bytes)
+                if let types = context.types { record.add("types", strings: types.map { ($0.entry, $0.type) }) }
             case .rejected(let rejection):
                 record.add("reason", rejection.reason.rawValue)
                 if let entry = rejection.entry { record.add("entry", entry) }
@@ -255,6 +256,8 @@ public final class Intake: @unchecked Sendable {
         var size: Int64?
         var sha256: String?
         var uploader: Uploader?
+        /// Each file's detected type, when the decoder named them.
+        var types: [(entry: String, type: String)]?
         /// The decoder child's peak resident set size, when one ran.
         var decoderMaxRSSKiB: Int64?
     }
@@ -372,6 +375,7 @@ public final class Intake: @unchecked Sendable {
         }
         let after = try drop.status()
         var verdict = DecoderVerdict.interpret(run, timeoutSeconds: configuration.decoderTimeoutSeconds)
+        context.types = DetectedTypes.parse(run.output)
         if !after.isUnchanged(comparedTo: before) {
             // Whatever the decoder concluded, it concluded about bytes that are no longer the drop's.
             verdict = .rejected(Rejection(.changedDuringIngest, "the drop changed while it was decoded"))
@@ -402,6 +406,7 @@ public final class Intake: @unchecked Sendable {
                 return .rejected(Rejection(.decoderFailed,
                     "the decoder reported \(files) files and \(bytes) bytes, staging holds \(audit.files) and \(audit.bytes)"))
             }
+            if let stop = try judgeContent(claim, staging: staging, audit: audit, types: context.types) { return stop }
             do {
                 let output = try commit(claim, staging: staging)
                 return .accepted(output: output, files: audit.files, bytes: audit.bytes)
@@ -461,13 +466,14 @@ public final class Intake: @unchecked Sendable {
     /// Writes report.json into the claim (temporary file, fsync, rename), then
     /// renames the whole claim to quarantine/ID: the entry appears complete or not at all.
     private func quarantine(_ claim: Claim, _ rejection: Rejection, _ context: ReportContext) throws(SystemError) {
-        let report = RejectionReport(
+        var report = RejectionReport(
             id: claim.id, drop: EscapedName(claim.dropName).text, drop_hex: claim.dropName.hex, size: context.size, sha256: context.sha256,
             uploader_uid: context.uploader?.uid, uploader: context.uploader?.name,
             format: rejection.format, reason: rejection.reason.rawValue, detail: rejection.detail,
             entry: rejection.entry, entry_index: rejection.entryIndex, other_entry: rejection.otherEntry, bytes_written: rejection.bytesWritten,
             policy: .init(policy), received_at: context.received, decided_at: timestamp(),
             airlock_version: AirlockVersion.current)
+        report.types = context.types.map { Dictionary($0.map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first }) }
         let bytes: [UInt8]
         do {
             bytes = Array(try report.encoded())

@@ -92,6 +92,7 @@ public final class Metrics: @unchecked Sendable {
         lines.append("airlock_processing_seconds_count \(durationCount)")
         family("airlock_queue_depth", "gauge", "Drops claimed and waiting for, or in, a decoder.")
         lines.append("airlock_queue_depth \(queueDepth)")
+        lines += ScanHealth.shared.metricLines
         family("airlock_decoder_failures_total", "counter", "Drops rejected because the decoder crashed, hit a limit or timed out.")
         lines.append("airlock_decoder_failures_total \(decoderFailures)")
         family("airlock_deferred_retries_total", "counter", "Drops deferred (disk full, permissions) and retried later.")

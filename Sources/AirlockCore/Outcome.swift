@@ -154,6 +154,8 @@ struct RejectionReport: Encodable {
     let received_at: String
     let decided_at: String
     let airlock_version: String
+    /// Each file's detected type, as far as the decoder got.
+    var types: [String: String]?
 
     func encoded() throws -> Data {
         let encoder = JSONEncoder()

@@ -38,7 +38,7 @@ extension Configuration {
 
     /// Every numeric setting, section by section, in the order the file lists them.
     public static let numericSettings: [NumericSetting] = policySettings + decoderSettings + keyedSettings
-        + watchSettings + journalSettings + metricsSettings
+        + scanSettings + watchSettings + journalSettings + metricsSettings
 
     private static let policySettings: [NumericSetting] = [
         NumericSetting("policy", "max_entries", 1...1_000_000, "1 to 1000000",

@@ -17,12 +17,13 @@ public enum DecoderChild {
     public static let usageStatus: Int32 = 64
 
     public static func main(_ arguments: [String]) -> Int32 {
-        guard let request = Request(arguments) else {
+        guard var request = Request(arguments) else {
             printError("airlock-decoder: bad arguments (this program is started by airlock, not by hand)")
             return usageStatus
         }
-        // Locale data is read now, while files may still be opened.
+        // Locale data and the magic database are read now, while files may still be opened.
         _ = setlocale(LC_CTYPE, "C.UTF-8")
+        request.detector = ContentTypes.load(request.magicDatabase)
         let started = monotonicNanoseconds()
         let confinement: ConfinementReport
         do {
@@ -69,6 +70,11 @@ public enum DecoderChild {
     }
 
     static func decode(_ request: Request) -> JSONObjectWriter {
+        let detector: ContentTypeDetector?
+        switch request.detector {
+        case .failure(let error): return ContentTypes.unavailable(error)
+        case .success(let loaded): detector = loaded
+        }
         let drop = Confinement.dropDescriptor
         let size: Int64
         do {
@@ -80,15 +86,16 @@ public enum DecoderChild {
         if request.list { return ArchiveListing.run(scan) }
         scan.reportsProgress = request.progress
         let outcome: ScanOutcome
+        var types: [(String, String)]?
         if request.inspect {
-            var sink = DiscardingSink()
-            outcome = scan.run(into: &sink)
+            (outcome, types) = ContentTypes.scan(&scan, into: DiscardingSink(), detector: detector)
         } else {
-            var sink = StagingWriter(root: Confinement.stagingDescriptor, policy: request.policy)
-            outcome = scan.run(into: &sink)
+            let writer = StagingWriter(root: Confinement.stagingDescriptor, policy: request.policy)
+            (outcome, types) = ContentTypes.scan(&scan, into: writer, detector: detector)
         }
         if let error = outcome.systemError { return failure(error) }
         var json = JSONObjectWriter()
+        if let types { json.add("types", strings: types) }
         if let violation = outcome.findings.worst {
             json.add("verdict", "rejected")
             json.add("reason", violation.reason.rawValue)
@@ -132,6 +139,10 @@ public enum DecoderChild {
         var progress = false
         var limits = DecoderLimits(addressSpaceBytes: 0, cpuSeconds: 0, openFiles: 0, fileSizeBytes: 0)
         var policy = Policy()
+        /// Where libmagic's database is; nil: no type detection.
+        var magicDatabase: String?
+        /// Loaded from `magicDatabase` before confinement.
+        var detector: Result<ContentTypeDetector?, ContentTypeError> = .success(nil)
 
         /// Lists the archive's entries from their headers instead of judging it.
         var list = false
@@ -158,6 +169,7 @@ public enum DecoderChild {
                 progress = true
                 rest.remove(at: index)
             }
+            magicDatabase = ContentTypes.takeDatabaseArgument(&rest)
             guard let limits = DecoderLimits(taking: &rest) else { return nil }
             self.limits = limits
             let policyArguments = rest

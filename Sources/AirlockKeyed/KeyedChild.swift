@@ -17,9 +17,11 @@ public enum KeyedChild {
         var rest = Array(arguments.dropFirst())
         let inspect = rest.first == "--inspect"
         if inspect { rest.removeFirst() }
+        let database = ContentTypes.takeDatabaseArgument(&rest)
         guard let limits = DecoderLimits(taking: &rest), let settings = KeyedSettings(taking: &rest),
               let policy = Policy(arguments: rest) else { return usage() }
         _ = setlocale(LC_CTYPE, "C.UTF-8")
+        let detector = ContentTypes.load(database)
         let confinement: ConfinementReport
         do {
             confinement = try Confinement.apply(limits, staging: inspect ? nil : Confinement.stagingDescriptor)
@@ -30,7 +32,11 @@ public enum KeyedChild {
         #if DEBUG
         if let fault = getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }), fault == "abort" { abort() }
         #endif
-        var json = run(settings: settings, policy: policy, inspect: inspect)
+        var json: JSONObjectWriter
+        switch detector {
+        case .failure(let error): json = ContentTypes.unavailable(error)
+        case .success(let detector): json = run(settings: settings, policy: policy, inspect: inspect, detector: detector)
+        }
         return DecoderChild.report(&json, confinement, program: "airlock-keyed-decoder")
     }
 
@@ -40,7 +46,7 @@ public enum KeyedChild {
     }
 
     /// - Parameter inspect: decode and render, but write nothing.
-    static func run(settings: KeyedSettings, policy: Policy, inspect: Bool) -> JSONObjectWriter {
+    static func run(settings: KeyedSettings, policy: Policy, inspect: Bool, detector: ContentTypeDetector? = nil) -> JSONObjectWriter {
         let drop = Confinement.dropDescriptor
         let bytes: [UInt8]
         do {
@@ -78,13 +84,15 @@ public enum KeyedChild {
                 return rejected(violation.reason, violation.detail, entry: violation.entry)
             }
         }
+        // Renders are typed like extracted files, from the bytes about to be written.
+        let types = detector.map { detector in files.map { ($0.0, detector.type(of: [UInt8]($0.1.prefix(ContentTypeDetector.headBytes)))) } }
         if inspect {
             do {
                 try MemoRendering.verify(files[0].1, memos, asArray: asArray)
             } catch {
                 return rejected(.decoderFailed, "the rendered record did not read back: \(error)")
             }
-            return accepted(files: files.count, bytes: files.reduce(0) { $0 + Int64($1.1.count) }, memos: memos.count)
+            return accepted(files: files.count, bytes: files.reduce(0) { $0 + Int64($1.1.count) }, memos: memos.count, types: types)
         }
         let written: Int64
         do {
@@ -98,11 +106,12 @@ public enum KeyedChild {
         } catch {
             return rejected(.decoderFailed, "the rendered record did not read back: \(error)")
         }
-        return accepted(files: files.count, bytes: written, memos: memos.count)
+        return accepted(files: files.count, bytes: written, memos: memos.count, types: types)
     }
 
-    private static func accepted(files: Int, bytes: Int64, memos: Int) -> JSONObjectWriter {
+    private static func accepted(files: Int, bytes: Int64, memos: Int, types: [(String, String)]?) -> JSONObjectWriter {
         var json = JSONObjectWriter()
+        if let types { json.add("types", strings: types) }
         json.add("verdict", "accepted")
         json.add("files", Int64(files))
         json.add("directories", 0)

@@ -22,6 +22,12 @@ public struct JSONObjectWriter: Sendable {
         fields.append(JSONObjectWriter.quote(key) + ":[" + objects.map(\.text).joined(separator: ",") + "]")
     }
 
+    /// A nested object of string values, in the order given.
+    public mutating func add(_ key: String, strings pairs: [(String, String)]) {
+        let body = pairs.map { JSONObjectWriter.quote($0.0) + ":" + JSONObjectWriter.quote($0.1) }.joined(separator: ",")
+        fields.append(JSONObjectWriter.quote(key) + ":{" + body + "}")
+    }
+
     public var text: String { "{" + fields.joined(separator: ",") + "}" }
 
     public static func quote(_ value: String) -> String {

@@ -25,6 +25,12 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
     case decoderFailed = "decoder-failed"
     /// The claimed drop's own mode or owner forbid airlock to open it.
     case unreadableDrop = "unreadable-drop"
+    /// A file's detected type is denied, or not allowed, by the content policy.
+    case disallowedType = "disallowed-type"
+    /// A file's extension names a type its content contradicts.
+    case typeMismatch = "type-mismatch"
+    /// The virus scanner found a signature in a file.
+    case malwareFound = "malware-found"
 
     /// Precedence when one drop breaks several rules; lower wins. Whole-archive
     /// findings come first because they do not depend on which entry was read
@@ -46,6 +52,11 @@ public enum Reason: String, CaseIterable, Sendable, Codable {
         case .nameCollision: return 17
         case .fileTooLarge: return 18
         case .ratioTooHigh: return 19
+        // Content is judged only when the archive's own rules found nothing, so
+        // these rank after every one of them.
+        case .disallowedType: return 20
+        case .typeMismatch: return 21
+        case .malwareFound: return 22
         default: return 30
         }
     }

@@ -280,6 +280,8 @@ extension Dispatch {
             return ExitStatus.configuration
         }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
+        let content = ContentHealth.check(configuration)
+        if !content.healthy { log.warning("drops will wait: types \(content.types); scanning \(content.scanning)") }
         let found: Doctor.Findings
         do {
             found = try Doctor(configuration: configuration, decoderDirectory: decoder).probe()
@@ -296,6 +298,8 @@ extension Dispatch {
             line.add("confine_microseconds", Int64(found.confineMicroseconds))
             for key in found.limits.keys.sorted() { line.add("limit_" + key, found.limits[key]!) }
             if let problems = found.problems { line.add("problems", problems) }
+            line.add("type_detection", content.types)
+            line.add("scanning", content.scanning)
             events.emit(line.text)
         } else {
             let landlock = found.landlock
@@ -312,6 +316,7 @@ extension Dispatch {
                 confinement:   \(String(format: "%.2f", Double(found.confineMicroseconds) / 1000)) ms per decoder start
                 """)
             if let problems = found.problems { print("problems:      \(problems)") }
+            print("types:         \(content.types)\nscanning:      \(content.scanning)")
         }
         if !(found.landlock && found.seccomp) {
             log.warning("decoders run with partial confinement on this machine")

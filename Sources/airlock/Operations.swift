@@ -203,6 +203,8 @@ enum Operations {
             if let confinement {
                 object["confinement"] = ["landlock_abi": confinement.landlockABI, "landlock": confinement.landlock, "seccomp": confinement.seccomp]
             }
+            let content = ContentHealth.check(configuration)
+            object["content"] = ["type_detection": content.types, "scanning": content.scanning]
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
             out.emit(String(decoding: data, as: UTF8.self))
             return ExitStatus.ok
@@ -234,6 +236,8 @@ enum Operations {
         if let confinement {
             lines.append("confinement:   Landlock \(confinement.landlock ? "ABI \(confinement.landlockABI)" : "off"), seccomp \(confinement.seccomp ? "on" : "off")")
         }
+        let content = ContentHealth.check(configuration)
+        lines += ["types:         \(content.types)", "scanning:      \(content.scanning)"]
         print(lines.joined(separator: "\n"))
         return ExitStatus.ok
     }

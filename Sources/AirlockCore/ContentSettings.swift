@@ -1,0 +1,102 @@
+import AirlockDecoding
+import AirlockPolicy
+import Foundation
+
+/// The `content` section: type detection in the decoder children and the rules
+/// judged on the detected types.
+public struct ContentSettings: Sendable, Equatable {
+    /// Name every file's type with libmagic (the types reach the journal and reports).
+    public var detectTypes = true
+    /// libmagic's compiled database (Debian's `libmagic-mgc`).
+    public var magicDatabase = "/usr/lib/file/magic.mgc"
+    /// The extension table for `extension_must_match` (Debian's `media-types`).
+    public var mimeTypes = "/etc/mime.types"
+    public var extensionMustMatch = false
+    /// `allow`, `deny` and, once read, the extension table.
+    public var policy = ContentPolicy()
+
+    public init() {}
+
+    /// The argument that tells a decoder child where the database is; none when detection is off.
+    var decoderArguments: [String] { detectTypes ? [ContentTypes.databaseArgument + magicDatabase] : [] }
+}
+
+/// The `scan` section: virus scanning through clamd.
+public struct ScanSettings: Sendable, Equatable {
+    /// clamd's local socket; empty: no scanning.
+    public var clamdSocket = ""
+    /// The longest wait for clamd's answer about one file.
+    public var timeoutSeconds: Int64 = 60
+
+    public init() {}
+
+    var client: ClamdClient? {
+        clamdSocket.isEmpty ? nil : ClamdClient(socketPath: clamdSocket, timeoutSeconds: timeoutSeconds)
+    }
+}
+
+extension Configuration {
+    static let scanSettings: [NumericSetting] = [
+        NumericSetting("scan", "timeout_seconds", 1...3600, "1 to 3600 (an hour)",
+                       read: { $0.scan.timeoutSeconds }, write: { $0.scan.timeoutSeconds = $1! }),
+    ]
+
+    /// The non-numeric keys of `content`.
+    mutating func readContentKeys(_ reader: inout ObjectReader) throws(ConfigurationError) {
+        content.detectTypes = try reader.bool("detect_types") ?? content.detectTypes
+        for (key, keyPath) in [("magic_database", \ContentSettings.magicDatabase), ("mime_types", \.mimeTypes)] {
+            guard let path = try reader.string(key) else { continue }
+            guard path.hasPrefix("/"), !path.contains("\0"), path.utf8.count <= Configuration.maxPathSettingBytes else {
+                throw ConfigurationError("content.\(key): must be an absolute path of at most \(Configuration.maxPathSettingBytes) bytes")
+            }
+            content[keyPath: keyPath] = path
+        }
+        content.policy.allow = try Configuration.patterns(&reader, "allow")
+        content.policy.deny = try Configuration.patterns(&reader, "deny")
+        content.extensionMustMatch = try reader.bool("extension_must_match") ?? false
+        if content.policy.isActive || content.extensionMustMatch, !content.detectTypes {
+            throw ConfigurationError("content.detect_types: must be true while content.allow, content.deny or content.extension_must_match is set")
+        }
+        if content.extensionMustMatch {
+            guard let data = FileManager.default.contents(atPath: content.mimeTypes) else {
+                throw ConfigurationError("content.mime_types: \(content.mimeTypes) cannot be read (Debian's media-types package provides it)")
+            }
+            content.policy.extensionTypes = ExtensionTypes(text: String(decoding: data, as: UTF8.self))
+        }
+    }
+
+    private static func patterns(_ reader: inout ObjectReader, _ key: String) throws(ConfigurationError) -> [MediaPattern] {
+        guard let list = try reader.stringArray(key) else { return [] }
+        var patterns: [MediaPattern] = []
+        for text in list {
+            guard let pattern = MediaPattern(text) else {
+                throw ConfigurationError("content.\(key): \(JSONObjectWriter.quote(text)) is not a MIME type pattern (type/subtype, type/* or */*, lowercase)")
+            }
+            patterns.append(pattern)
+        }
+        return patterns
+    }
+
+    /// The non-numeric keys of `scan`.
+    mutating func readScanKeys(_ reader: inout ObjectReader) throws(ConfigurationError) {
+        guard let path = try reader.string("clamd_socket") else { return }
+        // sun_path holds 107 bytes and a NUL.
+        guard path.isEmpty || (path.hasPrefix("/") && !path.contains("\0") && path.utf8.count <= 107) else {
+            throw ConfigurationError("scan.clamd_socket: must be empty or an absolute path of at most 107 bytes")
+        }
+        scan.clamdSocket = path
+    }
+
+    var renderedContentKeys: [String] {
+        [
+            "\"detect_types\": \(content.detectTypes)",
+            "\"magic_database\": \(JSONObjectWriter.quote(content.magicDatabase))",
+            "\"mime_types\": \(JSONObjectWriter.quote(content.mimeTypes))",
+            "\"allow\": [\(content.policy.allow.map { JSONObjectWriter.quote($0.text) }.joined(separator: ", "))]",
+            "\"deny\": [\(content.policy.deny.map { JSONObjectWriter.quote($0.text) }.joined(separator: ", "))]",
+            "\"extension_must_match\": \(content.extensionMustMatch)",
+        ]
+    }
+
+    var renderedScanKeys: [String] { ["\"clamd_socket\": \(JSONObjectWriter.quote(scan.clamdSocket))"] }
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""The cost of the content checks: type detection (libmagic in the decoder child)
+on the 1,000-small-file ZIP and on the large ZIP, and virus scanning through clamd,
+each as a ratio to the same `run --once` without it, run by run.
+
+clamd is started here in the foreground with a private configuration and a
+one-line signature database (the EICAR test string's MD5): the figure is the cost
+of the FILDES round trips and of clamd's file-type engines, not of a full
+signature set, which costs more per byte (and takes a minute and a GiB to load).
+
+Usage: content.py AIRLOCK_BIN WORKDIR OUT.md   (RUNS=5 by default)
+"""
+import hashlib, json, os, shutil, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_inputs import make_inputs  # noqa: E402
+from cases import Airlock, fmt, stats, RUNS  # noqa: E402
+
+EICAR = rb"X5O!P%@AP[4\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*"
+
+
+class ConfiguredAirlock(Airlock):
+    """An Airlock whose fresh roots get `settings` merged into their airlock.json."""
+
+    def __init__(self, binary, work, settings):
+        super().__init__(binary, work)
+        self.settings = settings
+
+    def fresh_root(self):
+        root = super().fresh_root()
+        path = os.path.join(root, "airlock.json")
+        with open(path) as f:
+            config = json.load(f)
+        for section, values in self.settings.items():
+            config.setdefault(section, {}).update(values)
+        with open(path, "w") as f:
+            json.dump(config, f)
+        return root
+
+
+def start_clamd(work):
+    """clamd in the foreground on a private socket; (process, socket path)."""
+    directory = os.path.join(work, "clamd")
+    database = os.path.join(directory, "db")
+    os.makedirs(database, exist_ok=True)
+    with open(os.path.join(database, "bench.hdb"), "w") as f:
+        f.write(f"{hashlib.md5(EICAR).hexdigest()}:{len(EICAR)}:Bench-EICAR\n")
+    socket = os.path.join(directory, "clamd.sock")
+    config = os.path.join(directory, "clamd.conf")
+    with open(config, "w") as f:
+        f.write(f"LocalSocket {socket}\nDatabaseDirectory {database}\nTemporaryDirectory {directory}\n"
+                f"LogFile {directory}/clamd.log\nForeground yes\nAlertExceedsMax yes\n"
+                "MaxFileSize 100M\nMaxScanSize 400M\n")
+    process = subprocess.Popen(["clamd", "--foreground", f"--config-file={config}"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not os.path.exists(socket):
+        if time.time() > deadline or process.poll() is not None:
+            raise SystemExit("clamd did not start")
+        time.sleep(0.2)
+    return process, socket
+
+
+def compare(title, path, plain, checked):
+    """One row: the same input through `plain` and `checked` roots, alternately."""
+    base, cost, ratios = [], [], []
+    for _ in range(RUNS):
+        seconds, _ = plain.run([path])
+        with_check, _ = checked.run([path])
+        base.append(seconds)
+        cost.append(with_check)
+        ratios.append(with_check / seconds)
+    r, rlo, rhi = stats(ratios)
+    return f"| {title} | {fmt(base)} | {fmt(cost)} | {r:.2f} ({rlo:.2f}–{rhi:.2f}) |"
+
+
+def main():
+    binary, work, out = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.makedirs(work, exist_ok=True)
+    inputs = make_inputs(work)
+    small, large = os.path.join(inputs, "small.zip"), os.path.join(inputs, "large.zip")
+    untyped = ConfiguredAirlock(binary, work, {"content": {"detect_types": False}})
+    typed = ConfiguredAirlock(binary, work, {"content": {"detect_types": True}})
+    rows = [compare("type detection, ZIP of 1,000 files of 1–8 KiB", small, untyped, typed),
+            compare("type detection, ZIP of five 18 MiB files", large, untyped, typed)]
+    process, socket = start_clamd(work)
+    try:
+        scanned = ConfiguredAirlock(binary, work, {"scan": {"clamd_socket": socket}})
+        rows += [compare("clamd scanning (types on in both), ZIP of 1,000 files", small, typed, scanned),
+                 compare("clamd scanning (types on in both), ZIP of five 18 MiB files", large, typed, scanned)]
+    finally:
+        process.terminate()
+        process.wait()
+    text = "\n".join([
+        "## Content checks", "",
+        f"Whole intake (`run --once`), median of {RUNS} runs (min–max); ratio = with ÷ without, run by run, median. "
+        "clamd runs with a one-signature database (see bench/content.py).", "",
+        "| case | without | with | ratio |", "| --- | --- | --- | --- |", *rows, ""])
+    with open(out, "a") as f:
+        f.write(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
