@@ -315,7 +315,8 @@ public final class Intake: @unchecked Sendable {
             case .failure(let rejection):
                 return .rejected(rejection)
             case .success(let format):
-                return try decodeAndCommit(claim, drop: drop, format: format, before: opened, context: &context)
+                return try decodeAndCommit(claim, drop: drop, format: format, before: opened, context: &context,
+                                           awaitHash: { hashing.wait() })
             }
         } catch {
             try? layout.staging.removeTree(claim.idBytes)
@@ -350,7 +351,7 @@ public final class Intake: @unchecked Sendable {
     }
 
     private func decodeAndCommit(_ claim: Claim, drop: FileDescriptor, format: DropFormat, before: FileStatus,
-                                 context: inout ReportContext) throws(SystemError) -> DropOutcome.Verdict {
+                                 context: inout ReportContext, awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
         // Room for what the decoder may write: a keyed archive at most what the render
         // quotas let through; an archive at least its own size. Short of that the
         // drop waits (deferred) rather than failing half-way.
@@ -408,6 +409,11 @@ public final class Intake: @unchecked Sendable {
             }
             if let stop = try judgeContent(claim, staging: staging, audit: audit, types: context.types) { return stop }
             do {
+                // The manifest names the drop's hash: wait for it (computed beside the decoder).
+                context.sha256 = awaitHash()
+                try Manifest.write(into: staging, Manifest.Drop(id: claim.id, name: claim.dropName, format: format.name, size: context.size,
+                                                                sha256: context.sha256, uploader: context.uploader, types: context.types),
+                                   policy: policy)
                 let output = try commit(claim, staging: staging)
                 return .accepted(output: output, files: audit.files, bytes: audit.bytes)
             } catch {

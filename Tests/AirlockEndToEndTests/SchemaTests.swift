@@ -77,6 +77,10 @@ struct SchemaTests {
         #expect(mkfifo(sandbox.inbox.appendingPathComponent("pipe").path, 0o644) == 0)
         var documents = objects(try sandbox.runOnce(), "run --once")
         #expect(documents.count == 3)
+        for entry in try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) {
+            let manifest = try Data(contentsOf: sandbox.outbox.appendingPathComponent(entry).appendingPathComponent(manifestName))
+            documents.append(("manifest", try #require(JSONSerialization.jsonObject(with: manifest) as? [String: Any])))
+        }
         let quarantined = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).sorted()
         #expect(quarantined.count == 2)
         for id in quarantined {
@@ -98,7 +102,7 @@ struct SchemaTests {
             documents += objects(try airlock(arguments + root), source)
         }
         let sources = Set(documents.map(\.0))
-        for expected in ["run --once", "report.json", "history", "quarantine list", "quarantine show", "quarantine contents", "status", "doctor",
+        for expected in ["run --once", "report.json", "manifest", "history", "quarantine list", "quarantine show", "quarantine contents", "status", "doctor",
                          "inspect"] {
             #expect(sources.contains(expected), "no JSON collected from \(expected)")
         }
