@@ -6,7 +6,7 @@ ROOT ?= var
 DEBIAN_PACKAGES = libseccomp-dev libarchive-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev libjansson-dev pkg-config systemd \
 	libmagic-dev libmagic-mgc media-types clamav-daemon prometheus
 
-.PHONY: all deps build release run test bench keyed-fixtures unicode-tables clean
+.PHONY: all deps build release run test bench keyed-fixtures unicode-tables fuzz-zip clean
 
 all: build
 
@@ -34,9 +34,26 @@ test: build
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
+# Chaos soak, not part of test: producers drop valid and hostile archives into a
+# daemon that is SIGKILLed and restarted at random for SECONDS; then every drop must
+# have ended once, with one terminal journal record. `make soak SECONDS=600`.
+SECONDS ?= 60
+# The soak (and its short run in test) is Python 3, standard library only.
+DEBIAN_PACKAGES += python3
+.PHONY: soak
+soak: build
+	python3 soak/soak.py --airlock .build/debug/airlock --seconds $(SECONDS)
+
 # Benchmarks against peers (bsdtar, inotifywait); not part of test. Results in bench/results/latest.md.
 bench: deps
 	bash bench/run.sh
+
+# Differential ZIP fuzzer (not part of test): airlock, libarchive (seekable and
+# streaming) and Python's zipfile on mutants of the corpus; every disagreement must
+# be a rejection. Keeps what it finds in fuzz/zip-findings/.
+FUZZ_SECONDS ?= 300
+fuzz-zip: build
+	python3 fuzz/zip_differential.py --seconds $(FUZZ_SECONDS)
 
 # Regenerates fixtures/keyed/: the Foundation-made samples, then the hand-built ones and the manifest.
 keyed-fixtures:
@@ -51,3 +68,91 @@ unicode-tables:
 
 clean:
 	rm -rf .build
+
+# --- install, static binaries and the Debian package -------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=] [BUILD=.build/release]: the decoders
+# go to PREFIX/libexec/airlock/, where airlock finds them from its own path.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec/airlock
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/airlock
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
+BUILD ?= .build/release
+SCDOC ?= scdoc
+# What man pages, the package and the deployment tests need beyond DEBIAN_PACKAGES.
+DEPLOY_PACKAGES = scdoc debhelper dpkg-dev lintian acl
+PROGRAMS = airlock airlock-decoder airlock-keyed-decoder
+MANPAGES = .build/man/airlock.1 .build/man/airlock.json.5
+UNITS = airlock.service airlock@.service airlock-sweep.service airlock-sweep.timer
+# Paths in the shipped files name /usr/local; an install rewrites them for PREFIX.
+REPREFIX = sed -e 's|/usr/local|$(PREFIX)|g'
+
+.PHONY: static static-check man install uninstall deb deb-test deploy-deps
+
+deploy-deps:
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(DEPLOY_PACKAGES)"
+
+# Release binaries with the Swift runtime and Foundation linked in: a server needs
+# only Debian's libraries (slow: not part of make test).
+static: deps
+	$(SWIFT) build -c release --static-swift-stdlib
+
+# Fails if ldd names anything from the Swift toolchain; then start-up times.
+static-check: static
+	@for p in $(PROGRAMS); do echo "== ldd $$p"; ldd .build/release/$$p; done
+	@if for p in $(PROGRAMS); do ldd .build/release/$$p; done | grep -E 'libswift|libFoundation|_FoundationICU|libdispatch|libBlocksRuntime|/opt/swift|/usr/lib/swift'; then \
+		echo "static-check: linked to the Swift toolchain"; exit 1; fi
+	@echo "static-check: nothing from the Swift toolchain"
+	@ls -l $(addprefix .build/release/,$(PROGRAMS))
+	@bash deploy/measure-startup.sh .build/release
+
+man: $(MANPAGES)
+
+.build/man/%: man/%.scd
+	@mkdir -p .build/man
+	$(SCDOC) < $< > $@
+
+install: man
+	@for p in $(PROGRAMS); do test -x $(BUILD)/$$p || { echo "install: $(BUILD)/$$p missing (make static, or BUILD=.build/debug)"; exit 1; }; done
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(TMPFILESDIR) \
+		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(DATADIR)/airlock $(DESTDIR)$(DOCDIR)/examples \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(COMPLETIONDIR)
+	install -m 0755 $(BUILD)/airlock $(DESTDIR)$(BINDIR)/airlock
+	install -m 0755 $(BUILD)/airlock-decoder $(BUILD)/airlock-keyed-decoder $(DESTDIR)$(LIBEXECDIR)/
+	for u in $(UNITS); do $(REPREFIX) deploy/$$u > $(DESTDIR)$(UNITDIR)/$$u; chmod 0644 $(DESTDIR)$(UNITDIR)/$$u; done
+	$(REPREFIX) deploy/tmpfiles.d/airlock.conf > $(DESTDIR)$(TMPFILESDIR)/airlock.conf
+	install -m 0644 deploy/sysusers.d/airlock.conf $(DESTDIR)$(SYSUSERSDIR)/airlock.conf
+	install -m 0644 deploy/airlock.json $(DESTDIR)$(DATADIR)/airlock/airlock.json
+	install -m 0644 etc/airlock.json $(DESTDIR)$(DOCDIR)/examples/airlock.json
+	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -m 0644 deploy/README.md $(DESTDIR)$(DOCDIR)/README.deploy.md
+	install -m 0644 .build/man/airlock.1 $(DESTDIR)$(MANDIR)/man1/airlock.1
+	install -m 0644 .build/man/airlock.json.5 $(DESTDIR)$(MANDIR)/man5/airlock.json.5
+	install -m 0644 completion/airlock.bash $(DESTDIR)$(COMPLETIONDIR)/airlock
+	chmod 0644 $(DESTDIR)$(TMPFILESDIR)/airlock.conf
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/airlock $(addprefix $(DESTDIR)$(LIBEXECDIR)/,airlock-decoder airlock-keyed-decoder)
+	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(TMPFILESDIR)/airlock.conf $(DESTDIR)$(SYSUSERSDIR)/airlock.conf
+	rm -f $(DESTDIR)$(MANDIR)/man1/airlock.1 $(DESTDIR)$(MANDIR)/man5/airlock.json.5 $(DESTDIR)$(COMPLETIONDIR)/airlock
+	rm -rf $(DESTDIR)$(DATADIR)/airlock $(DESTDIR)$(DOCDIR)
+	-rmdir $(DESTDIR)$(LIBEXECDIR)
+
+# The Debian package (dpkg-buildpackage and debhelper; lintian afterwards): built
+# in place, its files moved from the parent directory into .build/deb/.
+deb: deps deploy-deps
+	dpkg-buildpackage -b -us -uc
+	mkdir -p .build/deb
+	mv ../airlock_*.deb ../airlock_*.buildinfo ../airlock_*.changes .build/deb/
+	-mv ../airlock-dbgsym_*.deb .build/deb/ 2>/dev/null
+	lintian --info .build/deb/airlock_*.changes
+
+# Installs the package, checks it, takes a drop in, removes and purges it (root).
+deb-test:
+	bash deploy/test-deb.sh

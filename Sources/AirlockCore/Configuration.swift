@@ -20,14 +20,28 @@ public struct Configuration: Sendable, Equatable {
     public var decoderAddressSpaceBytes: Int64 = 1 << 30
     public var decoderCPUSeconds: Int64 = 60
     public var decoderOpenFiles: Int64 = 64
+    /// Whether decoding stops while the kernel offers Landlock or seccomp and something
+    /// refuses them ("required"), or goes on with what is granted ("best-effort").
+    public var decoderConfinementRequired = true
     public var sync: SyncMethod = .syncfs
 
     /// The audit journal rotates past this size, keeping this many old files.
     public var journalMaxBytes: Int64 = 16 << 20
     public var journalKeep: Int = 5
     /// Prometheus text-format metrics, written atomically by the daemon; empty: none.
-    public var metricsPath: String = "state/airlock.prom"
+    /// Outside the private state directory, so a textfile collector can read it.
+    public var metricsPath: String = "metrics/airlock.prom"
     public var metricsIntervalSeconds: Int64 = 15
+
+    /// Outbox entries' modes ("policy": policy.file_mode's) and group ("": airlock's own).
+    public var outboxFileMode: mode_t?
+    public var outboxDirectoryMode: mode_t?
+    public var outboxGroup = ""
+    public var outboxGroupID: gid_t?
+    public var outboxModes: OutboxModes {
+        OutboxModes(fileMode: outboxFileMode ?? mode_t(policy.fileMode), directoryMode: outboxDirectoryMode ?? mode_t(policy.directoryMode),
+                    group: outboxGroupID)
+    }
 
     /// Keyed-archive (NSKeyedArchiver) drops.
     public var keyed = KeyedSettings()
@@ -71,11 +85,12 @@ public struct Configuration: Sendable, Equatable {
     /// over the per-file quota, so an over-quota write fails in the kernel too.
     public var decoderLimits: DecoderLimits {
         DecoderLimits(addressSpaceBytes: decoderAddressSpaceBytes, cpuSeconds: decoderCPUSeconds,
-                      openFiles: decoderOpenFiles, fileSizeBytes: policy.maxFileBytes + 1)
+                      openFiles: decoderOpenFiles, fileSizeBytes: policy.maxFileBytes + 1,
+                      requiresConfinement: decoderConfinementRequired)
     }
 
     /// The sections of airlock.json, in the order the file lists them.
-    static let sections = ["policy", "decoder", "keyed", "content", "scan", "watch", "journal", "metrics", "commit"]
+    static let sections = ["policy", "decoder", "keyed", "content", "scan", "watch", "journal", "outbox", "metrics", "commit"]
 
     /// Decodes and validates the bytes of an airlock.json: every numeric setting
     /// against its range in `numericSettings`, the others by their own rules.
@@ -110,6 +125,23 @@ public struct Configuration: Sendable, Equatable {
             case "0644": policy.privateModes = false
             case "0600": policy.privateModes = true
             default: throw ConfigurationError("policy.file_mode: must be \"0644\" or \"0600\", got \"\(mode)\"")
+            }
+        case "decoder":
+            guard let mode = try reader.string("confinement") else { return }
+            guard mode == "required" || mode == "best-effort" else {
+                throw ConfigurationError("decoder.confinement: must be \"required\" or \"best-effort\", got \"\(mode)\"")
+            }
+            decoderConfinementRequired = mode == "required"
+        case "outbox":
+            if let mode = try reader.string("file_mode"), mode != "policy" {
+                outboxFileMode = try OutboxModes.mode(mode, key: "outbox.file_mode", directory: false)
+            }
+            if let mode = try reader.string("directory_mode"), mode != "policy" {
+                outboxDirectoryMode = try OutboxModes.mode(mode, key: "outbox.directory_mode", directory: true)
+            }
+            if let group = try reader.string("group"), !group.isEmpty {
+                outboxGroup = group
+                outboxGroupID = try OutboxModes.groupID(group)
             }
         case "keyed":
             if let names = try reader.stringArray("class_names") {
@@ -191,6 +223,11 @@ public struct Configuration: Sendable, Equatable {
                     "\"keep_original\": \(keyed.keepOriginal)"]
         case "content": return renderedContentKeys
         case "scan": return renderedScanKeys
+        case "decoder": return ["\"confinement\": \"\(decoderConfinementRequired ? "required" : "best-effort")\""]
+        case "outbox":
+            return ["\"file_mode\": \(JSONObjectWriter.quote(outboxFileMode.map { "0" + String($0, radix: 8) } ?? "policy"))",
+                    "\"directory_mode\": \(JSONObjectWriter.quote(outboxDirectoryMode.map { "0" + String($0, radix: 8) } ?? "policy"))",
+                    "\"group\": \(JSONObjectWriter.quote(outboxGroup))"]
         case "metrics": return ["\"path\": \(JSONObjectWriter.quote(metricsPath))"]
         case "watch": return ["\"ignore\": [\(watch.ignore.map(JSONObjectWriter.quote).joined(separator: ", "))]"]
         case "commit": return ["\"sync\": \"\(sync.rawValue)\""]

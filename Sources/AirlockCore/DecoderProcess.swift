@@ -157,8 +157,10 @@ extension DecoderProcess {
 
 /// Where the decoder child programs live: beside the running executable.
 public enum DecoderLocation {
-    /// The directory of the running executable, if every decoder program is in it
-    /// and executable.
+    /// Where the decoder programs are: beside the running executable (a build
+    /// tree), or in `libexec/airlock` beside its `bin` (an installation:
+    /// PREFIX/bin/airlock and PREFIX/libexec/airlock/airlock-decoder), found
+    /// from the executable's own path, never from PATH or the working directory.
     public static func directory() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
@@ -166,7 +168,8 @@ public enum DecoderLocation {
         let me = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard let slash = me.lastIndex(of: "/") else { return nil }
         let directory = String(me[..<slash])
-        for program in DropFormat.programs where access(directory + "/" + program, X_OK) != 0 { return nil }
-        return directory
+        var candidates = [directory]
+        if let parent = directory.lastIndex(of: "/") { candidates.append(String(directory[..<parent]) + "/libexec/airlock") }
+        return candidates.first { candidate in DropFormat.programs.allSatisfy { access(candidate + "/" + $0, X_OK) == 0 } }
     }
 }

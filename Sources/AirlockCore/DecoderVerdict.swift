@@ -1,3 +1,4 @@
+import AirlockDecoding
 import AirlockPolicy
 import AirlockSystem
 import Foundation
@@ -16,19 +17,6 @@ enum DecoderVerdict: Equatable {
         .tooManyEntries, .fileTooLarge, .totalTooLarge, .ratioTooHigh, .corruptArchive, .encryptedEntry, .unsupportedFormat,
         .wrongRootClass, .unknownClass, .unsupportedSchema, .invalidField, .dropTooLarge, .decoderFailed,
     ]
-
-    /// What the child reported of its own confinement, if it got that far.
-    static func confinement(_ run: DecoderProcess.Run) -> (complete: Bool, summary: String)? {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(run.output))) as? [String: Any],
-              let abi = (object["landlock_abi"] as? NSNumber)?.intValue,
-              let landlock = (object["landlock"] as? NSNumber)?.boolValue,
-              let seccomp = (object["seccomp"] as? NSNumber)?.boolValue else { return nil }
-        ConfinementInForce.record("decoder_landlock", landlock)
-        ConfinementInForce.record("decoder_seccomp", seccomp)
-        var summary = "Landlock \(landlock ? "ABI \(abi)" : "off"), seccomp \(seccomp ? "on" : "off")"
-        if let problems = object["confinement_problems"] as? String { summary += " (\(problems))" }
-        return (landlock && seccomp, summary)
-    }
 
     static func interpret(_ run: DecoderProcess.Run, timeoutSeconds: Int64) -> DecoderVerdict {
         if run.abandoned {
@@ -64,9 +52,18 @@ enum DecoderVerdict: Equatable {
             rejection.bytesWritten = bytesWritten
             rejection.otherEntry = object["other_entry"] as? String
             return .rejected(rejection)
+        case "unconfined":
+            // Not the drop's fault: it waits until the decoders can be confined again.
+            return .deferred("no decoder runs unconfined: \((object["detail"] as? String) ?? "confinement refused"); "
+                + "'airlock doctor' says what is missing (decoder.confinement \"best-effort\" opts out)")
         case "error":
             let errno = Errno(rawValue: Int32((object["errno"] as? NSNumber)?.intValue ?? 0))
             let detail = (object["detail"] as? String) ?? "\(errno)"
+            // A drop the disk cannot read is not judged on its bytes: it waits, claimed.
+            if object["stage"] as? String == SystemFailureStage.readingDrop.rawValue {
+                if errno.isEnvironmental { return .deferred("reading the drop failed: \(detail)") }
+                return .rejected(Rejection(.decoderFailed, "the decoder could not read the drop: \(detail)"))
+            }
             if errno.isEnvironmental { return .deferred("writing to staging failed: \(detail)") }
             if errno == .exists {
                 return .rejected(Rejection(.nameCollision, "the filesystem treats two entry names as one: \(detail)"))

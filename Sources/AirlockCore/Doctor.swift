@@ -10,11 +10,13 @@ import Glibc
 public struct Doctor {
     public struct Findings: Sendable {
         public var landlockABI: Int
-        public var landlock: Bool
-        public var seccomp: Bool
+        public var confinement: DecoderConfinementState
         public var problems: String?
         public var confineMicroseconds: Int
         public var limits: [String: Int64]
+
+        public var landlock: Bool { confinement.landlock == "in-force" }
+        public var seccomp: Bool { confinement.seccomp == "in-force" }
     }
 
     let configuration: Configuration
@@ -36,14 +38,27 @@ public struct Doctor {
         let run = try decoder.run(arguments: ["--probe"] + configuration.decoderLimits.arguments, drop: nothing, staging: nil)
         guard run.termination == .exited(0),
               let object = (try? JSONSerialization.jsonObject(with: Data(run.output))) as? [String: Any],
-              object["verdict"] as? String == "probe" else {
+              object["verdict"] as? String == "probe",
+              let confinement = DecoderConfinementState(object, required: configuration.decoderConfinementRequired) else {
             throw SystemError("probe", Array(decoderExecutable.utf8), Errno(rawValue: EPROTO))
         }
         func number(_ key: String) -> Int64 { (object[key] as? NSNumber)?.int64Value ?? 0 }
         return Findings(
-            landlockABI: Int(number("landlock_abi")), landlock: number("landlock") == 1, seccomp: number("seccomp") == 1,
+            landlockABI: Int(number("landlock_abi")), confinement: confinement,
             problems: object["confinement_problems"] as? String, confineMicroseconds: Int(number("confine_microseconds")),
             limits: ["address_space_bytes": number("limit_as"), "cpu_seconds": number("limit_cpu"),
                      "open_files": number("limit_nofile"), "file_size_bytes": number("limit_fsize")])
+    }
+}
+
+extension Doctor {
+    /// One line per mechanism for `doctor` and `status`: in force, not offered by
+    /// the kernel, or refused (and then what decoding does about it).
+    public static func describe(_ state: String, _ inForce: String, required: Bool) -> String {
+        switch state {
+        case "in-force": return "in force: " + inForce
+        case "not-offered": return "not offered by this kernel (decoders run without it)"
+        default: return "REFUSED although the kernel offers it: " + (required ? "no decoder runs, drops wait deferred" : "decoders run without it (best-effort)")
+        }
     }
 }

@@ -1,4 +1,5 @@
 import AirlockDecoding
+import AirlockSystem
 
 /// What a drop is, from its first bytes, and which decoder child reads it.
 public enum DropFormat: Equatable, Sendable {
@@ -40,6 +41,16 @@ public enum DropFormat: Equatable, Sendable {
             }
         }
         return nil
+    }
+
+    /// A ZIP that does not begin at byte 0, known by its end record.
+    static func zipBehindPrefix(_ drop: FileDescriptor, size: Int64) throws(SystemError) -> DropFormat? {
+        let count = Int(min(size, Int64(ArchiveFormat.zipTailLength)))
+        var tail = [UInt8](repeating: 0, count: count)
+        let got = try tail.withUnsafeMutableBytes { raw in
+            Result { () throws(SystemError) in try drop.read(into: raw, at: size - Int64(count)) }
+        }.get()
+        return ArchiveFormat.endsLikeZip(Array(tail[0..<got])) ? .archive(.zip) : nil
     }
 
     /// The child's arguments for this format.

@@ -48,70 +48,6 @@ public final class Intake: @unchecked Sendable {
         TemporaryNames.matches(name, configuration.watch.ignore)
     }
 
-    // MARK: Start-up recovery
-
-    /// Crash recovery: staging is wiped; every claim left behind is finished or
-    /// processed again, exactly once.
-    ///
-    /// - Parameter reprocess: called with each claim that must be decoded again.
-    public func recover(reprocess: (ClaimTicket) -> Void) throws(SystemError) {
-        for name in try layout.staging.entryNames() {
-            try layout.staging.removeTree(name)
-        }
-        // Quarantine entries a purge had taken out of view but not yet removed.
-        try layout.state.removeTree(QuarantineDesk.purgingDirectory)
-        for id in try layout.claimed.entryNames().sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            let claim = try Claim.reopen(id: id, in: layout.claimed)
-            defer { claim.directory.close() }
-            if claim.has(Claim.reportFile) {
-                log.info("recovering claim \(claim.id): finishing its quarantine")
-                try finishQuarantine(claim)
-                continue
-            }
-            if claim.has(Claim.commitFile), let output = try committedEarlier(claim) {
-                log.info("recovering claim \(claim.id): it was committed before the stop; removing the claim")
-                // If the stop came before the verdict's journal record, write it now.
-                let journalled = (try? journal.records())?.contains {
-                    $0["id"] as? String == claim.id && $0["event"] as? String == "accepted"
-                } ?? false
-                if !journalled {
-                    journalAppend("accepted") { record in
-                        record.add("id", claim.id)
-                        record.add("drop", EscapedName(claim.dropName).text)
-                        record.add("output", "outbox/" + EscapedName(output).text)
-                        record.add("recovered", true)
-                    }
-                }
-                try release(claim)
-                continue
-            }
-            guard claim.has(Claim.dropFile) else {
-                // Claimed directory made, drop never moved in: nothing to do.
-                try layout.claimed.removeTree(id)
-                continue
-            }
-            log.info("recovering claim \(claim.id): processing \(EscapedName(claim.dropName)) again")
-            try? claim.directory.removeTree(Claim.commitFile)
-            reprocess(claim.ticket)
-        }
-    }
-
-    /// The outbox entry that is the staging directory recorded in the claim's
-    /// commit file, if the commit happened.
-    private func committedEarlier(_ claim: Claim) throws(SystemError) -> [UInt8]? {
-        let text = try claim.directory.open(Claim.commitFile, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
-            try fd.readAll(limit: 256)
-        }
-        let fields = String(decoding: text, as: UTF8.self).split(separator: " ")
-        guard fields.count == 2, let device = UInt64(fields[0]), let inode = UInt64(fields[1].trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            return nil
-        }
-        for name in try layout.outbox.entryNames() {
-            if let status = try? layout.outbox.status(of: name), status.device == device, status.inode == inode { return name }
-        }
-        return nil
-    }
-
     // MARK: The inbox
 
     /// Processes every drop now in the inbox, in name order.
@@ -171,63 +107,26 @@ public final class Intake: @unchecked Sendable {
     }
 
     private func process(_ claim: Claim) -> DropOutcome {
-        let started = monotonicNanoseconds()
-        let received = timestamp()
-        var context = ReportContext(received: received)
-        var verdict = decide(claim, &context)
-        if case .rejected(let rejection) = verdict {
-            do {
-                try quarantine(claim, rejection, context)
-            } catch {
-                verdict = .deferred(detail: "cannot quarantine: \(error)")
-            }
+        // A claim retried after its last step failed was decided already: finish it.
+        do {
+            if let settled = try settle(claim) { return settled }
+        } catch {
+            return DropOutcome(id: claim.id, dropName: claim.dropName, verdict: .deferred(detail: "cannot finish the claim: \(error)"))
         }
+        let started = monotonicNanoseconds()
+        var context = ReportContext(received: timestamp())
+        let verdict = decide(claim, &context)
         var outcome = DropOutcome(id: claim.id, dropName: claim.dropName, verdict: verdict, size: context.size,
                                   seconds: Double(monotonicNanoseconds() - started) / 1e9)
         outcome.sha256 = context.sha256
         outcome.uploader = context.uploader
-        record(outcome, context, seconds: outcome.seconds)
-        if case .accepted = verdict {
-            // Only now, after its journal record: a stop before this point leaves the
-            // claim with its commit file, and recovery finishes (and journals) it.
-            do {
-                try release(claim)
-            } catch {
-                log.warning("cannot remove the claim of \(claim.id) after its commit: \(error); the next start does")
-            }
+        var carried = carryOut(outcome, claim, context)
+        carried.sha256 = context.sha256
+        carried.uploader = context.uploader
+        if case .deferred = carried.verdict {
+            journalAppend("deferred") { fill(&$0, carried, context) }
         }
-        return outcome
-    }
-
-    /// The verdict's journal record.
-    private func record(_ outcome: DropOutcome, _ context: ReportContext, seconds: Double) {
-        let name: String
-        switch outcome.verdict {
-        case .accepted: name = "accepted"
-        case .rejected: name = "rejected"
-        case .deferred: name = "deferred"
-        }
-        journalAppend(name) { record in
-            record.add("id", outcome.id)
-            record.add("drop", EscapedName(outcome.dropName).text)
-            if let size = context.size { record.add("size", size) }
-            if let sha256 = context.sha256 { record.add("sha256", sha256) }
-            switch outcome.verdict {
-            case .accepted(let output, let files, let bytes):
-                record.add("output", "outbox/" + EscapedName(output).text)
-                record.add("files", files)
-                record.add("bytes", bytes)
-                if let types = context.types { record.add("types", strings: types.map { ($0.entry, $0.type) }) }
-            case .rejected(let rejection):
-                record.add("reason", rejection.reason.rawValue)
-                if let entry = rejection.entry { record.add("entry", entry) }
-                record.add("bytes_written", rejection.bytesWritten)
-            case .deferred(let detail):
-                record.add("detail", detail)
-            }
-            record.add("duration_ms", Int64(seconds * 1000))
-            if let rss = context.decoderMaxRSSKiB { record.add("decoder_max_rss_kib", rss) }
-        }
+        return carried
     }
 
     /// Appends to the audit journal; a journal that cannot be written is logged,
@@ -332,7 +231,9 @@ public final class Intake: @unchecked Sendable {
         let got = try prefix.withUnsafeMutableBytes { raw in
             Result { () throws(SystemError) in try drop.read(into: raw, at: 0) }
         }.get()
-        guard let format = DropFormat.sniff(Array(prefix[0..<got])) else {
+        var sniffed = DropFormat.sniff(Array(prefix[0..<got]))
+        if sniffed == nil && got > 0 { sniffed = try DropFormat.zipBehindPrefix(drop, size: size) }
+        guard let format = sniffed else {
             return .failure(Rejection(.unsupportedFormat, got == 0 ? "the drop is empty" : "not a ZIP, tar, compressed tar, 7z or keyed archive"))
         }
         if format == .keyed && size > configuration.keyed.maxBytes {
@@ -371,9 +272,7 @@ public final class Intake: @unchecked Sendable {
                                                drop: drop, staging: staging,
                                                progress: display.map { display in { display.update(done: $0, total: $1) } })
         context.decoderMaxRSSKiB = run.maxRSSKiB
-        if let confinement = DecoderVerdict.confinement(run), !confinement.complete {
-            PartialConfinementWarning.once(log, confinement.summary)
-        }
+        DecoderConfinementState.observe(run, required: configuration.decoderConfinementRequired, log: log, state: layout.state)
         let after = try drop.status()
         var verdict = DecoderVerdict.interpret(run, timeoutSeconds: configuration.decoderTimeoutSeconds)
         context.types = DetectedTypes.parse(run.output)
@@ -414,7 +313,8 @@ public final class Intake: @unchecked Sendable {
                 try Manifest.write(into: staging, Manifest.Drop(id: claim.id, name: claim.dropName, format: format.name, size: context.size,
                                                                 sha256: context.sha256, uploader: context.uploader, types: context.types),
                                    policy: policy)
-                let output = try commit(claim, staging: staging)
+                try configuration.outboxModes.apply(to: staging, fsyncEach: configuration.sync == .fsync)
+                let output = try commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)
                 return .accepted(output: output, files: audit.files, bytes: audit.bytes)
             } catch {
                 try? layout.staging.removeTree(claim.idBytes)
@@ -422,101 +322,6 @@ public final class Intake: @unchecked Sendable {
                 throw error
             }
         }
-    }
-
-    /// Makes staging durable, then renames it to a free outbox name with
-    /// RENAME_NOREPLACE, so an existing entry is never replaced.
-    private func commit(_ claim: Claim, staging: FileDescriptor) throws(SystemError) -> [UInt8] {
-        if configuration.sync == .syncfs { try staging.syncFilesystem() }
-        let identity = try staging.status()
-        try claim.directory.open(Claim.commitFile, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600).closeAfter { (fd) throws(SystemError) in
-            try fd.writeAll(Array("\(identity.device) \(identity.inode)\n".utf8))
-            try fd.sync()
-        }
-        try claim.directory.sync()
-        let base = OutboxName.base(for: claim.dropName, id: claim.id, policy: policy)
-        var committed: [UInt8]?
-        for candidate in OutboxName.candidates(base: base) {
-            do {
-                try layout.staging.renameNoReplace(claim.idBytes, to: layout.outbox, candidate)
-                committed = candidate
-                break
-            } catch where error.errno == .exists {
-                continue
-            }
-        }
-        if committed == nil {
-            try layout.staging.renameNoReplace(claim.idBytes, to: layout.outbox, claim.idBytes)
-            committed = claim.idBytes
-        }
-        do {
-            try layout.outbox.sync()
-        } catch {
-            // The rename happened: failing now would retry the drop and commit it twice.
-            log.warning("fsync of the outbox after committing \(claim.id): \(error)")
-        }
-        return committed!
-    }
-
-    /// Removes a claim whose drop has been committed.
-    private func release(_ claim: Claim) throws(SystemError) {
-        for file in [Claim.dropFile, Claim.nameFile, Claim.commitFile] {
-            try claim.directory.removeTree(file)
-        }
-        try layout.claimed.removeDirectory(claim.idBytes)
-        try layout.claimed.sync()
-    }
-
-    // MARK: Quarantine
-
-    /// Writes report.json into the claim (temporary file, fsync, rename), then
-    /// renames the whole claim to quarantine/ID: the entry appears complete or not at all.
-    private func quarantine(_ claim: Claim, _ rejection: Rejection, _ context: ReportContext) throws(SystemError) {
-        var report = RejectionReport(
-            id: claim.id, drop: EscapedName(claim.dropName).text, drop_hex: claim.dropName.hex, size: context.size, sha256: context.sha256,
-            uploader_uid: context.uploader?.uid, uploader: context.uploader?.name,
-            format: rejection.format, reason: rejection.reason.rawValue, detail: rejection.detail,
-            entry: rejection.entry, entry_index: rejection.entryIndex, other_entry: rejection.otherEntry, bytes_written: rejection.bytesWritten,
-            policy: .init(policy), received_at: context.received, decided_at: timestamp(),
-            airlock_version: AirlockVersion.current)
-        report.types = context.types.map { Dictionary($0.map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first }) }
-        let bytes: [UInt8]
-        do {
-            bytes = Array(try report.encoded())
-        } catch {
-            preconditionFailure("a report always encodes: \(error)")
-        }
-        try claim.directory.removeTree(Claim.reportTemporary)
-        try claim.directory.open(Claim.reportTemporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600).closeAfter { (fd) throws(SystemError) in
-            try fd.writeAll(bytes)
-            try fd.sync()
-        }
-        try claim.directory.rename(Claim.reportTemporary, to: claim.directory, Claim.reportFile)
-        try finishQuarantine(claim)
-    }
-
-    private func finishQuarantine(_ claim: Claim) throws(SystemError) {
-        try claim.directory.removeTree(Claim.nameFile)
-        try claim.directory.removeTree(Claim.commitFile)
-        try claim.directory.removeTree(Claim.reportTemporary)
-        try claim.directory.sync()
-        try layout.claimed.renameNoReplace(claim.idBytes, to: layout.quarantine, claim.idBytes)
-        try layout.quarantine.sync()
-        try layout.claimed.sync()
-    }
-}
-
-/// The supervisor says once per process that decoders run with partial confinement.
-enum PartialConfinementWarning {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var said = false
-
-    static func once(_ log: Log, _ summary: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !said else { return }
-        said = true
-        log.warning("decoders run with partial confinement: \(summary)")
     }
 }
 

@@ -30,14 +30,45 @@ public struct Journal: Sendable {
 
     /// Appends one record, `time` first.
     public func append(_ event: String, _ fill: (inout JSONObjectWriter) -> Void) throws(SystemError) {
+        try locked { () throws(SystemError) in try appendLocked(event, fill) }
+    }
+
+    /// Appends a record of `event` for `id` unless the journal already holds one of
+    /// `unless` for that id; the look and the append are one step under the lock,
+    /// so two recovering processes cannot both write it. Returns whether it wrote.
+    ///
+    /// This is how recovery completes an outcome at most once: the record may have
+    /// been written just before the stop that interrupted the outcome.
+    @discardableResult
+    public func appendOnce(_ event: String, id: String, unless events: Set<String>,
+                           _ fill: (inout JSONObjectWriter) -> Void) throws(SystemError) -> Bool {
+        try locked { () throws(SystemError) -> Bool in
+            if try recordLocked(id: id, events: events) != nil { return false }
+            try appendLocked(event, fill)
+            return true
+        }
+    }
+
+    /// The newest whole record of one of `events` for `id`, if any.
+    public func record(id: String, events: Set<String>) throws(SystemError) -> [String: Any]? {
+        try locked { () throws(SystemError) in try recordLocked(id: id, events: events) }
+    }
+
+    /// Runs `body` holding the journal's flock, so no rotation or append of another
+    /// process interleaves.
+    private func locked<T>(_ body: () throws(SystemError) -> T) throws(SystemError) -> T {
+        let lock = try state.open(Journal.lockName, O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600)
+        defer { lock.close() }
+        _ = try retrying("flock") { flock(lock.rawValue, LOCK_EX) }
+        return try body()
+    }
+
+    private func appendLocked(_ event: String, _ fill: (inout JSONObjectWriter) -> Void) throws(SystemError) {
         var record = JSONObjectWriter()
         record.add("time", timestamp())
         record.add("event", event)
         fill(&record)
         let line = Array((record.text + "\n").utf8)
-        let lock = try state.open(Journal.lockName, O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600)
-        defer { lock.close() }
-        _ = try retrying("flock") { flock(lock.rawValue, LOCK_EX) }
         var file = try state.open(Journal.current, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW, mode: 0o600)
         defer { file.close() }
         let size = try file.status().size
@@ -59,6 +90,45 @@ public struct Journal: Sendable {
         try file.sync()
     }
 
+    /// Scans the kept files, oldest first; only the lines that mention `id` are
+    /// parsed, so a look costs one pass of strstr over the journal.
+    private func recordLocked(id: String, events: Set<String>) throws(SystemError) -> [String: Any]? {
+        let needle = "\"id\":\"\(id)\""
+        var found: [String: Any]?
+        for var bytes in try fileContents() {
+            bytes.append(0)
+            for line in Journal.lines(in: bytes, mentioning: needle) {
+                guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any],
+                      object["id"] as? String == id, let event = object["event"] as? String, events.contains(event) else { continue }
+                found = object
+            }
+        }
+        return found
+    }
+
+    /// The lines of a NUL-terminated buffer that contain `needle`. A NUL inside the
+    /// buffer (a tail a power cut zero-filled) only ends the search up to it.
+    private static func lines(in buffer: [UInt8], mentioning needle: String) -> [ArraySlice<UInt8>] {
+        var result: [ArraySlice<UInt8>] = []
+        buffer.withUnsafeBufferPointer { raw in
+            let base = UnsafeRawPointer(raw.baseAddress!).assumingMemoryBound(to: CChar.self)
+            let end = raw.count - 1
+            var offset = 0
+            while offset < end {
+                guard let hit = strstr(base + offset, needle) else {
+                    offset += strlen(base + offset) + 1
+                    continue
+                }
+                let at = base.distance(to: hit)
+                let start = (buffer[..<at].lastIndex(of: 0x0A)).map { $0 + 1 } ?? 0
+                let stop = buffer[at...].firstIndex(where: { $0 == 0x0A || $0 == 0 }) ?? end
+                result.append(buffer[start..<stop])
+                offset = stop
+            }
+        }
+        return result
+    }
+
     /// journal.N-1 → journal.N, …, journal.jsonl → journal.1.jsonl; the oldest beyond `keep` goes.
     private func rotate() throws(SystemError) {
         try state.removeTree(Journal.rotated(keep))
@@ -76,19 +146,26 @@ public struct Journal: Sendable {
     /// Every whole record, oldest first; a torn or unreadable line is skipped.
     public func records() throws(SystemError) -> [[String: Any]] {
         var result: [[String: Any]] = []
-        for name in (1...keep).reversed().map(Journal.rotated) + [Journal.current] {
-            let bytes: [UInt8]
-            do {
-                bytes = try state.open(name, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
-                    try fd.readAll(limit: Int(maxBytes) * 2 + (1 << 20))
-                }
-            } catch where error.errno == .noEntry {
-                continue
-            }
+        for bytes in try fileContents() {
             for line in bytes.split(separator: UInt8(ascii: "\n")) {
                 guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any],
                       object["event"] is String else { continue }
                 result.append(object)
+            }
+        }
+        return result
+    }
+
+    /// The bytes of every kept file, oldest first.
+    private func fileContents() throws(SystemError) -> [[UInt8]] {
+        var result: [[UInt8]] = []
+        for name in (1...keep).reversed().map(Journal.rotated) + [Journal.current] {
+            do {
+                result.append(try state.open(name, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
+                    try fd.readAll(limit: Int(maxBytes) * 2 + (1 << 20))
+                })
+            } catch where error.errno == .noEntry {
+                continue
             }
         }
         return result

@@ -97,6 +97,17 @@ public final class Metrics: @unchecked Sendable {
         lines.append("airlock_decoder_failures_total \(decoderFailures)")
         family("airlock_deferred_retries_total", "counter", "Drops deferred (disk full, permissions) and retried later.")
         lines.append("airlock_deferred_retries_total \(deferredRetries)")
+        if let confinement = DecoderConfinementState.current {
+            family("airlock_decoder_confinement", "gauge",
+                   "1 for each mechanism's state as decoders last found it (in-force, not-offered, refused).")
+            for (mechanism, state) in [("landlock", confinement.landlock), ("seccomp", confinement.seccomp)] {
+                lines.append("airlock_decoder_confinement{mechanism=\"\(mechanism)\",state=\"\(Metrics.escape(state))\"} 1")
+            }
+            family("airlock_decoders_withheld", "gauge", "1 while no decoder runs because confinement is required and refused.")
+            lines.append("airlock_decoders_withheld \(confinement.withholdsDecoding ? 1 : 0)")
+        }
+        family("airlock_unconfined_deferrals_total", "counter", "Drops deferred because decoders could not be confined.")
+        lines.append("airlock_unconfined_deferrals_total \(DecoderConfinementState.withheldDrops)")
         lines += Metrics.stateLines(root)
         return lines.joined(separator: "\n") + "\n"
     }
@@ -119,9 +130,20 @@ public final class Metrics: @unchecked Sendable {
         if path.hasPrefix("/") {
             directory = try FileDescriptor.openDirectory(path: directoryPath.isEmpty ? "/" : directoryPath)
         } else {
+            // Beneath the root, missing directories are made (0755: a collector running
+            // as another user must reach the file).
             var current = try root.duplicate()
             for component in directoryPath.split(separator: "/") where !component.isEmpty {
-                let next = try current.closeAfter { (fd) throws(SystemError) in try fd.openDirectory(Array(component.utf8)) }
+                let next = try current.closeAfter { (fd) throws(SystemError) -> FileDescriptor in
+                    do throws(SystemError) {
+                        try fd.makeDirectory(Array(component.utf8), mode: 0o755)
+                        let made = try fd.openDirectory(Array(component.utf8))
+                        try made.changeMode(0o755)
+                        return made
+                    } catch where error.errno == .exists {
+                        return try fd.openDirectory(Array(component.utf8))
+                    }
+                }
                 current = next
             }
             directory = current
@@ -130,6 +152,8 @@ public final class Metrics: @unchecked Sendable {
         let temporary = Array(".".utf8) + name + Array(".tmp".utf8)
         try directory.removeTree(temporary)
         try directory.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o644).closeAfter { (fd) throws(SystemError) in
+            // 0644 whatever the umask (the unit's is 0077): the collector reads it as another user.
+            try fd.changeMode(0o644)
             try fd.writeAll(Array(text().utf8))
             try fd.sync()
         }

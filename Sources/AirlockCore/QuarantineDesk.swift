@@ -48,6 +48,11 @@ public struct QuarantineDesk {
         self.journal = Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep)
     }
 
+    init(layout: RootLayout, journal: Journal) {
+        self.layout = layout
+        self.journal = journal
+    }
+
     /// An id as airlock makes them: `YYYYMMDDTHHMMSSZ-xxxxxxxx`.
     public static func isWellFormed(_ id: String) -> Bool {
         let bytes = Array(id.utf8)
@@ -80,7 +85,7 @@ public struct QuarantineDesk {
         }
     }
 
-    private func load(_ id: String) throws -> Entry {
+    func load(_ id: String) throws -> Entry {
         let directory = try layout.quarantine.openDirectory(Array(id.utf8))
         defer { directory.close() }
         let bytes = try directory.open(QuarantineDesk.reportFile, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
@@ -95,9 +100,13 @@ public struct QuarantineDesk {
 
     /// Sends the original back through intake: renamed atomically into the inbox
     /// under its name (or `name-2.ext`, …, when taken), recorded in the report's
-    /// history and the journal. Releasing twice is refused.
+    /// history and the journal. Releasing twice is refused. The steps and what a
+    /// stop between them leaves are in QuarantineSettlement.swift.
     @discardableResult
     public func release(_ id: String) throws -> [UInt8] {
+        let lock = try holdDesk()
+        defer { lock.close() }
+        try recoverHoldingDesk()
         let entry = try self.entry(id)
         if entry.released {
             let when = entry.history.first { $0["action"] as? String == "released" }?["at"] as? String
@@ -109,40 +118,10 @@ public struct QuarantineDesk {
         }
         guard let inbox = try layout.openInbox() else { throw Refusal("the inbox is missing") }
         defer { inbox.close() }
-        let directory = try layout.quarantine.openDirectory(Array(id.utf8))
-        defer { directory.close() }
-        guard let released = try QuarantineDesk.moveToFreeName(from: directory, into: inbox, name) else {
+        guard let released = try moveToInbox(id, inbox: inbox, name) else {
             throw Refusal("no free name for \(EscapedName(name)) in the inbox")
         }
-        try inbox.sync()
-        var report = entry.report
-        var history = entry.history
-        let at = timestamp()
-        history.append(["action": "released", "at": at, "to": "inbox/" + EscapedName(released).text])
-        report["history"] = history
-        try writeReport(report, in: directory)
-        try? journal.append("released") { record in
-            record.add("id", id)
-            record.add("drop", EscapedName(name).text)
-            record.add("to", "inbox/" + EscapedName(released).text)
-            if let sha256 = report["sha256"] as? String { record.add("sha256", sha256) }
-            if let size = entry.size { record.add("size", size) }
-        }
         return released
-    }
-
-    /// Renames the entry's drop into the inbox under the first free candidate name.
-    private static func moveToFreeName(from directory: FileDescriptor, into inbox: FileDescriptor,
-                                       _ name: [UInt8]) throws(SystemError) -> [UInt8]? {
-        for candidate in inboxCandidates(name) {
-            do throws(SystemError) {
-                try directory.renameNoReplace(dropFile, to: inbox, candidate)
-                return candidate
-            } catch where error.errno == .exists {
-                continue
-            }
-        }
-        return nil
     }
 
     /// `name`, then `stem-2.ext`, `stem-3.ext`, … (the suffix kept so the outbox name follows).
@@ -152,8 +131,13 @@ public struct QuarantineDesk {
         return [name] + NameCandidates.candidates(stem: stem, suffix: suffix).dropFirst()
     }
 
-    private func writeReport(_ report: [String: Any], in directory: FileDescriptor) throws {
-        let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    func writeReport(_ report: [String: Any], in directory: FileDescriptor) throws(SystemError) {
+        let data: Data
+        do {
+            data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        } catch {
+            preconditionFailure("a report read as JSON always encodes again: \(error)")
+        }
         let temporary: [UInt8] = Array("report.json.tmp".utf8)
         try directory.removeTree(temporary)
         try directory.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600).closeAfter { (fd) throws(SystemError) in
@@ -165,26 +149,16 @@ public struct QuarantineDesk {
     }
 
     /// Removes entries: each is first renamed out of view into state/purging (so a
-    /// reader never sees half an entry), then deleted; recorded in the journal.
+    /// reader never sees half an entry), recorded in the journal, then deleted.
     public func purge(_ entries: [Entry], note: String? = nil) throws(SystemError) {
-        do throws(SystemError) {
-            try layout.state.makeDirectory(QuarantineDesk.purgingDirectory, mode: 0o700)
-        } catch where error.errno == .exists {}
-        let purging = try layout.state.openDirectory(QuarantineDesk.purgingDirectory)
+        let lock = try holdDesk()
+        defer { lock.close() }
+        try recoverHoldingDesk()
+        let purging = try openPurging()
         defer { purging.close() }
         for entry in entries {
-            let id = Array(entry.id.utf8)
-            try layout.quarantine.rename(id, to: purging, id)
-            try purging.removeTree(id)
-            try? journal.append("purged") { record in
-                record.add("id", entry.id)
-                record.add("drop", entry.drop)
-                record.add("reason", entry.reason)
-                if let size = entry.size { record.add("size", size) }
-                if let note { record.add("purge_reason", note) }
-            }
+            try purge(Array(entry.id.utf8), into: purging, note: note)
         }
-        try layout.quarantine.sync()
     }
 }
 

@@ -50,10 +50,9 @@ public struct RootGauges: Sendable, Equatable {
     }
 }
 
-/// The confinement last seen in force, per mechanism: the supervisor's own
-/// Landlock ruleset when it starts, and each decoder's Landlock and seccomp as
-/// the decoder reports them. Metrics expose it so an alert can fire when a
-/// mechanism stops being applied.
+/// The supervisor's own confinement when it started, per mechanism (the
+/// decoders' is `DecoderConfinementState`). Metrics expose both, as
+/// `airlock_confinement_in_force{mechanism}`, so one alert covers them.
 public enum ConfinementInForce {
     private static let state = Mutex<[String: Bool]>([:])
 
@@ -95,7 +94,11 @@ extension Metrics {
                   root.oldestInboxSeconds)
             gauge("airlock_filesystem_free_bytes", "Bytes available to airlock on the root's filesystem.", root.freeBytes)
         }
-        let confinement = ConfinementInForce.current
+        var confinement = ConfinementInForce.current
+        if let decoder = DecoderConfinementState.current {
+            confinement["decoder_landlock"] = decoder.landlock == "in-force"
+            confinement["decoder_seccomp"] = decoder.seccomp == "in-force"
+        }
         if !confinement.isEmpty {
             family("airlock_confinement_in_force", "gauge", "1 when the mechanism was in force when last applied, 0 when not.")
             for mechanism in confinement.keys.sorted() {

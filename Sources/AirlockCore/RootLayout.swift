@@ -55,6 +55,20 @@ public struct RootLayout {
             root.close()
             throw ConfigurationError("root \(path) is not a complete airlock root (\(error)); run 'airlock init --root \(path)'")
         }
+        do {
+            let version = try LayoutVersion.read(opened[3])
+            guard version <= LayoutVersion.current else {
+                opened.forEach { $0.close() }
+                root.close()
+                throw ConfigurationError(LayoutVersion.newerMessage(path, version))
+            }
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            opened.forEach { $0.close() }
+            root.close()
+            throw ConfigurationError("root \(path): cannot read state/\(LayoutVersion.fileName): \(error)")
+        }
         // The inbox is not kept open: a directory held open is not freed when it is
         // deleted, and then inotify never reports IN_DELETE_SELF. See openInbox().
         opened[0].close()
@@ -108,6 +122,7 @@ public struct RootLayout {
         } catch {
             throw ConfigurationError("root \(path): \(error)")
         }
+        if let upgrade = try LayoutVersion.record(path, fresh: created.contains("state/claimed/")) { created.append(upgrade) }
         let configPath = path + "/airlock.json"
         if FileManager.default.fileExists(atPath: configPath) {
             _ = try Configuration.load(path: configPath)

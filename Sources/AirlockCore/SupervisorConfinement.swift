@@ -1,3 +1,4 @@
+import AirlockDecoding
 import AirlockSystem
 import CAirlockShims
 #if canImport(Glibc)
@@ -13,10 +14,11 @@ import Glibc
 public enum SupervisorConfinement {
     /// Applies the ruleset where the kernel offers Landlock; returns a line for the log.
     public static func apply(_ layout: RootLayout, _ configuration: Configuration) -> (applied: Bool, message: String) {
-        let abi = airlock_landlock_abi()
-        guard abi > 0 else {
-            return (false, "the kernel offers no Landlock; the supervisor's writes are not confined (use the systemd unit)")
+        let landlock = ConfinementProbe.landlock()
+        guard landlock.obstacle == nil else {
+            return (false, "\(landlock.reason); the supervisor's writes are not confined")
         }
+        let abi = landlock.abi
         guard let devNull = try? FileDescriptor(rawValue: retrying("open", Array("/dev/null".utf8)) {
             open("/dev/null", O_WRONLY | O_CLOEXEC)
         }) else {

@@ -24,4 +24,21 @@ public enum ArchiveFormat: String, Sendable, CaseIterable {
         if prefix.count >= 262 && Array(prefix[257..<262]) == Array("ustar".utf8) { return .tar }
         return nil
     }
+
+    /// How many trailing bytes `endsLikeZip` wants: an end record and the longest comment.
+    public static let zipTailLength = 22 + 65535
+
+    /// Whether a drop's last bytes end with a ZIP end record whose comment reaches
+    /// the end of the file. Asked only of a drop whose first bytes named no format:
+    /// such a drop is a ZIP behind a self-extractor stub or padding, which Python's
+    /// zipfile and libarchive would both read. airlock refuses it, and identifying
+    /// it as a ZIP lets the directory parser say why (the bytes before the first
+    /// entry) instead of calling it an unknown format.
+    public static func endsLikeZip(_ tail: [UInt8]) -> Bool {
+        guard tail.count >= 22 else { return false }
+        return (0...(tail.count - 22)).contains { position in
+            tail[position] == 0x50 && tail[position + 1] == 0x4B && tail[position + 2] == 0x05 && tail[position + 3] == 0x06
+                && position + 22 + (Int(tail[position + 20]) | Int(tail[position + 21]) << 8) == tail.count
+        }
+    }
 }

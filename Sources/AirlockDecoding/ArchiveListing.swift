@@ -27,8 +27,10 @@ enum ArchiveListing {
             return json
         }
         let blockSize = (scan.format == .zip || scan.format == .sevenZip) ? ArchiveScan.seekableBlockSize : ArchiveScan.streamBlockSize
-        let gzip = scan.format == .tarGzip ? GzipSource(file: scan.drop, blockSize: blockSize) : nil
-        guard (gzip?.attach(to: archive) ?? archive_read_open_fd(archive, scan.drop.rawValue, blockSize)) == ARCHIVE_OK else {
+        let file = DropFile(scan.drop)
+        let gzip = scan.format == .tarGzip ? GzipSource(file: file, blockSize: blockSize) : nil
+        let source = gzip == nil ? DropSource(file: file, size: scan.dropSize, blockSize: blockSize) : nil
+        guard (gzip?.attach(to: archive) ?? source!.attach(to: archive)) == ARCHIVE_OK else {
             json.add("detail", ArchiveScan.message(archive))
             return json
         }

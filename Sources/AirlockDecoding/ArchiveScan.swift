@@ -13,8 +13,10 @@ public struct ScanOutcome: Sendable {
     public var directories: Int64 = 0
     /// Bytes handed to the sink before the first violation.
     public var bytesWritten: Int64 = 0
-    /// A failure of the machine (disk full, permissions), not of the input.
+    /// A failure of the machine (disk full, permissions, a disk fault), not of the input.
     public var systemError: SystemError?
+    /// What the decoder was doing when `systemError` happened.
+    public var failedWhile: SystemFailureStage = .writingStaging
 }
 
 /// Reads one archive with libarchive, judges every header against the policy
@@ -49,23 +51,31 @@ public struct ArchiveScan {
     public func run<Sink: EntrySink>(into sink: inout Sink) -> ScanOutcome {
         var outcome = ScanOutcome()
         defer { sink.close() }
-        var expected: [[UInt8]: ZipDirectory.Entry]? = nil
+        var expected: [ZipDirectory.NameKey: ZipDirectory.Entry]? = nil
+        let file = DropFile(drop)
         if format == .zip {
             let directory: ZipDirectory
             do {
-                directory = try ZipDirectory(file: drop, fileSize: dropSize, maxEntries: policy.maxEntries)
+                directory = try ZipDirectory(file: file, fileSize: dropSize, maxEntries: policy.maxEntries)
             } catch {
-                if let count = error.declaredEntries {
+                switch error {
+                case .tooManyEntries(let count):
                     outcome.findings.record(Violation(.tooManyEntries, "\(count) entries exceed \(policy.maxEntries)"))
-                } else {
-                    outcome.findings.record(Violation(.corruptArchive, error.detail))
+                case .malformed(let detail):
+                    outcome.findings.record(Violation(.corruptArchive, detail))
+                case .unreadable(let failure):
+                    outcome.systemError = failure
+                    outcome.failedWhile = .readingDrop
                 }
                 return outcome
             }
             let preflight = Preflight(policy: policy).judge(directory)
             outcome.findings = preflight
             guard preflight.isClean else { return outcome }
-            expected = Dictionary(directory.entries.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            // An archive of no entries is only its end record (libarchive's seekable
+            // reader does not recognise one): nothing more to read.
+            if directory.entries.isEmpty { return outcome }
+            expected = directory.byName
         }
         guard let archive = archive_read_new() else {
             outcome.systemError = SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))
@@ -77,9 +87,17 @@ public struct ArchiveScan {
             return outcome
         }
         let blockSize = (format == .zip || format == .sevenZip) ? ArchiveScan.seekableBlockSize : ArchiveScan.streamBlockSize
-        let gzip = format == .tarGzip ? GzipSource(file: drop, blockSize: blockSize) : nil
-        let opened = gzip?.attach(to: archive) ?? archive_read_open_fd(archive, drop.rawValue, blockSize)
+        let gzip = format == .tarGzip ? GzipSource(file: file, blockSize: blockSize) : nil
+        let source = gzip == nil ? DropSource(file: file, size: dropSize, blockSize: blockSize) : nil
+        let opened = gzip?.attach(to: archive) ?? source!.attach(to: archive)
+        // A failed read of the drop is the machine's fault, whatever libarchive made of it.
+        var readError: SystemError? { source?.readError ?? gzip?.readError }
         guard opened == ARCHIVE_OK else {
+            if let failure = readError {
+                outcome.systemError = failure
+                outcome.failedWhile = .readingDrop
+                return outcome
+            }
             if let failure = gzip?.failure {
                 outcome.findings.record(Violation(.corruptArchive, failure))
             } else if archive_errno(archive) == EILSEQ {
@@ -94,8 +112,12 @@ public struct ArchiveScan {
         var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
         if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
         entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
+        if let failure = readError {
+            outcome.systemError = failure
+            outcome.failedWhile = .readingDrop
+        }
         if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
-            let missing = remaining.keys.min { $0.lexicographicallyPrecedes($1) }!
+            let missing = remaining.values.map(\.name).min { $0.lexicographicallyPrecedes($1) }!
             outcome.findings.record(Violation(.corruptArchive, "the central directory lists an entry the archive does not yield",
                                               entry: missing))
         }
@@ -210,7 +232,9 @@ struct Preflight {
                     findings.record(judge.violation(.ratioTooHigh,
                         "declares \(entry.uncompressedSize) bytes from \(entry.compressedSize) compressed"))
                 }
-                declaredTotal += min(entry.uncompressedSize, policy.maxTotalBytes + 1)
+                // Saturating: the sum only has to tell whether it passes the limit.
+                let (sum, overflow) = declaredTotal.addingReportingOverflow(entry.uncompressedSize)
+                declaredTotal = overflow ? Int64.max : sum
             }
         }
         if declaredTotal > policy.maxTotalBytes {

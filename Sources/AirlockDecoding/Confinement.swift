@@ -11,24 +11,41 @@ public struct DecoderLimits: Sendable, Equatable {
     public var openFiles: Int64
     /// One byte over the per-file quota, so an over-quota write fails in the kernel too.
     public var fileSizeBytes: Int64
+    /// Whether a mechanism the kernel offers but something refuses stops the child
+    /// from decoding (`decoder.confinement: "required"`), or only gets reported.
+    public var requiresConfinement: Bool
 
-    public init(addressSpaceBytes: Int64, cpuSeconds: Int64, openFiles: Int64, fileSizeBytes: Int64) {
+    public init(addressSpaceBytes: Int64, cpuSeconds: Int64, openFiles: Int64, fileSizeBytes: Int64,
+                requiresConfinement: Bool = true) {
         self.addressSpaceBytes = addressSpaceBytes
         self.cpuSeconds = cpuSeconds
         self.openFiles = openFiles
         self.fileSizeBytes = fileSizeBytes
+        self.requiresConfinement = requiresConfinement
     }
 
     public var arguments: [String] {
-        ["--limit-as=\(addressSpaceBytes)", "--limit-cpu=\(cpuSeconds)", "--limit-nofile=\(openFiles)", "--limit-fsize=\(fileSizeBytes)"]
+        ["--limit-as=\(addressSpaceBytes)", "--limit-cpu=\(cpuSeconds)", "--limit-nofile=\(openFiles)", "--limit-fsize=\(fileSizeBytes)",
+         "--confinement=\(requiresConfinement ? "required" : "best-effort")"]
     }
 
-    /// Takes the four `--limit-…` arguments out of `list`; nil unless all four are
-    /// there, once each, positive.
+    /// Takes the four `--limit-…` arguments and `--confinement=` out of `list`; nil
+    /// unless all four limits are there, once each, positive. Without
+    /// `--confinement=` confinement is required: a child fails closed.
     public init?(taking list: inout [String]) {
         var values: [String: Int64] = [:]
+        var required: Bool?
         var rest: [String] = []
         for argument in list {
+            if argument.hasPrefix("--confinement=") {
+                guard required == nil else { return nil }
+                switch argument.dropFirst(14) {
+                case "required": required = true
+                case "best-effort": required = false
+                default: return nil
+                }
+                continue
+            }
             guard argument.hasPrefix("--limit-") else { rest.append(argument); continue }
             let parts = argument.dropFirst(8).split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, let value = Int64(parts[1]), value > 0, values[parts[0]] == nil else { return nil }
@@ -36,7 +53,8 @@ public struct DecoderLimits: Sendable, Equatable {
         }
         guard values.count == 4, let space = values["as"], let cpu = values["cpu"], let files = values["nofile"],
               let size = values["fsize"] else { return nil }
-        self.init(addressSpaceBytes: space, cpuSeconds: cpu, openFiles: files, fileSizeBytes: size)
+        self.init(addressSpaceBytes: space, cpuSeconds: cpu, openFiles: files, fileSizeBytes: size,
+                  requiresConfinement: required ?? true)
         list = rest
     }
 }
@@ -45,17 +63,24 @@ public struct DecoderLimits: Sendable, Equatable {
 public struct ConfinementReport: Sendable, Equatable {
     /// The Landlock ABI the kernel offers (0: none).
     public var landlockABI: Int32 = 0
-    /// Whether the Landlock ruleset is in force.
-    public var landlock = false
-    /// Whether the seccomp filter is in force.
-    public var seccomp = false
+    public var landlockState: MechanismState = .notOffered
+    public var seccompState: MechanismState = .notOffered
     /// Why something is missing, for the log.
     public var problems: [String] = []
 
+    /// Whether the Landlock ruleset is in force.
+    public var landlock: Bool { landlockState == .inForce }
+    /// Whether the seccomp filter is in force.
+    public var seccomp: Bool { seccompState == .inForce }
+
     public var isComplete: Bool { landlock && seccomp }
 
+    /// Something the kernel offers was refused: with confinement required, the
+    /// child must not decode.
+    public var isRefused: Bool { landlockState == .refused || seccompState == .refused }
+
     public var summary: String {
-        "landlock=\(landlock ? "abi\(landlockABI)" : "off") seccomp=\(seccomp ? "on" : "off")"
+        "landlock=\(landlock ? "abi\(landlockABI)" : landlockState.rawValue) seccomp=\(seccomp ? "on" : seccompState.rawValue)"
     }
 }
 
@@ -73,25 +98,35 @@ public enum Confinement {
     ///
     /// - Parameter staging: the only directory the process may write beneath; nil
     ///   for inspection, which may write nowhere.
-    /// - Returns: what was granted. Missing kernel features are reported, not fatal.
+    /// - Returns: what was granted, and for what is missing whether the kernel
+    ///   lacks it or something refused it. The caller decides whether to go on.
     public static func apply(_ limits: DecoderLimits, staging: FileDescriptor?) throws(SystemError) -> ConfinementReport {
+        // Probed first: /proc and /sys are out of reach once Landlock is in force.
+        let landlock = ConfinementProbe.landlock()
+        let seccompObstacle = ConfinementProbe.seccompObstacle()
         try applyLimits(limits)
         var report = ConfinementReport()
-        report.landlockABI = airlock_landlock_abi()
-        if report.landlockABI > 0 {
-            if airlock_landlock_restrict(staging?.rawValue ?? -1, min(report.landlockABI, 7)) == 0 {
-                report.landlock = true
-            } else {
-                report.problems.append("Landlock ABI \(report.landlockABI) refused the ruleset: \(Errno.current)")
+        report.landlockABI = landlock.abi
+        report.landlockState = landlock.obstacle ?? .inForce
+        if landlock.obstacle == nil {
+            if airlock_landlock_restrict(staging?.rawValue ?? -1, min(landlock.abi, 7)) != 0 {
+                report.landlockState = .refused
+                report.problems.append("Landlock ABI \(landlock.abi) refused the ruleset: \(Errno.current)")
             }
         } else {
-            report.problems.append("the kernel offers no Landlock")
+            report.problems.append(landlock.reason)
         }
-        let seccomp = airlock_seccomp_apply()
-        if seccomp == 0 {
-            report.seccomp = true
+        if let (state, reason) = seccompObstacle {
+            report.seccompState = state
+            report.problems.append(reason)
         } else {
-            report.problems.append("seccomp filter not loaded: \(Errno(rawValue: -seccomp))")
+            let seccomp = airlock_seccomp_apply()
+            if seccomp == 0 {
+                report.seccompState = .inForce
+            } else {
+                report.seccompState = .refused
+                report.problems.append("the seccomp filter was not loaded: \(Errno(rawValue: -seccomp))")
+            }
         }
         return report
     }

@@ -34,14 +34,18 @@ public enum DecoderChild {
         }
         let confineMicroseconds = Int64((monotonicNanoseconds() - started) / 1000)
         #if DEBUG
-        TestFaults.inject(request)
+        // Faults are for drops: the start-up probe of `airlock run` must not hang on one.
+        if !request.probe { TestFaults.inject(request) }
         #endif
         var json: JSONObjectWriter
         if request.probe {
             json = JSONObjectWriter()
             json.add("verdict", "probe")
             json.add("confine_microseconds", confineMicroseconds)
-            for (key, value) in request.limits.arguments.map(splitLimit) { json.add(key, value) }
+            for (key, value) in request.limits.arguments.filter({ $0.hasPrefix("--limit-") }).map(splitLimit) { json.add(key, value) }
+            json.add("confinement", request.limits.requiresConfinement ? "required" : "best-effort")
+        } else if request.limits.requiresConfinement && confinement.isRefused {
+            json = unconfined(confinement)
         } else {
             json = decode(request)
         }
@@ -54,6 +58,8 @@ public enum DecoderChild {
         json.add("landlock_abi", Int64(confinement.landlockABI))
         json.add("landlock", confinement.landlock ? 1 : 0)
         json.add("seccomp", confinement.seccomp ? 1 : 0)
+        json.add("landlock_state", confinement.landlockState.rawValue)
+        json.add("seccomp_state", confinement.seccompState.rawValue)
         if !confinement.problems.isEmpty { json.add("confinement_problems", confinement.problems.joined(separator: "; ")) }
         do {
             try Confinement.resultDescriptor.writeAll(Array(json.text.utf8))
@@ -62,6 +68,15 @@ public enum DecoderChild {
             return 71
         }
         return 0
+    }
+
+    /// The verdict of a child that may not decode: the kernel offers a mechanism
+    /// that something refused, and confinement is required. The drop is not read.
+    public static func unconfined(_ confinement: ConfinementReport) -> JSONObjectWriter {
+        var json = JSONObjectWriter()
+        json.add("verdict", "unconfined")
+        json.add("detail", confinement.problems.joined(separator: "; "))
+        return json
     }
 
     private static func splitLimit(_ argument: String) -> (String, Int64) {
@@ -80,7 +95,7 @@ public enum DecoderChild {
         do {
             size = try drop.status().size
         } catch {
-            return failure(error)
+            return failure(error, while: .readingDrop)
         }
         var scan = ArchiveScan(format: request.format, policy: request.policy, drop: drop, dropSize: size)
         if request.list { return ArchiveListing.run(scan) }
@@ -93,7 +108,7 @@ public enum DecoderChild {
             let writer = StagingWriter(root: Confinement.stagingDescriptor, policy: request.policy)
             (outcome, types) = ContentTypes.scan(&scan, into: writer, detector: detector)
         }
-        if let error = outcome.systemError { return failure(error) }
+        if let error = outcome.systemError { return failure(error, while: outcome.failedWhile) }
         var json = JSONObjectWriter()
         if let types { json.add("types", strings: types) }
         if let violation = outcome.findings.worst {
@@ -113,7 +128,9 @@ public enum DecoderChild {
         return json
     }
 
-    public static func failure(_ error: SystemError) -> JSONObjectWriter {
+    /// The verdict for a failed system call: `stage` tells the supervisor whether
+    /// the drop could not be read or staging could not be written.
+    public static func failure(_ error: SystemError, while stage: SystemFailureStage = .writingStaging) -> JSONObjectWriter {
         var json = JSONObjectWriter()
         if error.errno == .fileTooLarge {
             // The kernel's RLIMIT_FSIZE stopped a write our own count should have stopped first.
@@ -123,6 +140,7 @@ public enum DecoderChild {
             return json
         }
         json.add("verdict", "error")
+        json.add("stage", stage.rawValue)
         json.add("errno", Int64(error.errno.rawValue))
         json.add("detail", error.description)
         return json
@@ -191,6 +209,7 @@ enum TestFaults {
         case "abort": abort()
         case "hang": while true { sleep(60) }
         case "delay": sleep(2)
+        case "drop-eio": DropFile.failEveryRead()
         case "escape-beside-staging":
             attempt(value) { openat(Confinement.stagingDescriptor.rawValue, "../escape-beside-staging", O_WRONLY | O_CREAT | O_EXCL, 0o644) }
         case "escape-root":

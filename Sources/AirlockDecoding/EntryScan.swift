@@ -27,7 +27,7 @@ struct EntryScan {
 
     private enum DataEnd { case complete, skipRest, stop }
 
-    mutating func readEntries<Sink: EntrySink>(into sink: inout Sink, expected: inout [[UInt8]: ZipDirectory.Entry]?,
+    mutating func readEntries<Sink: EntrySink>(into sink: inout Sink, expected: inout [ZipDirectory.NameKey: ZipDirectory.Entry]?,
                                                outcome: inout ScanOutcome) {
         var index = 0
         while true {
@@ -42,7 +42,18 @@ struct EntryScan {
                 outcome.findings.record(Violation(.tooManyEntries, "more than \(policy.maxEntries) entries"))
                 return
             }
-            let raw: [UInt8] = archive_entry_pathname(entry).map { Array(UnsafeBufferPointer(start: $0, count: strlen($0))).map { UInt8(bitPattern: $0) } } ?? []
+            let yielded: [UInt8] = archive_entry_pathname(entry).map { Array(UnsafeBufferPointer(start: $0, count: strlen($0))).map { UInt8(bitPattern: $0) } } ?? []
+            var listed: ZipDirectory.Entry?
+            if expected != nil {
+                guard let found = expected!.removeValue(forKey: ZipDirectory.NameKey(yielded)) else {
+                    outcome.findings.record(Violation(.corruptArchive, "entry is not in the central directory, or appears twice",
+                                                      entry: yielded, index: index))
+                    return
+                }
+                listed = found
+            }
+            // A ZIP entry lands under the name its directory holds, byte for byte.
+            let raw = listed?.name ?? yielded
             let judge = EntryJudge(policy: policy, raw: raw, index: index)
             index += 1
             outcome.entries = index
@@ -68,11 +79,7 @@ struct EntryScan {
             }
             var declared: Int64? = archive_entry_size_is_set(entry) != 0 ? archive_entry_size(entry) : nil
             var compressed: Int64? = nil
-            if expected != nil {
-                guard let listed = expected!.removeValue(forKey: raw) else {
-                    outcome.findings.record(judge.violation(.corruptArchive, "entry is not in the central directory, or appears twice"))
-                    return
-                }
+            if let listed {
                 compressed = listed.compressedSize
                 if kind == .file {
                     if let size = declared, size != listed.uncompressedSize {
@@ -118,15 +125,16 @@ struct EntryScan {
 
         func feed(_ chunk: UnsafeRawBufferPointer, _ this: inout EntryScan) -> DataEnd {
             let n = Int64(chunk.count)
-            if entryBytes + n > this.policy.maxFileBytes {
+            // Each comparison subtracts from a limit the count has not passed: no sum can overflow.
+            if n > this.policy.maxFileBytes - entryBytes {
                 outcome.findings.record(judge.violation(.fileTooLarge, "more than \(this.policy.maxFileBytes) bytes written"))
                 return .skipRest
             }
-            if let declared, entryBytes + n > declared {
+            if let declared, n > declared - entryBytes {
                 outcome.findings.record(judge.violation(.corruptArchive, "holds more data than its header declares (\(declared) bytes)"))
                 return .skipRest
             }
-            if this.counted + n > this.policy.maxTotalBytes {
+            if n > this.policy.maxTotalBytes - this.counted {
                 outcome.findings.record(Violation(.totalTooLarge, "more than \(this.policy.maxTotalBytes) bytes in all"))
                 return .stop
             }

@@ -12,7 +12,7 @@ import Glibc
 /// checks its trailer; concatenated members are accepted, anything else after
 /// the last is not.
 final class GzipSource {
-    private let file: FileDescriptor
+    private let file: DropFile
     private let state: UnsafeMutablePointer<inflate_state>
     private var input: UnsafeMutableRawBufferPointer
     private var output: UnsafeMutableRawBufferPointer
@@ -22,8 +22,10 @@ final class GzipSource {
     private(set) var consumed: Int64 = 0
     /// Why the stream failed, for the rejection's detail.
     private(set) var failure: String?
+    /// The read of the drop that failed, if one did: not a verdict on the bytes.
+    private(set) var readError: SystemError?
 
-    init(file: FileDescriptor, blockSize: Int) {
+    init(file: DropFile, blockSize: Int) {
         self.file = file
         state = .allocate(capacity: 1)
         input = .allocate(byteCount: blockSize, alignment: 64)
@@ -47,6 +49,7 @@ final class GzipSource {
                 do {
                     n = try file.read(into: input)
                 } catch {
+                    readError = error
                     failure = "reading the drop: \(error)"
                     return -1
                 }

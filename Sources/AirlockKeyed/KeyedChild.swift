@@ -31,11 +31,16 @@ public enum KeyedChild {
         }
         #if DEBUG
         if let fault = getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }), fault == "abort" { abort() }
+        if getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }) == "drop-eio" { DropFile.failEveryRead() }
         #endif
         var json: JSONObjectWriter
-        switch detector {
-        case .failure(let error): json = ContentTypes.unavailable(error)
-        case .success(let detector): json = run(settings: settings, policy: policy, inspect: inspect, detector: detector)
+        if limits.requiresConfinement && confinement.isRefused {
+            json = DecoderChild.unconfined(confinement)
+        } else {
+            switch detector {
+            case .failure(let error): json = ContentTypes.unavailable(error)
+            case .success(let detector): json = run(settings: settings, policy: policy, inspect: inspect, detector: detector)
+            }
         }
         return DecoderChild.report(&json, confinement, program: "airlock-keyed-decoder")
     }
@@ -51,11 +56,11 @@ public enum KeyedChild {
         let bytes: [UInt8]
         do {
             // One byte over the limit is enough to know it is too large.
-            bytes = try drop.readAll(limit: Int(settings.maxBytes) + 1)
+            bytes = try DropFile(drop).readAll(limit: Int(settings.maxBytes) + 1)
         } catch where error.errno == .fileTooLarge {
             return rejected(.dropTooLarge, "over the \(settings.maxBytes)-byte limit for keyed archives")
         } catch {
-            return DecoderChild.failure(error)
+            return DecoderChild.failure(error, while: .readingDrop)
         }
         let memos: [ArchivedMemoValue]
         let asArray: Bool

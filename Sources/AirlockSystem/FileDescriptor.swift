@@ -104,6 +104,11 @@ public struct FileDescriptor: Hashable, Sendable {
         _ = try retrying("fchmod") { fchmod(rawValue, mode) }
     }
 
+    /// fchown(2) of the group alone (the owner is left as it is).
+    public func changeGroup(_ group: gid_t) throws(SystemError) {
+        _ = try retrying("fchown") { fchown(rawValue, uid_t.max, group) }
+    }
+
     /// fsync(2).
     public func sync() throws(SystemError) {
         _ = try retrying("fsync") { fsync(rawValue) }

@@ -5,6 +5,8 @@
 #include <seccomp.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -139,6 +141,15 @@ static const char *const denied[] = {
     "link", "linkat", "symlink", "symlinkat", "mknod", "mknodat",
     "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setgroups", "capset",
 };
+
+int airlock_seccomp_mode(void) {
+    return prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
+}
+
+int airlock_seccomp_syscall_probe(void) {
+    uint32_t action = SECCOMP_RET_KILL_PROCESS;
+    return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0 ? 0 : -1;
+}
 
 int airlock_seccomp_apply(void) {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);

@@ -24,6 +24,7 @@ enum Command: Equatable {
     case status(RootChoice, json: Bool)
     /// A command's usage, or the list of commands (nil).
     case help(String?)
+    case outboxSweep(RootChoice)
     case version
 
     struct UsageError: Error, CustomStringConvertible {
@@ -78,6 +79,10 @@ enum Command: Equatable {
             let choice = try options.rootChoice()
             try options.expectNoOperands(verb)
             return .status(choice, json: json)
+        case "outbox":
+            let choice = try options.rootChoice()
+            guard try options.operands(allowingOptions: false) == ["sweep"] else { throw UsageError("outbox takes exactly: sweep") }
+            return .outboxSweep(choice)
         default:
             throw UsageError("unknown command '\(verb)'")
         }

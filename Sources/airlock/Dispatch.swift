@@ -15,6 +15,7 @@ enum ExitStatus {
     static let unavailable: Int32 = 69
     static let ioError: Int32 = 74
     static let temporaryFailure: Int32 = 75
+    static let noPermission: Int32 = 77
     static let configuration: Int32 = 78
 }
 
@@ -61,23 +62,78 @@ enum Dispatch {
             return withRoot(choice) { layout, configuration in Operations.history(layout, configuration, id: id, json: json) }
         case .status(let choice, let json):
             return withRoot(choice) { layout, configuration in Operations.status(layout, configuration, json: json) }
+        case .outboxSweep(let choice):
+            return withRoot(choice) { layout, _ in
+                do throws(SystemError) {
+                    let removed = try OutboxSweep.run(layout)
+                    log.info("removed \(removed.count) outbox entr\(removed.count == 1 ? "y" : "ies") consumers handed back")
+                    return ExitStatus.ok
+                } catch {
+                    log.error("outbox sweep: \(error)")
+                    return error.errno == .permissionDenied || error.errno == .notPermitted ? 77 : ExitStatus.ioError
+                }
+            }
         }
     }
 
-    /// Opens the root `choice` names and runs `body` on it; 78 when it cannot.
+    /// Opens the root `choice` names and runs `body` on it; 77 when this user may
+    /// not, 78 when it is not a usable root.
     static func withRoot(_ choice: Command.RootChoice, _ body: (RootLayout, Configuration) -> Int32) -> Int32 {
-        let layout: RootLayout, configuration: Configuration
-        do {
-            (_, configuration, layout) = try openRoot(choice)
-        } catch {
-            log.error(error.message)
-            return ExitStatus.configuration
+        switch openRoot(choice) {
+        case .failed(let status):
+            return status
+        case .opened(_, let configuration, let layout):
+            defer { layout.close() }
+            return body(layout, configuration)
         }
-        defer { layout.close() }
-        return body(layout, configuration)
+    }
+
+    enum OpenedRoot {
+        case opened(root: String, configuration: Configuration, layout: RootLayout)
+        case failed(Int32)
+    }
+
+    /// As the root's owner when run as the superuser (see RootAccess): the root's
+    /// path, its configuration, and its directories opened.
+    static func openRoot(_ choice: Command.RootChoice) -> OpenedRoot {
+        do {
+            try becomeOwner(rootPath(choice) ?? resolve(choice).root)
+            let (root, configuration, layout) = try openLayout(choice)
+            return .opened(root: root, configuration: configuration, layout: layout)
+        } catch let error as RootAccessError {
+            log.error(error.message)
+            return .failed(ExitStatus.noPermission)
+        } catch let error as ConfigurationError {
+            log.error(error.message)
+            return .failed(ExitStatus.configuration)
+        } catch {
+            preconditionFailure("unexpected error \(error)")
+        }
+    }
+
+    /// The root's path when it is known without reading a configuration file.
+    static func rootPath(_ choice: Command.RootChoice) -> String? {
+        switch choice {
+        case .root(let root): return root
+        case .implicit: return "var"
+        case .config: return nil
+        }
+    }
+
+    /// Acts as the owner of `root` when run as the superuser, then checks this
+    /// user may open the root's directories.
+    static func becomeOwner(_ root: String) throws(RootAccessError) {
+        if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
+        try RootAccess.check(root)
     }
 
     static func initialise(_ root: String) -> Int32 {
+        do {
+            if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
+        } catch {
+            log.error(error.message)
+            return ExitStatus.noPermission
+        }
         do {
             let created = try RootLayout.initialise(path: root)
             log.info(created.isEmpty ? "root \(root) is already laid out" : "laid out root \(root): created \(created.joined(separator: ", "))")
@@ -125,7 +181,8 @@ enum Dispatch {
 
     /// The root and its configuration for `choice`, opened, with the configured
     /// paths checked against it.
-    static func openRoot(_ choice: Command.RootChoice) throws(ConfigurationError) -> (String, Configuration, RootLayout) {
+    /// The root, its configuration and its directories, with the configured paths checked.
+    static func openLayout(_ choice: Command.RootChoice) throws(ConfigurationError) -> (String, Configuration, RootLayout) {
         let (root, configuration) = try resolve(choice)
         let layout = try RootLayout.open(path: root)
         do {
@@ -150,7 +207,7 @@ enum Dispatch {
     /// Where the decoder programs are; nil (after saying so) when one is missing.
     static func decoderDirectory() -> String? {
         guard let directory = DecoderLocation.directory() else {
-            log.error("airlock-decoder and airlock-keyed-decoder must be installed beside airlock; they decode every drop")
+            log.error("airlock-decoder and airlock-keyed-decoder must be installed beside airlock or in ../libexec/airlock/ from it; they decode every drop")
             return nil
         }
         return directory
@@ -166,14 +223,17 @@ enum Dispatch {
             return ExitStatus.ioError
         }
         let root: String, configuration: Configuration, layout: RootLayout
-        do {
-            (root, configuration, layout) = try openRoot(choice)
-        } catch {
-            log.error(error.message)
-            return ExitStatus.configuration
+        switch openRoot(choice) {
+        case .failed(let status): return status
+        case .opened(let path, let resolved, let opened): (root, configuration, layout) = (path, resolved, opened)
         }
         defer { layout.close() }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
+        // What the decoders will be granted, said before the first drop (and before the
+        // supervisor's own ruleset, which would keep the probe from reading /proc).
+        if let found = try? Doctor(configuration: configuration, decoderDirectory: decoder).probe() {
+            DecoderConfinementState.record(found.confinement, log: log, state: layout.state)
+        }
         let confinement = SupervisorConfinement.apply(layout, configuration)
         ConfinementInForce.record("supervisor_landlock", confinement.applied)
         if confinement.applied { log.info(confinement.message) } else { log.warning(confinement.message) }
@@ -289,12 +349,17 @@ extension Dispatch {
             log.error("the decoder probe failed: \(error)")
             return ExitStatus.unavailable
         }
+        let state = found.confinement
         if json {
             var line = JSONObjectWriter()
             line.add("decoders", decoder)
             line.add("landlock_abi", Int64(found.landlockABI))
             line.add("landlock", found.landlock)
             line.add("seccomp", found.seccomp)
+            line.add("landlock_state", state.landlock)
+            line.add("seccomp_state", state.seccomp)
+            line.add("confinement_mode", configuration.decoderConfinementRequired ? "required" : "best-effort")
+            line.add("decoders_withheld", state.withholdsDecoding)
             line.add("confine_microseconds", Int64(found.confineMicroseconds))
             for key in found.limits.keys.sorted() { line.add("limit_" + key, found.limits[key]!) }
             if let problems = found.problems { line.add("problems", problems) }
@@ -302,23 +367,29 @@ extension Dispatch {
             line.add("scanning", content.scanning)
             events.emit(line.text)
         } else {
-            let landlock = found.landlock
-                ? "ABI \(found.landlockABI), in force: writes only beneath the drop's staging directory, no other file access"
-                    + (found.landlockABI >= 4 ? ", no TCP" : "") + (found.landlockABI >= 6 ? ", no signals or abstract sockets outside" : "")
-                : (found.landlockABI == 0 ? "not offered by this kernel" : "ABI \(found.landlockABI) offered but not in force")
+            let landlock = Doctor.describe(state.landlock, "ABI \(found.landlockABI), writes only beneath the drop's staging directory, no other file access"
+                + (found.landlockABI >= 4 ? ", no TCP" : "") + (found.landlockABI >= 6 ? ", no signals or abstract sockets outside" : ""),
+                required: state.required)
+            let seccomp = Doctor.describe(state.seccomp, "sockets, exec, ptrace, mounts, bpf, keys and the like kill the decoder (SIGSYS)",
+                                          required: state.required)
             print("""
                 decoders:      \(decoder)
                 no_new_privs:  on
                 landlock:      \(landlock)
-                seccomp:       \(found.seccomp ? "in force: sockets, exec, ptrace, mounts, bpf, keys and the like kill the decoder (SIGSYS)" : "not in force")
+                seccomp:       \(seccomp)
                 limits:        address space \(found.limits["address_space_bytes"]!) bytes, CPU \(found.limits["cpu_seconds"]!) s, \
                 open files \(found.limits["open_files"]!), file size \(found.limits["file_size_bytes"]!) bytes, no core dumps, no new processes
-                confinement:   \(String(format: "%.2f", Double(found.confineMicroseconds) / 1000)) ms per decoder start
+                confinement:   \(String(format: "%.2f", Double(found.confineMicroseconds) / 1000)) ms per decoder start, \
+                \(state.required ? "required (decoder.confinement)" : "best-effort (decoder.confinement)")
                 """)
             if let problems = found.problems { print("problems:      \(problems)") }
             print("types:         \(content.types)\nscanning:      \(content.scanning)")
         }
-        if !(found.landlock && found.seccomp) {
+        if state.withholdsDecoding {
+            log.error("no decoder runs here: confinement is required and something refuses what the kernel offers")
+            return ExitStatus.unavailable
+        }
+        if !state.isComplete {
             log.warning("decoders run with partial confinement on this machine")
         }
         return ExitStatus.ok

@@ -201,7 +201,13 @@ enum Operations {
             object["long_claims"] = status.longClaims.map { ["id": $0.id, "drop": $0.drop, "age_seconds": $0.ageSeconds] }
             object["quarantine"] = ["entries": status.quarantine.quarantineEntries, "bytes": status.quarantine.quarantineBytes]
             if let confinement {
-                object["confinement"] = ["landlock_abi": confinement.landlockABI, "landlock": confinement.landlock, "seccomp": confinement.seccomp]
+                object["confinement"] = ["landlock_abi": confinement.landlockABI, "landlock": confinement.landlock, "seccomp": confinement.seccomp,
+                                         "landlock_state": confinement.confinement.landlock, "seccomp_state": confinement.confinement.seccomp,
+                                         "decoders_withheld": confinement.confinement.withholdsDecoding]
+            }
+            if let daemon = DecoderConfinementState.recorded(in: layout.state) {
+                object["daemon_confinement"] = ["landlock_state": daemon.landlock, "seccomp_state": daemon.seccomp,
+                                                "problems": daemon.problems, "decoders_withheld": daemon.withholdsDecoding]
             }
             let content = ContentHealth.check(configuration)
             object["content"] = ["type_detection": content.types, "scanning": content.scanning]
@@ -234,7 +240,10 @@ enum Operations {
                      + ByteCountFormatter.string(fromByteCount: status.quarantine.quarantineBytes, countStyle: .binary))
         lines.append("free space:    \(ByteCountFormatter.string(fromByteCount: Int64(status.freeBytes), countStyle: .binary)) on the root's filesystem")
         if let confinement {
-            lines.append("confinement:   Landlock \(confinement.landlock ? "ABI \(confinement.landlockABI)" : "off"), seccomp \(confinement.seccomp ? "on" : "off")")
+            lines.append("confinement:   here: \(confinement.confinement.summary)")
+        }
+        if let daemon = DecoderConfinementState.recorded(in: layout.state) {
+            lines.append("               intake last saw: \(daemon.summary)\(daemon.withholdsDecoding ? "; NO DECODER RUNS, drops wait deferred" : "")")
         }
         let content = ContentHealth.check(configuration)
         lines += ["types:         \(content.types)", "scanning:      \(content.scanning)"]

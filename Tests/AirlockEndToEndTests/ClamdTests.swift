@@ -221,7 +221,7 @@ struct ClamdTests {
         }
         #expect(waitFor(seconds: 30) { daemon.events.filter { $0["event"] as? String == "deferred" }.count >= 2 })
         #expect(try sandbox.listing(sandbox.outbox) == ["first/", "first/a.txt"], "nothing was accepted unscanned")
-        let metrics = sandbox.root.appendingPathComponent("state/airlock.prom")
+        let metrics = sandbox.root.appendingPathComponent("metrics/airlock.prom")
         #expect(waitFor(seconds: 10) { ((try? String(contentsOf: metrics, encoding: .utf8)) ?? "").contains("airlock_scan_up 0") })
         #expect(daemon.stderr.contains("virus scanning is down"), "\(daemon.stderr)")
         let status = try airlock(["status", "--root", sandbox.root.path])

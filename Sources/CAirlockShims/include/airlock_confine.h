@@ -20,6 +20,15 @@ int airlock_landlock_restrict(int staging_fd, int abi);
 /// Returns 0, or -1 with errno.
 int airlock_landlock_restrict_writes(int root_fd, int extra_fd, int devnull_fd, int abi);
 
+/// prctl(PR_GET_SECCOMP): this process's seccomp mode (0 none, 2 filters in
+/// force), or -1 with errno (EINVAL: the kernel was built without seccomp).
+int airlock_seccomp_mode(void);
+
+/// seccomp(SECCOMP_GET_ACTION_AVAIL) for the kill-process action, the call
+/// libseccomp needs before it will load our filter: 0, or -1 with errno (ENOSYS
+/// from the kernel, or whatever a system-call filter above us answers).
+int airlock_seccomp_syscall_probe(void);
+
 /// Installs the seccomp filter (libseccomp): everything allowed except the
 /// calls a decoder never needs (sockets, exec, ptrace, mounts, bpf, keys, …),
 /// which kill the process (SIGSYS). Returns 0, or a negative errno.

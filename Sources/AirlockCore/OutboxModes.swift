@@ -1,0 +1,93 @@
+import AirlockSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The modes and group every outbox entry gets as it lands, whatever the umask
+/// and whatever the decoder chose: set through descriptors on staging, after the
+/// audit and before the commit makes it durable and renames it into the outbox.
+public struct OutboxModes: Sendable, Equatable {
+    public var fileMode: mode_t
+    public var directoryMode: mode_t
+    /// nil: the supervisor's own group.
+    public var group: gid_t?
+
+    public init(fileMode: mode_t, directoryMode: mode_t, group: gid_t?) {
+        self.fileMode = fileMode
+        self.directoryMode = directoryMode
+        self.group = group
+    }
+
+    /// Parses `outbox.file_mode` / `outbox.directory_mode`: octal text, owner
+    /// rights kept (airlock must be able to remove what it wrote), nothing a
+    /// consumer could write through, no special or execute bits on files.
+    static func mode(_ text: String, key: String, directory: Bool) throws(ConfigurationError) -> mode_t {
+        let allowed: mode_t = directory ? 0o755 : 0o644
+        let required: mode_t = directory ? 0o700 : 0o600
+        guard text.count == 4, text.hasPrefix("0"), let value = mode_t(text, radix: 8),
+              value & ~allowed == 0, value & required == required else {
+            throw ConfigurationError("\(key): must be an octal mode of the form \"0\(directory ? "750" : "640")\" within \"0\(String(allowed, radix: 8))\" "
+                + "keeping the owner's \"0\(String(required, radix: 8))\", got \"\(text)\"")
+        }
+        return value
+    }
+
+    /// The id of the group `name`, for `outbox.group`.
+    static func groupID(_ name: String) throws(ConfigurationError) -> gid_t {
+        var entry = Glibc.group()
+        var result: UnsafeMutablePointer<Glibc.group>?
+        var buffer = [CChar](repeating: 0, count: 16384)
+        let status = getgrnam_r(name, &entry, &buffer, buffer.count, &result)
+        guard status == 0, let found = result else {
+            throw ConfigurationError("outbox.group: no group named \"\(name)\" (create it, e.g. groupadd \(name))")
+        }
+        return found.pointee.gr_gid
+    }
+
+    /// Sets the modes and group on `directory` and everything beneath it (the
+    /// audit has checked it holds only directories and regular files).
+    ///
+    /// - Parameter fsyncEach: fsync every entry after the change, for
+    ///   `commit.sync: "fsync"`, where the audit's fsyncs came before it (with
+    ///   syncfs the commit's one syncfs covers it).
+    public func apply(to directory: FileDescriptor, fsyncEach: Bool = false, depthLimit: Int = 256) throws(SystemError) {
+        if let group { try directory.changeGroup(group) }
+        try directory.changeMode(directoryMode)
+        for name in try directory.entryNames() {
+            let status = try directory.status(of: name)
+            switch status.kind {
+            case .directory:
+                guard depthLimit > 0 else { throw SystemError("outbox modes", name, .tooManyLinks) }
+                try directory.openDirectory(name).closeAfter { (child) throws(SystemError) in
+                    try apply(to: child, fsyncEach: fsyncEach, depthLimit: depthLimit - 1)
+                }
+            case .regular:
+                try directory.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY).closeAfter { (file) throws(SystemError) in
+                    if let group { try file.changeGroup(group) }
+                    try file.changeMode(fileMode)
+                    if fsyncEach { try file.sync() }
+                }
+            default:
+                throw SystemError("outbox modes", name, Errno(rawValue: EPERM))
+            }
+        }
+        if fsyncEach { try directory.sync() }
+    }
+}
+
+/// Removes the outbox entries consumers have handed back. A consumer may not write
+/// into an entry, so it cannot empty one; it renames a processed entry, within the
+/// outbox, to a name beginning with a dot (which airlock never gives an entry), and
+/// the service user, who owns every entry, removes it here.
+public enum OutboxSweep {
+    /// The names removed.
+    public static func run(_ layout: RootLayout) throws(SystemError) -> [[UInt8]] {
+        var removed: [[UInt8]] = []
+        for name in try layout.outbox.entryNames() where name.first == UInt8(ascii: ".") {
+            try layout.outbox.removeTree(name)
+            removed.append(name)
+        }
+        if !removed.isEmpty { try layout.outbox.sync() }
+        return removed
+    }
+}

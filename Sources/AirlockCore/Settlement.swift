@@ -1,0 +1,316 @@
+import AirlockPolicy
+import AirlockSystem
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// How a claimed drop reaches its outcome so that a stop at any instant (SIGKILL,
+// power cut) still leaves exactly one terminal record, `accepted` or `rejected`,
+// in the journal, and recovery neither repeats one nor invents one.
+//
+// The rule for both paths: the claim directory, state/claimed/ID, is the only
+// thing recovery works from, so it stays until the terminal record is durable.
+// A drop is *decided* once the claim holds durable evidence of its outcome
+// (report.json, or a commit file whose staging inode is in the outbox); from then
+// on the outcome is never reconsidered, only finished. The record is appended
+// after the decision and before the claim goes; recovery appends it only if the
+// journal has no terminal record for the id (one look and append under the
+// journal's lock), and an undecided claim is decoded again without any record.
+//
+//   accepted path                  on disk                              recovery
+//   C  claimed                     claimed/ID/{name,drop}               decode again
+//   A1 committing                  + commit (staging dev/inode/totals)  inode not in outbox, no record:
+//                                                                       drop commit, decode again
+//   A2 committed (outbox rename)   + outbox/NAME is that inode          append `accepted`, remove claim
+//   A3 journalled                  + `accepted` in the journal          remove claim (no record)
+//   A4 claim half removed          drop gone; commit or name may remain remove claim (no record)
+//   -- done                        outbox/NAME, no claim                nothing
+//
+//   rejected path                  on disk                              recovery
+//   C  claimed                     claimed/ID/{name,drop}               decode again
+//   R1 reported                    + report.json (tmp, fsync, rename)   append `rejected`, move to quarantine
+//   R2 journalled                  + `rejected` in the journal          move to quarantine (no record)
+//   -- done                        quarantine/ID/{drop,report.json}     nothing
+//
+// A claim with no drop is one whose drop never moved in (the producer took it
+// back) or whose removal had begun after A3: it is removed without a record.
+// The same settling runs when the daemon retries a claim whose last step failed,
+// so a retried claim is finished, not judged a second time.
+//
+// A3 is told by the journal, not the outbox, so a consumer may take the entry
+// once it is journalled. Left open: a consumer that removes outbox/NAME in the
+// milliseconds between the rename and the record makes recovery see A1 and
+// decode the drop a second time.
+extension Intake {
+    /// The records that end a drop.
+    static let terminalEvents: Set<String> = ["accepted", "rejected"]
+
+    /// Crash recovery: staging is wiped; operator actions a stop interrupted are
+    /// finished; each claim is settled if it was decided, or handed to `reprocess`.
+    public func recover(reprocess: (ClaimTicket) -> Void) throws(SystemError) {
+        for name in try layout.staging.entryNames() {
+            try layout.staging.removeTree(name)
+        }
+        try QuarantineDesk(layout: layout, journal: journal).recover()
+        for id in try layout.claimed.entryNames().sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            let claim = try Claim.reopen(id: id, in: layout.claimed)
+            defer { claim.directory.close() }
+            guard claim.has(Claim.dropFile) else {
+                try layout.claimed.removeTree(id)
+                continue
+            }
+            do {
+                if let outcome = try settle(claim) {
+                    log.info("recovering claim \(claim.id): it was decided before the stop: \(outcome.logLine)")
+                    continue
+                }
+            } catch {
+                // Retried by the worker that takes the ticket, which settles it again.
+                log.warning("recovering claim \(claim.id): cannot finish it yet: \(error)")
+            }
+            log.info("recovering claim \(claim.id): processing \(EscapedName(claim.dropName)) again")
+            reprocess(claim.ticket)
+        }
+    }
+
+    /// Finishes a decided claim (R1, R2, A2, A3 above) and says how it ended; nil
+    /// for an undecided one, which is left ready to be decoded again.
+    func settle(_ claim: Claim) throws(SystemError) -> DropOutcome? {
+        if claim.has(Claim.reportFile) {
+            let report = readReport(claim)
+            try journal.appendOnce("rejected", id: claim.id, unless: Intake.terminalEvents) { record in
+                record.add("id", claim.id)
+                record.add("drop", report["drop"] as? String ?? EscapedName(claim.dropName).text)
+                if let size = (report["size"] as? NSNumber ?? report["drop_bytes"] as? NSNumber)?.int64Value { record.add("size", size) }
+                if let sha256 = report["sha256"] as? String { record.add("sha256", sha256) }
+                record.add("reason", report["reason"] as? String ?? "")
+                if let entry = report["entry"] as? String { record.add("entry", entry) }
+                record.add("bytes_written", (report["bytes_written"] as? NSNumber)?.int64Value ?? 0)
+                record.add("recovered", true)
+            }
+            CrashPoint.settledJournalled.reach()
+            try finishQuarantine(claim)
+            let reason = (report["reason"] as? String).flatMap(Reason.init(rawValue:)) ?? .decoderFailed
+            var rejection = Rejection(reason, report["detail"] as? String ?? "decided before a stop", entry: report["entry"] as? String)
+            rejection.bytesWritten = (report["bytes_written"] as? NSNumber)?.int64Value ?? 0
+            return DropOutcome(id: claim.id, dropName: claim.dropName, verdict: .rejected(rejection))
+        }
+        guard claim.has(Claim.commitFile) else { return nil }
+        let commit = try CommitNote.read(claim)
+        let output = try commit.flatMap { (note) throws(SystemError) in try committedOutput(note) }
+        let journalled = try journal.record(id: claim.id, events: Intake.terminalEvents) != nil
+        guard journalled || output != nil else {
+            try claim.directory.removeTree(Claim.commitFile)
+            return nil
+        }
+        if let output {
+            try journal.appendOnce("accepted", id: claim.id, unless: Intake.terminalEvents) { record in
+                record.add("id", claim.id)
+                record.add("drop", EscapedName(claim.dropName).text)
+                record.add("output", "outbox/" + EscapedName(output).text)
+                if let files = commit?.files, let bytes = commit?.bytes {
+                    record.add("files", files)
+                    record.add("bytes", bytes)
+                }
+                record.add("recovered", true)
+            }
+            CrashPoint.settledJournalled.reach()
+        }
+        try release(claim)
+        // A consumer may have taken the entry already; the id then stands for its name.
+        return DropOutcome(id: claim.id, dropName: claim.dropName,
+                           verdict: .accepted(output: output ?? claim.idBytes, files: commit?.files ?? 0, bytes: commit?.bytes ?? 0))
+    }
+
+    /// Takes a decided drop through the rest of its protocol (the tables above):
+    /// its terminal record is durable before its claim goes. A step that fails
+    /// leaves the claim for a retry, which settles it rather than judging it again.
+    func carryOut(_ outcome: DropOutcome, _ claim: Claim, _ context: ReportContext) -> DropOutcome {
+        func deferred(_ detail: String) -> DropOutcome {
+            DropOutcome(id: outcome.id, dropName: outcome.dropName, verdict: .deferred(detail: detail), size: outcome.size, seconds: outcome.seconds)
+        }
+        switch outcome.verdict {
+        case .deferred:
+            return outcome
+        case .rejected(let rejection):
+            do {
+                try writeReport(claim, rejection, context)
+                CrashPoint.rejectedReported.reach()
+                try journal.append("rejected") { fill(&$0, outcome, context) }
+                CrashPoint.rejectedJournalled.reach()
+                try finishQuarantine(claim)
+            } catch {
+                return deferred("cannot quarantine: \(error)")
+            }
+        case .accepted:
+            CrashPoint.acceptedRenamed.reach()
+            do {
+                try journal.append("accepted") { fill(&$0, outcome, context) }
+            } catch {
+                return deferred("committed, but its journal record cannot be written: \(error)")
+            }
+            CrashPoint.acceptedJournalled.reach()
+            do {
+                try release(claim)
+            } catch {
+                log.warning("cannot remove the claim of \(claim.id) after its commit: \(error); the next start does")
+            }
+        }
+        return outcome
+    }
+
+    /// The fields of a verdict's journal record.
+    func fill(_ record: inout JSONObjectWriter, _ outcome: DropOutcome, _ context: ReportContext) {
+        record.add("id", outcome.id)
+        record.add("drop", EscapedName(outcome.dropName).text)
+        if let size = context.size { record.add("size", size) }
+        if let sha256 = context.sha256 { record.add("sha256", sha256) }
+        switch outcome.verdict {
+        case .accepted(let output, let files, let bytes):
+            record.add("output", "outbox/" + EscapedName(output).text)
+            record.add("files", files)
+            record.add("bytes", bytes)
+            if let types = context.types { record.add("types", strings: types.map { ($0.entry, $0.type) }) }
+        case .rejected(let rejection):
+            record.add("reason", rejection.reason.rawValue)
+            if let entry = rejection.entry { record.add("entry", entry) }
+            record.add("bytes_written", rejection.bytesWritten)
+        case .deferred(let detail):
+            record.add("detail", detail)
+        }
+        record.add("duration_ms", Int64(outcome.seconds * 1000))
+        if let rss = context.decoderMaxRSSKiB { record.add("decoder_max_rss_kib", rss) }
+    }
+
+    private func readReport(_ claim: Claim) -> [String: Any] {
+        let bytes = try? claim.directory.open(Claim.reportFile, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
+            try fd.readAll(limit: 4 << 20)
+        }
+        return bytes.flatMap { (try? JSONSerialization.jsonObject(with: Data($0))) as? [String: Any] } ?? [:]
+    }
+
+    /// The outbox entry that is the staging directory a commit note names, if the
+    /// rename happened.
+    private func committedOutput(_ note: CommitNote) throws(SystemError) -> [UInt8]? {
+        for name in try layout.outbox.entryNames() {
+            if let status = try? layout.outbox.status(of: name), status.device == note.device, status.inode == note.inode { return name }
+        }
+        return nil
+    }
+
+    /// A1 → A2: makes staging durable, notes its inode (and totals) in the claim,
+    /// then renames it to a free outbox name with RENAME_NOREPLACE, so an existing
+    /// entry is never replaced.
+    func commit(_ claim: Claim, staging: FileDescriptor, files: Int64, bytes: Int64) throws(SystemError) -> [UInt8] {
+        if configuration.sync == .syncfs { try staging.syncFilesystem() }
+        let identity = try staging.status()
+        try CommitNote(device: identity.device, inode: identity.inode, files: files, bytes: bytes).write(claim)
+        let base = OutboxName.base(for: claim.dropName, id: claim.id, policy: policy)
+        var committed: [UInt8]?
+        for candidate in OutboxName.candidates(base: base) {
+            do {
+                try layout.staging.renameNoReplace(claim.idBytes, to: layout.outbox, candidate)
+                committed = candidate
+                break
+            } catch where error.errno == .exists {
+                continue
+            }
+        }
+        if committed == nil {
+            try layout.staging.renameNoReplace(claim.idBytes, to: layout.outbox, claim.idBytes)
+            committed = claim.idBytes
+        }
+        do {
+            try layout.outbox.sync()
+        } catch {
+            // The rename happened: failing now would retry the drop and commit it twice.
+            log.warning("fsync of the outbox after committing \(claim.id): \(error)")
+        }
+        return committed!
+    }
+
+    /// A3 → done: removes the claim of a committed drop, its drop first, so a
+    /// claim without a drop is always one recovery may simply remove.
+    func release(_ claim: Claim) throws(SystemError) {
+        try claim.directory.removeTree(Claim.dropFile)
+        CrashPoint.claimHalfRemoved.reach()
+        for file in [Claim.nameFile, Claim.reportTemporary, Claim.commitFile] {
+            try claim.directory.removeTree(file)
+        }
+        try layout.claimed.removeDirectory(claim.idBytes)
+        try layout.claimed.sync()
+    }
+
+    /// C → R1: writes report.json into the claim (temporary file, fsync, rename,
+    /// fsync of the claim), which decides the drop as rejected.
+    func writeReport(_ claim: Claim, _ rejection: Rejection, _ context: ReportContext) throws(SystemError) {
+        var report = RejectionReport(
+            id: claim.id, drop: EscapedName(claim.dropName).text, drop_hex: claim.dropName.hex, size: context.size, sha256: context.sha256,
+            uploader_uid: context.uploader?.uid, uploader: context.uploader?.name,
+            format: rejection.format, reason: rejection.reason.rawValue, detail: rejection.detail,
+            entry: rejection.entry, entry_index: rejection.entryIndex, other_entry: rejection.otherEntry, bytes_written: rejection.bytesWritten,
+            policy: .init(policy), received_at: context.received, decided_at: timestamp(),
+            airlock_version: AirlockVersion.current)
+        report.types = context.types.map { Dictionary($0.map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first }) }
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try report.encoded())
+        } catch {
+            preconditionFailure("a report always encodes: \(error)")
+        }
+        try claim.directory.removeTree(Claim.reportTemporary)
+        try claim.directory.open(Claim.reportTemporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600).closeAfter { (fd) throws(SystemError) in
+            try fd.writeAll(bytes)
+            try fd.sync()
+        }
+        try claim.directory.rename(Claim.reportTemporary, to: claim.directory, Claim.reportFile)
+        try claim.directory.sync()
+    }
+
+    /// R2 → done: renames the whole claim to quarantine/ID, so the entry appears
+    /// complete or not at all.
+    func finishQuarantine(_ claim: Claim) throws(SystemError) {
+        try claim.directory.removeTree(Claim.nameFile)
+        try claim.directory.removeTree(Claim.commitFile)
+        try claim.directory.removeTree(Claim.reportTemporary)
+        try claim.directory.sync()
+        try layout.claimed.renameNoReplace(claim.idBytes, to: layout.quarantine, claim.idBytes)
+        try layout.quarantine.sync()
+        try layout.claimed.sync()
+    }
+}
+
+/// claimed/ID/commit: the staging directory's identity, written (and fsynced)
+/// before the outbox rename, and the totals its `accepted` record carries.
+/// Older notes have the identity alone.
+struct CommitNote {
+    let device: UInt64
+    let inode: UInt64
+    var files: Int64?
+    var bytes: Int64?
+
+    func write(_ claim: Claim) throws(SystemError) {
+        let text = "\(device) \(inode) \(files.map(String.init) ?? "-") \(bytes.map(String.init) ?? "-")\n"
+        try claim.directory.open(Claim.commitFile, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600).closeAfter { (fd) throws(SystemError) in
+            try fd.writeAll(Array(text.utf8))
+            try fd.sync()
+        }
+        try claim.directory.sync()
+    }
+
+    /// The claim's note; nil when it is unreadable (a stop tore it before its fsync).
+    static func read(_ claim: Claim) throws(SystemError) -> CommitNote? {
+        let text = try claim.directory.open(Claim.commitFile, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
+            try fd.readAll(limit: 256)
+        }
+        let fields = String(decoding: text, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard fields.count == 2 || fields.count == 4, let device = UInt64(fields[0]), let inode = UInt64(fields[1]) else { return nil }
+        var note = CommitNote(device: device, inode: inode)
+        if fields.count == 4 {
+            note.files = Int64(fields[2])
+            note.bytes = Int64(fields[3])
+        }
+        return note
+    }
+}

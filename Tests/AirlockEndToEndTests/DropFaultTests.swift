@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+@Suite("Disk faults while reading a drop defer it; they are never a verdict on its bytes")
+struct DropFaultTests {
+    /// One drop per reader of the drop in the decoder child: airlock's ZIP
+    /// directory parser, libarchive through the drop source, the gzip source, and
+    /// the keyed decoder's read.
+    static let drops = ["zip-deflate-valid.zip", "tar-gnu-valid.tar", "targz-tgz-valid.tgz", "tarzst-valid.tar.zst"]
+
+    @Test("an EIO from every read of the drop leaves each drop claimed, unjudged, and a later run accepts them")
+    func eioDefers() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        for name in DropFaultTests.drops {
+            try sandbox.drop(try Data(contentsOf: Samples.fixture(name)), as: name)
+        }
+        try sandbox.drop(try Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/keyed/memo-binary.plist")),
+                         as: "memo.plist")
+        let faulty = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": "drop-eio"])
+        #expect(faulty.events.count == DropFaultTests.drops.count + 1, "\(faulty.stdout)")
+        for event in faulty.events {
+            #expect(event["event"] as? String == "deferred", "\(event)")
+            #expect((event["detail"] as? String)?.contains("EIO") == true, "\(event)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        #expect(try sandbox.listing(sandbox.staging) == [])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == DropFaultTests.drops.count + 1)
+
+        let healthy = try sandbox.runOnce()
+        #expect(healthy.status == 0, "\(healthy.stderr)")
+        let verdicts = healthy.events.filter { $0["event"] as? String != "deferred" }
+        #expect(verdicts.count == DropFaultTests.drops.count + 1, "\(healthy.stdout)")
+        #expect(verdicts.allSatisfy { $0["event"] as? String == "accepted" }, "\(healthy.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == DropFaultTests.drops.count + 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
+        try sandbox.expectInvariants()
+    }
+}
+
+@Suite("macOS ZIPs land under the names the archive holds, byte for byte")
+struct MacZipNameTests {
+    /// libarchive normalises names flagged UTF-8 to NFC; String comparison would
+    /// hide that (Swift compares canonically), so the bytes are compared.
+    @Test("NFD names, with and without the UTF-8 flag, keep their decomposed bytes in the outbox",
+          arguments: [("zip-macos-nfd-utf8.zip", "cafe\u{301}.txt"), ("zip-macos-finder.zip", "Photos/cafe\u{301}.txt")])
+    func decomposedBytesLand(_ drop: String, _ expected: String) throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(try Data(contentsOf: Samples.fixture(drop)), as: drop)
+        let result = try sandbox.runOnce()
+        #expect(result.events.first?["event"] as? String == "accepted", "\(result.stdout)")
+        let output = sandbox.outbox.appendingPathComponent(String(drop.dropLast(4)))
+        let names = try sandbox.listing(output).map { Array($0.utf8) }
+        let decomposed = Array(expected.utf8)
+        #expect(decomposed.contains(0xCC), "the expected name is itself NFD")
+        #expect(names.contains(decomposed), "landed: \(names.map { String(decoding: $0, as: UTF8.self).unicodeScalars.map { String($0.value, radix: 16) } })")
+        #expect(!names.contains(Array(expected.precomposedStringWithCanonicalMapping.utf8)))
+        try sandbox.expectInvariants()
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Real users and groups for the three parties, made with groupadd and useradd
+/// when missing (and kept: a parallel run may be using them).
+enum Parties {
+    static let producers = "airlock-t-drop"
+    static let consumers = "airlock-t-read"
+    static let service = "airlock-t-svc"
+    static let producer = "airlock-t-prod1"
+    static let otherProducer = "airlock-t-prod2"
+    static let consumer = "airlock-t-cons"
+
+    static let available: Bool = {
+        guard getuid() == 0, ["/usr/sbin/useradd", "/usr/sbin/groupadd", "/usr/bin/setpriv", "/usr/bin/setfacl"]
+            .allSatisfy({ FileManager.default.isExecutableFile(atPath: $0) }) else { return false }
+        for group in [producers, consumers] where getgrnam(group) == nil {
+            _ = try? runTool("/usr/sbin/groupadd", ["--system", group])
+        }
+        let members = [(service, consumers), (producer, producers), (otherProducer, producers), (consumer, consumers)]
+        for (user, group) in members where getpwnam(user) == nil {
+            _ = try? runTool("/usr/sbin/useradd", ["--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
+                                                  "--shell", "/usr/sbin/nologin", "--groups", group, user])
+        }
+        return members.allSatisfy { getpwnam($0.0) != nil } && getgrnam(producers) != nil && getgrnam(consumers) != nil
+    }()
+
+    /// Runs `script` with /bin/sh as `user` (its own uid, primary group and
+    /// supplementary groups, umask 022 unless the script sets one); $1… are `arguments`.
+    static func run(_ user: String, _ script: String, _ arguments: [String] = []) throws -> (status: Int32, output: String) {
+        try runTool("/usr/bin/setpriv", ["--reuid", user, "--regid", user, "--init-groups", "--", "/bin/sh", "-c",
+                                         "umask 022; " + script, "sh"] + arguments)
+    }
+}
+
+@Suite("deploy/: service user, producers and consumers each get what they need and nothing more",
+       .enabled(if: Parties.available, "needs root (to create users and switch to them), setpriv, setfacl (package acl) and useradd"))
+struct PermissionTests {
+    /// A root laid out as deploy/tmpfiles.d does it, for the test's users.
+    static func layOut(_ sandbox: Sandbox) throws {
+        try sandbox.initialise()
+        try sandbox.configure("outbox", ["group": Parties.consumers, "file_mode": "0640", "directory_mode": "0750"])
+        // The sandbox's own directory is root's and private; the parties must pass through it.
+        #expect(chmod(sandbox.base.path, 0o711) == 0)
+        let root = sandbox.root.path
+        let steps: [[String]] = [
+            ["/bin/chown", "-R", "\(Parties.service):\(Parties.service)", root],
+            ["/bin/chmod", "0755", root],
+            ["/bin/chown", "\(Parties.service):\(Parties.producers)", root + "/inbox"],
+            ["/bin/chmod", "1730", root + "/inbox"],
+            ["/usr/bin/setfacl", "-m", "d:u:\(Parties.service):r", root + "/inbox"],
+            ["/bin/chown", "\(Parties.service):\(Parties.consumers)", root + "/outbox"],
+            ["/bin/chmod", "0770", root + "/outbox"],
+        ]
+        for step in steps {
+            let result = try runTool(step[0], Array(step.dropFirst()))
+            try #require(result.status == 0, "\(step): \(result.output)")
+        }
+    }
+
+    static func allowed(_ user: String, _ what: String, _ script: String, _ arguments: [String] = [],
+                        sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let result = try Parties.run(user, script, arguments)
+        #expect(result.status == 0, "\(user) should be able to \(what): \(result.output)", sourceLocation: sourceLocation)
+    }
+
+    static func refused(_ user: String, _ what: String, _ script: String, _ arguments: [String] = [],
+                        sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let result = try Parties.run(user, script, arguments)
+        #expect(result.status != 0, "\(user) must not be able to \(what)", sourceLocation: sourceLocation)
+        #expect(result.output.contains("Permission denied") || result.output.contains("Operation not permitted"),
+                "\(user) \(what): \(result.output)", sourceLocation: sourceLocation)
+    }
+
+    @Test("producers drop by rename and by one write and cannot see or touch anything else; consumers read and hand back entries")
+    func threeParties() throws {
+        let sandbox = try Sandbox()
+        try Self.layOut(sandbox)
+        let root = sandbox.root.path, inbox = sandbox.inbox.path
+        let zip = Binary.repository.appendingPathComponent("fixtures/archives/zip-deflate-valid.zip").path
+        let (prod, other, cons, svc) = (Parties.producer, Parties.otherProducer, Parties.consumer, Parties.service)
+
+        try Self.allowed(prod, "drop by one write", #"cat "$1" > "$2/written.zip""#, [zip, inbox])
+        try Self.allowed(prod, "drop by rename", #"cp "$1" "$2/.renamed.zip.part" && mv "$2/.renamed.zip.part" "$2/renamed.zip""#, [zip, inbox])
+        try Self.refused(prod, "list the inbox", #"ls "$1""#, [inbox])
+        try Self.refused(other, "read another producer's drop", #"cat "$1/written.zip""#, [inbox])
+        try Self.refused(other, "overwrite another producer's drop", #"echo x > "$1/written.zip""#, [inbox])
+        try Self.refused(other, "remove another producer's drop", #"rm -f "$1/written.zip""#, [inbox])
+        try Self.refused(other, "replace another producer's drop by rename",
+                         #"echo x > "$1/.mine" && mv -f "$1/.mine" "$1/written.zip""#, [inbox])
+        for party in [prod, cons] {
+            try Self.refused(party, "read the state", #"ls "$1/state""#, [root])
+            try Self.refused(party, "read the quarantine", #"ls "$1/quarantine""#, [root])
+            try Self.refused(party, "read the configuration's directory for writing", #"touch "$1/airlock.json""#, [root])
+        }
+        try Self.refused(prod, "read the outbox", #"ls "$1/outbox""#, [root])
+        try Self.refused(cons, "drop into the inbox", #"echo x > "$1/sneaky.zip""#, [inbox])
+
+        // The service, under the unit's umask, takes both drops in.
+        let airlockBinary = Binary.airlock
+        let ran = try Parties.run(svc, #"umask 077; exec "$1" run --once --root "$2""#, [airlockBinary, root])
+        #expect(ran.status == 0, "\(ran.output)")
+        let entries = try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted()
+        #expect(entries == ["renamed", "written"], "\(ran.output)")
+        try Self.expectModes(sandbox.outbox.appendingPathComponent("written"))
+
+        try Self.allowed(cons, "read every accepted entry", #"ls -R "$1" >/dev/null && find "$1" -type f -exec cat {} + >/dev/null"#,
+                         [sandbox.outbox.path])
+        let firstFile = try #require(try sandbox.listing(sandbox.outbox.appendingPathComponent("written")).first { !$0.hasSuffix("/") })
+        try Self.refused(cons, "write into an entry", #"touch "$1/written/new-file""#, [sandbox.outbox.path])
+        try Self.refused(cons, "change an entry's file", #"echo x >> "$1""#, [sandbox.outbox.appendingPathComponent("written/" + firstFile).path])
+        try Self.refused(cons, "remove a file inside an entry", #"rm -f "$1""#, [sandbox.outbox.appendingPathComponent("written/" + firstFile).path])
+        try Self.refused(prod, "read an entry", #"ls "$1/written""#, [sandbox.outbox.path])
+        try Self.allowed(cons, "hand a processed entry back", #"mv "$1/written" "$1/.done-written""#, [sandbox.outbox.path])
+
+        let swept = try Parties.run(svc, #"exec "$1" outbox sweep --root "$2""#, [airlockBinary, root])
+        #expect(swept.status == 0, "\(swept.output)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["renamed"])
+        try sandbox.expectInvariants()
+    }
+
+    /// Every directory 0750 and file 0640, group consumers, owner the service, beneath `entry`.
+    static func expectModes(_ entry: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let consumers = try #require(getgrnam(Parties.consumers)).pointee.gr_gid
+        let service = try #require(getpwnam(Parties.service)).pointee.pw_uid
+        var paths = [entry.path]
+        paths += try FileManager.default.subpathsOfDirectory(atPath: entry.path).map { entry.path + "/" + $0 }
+        for path in paths {
+            var st = stat()
+            try #require(lstat(path, &st) == 0)
+            let isDirectory = st.st_mode & S_IFMT == S_IFDIR
+            #expect(st.st_mode & 0o7777 == (isDirectory ? 0o750 : 0o640), "\(path): \(String(st.st_mode & 0o7777, radix: 8))",
+                    sourceLocation: sourceLocation)
+            #expect(st.st_gid == consumers && st.st_uid == service, "\(path): owner \(st.st_uid):\(st.st_gid)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("the daemon's metrics, by default, are readable by another user (a textfile collector) under the unit's umask")
+    func metricsReadableByCollector() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("metrics", ["interval_seconds": 1])
+        #expect(chmod(sandbox.base.path, 0o711) == 0)
+        let root = sandbox.root.path
+        _ = try runTool("/bin/chown", ["-R", "\(Parties.service):\(Parties.service)", root])
+        _ = try runTool("/bin/chmod", ["0755", root])
+        let ran = try Parties.run(Parties.service, #"umask 077; exec timeout -s TERM 4 "$1" run --root "$2""#, [Binary.airlock, root])
+        #expect(ran.status == 0 || ran.status == 124, "\(ran.output)")
+        let path = root + "/metrics/airlock.prom"
+        var st = stat()
+        try #require(lstat(path, &st) == 0, "no metrics at \(path): \(ran.output)")
+        #expect(st.st_mode & 0o777 == 0o644)
+        let read = try Parties.run(Parties.consumer, #"cat "$1""#, [path])
+        #expect(read.status == 0, "\(read.output)")
+        try PrometheusText.validate(read.output)
+        #expect(read.output.contains(#"airlock_decoder_confinement{mechanism="landlock",state="#), "\(read.output)")
+        #expect(read.output.contains("airlock_unconfined_deferrals_total 0"))
+    }
+}
