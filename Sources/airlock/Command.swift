@@ -25,6 +25,7 @@ enum Command: Equatable {
     /// A command's usage, or the list of commands (nil).
     case help(String?)
     case outboxSweep(RootChoice)
+    case events(RootChoice, follow: Bool, after: String?)
     case version
 
     struct UsageError: Error, CustomStringConvertible {
@@ -79,6 +80,13 @@ enum Command: Equatable {
             let choice = try options.rootChoice()
             try options.expectNoOperands(verb)
             return .status(choice, json: json)
+        case "events":
+            let follow = options.flag("--follow")
+            let after = try options.value("--after")
+            let choice = try options.rootChoice()
+            try options.expectNoOperands(verb)
+            if let after, EventFeed.Cursor(after) == nil { throw UsageError("--after: '\(after)' is not a cursor (they look like 1234:5678)") }
+            return .events(choice, follow: follow, after: after)
         case "outbox":
             let choice = try options.rootChoice()
             guard try options.operands(allowingOptions: false) == ["sweep"] else { throw UsageError("outbox takes exactly: sweep") }

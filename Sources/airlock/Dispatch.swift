@@ -47,6 +47,10 @@ enum Dispatch {
             }
         case .quarantineShow(let choice, let id, let json):
             return withRoot(choice) { layout, configuration in Operations.show(layout, configuration, id: id, json: json) }
+        case .events(let choice, let follow, let after):
+            return withRoot(choice) { layout, configuration in
+                Operations.events(layout, configuration, follow: follow, after: after.flatMap(EventFeed.Cursor.init))
+            }
         case .quarantineContents(let choice, let id, let json):
             guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
             return withRoot(choice) { layout, configuration in
