@@ -31,6 +31,11 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .systemLibrary(
+            name: "CLzma",
+            pkgConfig: "liblzma",
+            providers: [.apt(["liblzma-dev"])]
+        ),
+        .systemLibrary(
             name: "CIsal",
             providers: [.apt(["libisal-dev"])]
         ),
@@ -52,7 +57,7 @@ let package = Package(
         .target(name: "CAirlockShims", linkerSettings: [.linkedLibrary("seccomp")]),
         .target(name: "AirlockSystem", dependencies: ["CAirlockShims"]),
         .target(name: "AirlockPolicy", dependencies: ["AirlockSystem"]),
-        .target(name: "AirlockDecoding", dependencies: ["AirlockPolicy", "AirlockSystem", "CArchive", "CIsal", "CMagic", "CAirlockShims"]),
+        .target(name: "AirlockDecoding", dependencies: ["AirlockPolicy", "AirlockSystem", "CArchive", "CIsal", "CLzma", "CMagic", "CAirlockShims"]),
         .target(name: "AirlockCore", dependencies: ["AirlockDecoding", "AirlockPolicy", "AirlockSystem", "CCrypto", "CJansson", "CAirlockShims"]),
         .target(name: "AirlockWatcher", dependencies: ["AirlockCore", "AirlockSystem", "CInotifyTools", "CSystemd", "CAirlockShims"]),
         .executableTarget(name: "airlock", dependencies: ["AirlockWatcher", "AirlockCore"]),

@@ -4,7 +4,7 @@ import AirlockPolicy
 /// suffixes, then `-2`, `-3`, … while taken (numbered by NameCandidates, which
 /// release uses too); the drop's id when the name would fail the component policy.
 enum OutboxName {
-    static let suffixes = [".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst", ".tgz", ".tar", ".zip", ".7z", ".plist", ".archive"]
+    static let suffixes = [".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst", ".tar.lz", ".tar.lzma", ".tgz", ".tar", ".zip", ".7z", ".plist", ".archive"]
 
     /// The name to try first.
     static func base(for dropName: [UInt8], id: String, policy: Policy) -> [UInt8] {

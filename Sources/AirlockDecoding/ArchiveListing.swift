@@ -27,11 +27,18 @@ enum ArchiveListing {
             return json
         }
         let blockSize = (scan.format == .zip || scan.format == .sevenZip) ? ArchiveScan.seekableBlockSize : ArchiveScan.streamBlockSize
+        // Opened exactly as a scan opens it: the same readers and decompressors.
         let file = DropFile(scan.drop)
-        let gzip = scan.format == .tarGzip ? GzipSource(file: file, blockSize: blockSize) : nil
-        let source = gzip == nil ? DropSource(file: file, size: scan.dropSize, blockSize: blockSize) : nil
-        guard (gzip?.attach(to: archive) ?? source!.attach(to: archive)) == ARCHIVE_OK else {
-            json.add("detail", ArchiveScan.message(archive))
+        var outcome = ScanOutcome()
+        var tar: TarStream? = nil
+        var source: DropSource? = nil
+        if scan.format.isTar {
+            tar = scan.tarStream(file: file, blockSize: blockSize, outcome: &outcome)
+        } else {
+            source = DropSource(file: file, size: scan.dropSize, blockSize: blockSize)
+        }
+        guard tar != nil || source != nil, scan.open(archive, tar: tar, source: source, outcome: &outcome) else {
+            json.add("detail", outcome.findings.worst?.detail ?? outcome.systemError?.description ?? ArchiveScan.message(archive))
             return json
         }
         var listed: [JSONObjectWriter] = []

@@ -77,6 +77,13 @@ public struct ArchiveScan {
             if directory.entries.isEmpty { return outcome }
             expected = directory.byName
         }
+        var sevenZipEntries: Int? = nil
+        var sevenZipNames: [[UInt8]]? = nil
+        if format == .sevenZip {
+            guard case .passed(let listed, let names) = checkSevenZip(file, &outcome) else { return outcome }
+            sevenZipEntries = listed
+            sevenZipNames = names
+        }
         guard let archive = archive_read_new() else {
             outcome.systemError = SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))
             return outcome
@@ -87,41 +94,63 @@ public struct ArchiveScan {
             return outcome
         }
         let blockSize = (format == .zip || format == .sevenZip) ? ArchiveScan.seekableBlockSize : ArchiveScan.streamBlockSize
-        let gzip = format == .tarGzip ? GzipSource(file: file, blockSize: blockSize) : nil
-        let source = gzip == nil ? DropSource(file: file, size: dropSize, blockSize: blockSize) : nil
-        let opened = gzip?.attach(to: archive) ?? source!.attach(to: archive)
-        // A failed read of the drop is the machine's fault, whatever libarchive made of it.
-        var readError: SystemError? { source?.readError ?? gzip?.readError }
-        guard opened == ARCHIVE_OK else {
-            if let failure = readError {
-                outcome.systemError = failure
-                outcome.failedWhile = .readingDrop
-                return outcome
-            }
-            if let failure = gzip?.failure {
-                outcome.findings.record(Violation(.corruptArchive, failure))
-            } else if archive_errno(archive) == EILSEQ {
-                // No reader recognised the (decompressed) bytes: a gzip of something not a tar.
-                outcome.findings.record(Violation(.unsupportedFormat, ArchiveScan.message(archive)))
-            } else {
-                outcome.findings.record(Violation(.corruptArchive, ArchiveScan.message(archive)))
-            }
-            return outcome
+        var tar: TarStream? = nil
+        var source: DropSource? = nil
+        if format.isTar {
+            guard let opened = tarStream(file: file, blockSize: blockSize, outcome: &outcome) else { return outcome }
+            tar = opened
+        } else {
+            source = DropSource(file: file, size: dropSize, blockSize: blockSize)
         }
-        let stream = StreamPosition(archive: archive, gzip: gzip)
-        var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
-        if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
-        entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
-        if let failure = readError {
+        // A failed read of the drop is the machine's fault, whatever libarchive made of it.
+        func settled(_ outcome: ScanOutcome) -> ScanOutcome {
+            guard let failure = source?.readError ?? tar?.readError else { return outcome }
+            var outcome = outcome
             outcome.systemError = failure
             outcome.failedWhile = .readingDrop
+            return outcome
         }
+        guard open(archive, tar: tar, source: source, outcome: &outcome) else { return settled(outcome) }
+        let stream = StreamPosition(archive: archive, tar: tar)
+        var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
+        if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
+        entryScan.sevenZipNames = sevenZipNames
+        entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
+        if entryScan.reachedEnd { judgeEnd(tar: tar, sevenZipEntries: sevenZipEntries, outcome: &outcome) }
         if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
             let missing = remaining.values.map(\.name).min { $0.lexicographicallyPrecedes($1) }!
             outcome.findings.record(Violation(.corruptArchive, "the central directory lists an entry the archive does not yield",
                                               entry: missing))
         }
-        return outcome
+        return settled(outcome)
+    }
+
+    /// Opens `archive` on the drop: through `tar` for a tar, `source` otherwise;
+    /// false after recording why it cannot be.
+    func open(_ archive: OpaquePointer, tar: TarStream?, source: DropSource?, outcome: inout ScanOutcome) -> Bool {
+        let opened = tar?.attach(to: archive) ?? source!.attach(to: archive)
+        guard opened != ARCHIVE_OK else { return true }
+        if let failure = tar?.failure {
+            outcome.findings.record(Violation(.corruptArchive, failure))
+        } else if archive_errno(archive) == EILSEQ {
+            // No reader recognised the (decompressed) bytes: a gzip of something not a tar.
+            outcome.findings.record(Violation(.unsupportedFormat, ArchiveScan.message(archive)))
+        } else {
+            outcome.findings.record(Violation(.corruptArchive, ArchiveScan.message(archive)))
+        }
+        return false
+    }
+
+    /// What the second reader says once libarchive has reached the archive's
+    /// end: the tar framing about the rest of the stream, or the 7z header
+    /// about how many entries there are.
+    private func judgeEnd(tar: TarStream?, sevenZipEntries: Int?, outcome: inout ScanOutcome) {
+        if let tar, let problem = tar.finish() {
+            outcome.findings.record(Violation(.corruptArchive, problem))
+        }
+        if let listed = sevenZipEntries, listed != outcome.entries {
+            outcome.findings.record(Violation(.corruptArchive, "the 7z header lists \(listed) entries, libarchive yields \(outcome.entries)"))
+        }
     }
 
     /// Enables exactly the reader the sniffed format calls for, and no external programs.
@@ -130,30 +159,74 @@ public struct ArchiveScan {
         switch format {
         case .zip: status = archive_read_support_format_zip_seekable(archive)
         case .sevenZip: status = archive_read_support_format_7zip(archive)
-        case .tar, .tarGzip, .tarBzip2, .tarXz, .tarZstd:
+        case .tar, .tarGzip, .tarBzip2, .tarXz, .tarZstd, .tarLzip, .tarLzma:
+            // Decompression happens in the TarStream's decoder, outside this reader,
+            // which reads only up to the first end-of-archive block; TarStream.finish
+            // judges the rest.
             status = archive_read_support_format_tar(archive)
-            // Read past the end-of-archive blocks to the true end of the stream, so
-            // the decompressor reaches (and checks) its trailer, and anything hidden
-            // after the end marker is judged like any other entry.
-            if status == ARCHIVE_OK { status = archive_read_set_format_option(archive, "tar", "read_concatenated_archives", "1") }
         }
         guard status == ARCHIVE_OK else { return Violation(.unsupportedFormat, ArchiveScan.message(archive)) }
-        switch format {
-        case .tarGzip: status = ARCHIVE_OK  // zlib through GzipSource, which checks the trailer
-        case .tarBzip2: status = archive_read_support_filter_bzip2(archive)
-        case .tarXz: status = archive_read_support_filter_xz(archive)
-        case .tarZstd: status = archive_read_support_filter_zstd(archive)
-        default: status = ARCHIVE_OK
-        }
-        // ARCHIVE_WARN here means libarchive would run an external program: refuse.
-        guard status == ARCHIVE_OK else {
-            return Violation(.unsupportedFormat, "this libarchive has no built-in \(format.rawValue) decompressor")
-        }
         return nil
     }
 
+    /// The stream of a tar drop's bytes, or nil after recording why there is
+    /// none. Its decoder is igzip for gzip, which checks each member's trailer
+    /// where libarchive's gzip filter does not, and libarchive's filters for the
+    /// other compressors, which check theirs.
+    func tarStream(file: DropFile, blockSize: Int, outcome: inout ScanOutcome) -> TarStream? {
+        switch format {
+        case .tar: return TarStream(decoder: PlainSource(file: file, blockSize: blockSize))
+        case .tarGzip: return TarStream(decoder: GzipSource(file: file, blockSize: blockSize))
+        default:
+            switch FilterSource.open(format, file: file, dropSize: dropSize, blockSize: blockSize) {
+            case .success(let decoder): return TarStream(decoder: decoder)
+            case .failure(.unsupported(let detail)): outcome.findings.record(Violation(.unsupportedFormat, detail))
+            case .failure(.corrupt(let detail)): outcome.findings.record(Violation(.corruptArchive, detail))
+            case .failure(.system(let error)): outcome.systemError = error
+            case .failure(.unreadable(let error)):
+                outcome.systemError = error
+                outcome.failedWhile = .readingDrop
+            }
+            return nil
+        }
+    }
+
+    private enum SevenZipCheck {
+        /// With the number of entries the header lists and their names; nil when
+        /// the header is encrypted, which libarchive reports, or holds no names.
+        case passed(entries: Int?, names: [[UInt8]]?)
+        case failed
+    }
+
+    /// Checks a 7z drop ends where its signature header says and its header
+    /// holds no deletion markers; `.failed` after recording why not.
+    private func checkSevenZip(_ file: DropFile, _ outcome: inout ScanOutcome) -> SevenZipCheck {
+        do {
+            if let problem = try SevenZipEnd.problem(drop: file, dropSize: dropSize) {
+                outcome.findings.record(Violation(.corruptArchive, problem))
+                return .failed
+            }
+            switch try SevenZipHeader.read(drop: file, dropSize: dropSize) {
+            case .failure(let failure):
+                outcome.findings.record(Violation(failure.reason, failure.detail))
+                return .failed
+            case .success(let header):
+                guard let anti = header?.antiItems.min(by: { $0.lexicographicallyPrecedes($1) }) else {
+                    return .passed(entries: header?.fileCount, names: header.flatMap { $0.names.isEmpty ? nil : $0.names })
+                }
+                outcome.findings.record(Violation(.corruptArchive,
+                    "a deletion marker (7z anti-item): 7-Zip deletes this file, libarchive yields an empty one", entry: anti))
+                return .failed
+            }
+        } catch {
+            outcome.systemError = error
+            outcome.failedWhile = .readingDrop
+            return .failed
+        }
+    }
+
     static func message(_ archive: OpaquePointer, stream: StreamPosition? = nil) -> String {
-        if let failure = stream?.gzip?.failure { return failure }
+        if let failure = stream?.tar?.failure { return failure }
         guard let text = archive_error_string(archive) else { return "libarchive error \(archive_errno(archive))" }
         var bytes = Array(UnsafeBufferPointer(start: text, count: strlen(text))).map { UInt8(bitPattern: $0) }
         while let last = bytes.last, last == 0x0A || last == 0x20 { bytes.removeLast() }
@@ -191,10 +264,10 @@ struct ProgressReporter {
 /// How far into the raw drop the reader is, and why the raw stream failed.
 struct StreamPosition {
     let archive: OpaquePointer
-    let gzip: GzipSource?
+    let tar: TarStream?
 
     /// Raw (compressed) bytes consumed so far.
-    var consumed: Int64 { gzip?.consumed ?? archive_filter_bytes(archive, -1) }
+    var consumed: Int64 { tar?.consumed ?? archive_filter_bytes(archive, -1) }
 }
 
 /// Judges a ZIP's central directory before anything is extracted.

@@ -13,8 +13,12 @@ struct EntryScan {
     let stream: StreamPosition
     /// Reports progress on the result pipe, at most four times a second.
     var reporter: ProgressReporter?
+    /// A 7z archive's entry names as its header holds them, in order.
+    var sevenZipNames: [[UInt8]]?
     private var tracker = ConflictTracker()
     private var counted: Int64 = 0
+    /// True once libarchive has reported the archive's end, and not an error.
+    private(set) var reachedEnd = false
 
     private static let zeros = [UInt8](repeating: 0, count: 64 * 1024)
 
@@ -33,7 +37,14 @@ struct EntryScan {
         while true {
             var entryPointer: OpaquePointer?
             let status = archive_read_next_header(archive, &entryPointer)
-            if status == ARCHIVE_EOF { return }
+            if status == ARCHIVE_EOF {
+                reachedEnd = true
+                if let tar = stream.tar, let unsupported = tar.framing.unsupported {
+                    outcome.findings.record(Violation(.unsupportedEntryType, "tar type \(unsupported.typeFlag) is not accepted",
+                                                      entry: unsupported.name))
+                }
+                return
+            }
             guard status == ARCHIVE_OK, let entry = entryPointer else {
                 outcome.findings.record(headerFailure(status: status, index: index))
                 return
@@ -52,8 +63,25 @@ struct EntryScan {
                 }
                 listed = found
             }
-            // A ZIP entry lands under the name its directory holds, byte for byte.
-            let raw = listed?.name ?? yielded
+            var framed: TarFraming.Entry?
+            if let tar = stream.tar {
+                guard let entry = takeFramed(tar, yielded: yielded, index: index, findings: &outcome.findings) else { return }
+                framed = entry
+            }
+            var headerName: [UInt8]?
+            if let names = sevenZipNames {
+                guard let name = EntryScan.sevenZipName(names, yielded: yielded, index: index, findings: &outcome.findings) else { return }
+                headerName = name
+            }
+            // An entry lands under the name its archive holds, byte for byte.
+            var raw = listed?.name ?? framed?.name ?? headerName ?? yielded
+            var extractionRoot = false
+            if framed != nil {
+                switch TarEntryNames.relative(raw) {
+                case .extractionRoot: extractionRoot = true
+                case .name(let relative): raw = relative
+                }
+            }
             let judge = EntryJudge(policy: policy, raw: raw, index: index)
             index += 1
             outcome.entries = index
@@ -69,6 +97,9 @@ struct EntryScan {
             } else {
                 kind = .other
             }
+            if let framed, !crossCheck(framed, kind: kind, entry: entry, judge: judge, findings: &outcome.findings) { return }
+            // A tar's `./` directory is where it extracts: counted, nothing to judge or make.
+            if extractionRoot && kind == .directory { continue }
             let path = judge.validate(kind: kind, findings: &outcome.findings)
             if let path { judge.checkConflicts(path, kind: kind, tracker: &tracker, findings: &outcome.findings) }
             if kind == .other {
@@ -78,6 +109,7 @@ struct EntryScan {
                 outcome.findings.record(judge.violation(.encryptedEntry, "entry is encrypted"))
             }
             var declared: Int64? = archive_entry_size_is_set(entry) != 0 ? archive_entry_size(entry) : nil
+            let sparse = archive_entry_sparse_count(entry) > 0
             var compressed: Int64? = nil
             if let listed {
                 compressed = listed.compressedSize
@@ -103,7 +135,8 @@ struct EntryScan {
                 if writing, let path {
                     do { try sink.beginFile(path) } catch { outcome.systemError = error; return }
                 }
-                let end = readData(judge: judge, declared: declared, compressed: compressed, writing: writing, sink: &sink, outcome: &outcome)
+                let end = readData(judge: judge, declared: declared, compressed: compressed, sparse: sparse, writing: writing,
+                                   sink: &sink, outcome: &outcome)
                 if writing, path != nil {
                     do { try sink.endFile() } catch { outcome.systemError = error; return }
                     if outcome.findings.isClean { outcome.files += 1 }
@@ -117,8 +150,8 @@ struct EntryScan {
 
     /// Reads one entry's data to its end, so the format's checksum is verified,
     /// counting every chunk against the file and total allowances.
-    private mutating func readData<Sink: EntrySink>(judge: EntryJudge, declared: Int64?, compressed: Int64?, writing: Bool,
-                                                    sink: inout Sink, outcome: inout ScanOutcome) -> DataEnd {
+    private mutating func readData<Sink: EntrySink>(judge: EntryJudge, declared: Int64?, compressed: Int64?, sparse: Bool,
+                                                    writing: Bool, sink: inout Sink, outcome: inout ScanOutcome) -> DataEnd {
         var entryBytes: Int64 = 0
         let rawStart = stream.consumed
         var writing = writing
@@ -174,7 +207,8 @@ struct EntryScan {
                 outcome.findings.record(judge.violation(.corruptArchive, "data blocks overlap"))
                 return .stop
             }
-            // A sparse entry's holes are written as zeros and count like data.
+            // A sparse entry's holes are written as zeros and count like data: the
+            // quotas judge the file as it lands, not as the archive stores it.
             while offset > entryBytes {
                 let gap = Int(min(offset - entryBytes, Int64(EntryScan.zeros.count)))
                 let end = EntryScan.zeros.withUnsafeBytes { feed(UnsafeRawBufferPointer(rebasing: $0[0..<gap]), &self) }
@@ -185,6 +219,13 @@ struct EntryScan {
                 if end != .complete { return end }
             }
             reporter?.report(stream.consumed)
+        }
+        // A sparse file may end in a hole, which no data block reports: its
+        // declared size is where it ends, as bsdtar and GNU tar extract it.
+        while sparse, let declared, declared > entryBytes {
+            let gap = Int(min(declared - entryBytes, Int64(EntryScan.zeros.count)))
+            let end = EntryScan.zeros.withUnsafeBytes { feed(UnsafeRawBufferPointer(rebasing: $0[0..<gap]), &self) }
+            if end != .complete { return end }
         }
         if let declared, entryBytes != declared {
             outcome.findings.record(judge.violation(.corruptArchive, "holds \(entryBytes) bytes, its header declares \(declared)"))
@@ -201,13 +242,90 @@ struct EntryScan {
         return .complete
     }
 
+    /// The entry `TarFraming` took of the header libarchive has just read, whose
+    /// name is the one the scan judges and writes; nil when the two readers
+    /// disagree, after recording why.
+    ///
+    /// libarchive's name must be the framing's bytes, or canonically equivalent
+    /// to them (libarchive turns pax names into NFC). A name holding a NUL is
+    /// the exception: libarchive cannot hold it and cuts it short, and the name
+    /// policy refuses it as unsafe, as it does a ZIP name holding one.
+    private func takeFramed(_ tar: TarStream, yielded: [UInt8], index: Int, findings: inout Findings) -> TarFraming.Entry? {
+        if let problem = tar.framing.failure {
+            // The framing may have read ahead of this entry: the problem is the archive's.
+            findings.record(Violation(.corruptArchive, problem))
+            return nil
+        }
+        guard let framed = tar.nextEntry() else {
+            findings.record(Violation(.corruptArchive, "libarchive yields an entry where the tar headers hold none",
+                                      entry: yielded, index: index))
+            return nil
+        }
+        guard framed.name == yielded || framed.name.contains(0)
+                || ZipDirectory.NameKey(framed.name) == ZipDirectory.NameKey(yielded) else {
+            findings.record(Violation(.corruptArchive, "libarchive reads the name as \(EscapedName(yielded).text)",
+                                      entry: framed.name, index: index))
+            return nil
+        }
+        return framed
+    }
+
+    /// The name the 7z header holds for the entry libarchive yields as the
+    /// `index`th, with the `/` libarchive adds to a directory's; nil when it is not
+    /// libarchive's name or canonically equivalent to it (libarchive converts the
+    /// header's UTF-16 to NFC), after recording why.
+    private static func sevenZipName(_ names: [[UInt8]], yielded: [UInt8], index: Int, findings: inout Findings) -> [UInt8]? {
+        guard index < names.count else {
+            findings.record(Violation(.corruptArchive, "libarchive yields more entries than the 7z header lists", entry: yielded, index: index))
+            return nil
+        }
+        let name = names[index]
+        let slash = yielded.last == UInt8(ascii: "/") && name.last != UInt8(ascii: "/")
+        let bare = slash ? Array(yielded.dropLast()) : yielded
+        guard name == bare || ZipDirectory.NameKey(name) == ZipDirectory.NameKey(bare) else {
+            findings.record(Violation(.corruptArchive, "libarchive reads the name as \(EscapedName(yielded).text)", entry: name, index: index))
+            return nil
+        }
+        return slash ? name + [UInt8(ascii: "/")] : name
+    }
+
+    /// Compares libarchive's view of an entry with the one `TarFraming` took of
+    /// the same header; false when they disagree, after recording why.
+    private func crossCheck(_ framed: TarFraming.Entry, kind: ConflictTracker.Kind, entry: OpaquePointer, judge: EntryJudge,
+                            findings: inout Findings) -> Bool {
+        let agrees: Bool
+        switch framed.kind {
+        case .unknown:
+            findings.record(judge.violation(.unsupportedEntryType, "tar type \(framed.typeFlag) is not accepted"))
+            return true
+        case .file, .gnuSparse:
+            // Old tars mark a directory only by a trailing '/' on an entry of type
+            // NUL; libarchive and GNU tar take type '0' the same way, tarfile does not.
+            agrees = kind == .file || (kind == .directory && framed.flag == 0 && framed.size == 0 && framed.name.last == 0x2F)
+        case .directory: agrees = kind == .directory
+        case .hardLink: agrees = archive_entry_hardlink(entry) != nil
+        case .symbolicLink, .special: agrees = kind == .other
+        case .extensionHeader: agrees = false
+        }
+        if !agrees {
+            findings.record(judge.violation(.corruptArchive, "the tar header says type \(framed.typeFlag), libarchive reads another"))
+            return false
+        }
+        if let logical = framed.logicalSize, archive_entry_size(entry) != logical {
+            findings.record(judge.violation(.corruptArchive,
+                "the sparse file's size is \(logical) by its header, \(archive_entry_size(entry)) by libarchive"))
+            return false
+        }
+        return true
+    }
+
     private func headerFailure(status: Int32, index: Int) -> Violation {
         let message = ArchiveScan.message(archive, stream: stream)
         if archive_read_has_encrypted_entries(archive) > 0 {
             return Violation(.encryptedEntry, "archive is encrypted: \(message)")
         }
         // libarchive reports "no reader recognised this" as ARCHIVE_ERRNO_FILE_FORMAT, EILSEQ on Linux.
-        if index == 0 && stream.gzip?.failure == nil && archive_errno(archive) == EILSEQ {
+        if index == 0 && stream.tar?.failure == nil && archive_errno(archive) == EILSEQ {
             return Violation(.unsupportedFormat, message)
         }
         let kind = status == ARCHIVE_WARN ? "warning" : (status == ARCHIVE_FATAL ? "fatal error" : "error")

@@ -1,5 +1,4 @@
 import AirlockSystem
-import CArchive
 import CIsal
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +9,7 @@ import Glibc
 /// length (archive_read_support_filter_gzip.c: "XXX TODO: Verify the length and
 /// CRC-32 fields"). ISA-L's igzip, in gzip mode, parses each member's header and
 /// checks its trailer; concatenated members are accepted, anything else after
-/// the last is not.
+/// the last is not. It is one of the `StreamDecoder`s a `TarStream` reads.
 final class GzipSource {
     private let file: DropFile
     private let state: UnsafeMutablePointer<inflate_state>
@@ -104,14 +103,5 @@ final class GzipSource {
         case ISAL_INCORRECT_CHECKSUM: return "incorrect data check (CRC-32 or length)"
         default: return "igzip error \(status)"
         }
-    }
-
-    /// Opens `archive` on this source.
-    func attach(to archive: OpaquePointer) -> Int32 {
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        return archive_read_open(archive, context, nil, { _, context, block in
-            let source = Unmanaged<GzipSource>.fromOpaque(context!).takeUnretainedValue()
-            return la_ssize_t(source.read(block!))
-        }, nil)
     }
 }

@@ -4,9 +4,11 @@ import Testing
 @Suite("Disk faults while reading a drop defer it; they are never a verdict on its bytes")
 struct DropFaultTests {
     /// One drop per reader of the drop in the decoder child: airlock's ZIP
-    /// directory parser, libarchive through the drop source, the gzip source, and
-    /// the keyed decoder's read.
-    static let drops = ["zip-deflate-valid.zip", "tar-gnu-valid.tar", "targz-tgz-valid.tgz", "tarzst-valid.tar.zst"]
+    /// directory parser, libarchive through the drop source, the plain tar and
+    /// gzip sources, libarchive's decompression filters, airlock's 7z header
+    /// reader, and the keyed decoder's read.
+    static let drops = ["zip-deflate-valid.zip", "tar-gnu-valid.tar", "targz-tgz-valid.tgz", "tarzst-valid.tar.zst",
+                        "tarxz-multistream.tar.xz", "7z-valid.7z"]
 
     @Test("an EIO from every read of the drop leaves each drop claimed, unjudged, and a later run accepts them")
     func eioDefers() throws {

@@ -5,7 +5,7 @@ import Testing
 /// with both. Every committed archive must get the same verdict from each.
 @Suite("inspect reaches run's verdict on every committed archive")
 struct InspectAgreementTests {
-    @Test("inspect gives the manifest's verdict and reason, under the case's policy", arguments: FixtureCase.all)
+    @Test("inspect gives the manifest's verdict and reason, under the case's policy", arguments: FixtureCase.all + FixtureCase.compatibility)
     func agrees(_ item: FixtureCase) throws {
         let sandbox = try Sandbox()
         try sandbox.initialise(policy: item.policy)

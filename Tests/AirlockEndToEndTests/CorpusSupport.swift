@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+/// One case of a corpus manifest: fixtures/archives/manifest.json (our own
+/// generator) or fixtures/compat/manifest.json (archives the real tools wrote).
+struct FixtureCase: CustomTestStringConvertible, Sendable {
+    let name: String
+    let file: String
+    let verdict: String
+    let reason: String?
+    let entry: String?
+    let output: String?
+    let files: [String: String]
+    let dirs: [String]
+    let policy: [String: Int]
+    /// The directory beneath the repository that holds the archive.
+    let directory: String
+    /// For the compatibility corpus: which tool wrote the archive, and what bsdtar said of it.
+    let tool: String?
+    let format: String?
+    let bsdtar: String?
+    /// Why airlock refuses, on purpose, an archive bsdtar extracts.
+    let departure: String?
+
+    var testDescription: String { tool.map { "\(name) (\($0))" } ?? name }
+
+    static let all: [FixtureCase] = load("fixtures/archives")
+
+    /// The cases of DIRECTORY/manifest.json; an unreadable manifest yields none, which the suites' coverage tests catch.
+    static func load(_ directory: String) -> [FixtureCase] {
+        let url = Binary.repository.appendingPathComponent(directory).appendingPathComponent("manifest.json")
+        guard let data = try? Data(contentsOf: url),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let cases = object["cases"] as? [[String: Any]] else { return [] }
+        let archives = directory == "fixtures/archives" ? directory : directory + "/archives"
+        return cases.map { item in
+            FixtureCase(
+                name: item["name"] as! String, file: item["file"] as! String, verdict: item["verdict"] as! String,
+                reason: item["reason"] as? String, entry: item["entry"] as? String, output: item["output"] as? String,
+                files: item["files"] as? [String: String] ?? [:], dirs: item["dirs"] as? [String] ?? [],
+                policy: item["policy"] as? [String: Int] ?? [:], directory: archives,
+                tool: item["tool"] as? String, format: item["format"] as? String, bsdtar: item["bsdtar"] as? String,
+                departure: item["departs_from_bsdtar"] as? String)
+        }
+    }
+
+    var fixture: URL { Binary.repository.appendingPathComponent(directory).appendingPathComponent(file) }
+}
+
+/// Drops the case's archive into a fresh sandbox, runs `airlock run --once` and
+/// checks the manifest's verdict with the invariants: an accepted drop's outbox
+/// entry holds exactly the manifest's files and directories, byte for byte; a
+/// rejected one leaves the original bytes and a full report in quarantine.
+func expectCorpusVerdict(_ item: FixtureCase) throws {
+    let sandbox = try Sandbox()
+    try sandbox.initialise(policy: item.policy)
+    let original = try Data(contentsOf: item.fixture)
+    try sandbox.drop(original, as: item.file)
+
+    let result = try sandbox.runOnce()
+    #expect(result.status == 0, "run --once failed: \(result.stderr)")
+    let events = result.events
+    #expect(events.count == 1, "one event per drop: \(result.stdout)")
+    let event = events.first ?? [:]
+    #expect(event["drop"] as? String == item.file)
+    try sandbox.expectInvariants()
+
+    if item.verdict == "accepted" {
+        guard event["event"] as? String == "accepted" else {
+            // One issue that says why, from the quarantine report, rather than one per missing output.
+            let report = try sandbox.onlyQuarantined()?.report ?? [:]
+            let reason = event["reason"] as? String ?? "no reason", entry = event["entry"] as? String ?? "-"
+            let detail = report["detail"] as? String ?? "no report"
+            Issue.record("\(item.file) was not accepted: \(reason) at \(entry): \(detail)")
+            return
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
+        try #require(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [item.output!])
+        #expect(event["output"] as? String == "outbox/" + item.output!)
+        let entry = sandbox.outbox.appendingPathComponent(item.output!)
+        let listing = try sandbox.listing(entry)
+        let expected = (item.dirs.map { $0 + "/" } + item.files.keys).sorted()
+        #expect(listing.sorted() == expected)
+        let hashes = try sha256Hexes(Array(item.files.keys), in: entry)
+        #expect(hashes == item.files, "file contents differ")
+        #expect(event["files"] as? Int == item.files.count)
+        try expectSafeModes(entry, listing)
+    } else {
+        #expect(event["event"] as? String == "rejected", "\(event)")
+        #expect(event["reason"] as? String == item.reason, "\(event)")
+        if let entry = item.entry { #expect(event["entry"] as? String == entry) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        guard let quarantined = try sandbox.onlyQuarantined() else { return }
+        #expect(quarantined.id == event["id"] as? String)
+        #expect(try Data(contentsOf: quarantined.drop) == original, "the quarantined bytes are not the original")
+        let report = quarantined.report
+        #expect(report["reason"] as? String == item.reason)
+        #expect(report["drop"] as? String == item.file)
+        #expect(report["size"] as? Int == original.count)
+        #expect((report["sha256"] as? String)?.count == 64)
+        if let entry = item.entry { #expect(report["entry"] as? String == entry) }
+        for key in ["id", "detail", "bytes_written", "policy", "received_at", "decided_at", "airlock_version"] {
+            #expect(report[key] != nil, "report lacks \(key)")
+        }
+    }
+}
+
+/// No links, no setuid, setgid or sticky bits; the policy's modes.
+private func expectSafeModes(_ entry: URL, _ listing: [String]) throws {
+    for relative in listing {
+        var st = stat()
+        #expect(lstat(entry.appendingPathComponent(relative).path, &st) == 0)
+        let type = st.st_mode & S_IFMT
+        if relative.hasSuffix("/") {
+            #expect(type == S_IFDIR)
+            #expect(st.st_mode & 0o7777 == 0o755, "\(relative) mode \(String(st.st_mode & 0o7777, radix: 8))")
+        } else {
+            #expect(type == S_IFREG, "\(relative) is not a regular file")
+            #expect(st.st_nlink == 1)
+            #expect(st.st_mode & 0o7777 == 0o644, "\(relative) mode \(String(st.st_mode & 0o7777, radix: 8))")
+        }
+    }
+}
