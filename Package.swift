@@ -45,6 +45,11 @@ let package = Package(
             providers: [.apt(["libsystemd-dev"])]
         ),
         .systemLibrary(
+            name: "CJansson",
+            pkgConfig: "jansson",
+            providers: [.apt(["libjansson-dev"])]
+        ),
+        .systemLibrary(
             name: "CMagic",
             pkgConfig: "libmagic",
             providers: [.apt(["libmagic-dev"])]
@@ -53,7 +58,7 @@ let package = Package(
         .target(name: "AirlockSystem", dependencies: ["CAirlockShims"]),
         .target(name: "AirlockPolicy", dependencies: ["AirlockSystem"]),
         .target(name: "AirlockDecoding", dependencies: ["AirlockPolicy", "AirlockSystem", "CArchive", "CIsal", "CLzma", "CMagic", "CAirlockShims"]),
-        .target(name: "AirlockCore", dependencies: ["AirlockDecoding", "AirlockPolicy", "AirlockSystem", "CCrypto", "CAirlockShims"]),
+        .target(name: "AirlockCore", dependencies: ["AirlockDecoding", "AirlockPolicy", "AirlockSystem", "CCrypto", "CJansson", "CAirlockShims"]),
         .target(name: "AirlockWatcher", dependencies: ["AirlockCore", "AirlockSystem", "CInotifyTools", "CSystemd", "CAirlockShims"]),
         .executableTarget(name: "airlock", dependencies: ["AirlockWatcher", "AirlockCore"]),
         .executableTarget(name: "airlock-decoder", dependencies: ["AirlockDecoding"]),

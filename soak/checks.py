@@ -151,8 +151,16 @@ def quarantine_entries(root, problems):
     return found
 
 
+MANIFEST = ".airlock:manifest.json"
+
+
 def check_accepted(root, drop, entry, records, problems):
-    if tree(os.path.join(root, "outbox", entry)) != drop.files:
+    held = tree(os.path.join(root, "outbox", entry))
+    # Every accepted entry carries airlock's manifest beside the archive's files.
+    if MANIFEST not in held:
+        problems.append(f"{drop.name}: outbox/{entry} has no {MANIFEST}")
+    held.pop(MANIFEST, None)
+    if held != drop.files:
         problems.append(f"{drop.name}: outbox/{entry} does not hold the archive's files byte for byte")
     for record in records:
         if record["event"] != "accepted" or record.get("output") != "outbox/" + entry:

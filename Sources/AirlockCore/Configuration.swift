@@ -72,6 +72,8 @@ public struct Configuration: Sendable, Equatable {
         public var graceSeconds: Int64 = 10
         /// Longest wait between retries of a deferred drop.
         public var retryMaxSeconds: Int64 = 300
+        /// Names left alone until renamed: uploads in progress. Matched case-insensitively.
+        public var ignore = TemporaryNames.defaultPatterns
 
         public init() {}
     }
@@ -97,6 +99,7 @@ public struct Configuration: Sendable, Equatable {
     /// Decodes and validates the bytes of an airlock.json: every numeric setting
     /// against its range in `numericSettings`, the others by their own rules.
     public init(json: Data) throws(ConfigurationError) {
+        try ConfigurationText.check(json)
         let value: Any
         do {
             value = try JSONSerialization.jsonObject(with: json, options: [])
@@ -167,6 +170,8 @@ public struct Configuration: Sendable, Equatable {
                 throw ConfigurationError("metrics.path: a relative path may not hold '.' or '..' components")
             }
             metricsPath = path
+        case "watch":
+            if let patterns = try reader.stringArray("ignore") { watch.ignore = try TemporaryNames.validated(patterns) }
         case "commit":
             guard let method = try reader.string("sync") else { return }
             guard let parsed = SyncMethod(rawValue: method) else {
@@ -233,6 +238,7 @@ public struct Configuration: Sendable, Equatable {
                     "\"directory_mode\": \(JSONObjectWriter.quote(outboxDirectoryMode.map { "0" + String($0, radix: 8) } ?? "policy"))",
                     "\"group\": \(JSONObjectWriter.quote(outboxGroup))"]
         case "metrics": return ["\"path\": \(JSONObjectWriter.quote(metricsPath))"]
+        case "watch": return ["\"ignore\": [\(watch.ignore.map(JSONObjectWriter.quote).joined(separator: ", "))]"]
         case "commit": return ["\"sync\": \"\(sync.rawValue)\""]
         default: return []
         }

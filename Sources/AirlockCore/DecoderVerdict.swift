@@ -50,6 +50,7 @@ enum DecoderVerdict: Equatable {
             var rejection = Rejection(reason, (object["detail"] as? String) ?? "",
                                       entry: object["entry"] as? String, entryIndex: (object["index"] as? NSNumber)?.intValue)
             rejection.bytesWritten = bytesWritten
+            rejection.otherEntry = object["other_entry"] as? String
             return .rejected(rejection)
         case "unconfined":
             // Not the drop's fault: it waits until the decoders can be confined again.

@@ -43,14 +43,9 @@ public final class Intake: @unchecked Sendable {
 
     var policy: Policy { configuration.policy }
 
-    /// Names producers are still writing: dotfiles, `*.part`, `*.tmp`, `*~`.
-    public static func isTemporaryName(_ name: [UInt8]) -> Bool {
-        if name.first == UInt8(ascii: ".") || name.last == UInt8(ascii: "~") { return true }
-        for suffix in [".part", ".tmp"] {
-            let bytes = Array(suffix.utf8)
-            if name.count > bytes.count && Array(name.suffix(bytes.count)) == bytes { return true }
-        }
-        return false
+    /// Names producers are still writing: those `watch.ignore` matches.
+    public static func isTemporaryName(_ name: [UInt8], _ configuration: Configuration) -> Bool {
+        TemporaryNames.matches(name, configuration.watch.ignore)
     }
 
     // MARK: The inbox
@@ -64,7 +59,7 @@ public final class Intake: @unchecked Sendable {
             throw SystemError("open", Array("inbox".utf8), .noEntry)
         }
         let tickets = try inbox.closeAfter { (inbox) throws(SystemError) -> [ClaimTicket] in
-            let names = try inbox.entryNames().filter { !Intake.isTemporaryName($0) }
+            let names = try inbox.entryNames().filter { !Intake.isTemporaryName($0, configuration) }
             var tickets: [ClaimTicket] = []
             let stuck = StuckEntries(journal: journal)
             for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
@@ -121,9 +116,13 @@ public final class Intake: @unchecked Sendable {
         let started = monotonicNanoseconds()
         var context = ReportContext(received: timestamp())
         let verdict = decide(claim, &context)
-        let outcome = DropOutcome(id: claim.id, dropName: claim.dropName, verdict: verdict, size: context.size,
+        var outcome = DropOutcome(id: claim.id, dropName: claim.dropName, verdict: verdict, size: context.size,
                                   seconds: Double(monotonicNanoseconds() - started) / 1e9)
-        let carried = carryOut(outcome, claim, context)
+        outcome.sha256 = context.sha256
+        outcome.uploader = context.uploader
+        var carried = carryOut(outcome, claim, context)
+        carried.sha256 = context.sha256
+        carried.uploader = context.uploader
         if case .deferred = carried.verdict {
             journalAppend("deferred") { fill(&$0, carried, context) }
         }
@@ -136,6 +135,7 @@ public final class Intake: @unchecked Sendable {
         do {
             try journal.append(event, fill)
         } catch {
+            JournalWriteErrors.increment()
             log.warning("cannot append to the journal: \(error)")
         }
     }
@@ -146,6 +146,7 @@ public final class Intake: @unchecked Sendable {
             record.add("drop", EscapedName(claim.dropName).text)
             if let size = context.size { record.add("size", size) }
             if let sha256 = context.sha256 { record.add("sha256", sha256) }
+            context.uploader?.add(to: &record)
         }
     }
 
@@ -153,6 +154,7 @@ public final class Intake: @unchecked Sendable {
         var received: String
         var size: Int64?
         var sha256: String?
+        var uploader: Uploader?
         /// Each file's detected type, when the decoder named them.
         var types: [(entry: String, type: String)]?
         /// The decoder child's peak resident set size, when one ran.
@@ -167,6 +169,7 @@ public final class Intake: @unchecked Sendable {
         } catch {
             return .deferred(detail: "\(error)")
         }
+        context.uploader = Uploader(uid: before.owner)
         guard before.kind == .regular, before.linkCount == 1 else {
             journalClaimed(claim, context)
             return .rejected(notRegular(before))
@@ -211,7 +214,8 @@ public final class Intake: @unchecked Sendable {
             case .failure(let rejection):
                 return .rejected(rejection)
             case .success(let format):
-                return try decodeAndCommit(claim, drop: drop, format: format, before: opened, context: &context)
+                return try decodeAndCommit(claim, drop: drop, format: format, before: opened, context: &context,
+                                           awaitHash: { hashing.wait() })
             }
         } catch {
             try? layout.staging.removeTree(claim.idBytes)
@@ -250,7 +254,7 @@ public final class Intake: @unchecked Sendable {
     }
 
     private func decodeAndCommit(_ claim: Claim, drop: FileDescriptor, format: DropFormat, before: FileStatus,
-                                 context: inout ReportContext) throws(SystemError) -> DropOutcome.Verdict {
+                                 context: inout ReportContext, awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
         // Room for what the decoder may write: a keyed archive at most what the render
         // quotas let through; an archive at least its own size. Short of that the
         // drop waits (deferred) rather than failing half-way.
@@ -306,6 +310,11 @@ public final class Intake: @unchecked Sendable {
             }
             if let stop = try judgeContent(claim, staging: staging, audit: audit, types: context.types) { return stop }
             do {
+                // The manifest names the drop's hash: wait for it (computed beside the decoder).
+                context.sha256 = awaitHash()
+                try Manifest.write(into: staging, Manifest.Drop(id: claim.id, name: claim.dropName, format: format.name, size: context.size,
+                                                                sha256: context.sha256, uploader: context.uploader, types: context.types),
+                                   policy: policy)
                 try configuration.outboxModes.apply(to: staging, fsyncEach: configuration.sync == .fsync)
                 let output = try commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)
                 return .accepted(output: output, files: audit.files, bytes: audit.bytes)

@@ -1,19 +1,26 @@
 import AirlockSystem
 
-/// Human-readable log lines on standard error. Names in them are escaped by the
-/// caller; file contents never appear.
+/// Human-readable log lines on standard error, one line per event. Names in them
+/// are escaped by the caller; file contents never appear.
 public struct Log: Sendable {
+    /// Under systemd each line starts with its sd-daemon(3) priority (`<3>` error,
+    /// `<4>` warning, `<6>` info), which journald strips and records, so that
+    /// `journalctl -p warning` finds the warnings; elsewhere the words say it.
+    static let toJournal = standardErrorIsJournal()
+
     public init() {}
 
-    public func info(_ message: String) { write("airlock: " + message) }
-    public func warning(_ message: String) { write("airlock: warning: " + message) }
-    public func error(_ message: String) { write("airlock: error: " + message) }
-    /// Text as it is, for usage messages.
-    public func plain(_ text: String) { write(text) }
+    public func info(_ message: String) { write(6, "airlock: " + message) }
+    public func warning(_ message: String) { write(4, "airlock: warning: " + message) }
+    public func error(_ message: String) { write(3, "airlock: error: " + message) }
 
-    private func write(_ line: String) {
+    private func write(_ priority: Int, _ line: String) {
+        // One event, one line: a message that carries an error's own newlines would
+        // otherwise become several journal entries without a priority.
+        let flat = line.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " ")
+        let text = (Log.toJournal ? "<\(priority)>" : "") + flat + "\n"
         // A log line that cannot be written is dropped: there is nowhere to report it.
-        try? FileDescriptor(rawValue: 2).writeAll(Array((line + "\n").utf8))
+        try? FileDescriptor(rawValue: 2).writeAll(Array(text.utf8))
     }
 }
 

@@ -9,7 +9,9 @@ import Glibc
 /// collector convention: a temporary file, fsync, rename into place).
 public final class Metrics: @unchecked Sendable {
     private let lock = NSLock()
-    private var drops: [String: Int64] = [:]          // "outcome|reason" → count
+    private var drops: [String: Int64] = [:]          // outcome → count
+    private var rejections: [String: Int64] = [:]     // reason → count
+    private var root: RootGauges?
     private var bytesIn: Int64 = 0
     private var bytesOut: Int64 = 0
     private var durationBuckets = [Int64](repeating: 0, count: Metrics.bounds.count)
@@ -29,13 +31,14 @@ public final class Metrics: @unchecked Sendable {
         let key: String
         switch outcome.verdict {
         case .accepted(_, _, let bytes):
-            key = "accepted|"
+            key = "accepted"
             bytesOut += bytes
         case .rejected(let rejection):
-            key = "rejected|" + rejection.reason.rawValue
+            key = "rejected"
+            rejections[rejection.reason.rawValue, default: 0] += 1
             if rejection.reason == .decoderFailed { decoderFailures += 1 }
         case .deferred:
-            key = "deferred|"
+            key = "deferred"
             deferredRetries += 1
         }
         drops[key, default: 0] += 1
@@ -51,7 +54,15 @@ public final class Metrics: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// The exposition text.
+    /// The root's state as last measured, for the gauges; nil leaves them out.
+    public func setRoot(_ gauges: RootGauges?) {
+        lock.lock()
+        root = gauges
+        lock.unlock()
+    }
+
+    /// The exposition text. Names follow Prometheus' conventions (base units,
+    /// `_total` for counters) and no sample carries an empty label.
     public func text() -> String {
         lock.lock()
         defer { lock.unlock() }
@@ -60,15 +71,18 @@ public final class Metrics: @unchecked Sendable {
             lines.append("# HELP \(name) \(help)")
             lines.append("# TYPE \(name) \(type)")
         }
-        family("airlock_drops_total", "counter", "Drops finished, by outcome and reason.")
-        for key in drops.keys.sorted() {
-            let parts = key.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
-            lines.append("airlock_drops_total{outcome=\"\(Metrics.escape(parts[0]))\",reason=\"\(Metrics.escape(parts[1]))\"} \(drops[key]!)")
+        family("airlock_drops_total", "counter", "Drops finished, by outcome.")
+        for outcome in ["accepted", "rejected", "deferred"] {
+            lines.append("airlock_drops_total{outcome=\"\(outcome)\"} \(drops[outcome] ?? 0)")
         }
-        family("airlock_bytes_in_total", "counter", "Bytes of drops taken in.")
-        lines.append("airlock_bytes_in_total \(bytesIn)")
-        family("airlock_bytes_out_total", "counter", "Bytes written to the outbox.")
-        lines.append("airlock_bytes_out_total \(bytesOut)")
+        family("airlock_rejections_total", "counter", "Drops rejected, by reason code.")
+        for reason in rejections.keys.sorted() {
+            lines.append("airlock_rejections_total{reason=\"\(Metrics.escape(reason))\"} \(rejections[reason]!)")
+        }
+        family("airlock_received_bytes_total", "counter", "Bytes of drops taken in.")
+        lines.append("airlock_received_bytes_total \(bytesIn)")
+        family("airlock_outbox_written_bytes_total", "counter", "Bytes written to the outbox.")
+        lines.append("airlock_outbox_written_bytes_total \(bytesOut)")
         family("airlock_processing_seconds", "histogram", "Time from claim to verdict.")
         for (index, bound) in Metrics.bounds.enumerated() {
             lines.append("airlock_processing_seconds_bucket{le=\"\(Metrics.number(bound))\"} \(durationBuckets[index])")
@@ -94,6 +108,7 @@ public final class Metrics: @unchecked Sendable {
         }
         family("airlock_unconfined_deferrals_total", "counter", "Drops deferred because decoders could not be confined.")
         lines.append("airlock_unconfined_deferrals_total \(DecoderConfinementState.withheldDrops)")
+        lines += Metrics.stateLines(root)
         return lines.joined(separator: "\n") + "\n"
     }
 

@@ -18,6 +18,12 @@ public struct DropOutcome: Sendable {
     public var size: Int64?
     /// Wall time from claim to verdict.
     public var seconds: Double = 0
+    /// The drop's SHA-256, when it was read.
+    public var sha256: String?
+    /// Who owned the drop when it was claimed.
+    public var uploader: Uploader?
+    /// When the verdict was reached (RFC 3339, UTC).
+    public var time: String = timestamp()
 
     public init(id: String, dropName: [UInt8], verdict: Verdict, size: Int64? = nil, seconds: Double = 0) {
         self.id = id
@@ -27,9 +33,20 @@ public struct DropOutcome: Sendable {
         self.seconds = seconds
     }
 
-    /// The JSON Lines event of the command-line contract.
+    /// The JSON Lines event of the command-line contract; its fields are the
+    /// ones `EventSchema` lists.
     public var eventLine: String {
         var json = JSONObjectWriter()
+        json.add("time", time)
+        eventFields(&json)
+        json.add("duration_ms", Int64(seconds * 1000))
+        if let size { json.add("size", size) }
+        if let sha256 { json.add("sha256", sha256) }
+        uploader?.add(to: &json)
+        return json.text
+    }
+
+    private func eventFields(_ json: inout JSONObjectWriter) {
         switch verdict {
         case .accepted(let output, let files, let bytes):
             json.add("event", "accepted")
@@ -44,6 +61,7 @@ public struct DropOutcome: Sendable {
             json.add("drop", EscapedName(dropName).text)
             json.add("reason", rejection.reason.rawValue)
             if let entry = rejection.entry { json.add("entry", entry) }
+            if let other = rejection.otherEntry { json.add("other_entry", other) }
             json.add("detail", rejection.detail)
             json.add("bytes_written", rejection.bytesWritten)
         case .deferred(let detail):
@@ -52,7 +70,6 @@ public struct DropOutcome: Sendable {
             json.add("drop", EscapedName(dropName).text)
             json.add("detail", detail)
         }
-        return json.text
     }
 
     /// One line for the human log.
@@ -77,6 +94,8 @@ public struct Rejection: Error, Sendable, Equatable {
     /// The offending entry, already escaped.
     public var entry: String?
     public var entryIndex: Int?
+    /// For a conflict or a collision, the other entry involved, already escaped.
+    public var otherEntry: String?
     public var bytesWritten: Int64 = 0
     public var format: String?
 
@@ -120,13 +139,16 @@ struct RejectionReport: Encodable {
     let drop: String
     /// The drop's name as raw bytes in hex, so `quarantine release` can restore it exactly.
     let drop_hex: String
-    let drop_bytes: Int64?
+    let size: Int64?
     let sha256: String?
+    let uploader_uid: UInt32?
+    let uploader: String?
     let format: String?
     let reason: String
     let detail: String
     let entry: String?
     let entry_index: Int?
+    let other_entry: String?
     let bytes_written: Int64
     let policy: PolicyInForce
     let received_at: String
@@ -139,6 +161,24 @@ struct RejectionReport: Encodable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self) + Data("\n".utf8)
+    }
+}
+
+/// The owner of a drop as seen when it was claimed: its uid, and the user name
+/// that uid had then (nil when the password database has none).
+public struct Uploader: Sendable, Equatable {
+    public let uid: UInt32
+    public let name: String?
+
+    public init(uid: UInt32) {
+        self.uid = uid
+        name = userName(of: uid)
+    }
+
+    /// `uploader_uid` and, when known, `uploader`.
+    public func add(to json: inout JSONObjectWriter) {
+        json.add("uploader_uid", Int64(uid))
+        if let name { json.add("uploader", name) }
     }
 }
 

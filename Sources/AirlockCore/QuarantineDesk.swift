@@ -18,7 +18,8 @@ public struct QuarantineDesk {
         public var decidedAt: String { report["decided_at"] as? String ?? "" }
         public var reason: String { report["reason"] as? String ?? "" }
         public var drop: String { report["drop"] as? String ?? "" }
-        public var size: Int64? { (report["drop_bytes"] as? NSNumber)?.int64Value }
+        /// Reports written before the field took the events' name say `drop_bytes`.
+        public var size: Int64? { (report["size"] as? NSNumber ?? report["drop_bytes"] as? NSNumber)?.int64Value }
         public var entry: String? { report["entry"] as? String }
         public var released: Bool { !holdsDrop || history.contains { $0["action"] as? String == "released" } }
         public var history: [[String: Any]] { report["history"] as? [[String: Any]] ?? [] }
@@ -149,14 +150,14 @@ public struct QuarantineDesk {
 
     /// Removes entries: each is first renamed out of view into state/purging (so a
     /// reader never sees half an entry), recorded in the journal, then deleted.
-    public func purge(_ entries: [Entry]) throws(SystemError) {
+    public func purge(_ entries: [Entry], note: String? = nil) throws(SystemError) {
         let lock = try holdDesk()
         defer { lock.close() }
         try recoverHoldingDesk()
         let purging = try openPurging()
         defer { purging.close() }
         for entry in entries {
-            try purge(Array(entry.id.utf8), into: purging)
+            try purge(Array(entry.id.utf8), into: purging, note: note)
         }
     }
 }

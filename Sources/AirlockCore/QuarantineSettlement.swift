@@ -136,7 +136,7 @@ extension QuarantineDesk {
             record.add("drop", drop ?? report["drop"] as? String ?? "")
             record.add("to", "inbox/" + EscapedName(name).text)
             if let sha256 = report["sha256"] as? String { record.add("sha256", sha256) }
-            if let size = (report["drop_bytes"] as? NSNumber)?.int64Value { record.add("size", size) }
+            if let size = (report["size"] as? NSNumber ?? report["drop_bytes"] as? NSNumber)?.int64Value { record.add("size", size) }
         }
         CrashPoint.releaseJournalled.reach()
         try forget(id, marks: marks)
@@ -152,7 +152,9 @@ extension QuarantineDesk {
     }
 
     /// P0 → P1, then finishes; an entry purged meanwhile is skipped.
-    func purge(_ id: [UInt8], into purging: FileDescriptor) throws(SystemError) {
+    /// `note` is the operator's reason, for the record; a purge finished by
+    /// recovery after a crash records none.
+    func purge(_ id: [UInt8], into purging: FileDescriptor, note: String? = nil) throws(SystemError) {
         do {
             try layout.quarantine.rename(id, to: purging, id)
         } catch where error.errno == .noEntry {
@@ -161,11 +163,11 @@ extension QuarantineDesk {
         try layout.quarantine.sync()
         try purging.sync()
         CrashPoint.purgeHidden.reach()
-        try finishPurge(id, in: purging)
+        try finishPurge(id, in: purging, note: note)
     }
 
     /// P1 → purged: the record (from the entry's report), then the removal.
-    private func finishPurge(_ id: [UInt8], in purging: FileDescriptor) throws(SystemError) {
+    private func finishPurge(_ id: [UInt8], in purging: FileDescriptor, note: String? = nil) throws(SystemError) {
         let text = String(decoding: id, as: UTF8.self)
         let bytes = try? purging.openDirectory(id).closeAfter { (directory) throws(SystemError) in
             try directory.open(QuarantineDesk.reportFile, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
@@ -177,7 +179,8 @@ extension QuarantineDesk {
             record.add("id", text)
             record.add("drop", report["drop"] as? String ?? "")
             record.add("reason", report["reason"] as? String ?? "")
-            if let size = (report["drop_bytes"] as? NSNumber)?.int64Value { record.add("size", size) }
+            if let size = (report["size"] as? NSNumber ?? report["drop_bytes"] as? NSNumber)?.int64Value { record.add("size", size) }
+            if let note { record.add("purge_reason", note) }
         }
         CrashPoint.purgeJournalled.reach()
         try purging.removeTree(id)

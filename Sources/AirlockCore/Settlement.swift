@@ -82,12 +82,12 @@ extension Intake {
             try journal.appendOnce("rejected", id: claim.id, unless: Intake.terminalEvents) { record in
                 record.add("id", claim.id)
                 record.add("drop", report["drop"] as? String ?? EscapedName(claim.dropName).text)
-                if let size = (report["drop_bytes"] as? NSNumber)?.int64Value { record.add("size", size) }
+                if let size = (report["size"] as? NSNumber ?? report["drop_bytes"] as? NSNumber)?.int64Value { record.add("size", size) }
                 if let sha256 = report["sha256"] as? String { record.add("sha256", sha256) }
                 record.add("reason", report["reason"] as? String ?? "")
                 if let entry = report["entry"] as? String { record.add("entry", entry) }
                 record.add("bytes_written", (report["bytes_written"] as? NSNumber)?.int64Value ?? 0)
-                record.add("recovered", 1)
+                record.add("recovered", true)
             }
             CrashPoint.settledJournalled.reach()
             try finishQuarantine(claim)
@@ -113,7 +113,7 @@ extension Intake {
                     record.add("files", files)
                     record.add("bytes", bytes)
                 }
-                record.add("recovered", 1)
+                record.add("recovered", true)
             }
             CrashPoint.settledJournalled.reach()
         }
@@ -246,9 +246,10 @@ extension Intake {
     /// fsync of the claim), which decides the drop as rejected.
     func writeReport(_ claim: Claim, _ rejection: Rejection, _ context: ReportContext) throws(SystemError) {
         var report = RejectionReport(
-            id: claim.id, drop: EscapedName(claim.dropName).text, drop_hex: claim.dropName.hex, drop_bytes: context.size, sha256: context.sha256,
+            id: claim.id, drop: EscapedName(claim.dropName).text, drop_hex: claim.dropName.hex, size: context.size, sha256: context.sha256,
+            uploader_uid: context.uploader?.uid, uploader: context.uploader?.name,
             format: rejection.format, reason: rejection.reason.rawValue, detail: rejection.detail,
-            entry: rejection.entry, entry_index: rejection.entryIndex, bytes_written: rejection.bytesWritten,
+            entry: rejection.entry, entry_index: rejection.entryIndex, other_entry: rejection.otherEntry, bytes_written: rejection.bytesWritten,
             policy: .init(policy), received_at: context.received, decided_at: timestamp(),
             airlock_version: AirlockVersion.current)
         report.types = context.types.map { Dictionary($0.map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first }) }

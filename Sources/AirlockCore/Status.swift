@@ -45,6 +45,9 @@ public struct Status {
     /// Inbox entries airlock reported it cannot move, still there as they were.
     public var stuck: [(name: String, detail: String, since: String)] = []
     public var freeBytes: UInt64 = 0
+    /// Claims older than a decoder's time limit, and the quarantine's size.
+    public var longClaims: [LongClaim] = []
+    public var quarantine = RootGauges()
 
     public static func gather(_ layout: RootLayout, configuration: Configuration) throws(SystemError) -> Status {
         var status = Status(holder: RunLock.holder(layout))
@@ -64,7 +67,7 @@ public struct Status {
             defer { inbox.close() }
             var now = timespec()
             clock_gettime(CLOCK_REALTIME, &now)
-            for name in try inbox.entryNames() where !Intake.isTemporaryName(name) {
+            for name in try inbox.entryNames() where !Intake.isTemporaryName(name, configuration) {
                 status.waiting += 1
                 guard let entry = try? inbox.status(of: name) else { continue }
                 if let record = skipped[name], (record["inode"] as? NSNumber)?.int64Value == Int64(bitPattern: entry.inode) {
@@ -77,6 +80,8 @@ public struct Status {
             }
         }
         status.freeBytes = try layout.root.availableBytes()
+        status.longClaims = try longClaims(layout, olderThan: configuration.decoderTimeoutSeconds)
+        status.quarantine = try RootGauges.measure(layout, configuration)
         return status
     }
 }

@@ -138,7 +138,7 @@ public struct ArchiveScan {
 
     /// Opens `archive` on the drop: through `tar` for a tar, `source` otherwise;
     /// false after recording why it cannot be.
-    private func open(_ archive: OpaquePointer, tar: TarStream?, source: DropSource?, outcome: inout ScanOutcome) -> Bool {
+    func open(_ archive: OpaquePointer, tar: TarStream?, source: DropSource?, outcome: inout ScanOutcome) -> Bool {
         let opened = tar?.attach(to: archive) ?? source!.attach(to: archive)
         guard opened != ARCHIVE_OK else { return true }
         if let failure = tar?.failure {
@@ -165,7 +165,7 @@ public struct ArchiveScan {
     }
 
     /// Enables exactly the reader the sniffed format calls for, and no external programs.
-    private func configure(_ archive: OpaquePointer) -> Violation? {
+    func configure(_ archive: OpaquePointer) -> Violation? {
         var status: Int32
         switch format {
         case .zip: status = archive_read_support_format_zip_seekable(archive)
@@ -185,7 +185,7 @@ public struct ArchiveScan {
     /// none. Its decoder is igzip for gzip, which checks each member's trailer
     /// where libarchive's gzip filter does not, and libarchive's filters for the
     /// other compressors, which check theirs.
-    private func tarStream(file: DropFile, blockSize: Int, outcome: inout ScanOutcome) -> TarStream? {
+    func tarStream(file: DropFile, blockSize: Int, outcome: inout ScanOutcome) -> TarStream? {
         switch format {
         case .tar: return TarStream(decoder: PlainSource(file: file, blockSize: blockSize))
         case .tarGzip: return TarStream(decoder: GzipSource(file: file, blockSize: blockSize))
@@ -367,7 +367,9 @@ struct EntryJudge {
 
     func checkConflicts(_ path: EntryPath, kind: ConflictTracker.Kind, tracker: inout ConflictTracker, findings: inout Findings) {
         if let conflict = tracker.record(path, as: kind) {
-            findings.record(Violation(conflict.reason, conflict.detail, entry: conflict.entry ?? raw, index: index))
+            var violation = Violation(conflict.reason, conflict.detail, entry: conflict.entry ?? raw, index: index)
+            violation.other = conflict.other
+            findings.record(violation)
         }
     }
 }

@@ -108,6 +108,7 @@ public enum DecoderChild {
         }
         var scan = ArchiveScan(format: request.format, policy: request.policy, drop: drop, dropSize: size,
                                legacyNames: request.legacyNames!)
+        if request.list { return ArchiveListing.run(scan) }
         scan.reportsProgress = request.progress
         let outcome: ScanOutcome
         var types: [(String, String)]?
@@ -125,6 +126,7 @@ public enum DecoderChild {
             json.add("reason", violation.reason.rawValue)
             json.add("detail", violation.detail)
             if let entry = violation.entry { json.add("entry", EscapedName(entry).text) }
+            if let other = violation.other { json.add("other_entry", EscapedName(other).text) }
             if let index = violation.index { json.add("index", Int64(index)) }
         } else {
             json.add("verdict", "accepted")
@@ -173,7 +175,9 @@ public enum DecoderChild {
         var encodingArguments: [String] = []
         var legacyNames: LegacyNames?
 
-        var writesStaging: Bool { !inspect && !probe }
+        /// Lists the archive's entries from their headers instead of judging it.
+        var list = false
+        var writesStaging: Bool { !inspect && !probe && !list }
 
         init?(_ arguments: [String]) {
             guard let first = arguments.first else { return nil }
@@ -186,6 +190,10 @@ public enum DecoderChild {
             var rest = Array(arguments.dropFirst())
             if let index = rest.firstIndex(of: "--inspect") {
                 inspect = true
+                rest.remove(at: index)
+            }
+            if let index = rest.firstIndex(of: "--list") {
+                list = true
                 rest.remove(at: index)
             }
             if let index = rest.firstIndex(of: "--progress") {

@@ -354,7 +354,7 @@ struct EntryScan {
         return "libarchive \(kind) reading data: \(ArchiveScan.message(archive, stream: stream))"
     }
 
-    private static func typeName(_ entry: OpaquePointer) -> String {
+    static func typeName(_ entry: OpaquePointer) -> String {
         if archive_entry_hardlink(entry) != nil { return "hard link" }
         if archive_entry_symlink(entry) != nil { return "symbolic link" }
         switch UInt32(archive_entry_filetype(entry)) {

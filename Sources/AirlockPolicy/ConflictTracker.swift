@@ -18,6 +18,9 @@ public struct ConflictTracker: Sendable {
         var spelling: [UInt8]
         var kind: Kind
         var declared: Bool
+        /// The full path of the entry that first passed through this name, to
+        /// name as the other side of a conflict.
+        var origin: [UInt8]
     }
 
     private var slots: [[UInt8]: Slot] = [:]
@@ -28,6 +31,7 @@ public struct ConflictTracker: Sendable {
     public mutating func record(_ path: EntryPath, as kind: Kind) -> PathViolation? {
         var key: [UInt8] = []
         var spelling: [UInt8] = []
+        let full = path.components.enumerated().flatMap { $0 == 0 ? $1 : [UInt8(ascii: "/")] + $1 }
         for (position, component) in path.components.enumerated() {
             if position > 0 {
                 // NUL separates components: no valid name holds one.
@@ -39,16 +43,20 @@ public struct ConflictTracker: Sendable {
             let isLast = position == path.components.count - 1
             let wanted: Kind = isLast ? kind : .directory
             guard var slot = slots[key] else {
-                slots[key] = Slot(spelling: spelling, kind: wanted, declared: isLast)
+                slots[key] = Slot(spelling: spelling, kind: wanted, declared: isLast, origin: full)
                 continue
             }
             if slot.spelling != spelling {
                 // Report the smaller spelling, so either entry order names the same one.
-                let reported = slot.spelling.lexicographicallyPrecedes(spelling) ? slot.spelling : spelling
-                return PathViolation(.nameCollision, "collides with another name after Unicode normalisation and case folding", entry: reported)
+                let (reported, other) = slot.spelling.lexicographicallyPrecedes(spelling) ? (slot.spelling, spelling) : (spelling, slot.spelling)
+                return PathViolation(.nameCollision, "collides with another name after Unicode normalisation and case folding",
+                                     entry: reported, other: other)
             }
             if slot.kind != wanted || wanted == .other {
-                return PathViolation(.pathConflict, "used both as a directory and as a non-directory", entry: spelling)
+                // The other side is the entry that is not this name itself: the one
+                // beneath it, or the one that made it a non-directory.
+                return PathViolation(.pathConflict, "used both as a directory and as a non-directory", entry: spelling,
+                                     other: full != spelling ? full : slot.origin)
             }
             if isLast {
                 if slot.declared || wanted != .directory {

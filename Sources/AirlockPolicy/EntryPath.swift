@@ -60,10 +60,13 @@ public struct PathViolation: Error, Sendable, Equatable {
     /// The name to report when it is not the entry being judged (the prefix
     /// that conflicts, the smaller of two colliding spellings).
     public let entry: [UInt8]?
+    /// The other entry of a conflict or collision, as a full path.
+    public let other: [UInt8]?
 
-    public init(_ reason: Reason, _ detail: String, entry: [UInt8]? = nil) {
+    public init(_ reason: Reason, _ detail: String, entry: [UInt8]? = nil, other: [UInt8]? = nil) {
         self.reason = reason
         self.detail = detail
         self.entry = entry
+        self.other = other
     }
 }

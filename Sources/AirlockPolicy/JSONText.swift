@@ -13,6 +13,15 @@ public struct JSONObjectWriter: Sendable {
         fields.append(JSONObjectWriter.quote(key) + ":" + String(value))
     }
 
+    public mutating func add(_ key: String, _ value: Bool) {
+        fields.append(JSONObjectWriter.quote(key) + ":" + (value ? "true" : "false"))
+    }
+
+    /// An array of objects, each already written.
+    public mutating func add(_ key: String, objects: [JSONObjectWriter]) {
+        fields.append(JSONObjectWriter.quote(key) + ":[" + objects.map(\.text).joined(separator: ",") + "]")
+    }
+
     /// A nested object of string values, in the order given.
     public mutating func add(_ key: String, strings pairs: [(String, String)]) {
         let body = pairs.map { JSONObjectWriter.quote($0.0) + ":" + JSONObjectWriter.quote($0.1) }.joined(separator: ",")

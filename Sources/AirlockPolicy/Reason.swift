@@ -69,6 +69,8 @@ public struct Violation: Sendable, Equatable {
     public let detail: String
     public let entry: [UInt8]?
     public let index: Int?
+    /// For a conflict or a collision, the other entry involved, raw.
+    public var other: [UInt8]?
 
     public init(_ reason: Reason, _ detail: String, entry: [UInt8]? = nil, index: Int? = nil) {
         self.reason = reason
@@ -81,6 +83,11 @@ public struct Violation: Sendable, Equatable {
     public func outranks(_ other: Violation) -> Bool {
         if reason.precedence != other.reason.precedence { return reason.precedence < other.reason.precedence }
         switch (entry, other.entry) {
+        case let (a?, b?) where a == b:
+            // The same entry in two conflicts: the smaller other name, so the report
+            // does not depend on which conflict the scan met first.
+            guard let mine = self.other, let theirs = other.other else { return self.other == nil && other.other != nil }
+            return mine.lexicographicallyPrecedes(theirs)
         case let (a?, b?): return a.lexicographicallyPrecedes(b)
         case (nil, _?): return true
         default: return false

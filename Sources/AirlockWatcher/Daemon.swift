@@ -225,7 +225,7 @@ public final class Daemon: @unchecked Sendable {
     }
 
     private func noteEvent(_ name: [UInt8], now: UInt64) {
-        guard inboxPresent, !Intake.isTemporaryName(name) else { return }
+        guard inboxPresent, !Intake.isTemporaryName(name, configuration) else { return }
         if var entry = pending[name] {
             entry.due = now + settle
             pending[name] = entry
@@ -250,7 +250,7 @@ public final class Daemon: @unchecked Sendable {
             }
         }
         guard let names = listed else { return }
-        for name in names where !Intake.isTemporaryName(name) && pending[name] == nil {
+        for name in names where !Intake.isTemporaryName(name, configuration) && pending[name] == nil {
             // Found by a scan, not an event: still settle, unless it was there at start.
             addPending(name, PendingName(firstSeen: now, due: due > now ? now + settle : now, lastSeen: nil))
         }
@@ -549,6 +549,7 @@ public final class Daemon: @unchecked Sendable {
 
     private func writeMetrics() {
         metrics.setQueueDepth(queuedCount() + inFlightCount() + backlog.count + retries.count)
+        metrics.setRoot(try? RootGauges.measure(layout, configuration))
         do {
             try metrics.write(to: configuration.metricsPath, root: layout.root)
         } catch {

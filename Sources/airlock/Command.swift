@@ -18,11 +18,14 @@ enum Command: Equatable {
     case quarantineList(RootChoice, reason: String?, sinceSeconds: Int64?, json: Bool)
     case quarantineShow(RootChoice, id: String, json: Bool)
     case quarantineRelease(RootChoice, id: String)
-    case quarantinePurge(RootChoice, id: String?, olderThanSeconds: Int64?, dryRun: Bool)
+    case quarantineContents(RootChoice, id: String, json: Bool)
+    case quarantinePurge(RootChoice, ids: [String], olderThanSeconds: Int64?, dryRun: Bool, reason: String?)
     case history(RootChoice, id: String?, json: Bool)
     case status(RootChoice, json: Bool)
+    /// A command's usage, or the list of commands (nil).
+    case help(String?)
     case outboxSweep(RootChoice)
-    case help
+    case events(RootChoice, follow: Bool, after: String?)
     case version
 
     struct UsageError: Error, CustomStringConvertible {
@@ -30,27 +33,9 @@ enum Command: Equatable {
         init(_ message: String) { description = message }
     }
 
-    static let usage = """
-        usage: airlock init [--root DIR]
-               airlock run [--root DIR | --config FILE] [--once]
-               airlock check-path NAME...
-               airlock inspect FILE [--root DIR | --config FILE]
-               airlock doctor [--root DIR | --config FILE] [--json]
-               airlock quarantine list [--reason R] [--since DURATION] [--json]
-               airlock quarantine show ID [--json]
-               airlock quarantine release ID
-               airlock quarantine purge ID | --older-than DURATION [--dry-run]
-               airlock history [--id ID] [--json]
-               airlock status [--json]
-               airlock outbox sweep
-               airlock help | version
-        Every command that works on a root takes --root DIR or --config FILE.
-        DURATION is a number and a unit, at most 36500d: 30s, 15m, 12h, 7d, 2w.
-        Without --root or --config, the root is ./var.
-        """
-
     static func parse(_ arguments: [String]) throws(UsageError) -> Command {
         guard let verb = arguments.first else { throw UsageError("no command given") }
+        if let topic = try Help.requested(arguments) { return .help(topic) }
         var options = Options(Array(arguments.dropFirst()))
         switch verb {
         case "init":
@@ -80,8 +65,6 @@ enum Command: Equatable {
             let choice = try options.rootChoice()
             try options.expectNoOperands(verb)
             return .doctor(choice, json: json)
-        case "help", "--help", "-h":
-            return .help
         case "version", "--version":
             return .version
         case "quarantine":
@@ -97,6 +80,13 @@ enum Command: Equatable {
             let choice = try options.rootChoice()
             try options.expectNoOperands(verb)
             return .status(choice, json: json)
+        case "events":
+            let follow = options.flag("--follow")
+            let after = try options.value("--after")
+            let choice = try options.rootChoice()
+            try options.expectNoOperands(verb)
+            if let after, EventFeed.Cursor(after) == nil { throw UsageError("--after: '\(after)' is not a cursor (they look like 1234:5678)") }
+            return .events(choice, follow: follow, after: after)
         case "outbox":
             let choice = try options.rootChoice()
             guard try options.operands(allowingOptions: false) == ["sweep"] else { throw UsageError("outbox takes exactly: sweep") }
@@ -114,7 +104,7 @@ enum Command: Equatable {
         let olderThan = try options.value("--older-than").map { (text) throws(UsageError) in try duration(text, "--older-than") }
         let choice = try options.rootChoice()
         let words = try options.operands(allowingOptions: false)
-        guard let action = words.first else { throw UsageError("quarantine needs list, show, release or purge") }
+        guard let action = words.first else { throw UsageError("quarantine needs list, show, contents, release or purge") }
         let rest = Array(words.dropFirst())
         func forbid(_ present: Bool, _ flag: String) throws(UsageError) {
             if present { throw UsageError("quarantine \(action) does not take \(flag)") }
@@ -130,16 +120,21 @@ enum Command: Equatable {
             try forbid(dryRun || reason != nil || since != nil || olderThan != nil, "list options")
             guard rest.count == 1 else { throw UsageError("quarantine show takes exactly one ID") }
             return .quarantineShow(choice, id: rest[0], json: json)
+        case "contents":
+            try forbid(dryRun || reason != nil || since != nil || olderThan != nil, "options other than --json")
+            guard rest.count == 1 else { throw UsageError("quarantine contents takes exactly one ID") }
+            return .quarantineContents(choice, id: rest[0], json: json)
         case "release":
             try forbid(json || dryRun || reason != nil || since != nil || olderThan != nil, "options")
             guard rest.count == 1 else { throw UsageError("quarantine release takes exactly one ID") }
             return .quarantineRelease(choice, id: rest[0])
         case "purge":
-            try forbid(json || reason != nil || since != nil, "list options")
-            switch (rest.count, olderThan) {
-            case (1, nil): return .quarantinePurge(choice, id: rest[0], olderThanSeconds: nil, dryRun: dryRun)
-            case (0, let seconds?): return .quarantinePurge(choice, id: nil, olderThanSeconds: seconds, dryRun: dryRun)
-            default: throw UsageError("quarantine purge takes one ID or --older-than DURATION")
+            // Here --reason is the operator's own words for the journal, not a reason code.
+            try forbid(json || since != nil, "list options")
+            switch (rest.isEmpty, olderThan) {
+            case (false, nil): return .quarantinePurge(choice, ids: rest, olderThanSeconds: nil, dryRun: dryRun, reason: reason)
+            case (true, let seconds?): return .quarantinePurge(choice, ids: [], olderThanSeconds: seconds, dryRun: dryRun, reason: reason)
+            default: throw UsageError("quarantine purge takes IDs or --older-than DURATION")
             }
         default:
             throw UsageError("unknown quarantine action '\(action)'")

@@ -25,8 +25,8 @@ enum Dispatch {
 
     static func run(_ command: Command) -> Int32 {
         switch command {
-        case .help:
-            print(Command.usage)
+        case .help(let topic):
+            print(topic.flatMap(Help.entry)?.text ?? Help.overview)
             return ExitStatus.ok
         case .version:
             print("airlock \(AirlockVersion.current)")
@@ -47,11 +47,20 @@ enum Dispatch {
             }
         case .quarantineShow(let choice, let id, let json):
             return withRoot(choice) { layout, configuration in Operations.show(layout, configuration, id: id, json: json) }
+        case .events(let choice, let follow, let after):
+            return withRoot(choice) { layout, configuration in
+                Operations.events(layout, configuration, follow: follow, after: after.flatMap(EventFeed.Cursor.init))
+            }
+        case .quarantineContents(let choice, let id, let json):
+            guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
+            return withRoot(choice) { layout, configuration in
+                Operations.contents(layout, configuration, id: id, json: json, decoderDirectory: decoder)
+            }
         case .quarantineRelease(let choice, let id):
             return withRoot(choice) { layout, configuration in Operations.release(layout, configuration, id: id) }
-        case .quarantinePurge(let choice, let id, let olderThan, let dryRun):
+        case .quarantinePurge(let choice, let ids, let olderThan, let dryRun, let reason):
             return withRoot(choice) { layout, configuration in
-                Operations.purge(layout, configuration, id: id, olderThanSeconds: olderThan, dryRun: dryRun)
+                Operations.purge(layout, configuration, ids: ids, olderThanSeconds: olderThan, dryRun: dryRun, reason: reason)
             }
         case .history(let choice, let id, let json):
             return withRoot(choice) { layout, configuration in Operations.history(layout, configuration, id: id, json: json) }
@@ -230,6 +239,7 @@ enum Dispatch {
             DecoderConfinementState.record(found.confinement, log: log, state: layout.state)
         }
         let confinement = SupervisorConfinement.apply(layout, configuration)
+        ConfinementInForce.record("supervisor_landlock", confinement.applied)
         if confinement.applied { log.info(confinement.message) } else { log.warning(confinement.message) }
         guard once else {
             let configurationPath: String
@@ -348,16 +358,16 @@ extension Dispatch {
             var line = JSONObjectWriter()
             line.add("decoders", decoder)
             line.add("landlock_abi", Int64(found.landlockABI))
-            line.add("landlock", found.landlock ? 1 : 0)
-            line.add("seccomp", found.seccomp ? 1 : 0)
+            line.add("landlock", found.landlock)
+            line.add("seccomp", found.seccomp)
             line.add("landlock_state", state.landlock)
             line.add("seccomp_state", state.seccomp)
-            line.add("confinement", configuration.decoderConfinementRequired ? "required" : "best-effort")
-            line.add("decoders_withheld", state.withholdsDecoding ? 1 : 0)
+            line.add("confinement_mode", configuration.decoderConfinementRequired ? "required" : "best-effort")
+            line.add("decoders_withheld", state.withholdsDecoding)
             line.add("confine_microseconds", Int64(found.confineMicroseconds))
             for key in found.limits.keys.sorted() { line.add("limit_" + key, found.limits[key]!) }
             if let problems = found.problems { line.add("problems", problems) }
-            line.add("types", content.types)
+            line.add("type_detection", content.types)
             line.add("scanning", content.scanning)
             events.emit(line.text)
         } else {

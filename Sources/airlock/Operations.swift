@@ -29,30 +29,31 @@ enum Operations {
             for entry in entries {
                 var line = JSONObjectWriter()
                 line.add("id", entry.id)
-                line.add("time", entry.decidedAt)
+                line.add("decided_at", entry.decidedAt)
                 line.add("drop", entry.drop)
                 if let size = entry.size { line.add("size", size) }
                 line.add("reason", entry.reason)
                 if let offending = entry.entry { line.add("entry", offending) }
-                line.add("released", entry.released ? 1 : 0)
+                line.add("released", entry.released)
                 out.emit(line.text)
             }
             return ExitStatus.ok
         }
         let rows = [["ID", "TIME", "SIZE", "REASON", "DROP", "ENTRY"]] + entries.map { entry in
-            [entry.id, String(entry.decidedAt.prefix(19)).replacingOccurrences(of: "T", with: " "),
+            [entry.id, String(entry.decidedAt.prefix(19)).replacingOccurrences(of: "T", with: " ") + (entry.decidedAt.hasSuffix("Z") ? " UTC" : ""),
              entry.size.map(String.init) ?? "-", entry.reason + (entry.released ? " (released)" : ""), entry.drop, entry.entry ?? ""]
         }
         print(table(rows))
         return ExitStatus.ok
     }
 
+    /// Rows in columns aligned by display width, so wide (CJK) names keep them in line.
     static func table(_ rows: [[String]]) -> String {
         var widths = [Int](repeating: 0, count: rows.first?.count ?? 0)
-        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], displayWidth(cell)) } }
         return rows.map { row in
             row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+                index == row.count - 1 ? cell : padded(cell, toColumns: widths[index])
             }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
         }.joined(separator: "\n")
     }
@@ -86,12 +87,13 @@ enum Operations {
         }
         var lines = [
             "id:             \(entry.id)",
-            "drop:           \(field("drop")) (\(field("drop_bytes")) bytes)",
+            "drop:           \(field("drop")) (\(field("size")) bytes)",
             "sha256:         \(field("sha256"))",
             "format:         \(field("format"))",
             "reason:         \(field("reason"))",
             "detail:         \(field("detail"))",
-            "entry:          \(report["entry"] as? String ?? "-")\((report["entry_index"] as? NSNumber).map { " (index \($0))" } ?? "")",
+            "entry:          \(report["entry"] as? String ?? "-")\((report["entry_index"] as? NSNumber).map { " (index \($0))" } ?? "")"
+                + ((report["other_entry"] as? String).map { ", against \($0)" } ?? ""),
             "bytes written:  \(field("bytes_written"))",
             "received:       \(field("received_at"))",
             "decided:        \(field("decided_at"))",
@@ -122,18 +124,21 @@ enum Operations {
         }
     }
 
-    static func purge(_ layout: RootLayout, _ configuration: Configuration, id: String?, olderThanSeconds: Int64?, dryRun: Bool) -> Int32 {
+    static func purge(_ layout: RootLayout, _ configuration: Configuration, ids: [String], olderThanSeconds: Int64?, dryRun: Bool,
+                      reason: String?) -> Int32 {
         let desk = QuarantineDesk(layout: layout, configuration: configuration)
         do {
             var chosen: [QuarantineDesk.Entry]
-            if let id {
-                chosen = [try desk.entry(id)]
+            if !ids.isEmpty {
+                // Every id is checked before any entry is removed: a typo purges nothing.
+                chosen = try ids.map { try desk.entry($0) }
+                chosen = chosen.enumerated().filter { index, entry in !chosen[..<index].contains { $0.id == entry.id } }.map(\.element)
             } else {
                 let cutoff = Date().addingTimeInterval(-TimeInterval(olderThanSeconds ?? 0))
                 chosen = try desk.entries().filter { ($0.date ?? .distantFuture) < cutoff }
             }
             for entry in chosen { log.info("\(dryRun ? "would purge" : "purging") \(entry.id) (\(entry.drop), \(entry.reason))") }
-            if !dryRun { try desk.purge(chosen) }
+            if !dryRun { try desk.purge(chosen, note: reason) }
             log.info("\(chosen.count) \(chosen.count == 1 ? "entry" : "entries") \(dryRun ? "would be " : "")purged")
             return ExitStatus.ok
         } catch let refusal as QuarantineDesk.Refusal {
@@ -193,6 +198,8 @@ enum Operations {
             if let since = status.sinceStart { object["since_start"] = since.json }
             if let oldest = status.oldestWaiting { object["oldest_waiting"] = ["drop": oldest.name, "age_seconds": oldest.seconds] }
             object["stuck"] = status.stuck.map { ["drop": $0.name, "detail": $0.detail, "since": $0.since] }
+            object["long_claims"] = status.longClaims.map { ["id": $0.id, "drop": $0.drop, "age_seconds": $0.ageSeconds] }
+            object["quarantine"] = ["entries": status.quarantine.quarantineEntries, "bytes": status.quarantine.quarantineBytes]
             if let confinement {
                 object["confinement"] = ["landlock_abi": confinement.landlockABI, "landlock": confinement.landlock, "seccomp": confinement.seccomp,
                                          "landlock_state": confinement.confinement.landlock, "seccomp_state": confinement.confinement.seccomp,
@@ -203,7 +210,7 @@ enum Operations {
                                                 "problems": daemon.problems, "decoders_withheld": daemon.withholdsDecoding]
             }
             let content = ContentHealth.check(configuration)
-            object["content"] = ["types": content.types, "scanning": content.scanning]
+            object["content"] = ["type_detection": content.types, "scanning": content.scanning]
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
             out.emit(String(decoding: data, as: UTF8.self))
             return ExitStatus.ok
@@ -212,7 +219,9 @@ enum Operations {
         if status.holder.running {
             daemon = "running (pid \(status.holder.pid.map(String.init) ?? "?"), \(status.holder.mode ?? "?"), since \(status.holder.startedAt ?? "?"))"
         } else if let pid = status.holder.pid {
-            daemon = "not running (stale pid file names \(pid))"
+            // The pid file outlives every run, clean or not: it says who ran last.
+            let last = status.holder.mode == "once" ? "run --once" : status.holder.mode ?? "?"
+            daemon = "not running (last: \(last), pid \(pid), started \(status.holder.startedAt ?? "?"))"
         } else {
             daemon = "not running"
         }
@@ -224,6 +233,11 @@ enum Operations {
         for entry in status.stuck {
             lines.append("stuck:         \(entry.name): \(entry.detail) (since \(entry.since))")
         }
+        for claim in status.longClaims {
+            lines.append("stuck:         \(claim.drop): claimed \(claim.ageSeconds) s ago and not decided [\(claim.id)]")
+        }
+        lines.append("quarantine:    \(status.quarantine.quarantineEntries) entries, "
+                     + ByteCountFormatter.string(fromByteCount: status.quarantine.quarantineBytes, countStyle: .binary))
         lines.append("free space:    \(ByteCountFormatter.string(fromByteCount: Int64(status.freeBytes), countStyle: .binary)) on the root's filesystem")
         if let confinement {
             lines.append("confinement:   here: \(confinement.confinement.summary)")

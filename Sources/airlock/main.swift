@@ -12,13 +12,9 @@ do {
     let command = try Command.parse(Array(CommandLine.arguments.dropFirst()))
     status = Dispatch.run(command)
 } catch {
-    // One line that says what is wrong; the whole usage only when nothing was asked.
-    if CommandLine.arguments.count > 1 {
-        Log().error(error.description + " ('airlock help' shows the usage)")
-    } else {
-        Log().error(error.description)
-        Log().plain(Command.usage)
-    }
+    // One line that says what is wrong and where the usage is, never the whole usage.
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    Log().error(error.description + " (" + Help.pointer(for: arguments) + ")")
     status = ExitStatus.usage
 }
 exit(status)

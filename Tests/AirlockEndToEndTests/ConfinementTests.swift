@@ -8,9 +8,9 @@ enum KernelConfinement {
               let object = outcome.events.first else { return [:] }
         return object
     }()
-    static var landlock: Bool { (report["landlock"] as? Int) == 1 }
+    static var landlock: Bool { (report["landlock"] as? Bool) == true }
     static var landlockNetwork: Bool { landlock && ((report["landlock_abi"] as? Int) ?? 0) >= 4 }
-    static var seccomp: Bool { (report["seccomp"] as? Int) == 1 }
+    static var seccomp: Bool { (report["seccomp"] as? Bool) == true }
 }
 
 /// A test-only escape mode of the decoder: after confining itself it tries one

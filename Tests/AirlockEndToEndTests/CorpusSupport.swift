@@ -96,7 +96,7 @@ func expectCorpusVerdict(_ item: FixtureCase) throws {
         let report = quarantined.report
         #expect(report["reason"] as? String == item.reason)
         #expect(report["drop"] as? String == item.file)
-        #expect(report["drop_bytes"] as? Int == original.count)
+        #expect(report["size"] as? Int == original.count)
         #expect((report["sha256"] as? String)?.count == 64)
         if let entry = item.entry { #expect(report["entry"] as? String == entry) }
         for key in ["id", "detail", "bytes_written", "policy", "received_at", "decided_at", "airlock_version"] {

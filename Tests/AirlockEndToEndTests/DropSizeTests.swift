@@ -30,7 +30,7 @@ struct DropSizeTests {
         let quarantined = try #require(try sandbox.onlyQuarantined())
         #expect(quarantined.report["reason"] as? String == "drop-too-large")
         #expect(quarantined.report["sha256"] == nil || quarantined.report["sha256"] is NSNull)
-        #expect((quarantined.report["drop_bytes"] as? NSNumber)?.int64Value == 20 << 30)
+        #expect((quarantined.report["size"] as? NSNumber)?.int64Value == 20 << 30)
         let attributes = try FileManager.default.attributesOfItem(atPath: quarantined.drop.path)
         #expect((attributes[.size] as? NSNumber)?.int64Value == 20 << 30, "the original is in quarantine as it was")
         let head = try FileHandle(forReadingFrom: quarantined.drop).read(upToCount: 4)

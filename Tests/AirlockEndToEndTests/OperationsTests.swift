@@ -41,7 +41,7 @@ struct OperationsTests {
 
         let json = try airlock(["quarantine", "list", "--json"] + root(sandbox)).events
         #expect(json.count == 4)
-        let times = json.compactMap { $0["time"] as? String }
+        let times = json.compactMap { $0["decided_at"] as? String }
         #expect(times == times.sorted(by: >), "newest first")
         #expect(json.last?["id"] as? String == ids[0], "the aged entry is the oldest")
 
@@ -250,8 +250,10 @@ struct OperationsTests {
         #expect(daemon.waitForExit(seconds: 15) == 0)
         let text = try String(contentsOf: sandbox.root.appendingPathComponent("state/airlock.prom"), encoding: .utf8)
         try PrometheusText.validate(text)
-        #expect(text.contains(#"airlock_drops_total{outcome="accepted",reason=""} 1"#))
-        #expect(text.contains(#"airlock_drops_total{outcome="rejected",reason="unsafe-path"} 1"#))
+        #expect(text.contains(#"airlock_drops_total{outcome="accepted"} 1"#))
+        #expect(text.contains(#"airlock_drops_total{outcome="rejected"} 1"#))
+        #expect(text.contains(#"airlock_rejections_total{reason="unsafe-path"} 1"#))
+        #expect(!text.contains(#"="""#), "no empty label")
         #expect(text.contains("airlock_processing_seconds_count 2"))
     }
 }

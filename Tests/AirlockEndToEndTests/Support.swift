@@ -4,6 +4,9 @@ import Testing
 import Glibc
 #endif
 
+/// The manifest in every accepted outbox entry.
+let manifestName = ".airlock:manifest.json"
+
 /// The built `airlock` binary: $AIRLOCK_BIN, or the one beside this test bundle.
 enum Binary {
     static let airlock: String = {
@@ -131,10 +134,12 @@ final class Sandbox {
     }
 
     /// Every path beneath `url`, relative, directories with a trailing slash.
+    /// The manifest airlock adds to every outbox entry is left out: its own tests
+    /// check it, and the others compare what the archive held.
     func listing(_ url: URL) throws -> [String] {
         var result: [String] = []
         func walk(_ directory: URL, _ prefix: String) throws {
-            for name in try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() {
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() where name != manifestName {
                 let child = directory.appendingPathComponent(name)
                 var st = stat()
                 guard lstat(child.path, &st) == 0 else { continue }
@@ -171,8 +176,10 @@ final class Sandbox {
         try listing(base).filter { !$0.hasPrefix("root/") && !$0.hasPrefix("logs/") }
     }
 
+    /// The default `watch.ignore` patterns, which match regardless of case.
     private func isTemporary(_ name: String) -> Bool {
-        name.hasPrefix(".") || name.hasSuffix(".part") || name.hasSuffix(".tmp") || name.hasSuffix("~")
+        let folded = name.lowercased()
+        return folded.hasPrefix(".") || [".part", ".filepart", ".tmp", "~"].contains { folded.hasSuffix($0) }
     }
 
     /// The one quarantine entry: its id, report and original bytes.

@@ -1,0 +1,108 @@
+import AirlockPolicy
+import AirlockSystem
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `airlock events`: the journal's records as JSON Lines, each with a cursor a
+/// consumer keeps to resume after exactly that record.
+///
+/// A cursor is `INODE:OFFSET`: the journal file's inode and the byte offset just
+/// past the record. Rotation renames files (`journal.jsonl` → `journal.1.jsonl`
+/// …) and a rename keeps the inode, so a cursor still finds its file and place
+/// after any number of rotations, as long as the file is kept
+/// (`journal.keep`). Only whole lines are read: a record being appended is
+/// picked up once its newline is there. A cursor whose file has been rotated
+/// away is refused rather than guessed at.
+public struct EventFeed {
+    public struct Cursor: Equatable, Sendable, CustomStringConvertible {
+        public let inode: UInt64
+        public let offset: Int64
+
+        public init?(_ text: String) {
+            let parts = text.split(separator: ":")
+            guard parts.count == 2, let inode = UInt64(parts[0]), let offset = Int64(parts[1]), offset >= 0 else { return nil }
+            self.inode = inode
+            self.offset = offset
+        }
+
+        init(inode: UInt64, offset: Int64) {
+            self.inode = inode
+            self.offset = offset
+        }
+
+        public var description: String { "\(inode):\(offset)" }
+    }
+
+    /// The cursor names a journal file that is no longer kept.
+    public struct Expired: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    let state: FileDescriptor
+    let keep: Int
+
+    public init(layout: RootLayout, configuration: Configuration) {
+        state = layout.state
+        keep = configuration.journalKeep
+    }
+
+    /// Every whole record after `cursor` (from the oldest kept with nil), oldest
+    /// first, each as its JSON text with `cursor` added first; and the cursor to
+    /// continue from.
+    public func read(after cursor: Cursor?) throws -> (lines: [String], next: Cursor?) {
+        // Oldest first; a file missing (not rotated yet) is skipped.
+        var files: [(inode: UInt64, fd: FileDescriptor)] = []
+        defer { files.forEach { $0.fd.close() } }
+        for name in (1...keep).reversed().map(Journal.rotated) + [Journal.current] {
+            guard let fd = try? state.open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) else { continue }
+            files.append((try fd.status().inode, fd))
+        }
+        var start = 0
+        var offset: Int64 = 0
+        if let cursor {
+            guard let index = files.firstIndex(where: { $0.inode == cursor.inode }) else {
+                throw Expired(description: "cursor \(cursor) names a journal file that has been rotated away (journal.keep); start again without --after")
+            }
+            start = index
+            offset = cursor.offset
+        }
+        var lines: [String] = []
+        var next = cursor
+        for (position, file) in files.enumerated() where position >= start {
+            let from = position == start ? offset : 0
+            let bytes = try remainder(of: file.fd, from: from)
+            var lineStart = 0
+            for (index, byte) in bytes.enumerated() where byte == 0x0A {
+                let line = bytes[lineStart..<index]
+                lineStart = index + 1
+                let after = Cursor(inode: file.inode, offset: from + Int64(lineStart))
+                next = after
+                // A torn line (a crash mid-append) is skipped, never repaired.
+                guard line.first == UInt8(ascii: "{"), line.count > 1,
+                      (try? JSONSerialization.jsonObject(with: Data(line))) is [String: Any] else { continue }
+                lines.append("{\"cursor\":\"\(after)\"," + String(decoding: line.dropFirst(), as: UTF8.self))
+            }
+        }
+        return (lines, next)
+    }
+
+    /// The bytes of `fd` from `offset` to its end.
+    private func remainder(of fd: FileDescriptor, from offset: Int64) throws(SystemError) -> [UInt8] {
+        let size = try fd.status().size
+        guard size > offset else { return [] }
+        var bytes = [UInt8](repeating: 0, count: Int(size - offset))
+        var done = 0
+        while done < bytes.count {
+            let n = try bytes.withUnsafeMutableBytes { raw in
+                Result { () throws(SystemError) in
+                    try fd.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[done...]), at: offset + Int64(done))
+                }
+            }.get()
+            if n == 0 { break }
+            done += n
+        }
+        return Array(bytes[0..<done])
+    }
+}

@@ -1,0 +1,77 @@
+import AirlockDecoding
+import AirlockPolicy
+import AirlockSystem
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `airlock quarantine contents ID`: what a quarantined archive holds, as its
+/// headers say, listed by a confined decoder child that is given the original
+/// read-only and no directory to write into. Nothing is extracted, and the
+/// supervisor never parses the archive itself.
+public struct QuarantineContents {
+    public struct Listing {
+        public var format: String
+        /// Each entry as the child described it: `entry`, `entry_type`, and where
+        /// known `entry_size`, `link_target`, `encrypted`.
+        public var entries: [[String: Any]]
+        public var entryCount: Int
+        public var truncated: Bool
+        /// Why the listing stops early (an unreadable header), if it does.
+        public var detail: String?
+    }
+
+    let desk: QuarantineDesk
+    let configuration: Configuration
+    let decoderDirectory: String
+
+    public init(layout: RootLayout, configuration: Configuration, decoderDirectory: String) {
+        desk = QuarantineDesk(layout: layout, configuration: configuration)
+        self.configuration = configuration
+        self.decoderDirectory = decoderDirectory
+    }
+
+    /// Lists the archive of entry `id`; throws `QuarantineDesk.Refusal` for an
+    /// entry that holds no archive to list.
+    public func list(_ id: String) throws -> Listing {
+        _ = try desk.entry(id)
+        let entry = try desk.layout.quarantine.openDirectory(Array(id.utf8))
+        defer { entry.close() }
+        guard let drop = try? entry.open(QuarantineDesk.dropFile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else {
+            throw QuarantineDesk.Refusal("\(id) holds no drop to list (released, or it was not a regular file)")
+        }
+        defer { drop.close() }
+        guard try drop.status().kind == .regular else {
+            throw QuarantineDesk.Refusal("\(id)'s drop is not a regular file; there is nothing to list")
+        }
+        guard let format = try QuarantineContents.archiveFormat(drop) else {
+            throw QuarantineDesk.Refusal("\(id)'s drop is not a ZIP, tar or 7z archive; 'airlock quarantine show \(id)' gives its report")
+        }
+        let decoder = DecoderProcess(for: format, in: decoderDirectory, timeoutSeconds: configuration.decoderTimeoutSeconds)
+        let run = try decoder.run(arguments: format.decoderArguments(configuration, inspect: true) + ["--list"],
+                                  drop: drop, staging: nil, progress: nil)
+        guard run.termination == .exited(0), !run.timedOut,
+              let object = (try? JSONSerialization.jsonObject(with: Data(run.output))) as? [String: Any],
+              object["verdict"] as? String == "listing" else {
+            throw QuarantineDesk.Refusal("the decoder could not list \(id): it \(run.timedOut ? "ran out of time" : "\(run.termination)")")
+        }
+        return listing(format, object)
+    }
+
+    /// The drop's format by its first bytes, when it is one libarchive reads.
+    static func archiveFormat(_ drop: FileDescriptor) throws(SystemError) -> DropFormat? {
+        var prefix = [UInt8](repeating: 0, count: ArchiveFormat.sniffLength)
+        let got = try prefix.withUnsafeMutableBytes { raw in
+            Result { () throws(SystemError) in try drop.read(into: raw, at: 0) }
+        }.get()
+        guard let format = DropFormat.sniff(Array(prefix[0..<got])), case .archive = format else { return nil }
+        return format
+    }
+
+    private func listing(_ format: DropFormat, _ object: [String: Any]) -> Listing {
+        Listing(format: format.name, entries: object["entries"] as? [[String: Any]] ?? [],
+                       entryCount: (object["entry_count"] as? NSNumber)?.intValue ?? 0,
+                       truncated: (object["truncated"] as? NSNumber)?.boolValue ?? false, detail: object["detail"] as? String)
+    }
+}

@@ -1,0 +1,118 @@
+import AirlockSystem
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the metrics report about the root as it is now, measured from the
+/// directories when the metrics are written rather than counted as drops pass,
+/// so that a restart, a purge or a consumer emptying the outbox cannot make the
+/// numbers drift from what is on disk.
+public struct RootGauges: Sendable, Equatable {
+    public var quarantineEntries: Int64 = 0
+    /// The bytes of the files quarantine entries hold (originals and reports).
+    public var quarantineBytes: Int64 = 0
+    public var claimedDrops: Int64 = 0
+    /// Age of the oldest claim, by its directory's modification time; 0 with none.
+    public var oldestClaimSeconds: Int64 = 0
+    /// Age of the oldest inbox entry that is not a temporary name; 0 with none.
+    public var oldestInboxSeconds: Int64 = 0
+    public var freeBytes: Int64 = 0
+
+    public init() {}
+
+    /// Measures `layout`; entries that vanish while being looked at are skipped.
+    public static func measure(_ layout: RootLayout, _ configuration: Configuration) throws(SystemError) -> RootGauges {
+        var gauges = RootGauges()
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        func age(_ status: FileStatus) -> Int64 { max(0, Int64(now.tv_sec) - Int64(status.modified.tv_sec)) }
+        for name in try layout.quarantine.entryNames() {
+            guard let entry = try? layout.quarantine.openDirectory(name) else { continue }
+            defer { entry.close() }
+            gauges.quarantineEntries += 1
+            for file in (try? entry.entryNames()) ?? [] {
+                if let status = try? entry.status(of: file), status.kind == .regular { gauges.quarantineBytes += status.size }
+            }
+        }
+        for name in try layout.claimed.entryNames() {
+            gauges.claimedDrops += 1
+            if let status = try? layout.claimed.status(of: name) { gauges.oldestClaimSeconds = max(gauges.oldestClaimSeconds, age(status)) }
+        }
+        if let inbox = try layout.openInbox() {
+            defer { inbox.close() }
+            for name in try inbox.entryNames() where !Intake.isTemporaryName(name, configuration) {
+                if let status = try? inbox.status(of: name) { gauges.oldestInboxSeconds = max(gauges.oldestInboxSeconds, age(status)) }
+            }
+        }
+        gauges.freeBytes = Int64(clamping: try layout.root.availableBytes())
+        return gauges
+    }
+}
+
+/// The supervisor's own confinement when it started, per mechanism (the
+/// decoders' is `DecoderConfinementState`). Metrics expose both, as
+/// `airlock_confinement_in_force{mechanism}`, so one alert covers them.
+public enum ConfinementInForce {
+    private static let state = Mutex<[String: Bool]>([:])
+
+    public static func record(_ mechanism: String, _ inForce: Bool) {
+        state.withLock { $0[mechanism] = inForce }
+    }
+
+    public static var current: [String: Bool] { state.withLock { $0 } }
+}
+
+/// Journal appends that failed since the process started: the intake carries
+/// on without the record, so the count is the only trace an operator can alert on.
+public enum JournalWriteErrors {
+    private static let count = Atomic<Int64>(0)
+
+    public static func increment() { count.add(1, ordering: .relaxed) }
+    public static var total: Int64 { count.load(ordering: .relaxed) }
+}
+
+extension Metrics {
+    /// The gauges of the root's state, the confinement in force, the journal's
+    /// write errors, the build and the time of writing.
+    static func stateLines(_ root: RootGauges?) -> [String] {
+        var lines: [String] = []
+        func family(_ name: String, _ type: String, _ help: String) {
+            lines.append("# HELP \(name) \(help)")
+            lines.append("# TYPE \(name) \(type)")
+        }
+        func gauge(_ name: String, _ help: String, _ value: Int64) {
+            family(name, "gauge", help)
+            lines.append("\(name) \(value)")
+        }
+        if let root {
+            gauge("airlock_quarantine_entries", "Entries in the quarantine.", root.quarantineEntries)
+            gauge("airlock_quarantine_bytes", "Bytes of the files the quarantine holds.", root.quarantineBytes)
+            gauge("airlock_claimed_drops", "Drops claimed and not yet decided, deferred ones included.", root.claimedDrops)
+            gauge("airlock_oldest_claim_age_seconds", "Age of the oldest claim (0 with none).", root.oldestClaimSeconds)
+            gauge("airlock_oldest_inbox_file_age_seconds", "Age of the oldest inbox entry, by its modification time (0 with none).",
+                  root.oldestInboxSeconds)
+            gauge("airlock_filesystem_free_bytes", "Bytes available to airlock on the root's filesystem.", root.freeBytes)
+        }
+        var confinement = ConfinementInForce.current
+        if let decoder = DecoderConfinementState.current {
+            confinement["decoder_landlock"] = decoder.landlock == "in-force"
+            confinement["decoder_seccomp"] = decoder.seccomp == "in-force"
+        }
+        if !confinement.isEmpty {
+            family("airlock_confinement_in_force", "gauge", "1 when the mechanism was in force when last applied, 0 when not.")
+            for mechanism in confinement.keys.sorted() {
+                lines.append("airlock_confinement_in_force{mechanism=\"\(mechanism)\"} \(confinement[mechanism]! ? 1 : 0)")
+            }
+        }
+        family("airlock_journal_write_errors_total", "counter", "Journal appends that failed; the drops went on without their record.")
+        lines.append("airlock_journal_write_errors_total \(JournalWriteErrors.total)")
+        family("airlock_build_info", "gauge", "Always 1; the labels say which airlock wrote the metrics.")
+        lines.append("airlock_build_info{version=\"\(Metrics.escape(AirlockVersion.current))\"} 1")
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        gauge("airlock_metrics_written_timestamp_seconds", "When the daemon wrote this file (Unix time); stale means the daemon is gone.",
+              Int64(now.tv_sec))
+        return lines
+    }
+}

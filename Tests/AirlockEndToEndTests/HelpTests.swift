@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+@Suite("Help and usage errors: every command's usage on request, one line on a mistake")
+struct HelpTests {
+    static let commands = ["init", "run", "check-path", "inspect", "doctor", "quarantine", "history", "status", "events", "outbox", "help", "version"]
+
+    /// The options a usage's synopsis lines name, such as `--root` or `--once`.
+    func synopsisOptions(_ text: String) -> Set<String> {
+        let synopsis = text.split(separator: "\n", omittingEmptySubsequences: false).prefix { !$0.isEmpty }
+        var found: Set<String> = []
+        for line in synopsis {
+            for word in line.split(whereSeparator: { " [|]".contains($0) }) where word.hasPrefix("--") {
+                found.insert(String(word))
+            }
+        }
+        return found
+    }
+
+    @Test("help COMMAND and COMMAND --help print the same usage, a sentence per option, on stdout, exit 0", arguments: commands)
+    func commandHelp(_ command: String) throws {
+        let asked = try airlock(["help", command])
+        #expect(asked.status == 0, "\(asked.stderr)")
+        #expect(asked.stderr.isEmpty, "\(asked.stderr)")
+        #expect(asked.stdout.hasPrefix("usage: airlock \(command)"), "\(asked.stdout)")
+        for flag in ["--help", "-h"] where command != "help" {
+            let viaFlag = try airlock([command, flag])
+            #expect(viaFlag.status == 0, "\(command) \(flag): \(viaFlag.stderr)")
+            #expect(viaFlag.stdout == asked.stdout, "\(command) \(flag) differs from help \(command)")
+        }
+        let lines = asked.stdout.split(separator: "\n").map(String.init)
+        for option in synopsisOptions(asked.stdout) {
+            let explained = lines.first { $0.hasPrefix("  \(option) ") || $0 == "  \(option)" }
+            #expect(explained != nil, "\(command): \(option) has no sentence")
+            #expect(explained?.hasSuffix(".") == true || explained?.hasSuffix(")") == true, "\(command): \(explained ?? "")")
+        }
+        if !["help", "version", "check-path", "init"].contains(command) {
+            #expect(asked.stdout.contains("  --root DIR "), "\(command) works on a root and says how to name it")
+        }
+    }
+
+    @Test("--help after other options and anywhere before -- still asks for help")
+    func helpAmongOptions() throws {
+        let result = try airlock(["quarantine", "list", "--json", "--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("usage: airlock quarantine list"))
+        let operand = try airlock(["check-path", "--", "--help"])
+        #expect(operand.status == 0, "after -- it is a name to judge")
+        #expect(operand.stdout == "ok\t--help\n", "\(operand.stdout)")
+    }
+
+    @Test("airlock --help, -h and help list every command")
+    func overview() throws {
+        for arguments in [["--help"], ["-h"], ["help"]] {
+            let result = try airlock(arguments)
+            #expect(result.status == 0)
+            #expect(result.stderr.isEmpty)
+            for command in Self.commands {
+                #expect(result.stdout.contains("\n  \(command) "), "\(arguments) does not list \(command)")
+            }
+        }
+    }
+
+    @Test("a usage error is one line on stderr naming the problem and the help to read, exit 64", arguments: [
+        ([String](), "no command given", "'airlock help'"),
+        (["frobnicate"], "unknown command 'frobnicate'", "'airlock help'"),
+        (["help", "frobnicate"], "no command 'frobnicate'", "'airlock help'"),
+        (["init", "--bogus"], "unknown option '--bogus'", "'airlock help init'"),
+        (["run", "--once", "--bogus"], "unknown option '--bogus'", "'airlock help run'"),
+        (["check-path"], "needs at least one NAME", "'airlock help check-path'"),
+        (["inspect", "a", "b"], "exactly one FILE", "'airlock help inspect'"),
+        (["doctor", "extra"], "unexpected argument 'extra'", "'airlock help doctor'"),
+        (["quarantine", "frob"], "unknown quarantine action 'frob'", "'airlock help quarantine'"),
+        (["quarantine", "list", "--since", "7y"], "'7y' is not a duration", "'airlock help quarantine'"),
+        (["history", "--id"], "--id needs a value", "'airlock help history'"),
+        (["status", "--root", "a", "--config", "b"], "not both", "'airlock help status'"),
+    ])
+    func usageError(_ arguments: [String], _ problem: String, _ pointer: String) throws {
+        let result = try airlock(arguments)
+        #expect(result.status == 64, "\(arguments) → \(result.status)")
+        #expect(result.stdout.isEmpty)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.hasPrefix("airlock: error: "))
+        #expect(result.stderr.contains(problem), "\(arguments): \(result.stderr)")
+        #expect(result.stderr.contains(pointer), "\(arguments): \(result.stderr)")
+        #expect(!result.stderr.contains("usage:"))
+    }
+}

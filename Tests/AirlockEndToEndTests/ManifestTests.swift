@@ -1,0 +1,80 @@
+import Foundation
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("The manifest: in every accepted entry, appearing with it in one rename")
+struct ManifestTests {
+    @Test("it lists every file with size and SHA-256, and the drop's id, name, size, hash and uploader")
+    func contents() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(Samples.validZip, as: "photos.zip")
+        let run = try sandbox.runOnce()
+        let event = try #require(run.events.first)
+        let entry = sandbox.root.appendingPathComponent(try #require(event["output"] as? String))
+        let data = try Data(contentsOf: entry.appendingPathComponent(manifestName))
+        let manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(manifest["manifest_version"] as? Int == 1)
+        for key in ["id", "drop", "sha256", "size", "uploader_uid"] {
+            #expect("\(manifest[key] ?? "nil")" == "\(event[key] ?? "none")", "\(key)")
+        }
+        let files = try #require(manifest["outbox_files"] as? [[String: Any]])
+        let onDisk = try sandbox.listing(entry).filter { !$0.hasSuffix("/") }
+        #expect(files.compactMap { $0["entry"] as? String } == onDisk)
+        #expect(files.count == event["files"] as? Int)
+        let hashes = try sha256Hexes(onDisk, in: entry)
+        for file in files {
+            let path = try #require(file["entry"] as? String)
+            #expect(file["sha256"] as? String == hashes[path], "\(path)")
+            let size = try FileManager.default.attributesOfItem(atPath: entry.appendingPathComponent(path).path)[.size] as? Int
+            #expect(file["entry_size"] as? Int == size, "\(path)")
+        }
+        var st = stat()
+        #expect(stat(entry.appendingPathComponent(manifestName).path, &st) == 0 && st.st_mode & 0o777 == 0o644)
+        try sandbox.expectInvariants()
+    }
+
+    @Test("a consumer listing the outbox while drops land never sees an entry without its manifest")
+    func atomic() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let daemon = try RunningDaemon(sandbox)
+        let outbox = sandbox.outbox.path
+        let stop = Atomic<Bool>(false)
+        let seen = Mutex<(entries: Set<String>, missing: [String])>(([], []))
+        let consumer = Thread {
+            while !stop.load(ordering: .relaxed) {
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: outbox)) ?? [] {
+                    // An entry's directory and its manifest came in one rename: if the
+                    // name is listed, the manifest is in it.
+                    let present = FileManager.default.fileExists(atPath: outbox + "/" + name + "/" + manifestName)
+                    seen.withLock { state in
+                        state.entries.insert(name)
+                        if !present { state.missing.append(name) }
+                    }
+                }
+            }
+        }
+        consumer.start()
+        let count = 30
+        for index in 0..<count {
+            let temporary = sandbox.inbox.appendingPathComponent("drop\(index).zip.part")
+            try Samples.validZip.write(to: temporary)
+            #expect(rename(temporary.path, sandbox.inbox.appendingPathComponent("drop\(index).zip").path) == 0)
+        }
+        let verdicts = daemon.waitForVerdicts(count)
+        stop.store(true, ordering: .relaxed)
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 15) == 0)
+        #expect(verdicts.filter { $0["event"] as? String == "accepted" }.count == count)
+        let (entries, missing) = seen.withLock { ($0.entries, $0.missing) }
+        #expect(missing.isEmpty, "seen without a manifest: \(missing)")
+        #expect(entries.count > count / 2, "the consumer saw only \(entries.count) of \(count) entries land")
+        let landed = try FileManager.default.contentsOfDirectory(atPath: outbox)
+        #expect(landed.count == count)
+        for name in landed { #expect(FileManager.default.fileExists(atPath: outbox + "/" + name + "/" + manifestName)) }
+    }
+}

@@ -1,0 +1,54 @@
+import AirlockSystem
+import Foundation
+import Testing
+
+@Suite("The quarantine for an analyst: aligned wide names, times with their zone, purging several with a reason")
+struct QuarantineReviewTests {
+    /// Two entries rejected as unsafe-path: one with a CJK name, one ASCII.
+    func twoEntries() throws -> (Sandbox, [String]) {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(Samples.traversalZip, as: "写真アルバム.zip")
+        try sandbox.drop(Samples.traversalZip, as: "evil.zip")
+        #expect(try sandbox.runOnce().status == 0)
+        let ids = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).sorted()
+        #expect(ids.count == 2)
+        return (sandbox, ids)
+    }
+
+    @Test("quarantine list aligns its columns by display width and gives times in UTC")
+    func alignedList() throws {
+        let (sandbox, _) = try twoEntries()
+        let list = try airlock(["quarantine", "list", "--root", sandbox.root.path])
+        #expect(list.status == 0, "\(list.stderr)")
+        let lines = list.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        func column(_ line: String, _ text: String) -> Int? {
+            line.range(of: text).map { displayWidth(String(line[..<$0.lowerBound])) }
+        }
+        let entryColumn = try #require(column(lines[0], "ENTRY"))
+        for line in lines.dropFirst() {
+            #expect(column(line, "../outside.txt") == entryColumn, "\(line)")
+            #expect(line.contains(" UTC "), "\(line)")
+        }
+        #expect(displayWidth("写真") == 4)
+        #expect(displayWidth("e\u{301}") == 1)
+    }
+
+    @Test("purge takes several ids and --reason, checks them all first, and journals the reason")
+    func purgeSeveral() throws {
+        let (sandbox, ids) = try twoEntries()
+        let root = ["--root", sandbox.root.path]
+        let typo = try airlock(["quarantine", "purge", ids[0], "20200101T000000Z-00000000"] + root)
+        #expect(typo.status == 65)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count == 2, "a bad id purges nothing")
+        let purged = try airlock(["quarantine", "purge", ids[0], ids[1], ids[0], "--reason", "reviewed: test uploads"] + root)
+        #expect(purged.status == 0, "\(purged.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).isEmpty)
+        let records = try airlock(["history", "--json"] + root).events.filter { $0["event"] as? String == "purged" }
+        #expect(records.count == 2)
+        #expect(records.allSatisfy { $0["purge_reason"] as? String == "reviewed: test uploads" })
+        #expect(Set(records.compactMap { $0["id"] as? String }) == Set(ids))
+        try sandbox.expectInvariants()
+    }
+}

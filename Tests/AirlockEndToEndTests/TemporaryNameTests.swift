@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+
+@Suite("Temporary names: watch.ignore, WinSCP's .filepart, matched regardless of case")
+struct TemporaryNameTests {
+    @Test("the default patterns leave uploads in progress alone, whatever their case", arguments: [
+        "photos.zip.filepart", "photos.zip.PART", "photos.zip.Part", "photos.zip.TMP", ".photos.zip", "photos.zip~", "PHOTOS.ZIP.FILEPART",
+    ])
+    func defaults(_ name: String) throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(Samples.validZip, as: name)
+        let result = try sandbox.runOnce()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.events.isEmpty, "\(name) was processed: \(result.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path) == [name])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).isEmpty)
+        try sandbox.expectInvariants()
+    }
+
+    @Test("a configured list replaces the defaults")
+    func configured() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("watch", ["ignore": ["*.uploading"]])
+        try sandbox.drop(Samples.validZip, as: "a.zip.UPLOADING")
+        try sandbox.drop(Samples.validZip, as: "b.zip.part")
+        let result = try sandbox.runOnce()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.events.count == 1)
+        #expect(result.events.first?["drop"] as? String == "b.zip.part")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path) == ["a.zip.UPLOADING"])
+        #expect(try sandbox.listing(sandbox.claimed).isEmpty && sandbox.listing(sandbox.staging).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == 1)
+    }
+
+    @Test("a pattern with a slash, an empty one or too many are configuration errors naming watch.ignore", arguments: [
+        ["a/b"], [""], Array(repeating: "*.x", count: 65),
+    ])
+    func refused(_ patterns: [String]) throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("watch", ["ignore": patterns])
+        let result = try sandbox.runOnce()
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("watch.ignore"), "\(result.stderr)")
+    }
+}
