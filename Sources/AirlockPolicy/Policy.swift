@@ -1,4 +1,4 @@
-/// The archive policy in force for one drop: every limit of DESIGN.md's table.
+/// The archive policy in force for one drop: every limit of the archive policy table in the README.
 /// Limits are inclusive.
 public struct Policy: Sendable, Equatable {
     public var maxEntries: Int = 1000

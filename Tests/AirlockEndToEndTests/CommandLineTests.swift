@@ -104,7 +104,7 @@ struct CommandLineTests {
         expectClean(result)
     }
 
-    @Test("check-path passes DESIGN.md's good names and fails each bad one with exit 65")
+    @Test("check-path passes the documented good names and fails each bad one with exit 65")
     func checkPath() throws {
         let good = try airlock(["check-path", "docs/readme.txt", "docs/", "report..txt"])
         #expect(good.status == 0)

@@ -155,7 +155,7 @@ final class Sandbox {
         return result
     }
 
-    /// DESIGN.md's invariants that hold after every run, whatever the input:
+    /// The invariants (README) that hold after every run, whatever the input:
     /// sentinels unchanged, nothing new outside the root, staging, claims and
     /// the inbox empty.
     func expectInvariants(sourceLocation: SourceLocation = #_sourceLocation) throws {
