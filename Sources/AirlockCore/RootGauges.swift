@@ -105,7 +105,7 @@ extension Metrics {
                 lines.append("airlock_confinement_in_force{mechanism=\"\(mechanism)\"} \(confinement[mechanism]! ? 1 : 0)")
             }
         }
-        family("airlock_journal_write_errors_total", "counter", "Journal appends that failed; the drops went on without their record.")
+        family("airlock_journal_write_errors_total", "counter", "Claimed and deferred records the journal could not take (a drop whose verdict record cannot be written stays claimed instead).")
         lines.append("airlock_journal_write_errors_total \(JournalWriteErrors.total)")
         family("airlock_build_info", "gauge", "Always 1; the labels say which airlock wrote the metrics.")
         lines.append("airlock_build_info{version=\"\(Metrics.escape(AirlockVersion.current))\"} 1")

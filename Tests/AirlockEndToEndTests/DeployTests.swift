@@ -15,21 +15,8 @@ struct DeployTests {
         let name = unit == "airlock@.service" ? "airlock@test.service" : unit
         let file = sandbox.base.appendingPathComponent(name)
         try text.write(to: file, atomically: true, encoding: .utf8)
-        let result = try run(analyze, ["verify", file.path])
+        let result = try runTool(analyze, ["verify", file.path])
         #expect(result.status == 0, "\(result.output)")
         #expect(!result.output.contains(name), "warnings about the unit: \(result.output)")
-    }
-
-    private func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 }
