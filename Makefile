@@ -6,7 +6,7 @@ ROOT ?= var
 DEBIAN_PACKAGES = libseccomp-dev libarchive-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev pkg-config systemd \
 	libmagic-dev libmagic-mgc media-types clamav-daemon
 
-.PHONY: all deps build release run test bench keyed-fixtures unicode-tables clean
+.PHONY: all deps build release run test bench bench-quick keyed-fixtures unicode-tables clean
 
 all: build
 
@@ -47,6 +47,10 @@ soak: build
 # Benchmarks against peers (bsdtar, inotifywait); not part of test. Results in bench/results/latest.md.
 bench: deps
 	bash bench/run.sh
+
+# One run per case and smaller floods, for a developer's loop: bench/results/quick.md.
+bench-quick: deps
+	QUICK=1 bash bench/run.sh
 
 # Regenerates fixtures/keyed/: the Foundation-made samples, then the hand-built ones and the manifest.
 keyed-fixtures:

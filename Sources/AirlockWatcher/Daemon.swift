@@ -47,11 +47,8 @@ public final class Daemon: @unchecked Sendable {
     /// Filled by the watch thread, emptied by the dispatcher.
     private let watchEvents = Mutex<[InboxWatch.Event]>([])
 
-    // Signals, set by dispatch sources.
-    private let signalLock = NSLock()
-    private var termRequested = false
-    private var reloadRequested = false
-    private var signalSources: [DispatchSourceSignal] = []
+    // Stop and reload, asked for by signals.
+    private let signals = SignalRequests()
 
     // The dispatcher's own state.
     private var inbox: InboxTracker
@@ -103,7 +100,7 @@ public final class Daemon: @unchecked Sendable {
             log.error("cannot take the run lock: \(error)")
             return 74
         }
-        installSignalHandlers()
+        signals.install { [unowned self] in signalWake() }
         do {
             watch = try InboxWatch(path: setup.rootPath + "/inbox") { [self] event in
                 watchEvents.withLock { $0.append(event) }
@@ -129,7 +126,7 @@ public final class Daemon: @unchecked Sendable {
         log.info("watching \(setup.rootPath)/inbox with \(workerCount) decoder workers")
         updateStatus()
 
-        while !stopRequested() {
+        while !signals.stopRequested {
             step()
         }
         return shutDown()
@@ -165,7 +162,7 @@ public final class Daemon: @unchecked Sendable {
         }
         collectFinished(now: now)
         feedQueue(now: now)
-        if reloadWanted() { reload() }
+        if signals.takeReload() { reload() }
         if !configuration.metricsPath.isEmpty && now >= nextMetrics {
             writeMetrics()
             nextMetrics = now + seconds(configuration.metricsIntervalSeconds)
@@ -336,39 +333,7 @@ public final class Daemon: @unchecked Sendable {
         while Glibc.read(wake.read.rawValue, &buffer, buffer.count) > 0 {}
     }
 
-    // MARK: Signals, reload, shutdown
-
-    private func installSignalHandlers() {
-        // Ignore first, then handle through dispatch sources, so a signal that
-        // arrives in between is not fatal. SIGIO would be sent if a writer opened a
-        // file while we briefly held its read lease.
-        for signalNumber in [SIGTERM, SIGINT, SIGHUP, SIGIO] { signal(signalNumber, SIG_IGN) }
-        for signalNumber in [SIGTERM, SIGINT, SIGHUP] {
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { [self] in
-                signalLock.lock()
-                if signalNumber == SIGHUP { reloadRequested = true } else { termRequested = true }
-                signalLock.unlock()
-                signalWake()
-            }
-            source.resume()
-            signalSources.append(source)
-        }
-    }
-
-    private func stopRequested() -> Bool {
-        signalLock.lock()
-        defer { signalLock.unlock() }
-        return termRequested
-    }
-
-    private func reloadWanted() -> Bool {
-        signalLock.lock()
-        defer { signalLock.unlock() }
-        let wanted = reloadRequested
-        reloadRequested = false
-        return wanted
-    }
+    // MARK: Reload, shutdown
 
     private func reload() {
         guard let path = setup.configurationPath else {
