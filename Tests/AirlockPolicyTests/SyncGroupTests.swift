@@ -16,12 +16,20 @@ struct SyncGroupTests {
         let group = SyncGroup()
         let threads = 8, each = 25
         let returned = Mutex(0)
-        DispatchQueue.concurrentPerform(iterations: threads) { _ in
-            for _ in 0..<each {
-                try? group.sync(FileDescriptor(rawValue: fd))
-                returned.withLock { $0 += 1 }
-            }
+        // Threads of their own: dispatch's pool may run the loops one after another
+        // when other work holds its threads, and then nothing overlaps.
+        let done = DispatchGroup()
+        for _ in 0..<threads {
+            done.enter()
+            Thread {
+                for _ in 0..<each {
+                    try? group.sync(FileDescriptor(rawValue: fd))
+                    returned.withLock { $0 += 1 }
+                }
+                done.leave()
+            }.start()
         }
+        done.wait()
         #expect(returned.withLock { $0 } == threads * each)
         // Eight threads calling back to back overlap: some calls were covered by a peer's sync.
         #expect(group.syncs >= 1 && group.syncs < UInt64(threads * each), "\(group.syncs) syncs")
