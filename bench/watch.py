@@ -10,8 +10,9 @@ Both take the same small ZIP. Renamed drops are written under a temporary name,
 then renamed (the documented producer protocol); latency is from the rename
 until the output directory appears (both publish with one rename). Close-write
 drops are written straight under their final name; latency is from the close.
-The reference is measured first, in the same invocation, and every airlock
-figure is reported as a ratio to it.
+Latency drops go to the reference and each airlock in turn, one at a time, so
+the machine's load falls on all alike; every airlock figure is a ratio to the
+reference measured in the same invocation.
 
 Usage: watch.py AIRLOCK_BIN[=LABEL] ... FIXTURE OUT.md
 """
@@ -90,21 +91,24 @@ done'''
         os.killpg(self.proc.pid, 15)
         self.proc.wait(10)
 
-def latencies(target, data, put=drop, prefix="lat"):
-    result = []
+def latencies(targets, data, put=drop, prefix="lat"):
+    """One drop at a time, taking the pipelines in turn, so a change in the
+    machine's load falls on all of them alike; per-pipeline lists of ms."""
+    result = [[] for _ in targets]
     for i in range(LATENCY_DROPS):
-        name = f"{prefix}-{i}.zip"
-        start = put(target.inbox, name, data)
-        assert wait_for(lambda: os.path.exists(target.output(name)), 60), name
-        result.append((time.monotonic() - start) * 1000)
-        time.sleep(0.01)  # a drop at a time: let the previous one's writes drain
+        for index, target in enumerate(targets):
+            name = f"{prefix}-{i}.zip"
+            start = put(target.inbox, name, data)
+            assert wait_for(lambda: os.path.exists(target.output(name)), 60), name
+            result[index].append((time.monotonic() - start) * 1000)
+            time.sleep(0.01)  # let the previous drop's writes drain
     return result
 
-def flood(target, data):
+def flood(target, data, round=0):
     before = target.finished()
     start = time.monotonic()
     for i in range(FLOOD_DROPS):
-        drop(target.inbox, f"flood-{i}.zip", data)
+        drop(target.inbox, f"flood{round}-{i}.zip", data)
     assert wait_for(lambda: target.finished() - before >= FLOOD_DROPS, 600)
     return FLOOD_DROPS / (time.monotonic() - start)
 
@@ -122,25 +126,30 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory(prefix="airlock-bench-") as work:
         ref = Reference(os.path.join(work))
-        ref_lat = latencies(ref, data)
-        ref_written = latencies(ref, data, drop_written, "written")
-        ref_rate = flood(ref, data)
-        ref.stop()
+        airlocks, labels = [], []
         for index, spec in enumerate(binaries):
             binary, _, label = spec.partition("=")
             sub = os.path.join(work, f"airlock-{index}")
             os.makedirs(sub)
-            airlock = Airlock(binary, sub, settle)
-            lat = latencies(airlock, data)
-            written = latencies(airlock, data, drop_written, "written")
-            rate = flood(airlock, data)
+            airlocks.append(Airlock(binary, sub, settle))
+            labels.append(label or binary)
+        renamed = latencies([ref] + airlocks, data)
+        written = latencies([ref] + airlocks, data, drop_written, "written")
+        # Floods cannot be interleaved: the reference floods before and after, and
+        # its mean is the yardstick.
+        ref_rates = [flood(ref, data)]
+        rates = [flood(airlock, data) for airlock in airlocks]
+        ref_rates.append(flood(ref, data, round=1))
+        ref.stop()
+        for airlock in airlocks:
             airlock.stop()
-            rows.append((label or binary, lat, written, rate))
+    ref_lat, ref_written, ref_rate = renamed[0], written[0], statistics.mean(ref_rates)
+    rows = list(zip(labels, renamed[1:], written[1:], rates))
     r50, r99 = pct(ref_lat, 50), pct(ref_lat, 99)
     lines = ["## Watcher: drop-to-outbox latency and flood throughput", "",
              f"Small ZIP ({len(data)} bytes, 5 files), {LATENCY_DROPS} drops one at a time for latency, "
              f"{FLOOD_DROPS} drops at once for throughput; airlock's settle interval {settle} ms. "
-             "Reference: inotifywait piped into bsdtar -xf, sync -f, mv per drop, measured first in the same run.", "",
+             "Reference: inotifywait piped into bsdtar -xf, sync -f, mv per drop; latency drops alternate between the pipelines; the reference floods before and after airlock (mean).", "",
              "| pipeline | renamed p50 (ms) | p99 (ms) | p50 ratio (target ≤ 1.0) | p99 ratio (target ≤ 1.5) "
              "| close-write p50 (ms) | p99 (ms) | flood (drops/s) | flood ratio (target ≥ 3) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
