@@ -6,7 +6,7 @@ ROOT ?= var
 DEBIAN_PACKAGES = libseccomp-dev libarchive-dev liblzma-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev \
 	libjansson-dev pkg-config systemd gcc libmagic-dev libmagic-mgc media-types clamav-daemon prometheus
 
-.PHONY: all print-packages deps build release run test bench keyed-fixtures unicode-tables fuzz-zip clean
+.PHONY: all print-packages deps build release run test bench bench-quick keyed-fixtures unicode-tables fuzz-zip clean
 
 all: build
 
@@ -62,6 +62,10 @@ bench: deps
 FUZZ_SECONDS ?= 300
 fuzz-zip: build
 	python3 fuzz/zip_differential.py --seconds $(FUZZ_SECONDS)
+
+# One run per case and smaller floods, for a developer's loop: bench/results/quick.md.
+bench-quick: deps
+	QUICK=1 bash bench/run.sh
 
 # Regenerates fixtures/keyed/: the Foundation-made samples, then the hand-built ones and the manifest.
 keyed-fixtures:

@@ -64,7 +64,7 @@ let package = Package(
         .executableTarget(name: "airlock-decoder", dependencies: ["AirlockDecoding"]),
         .target(name: "AirlockKeyed", dependencies: ["AirlockDecoding", "AirlockPolicy", "AirlockSystem"]),
         .executableTarget(name: "airlock-keyed-decoder", dependencies: ["AirlockKeyed"]),
-        .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockDecoding", "AirlockCore", "AirlockKeyed"]),
+        .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockDecoding", "AirlockCore", "AirlockKeyed", "AirlockWatcher"]),
         .testTarget(name: "AirlockEndToEndTests", dependencies: ["AirlockSystem"]),
     ]
 )

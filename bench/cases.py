@@ -105,10 +105,10 @@ def main():
         lines.append("")
 
     zip_peers = list(PEERS)
-    single_case("Large files: ZIP of five 18 MiB text files", os.path.join(inputs, "large.zip"), zip_peers, 1.15)
+    single_case("Large files: ZIP of five 18 MiB text files", os.path.join(inputs, "large.zip"), zip_peers, 0.8)
     single_case("Large files: the same as tar.gz", os.path.join(inputs, "large.tar.gz"), ["bsdtar -xf + sync -f"], 1.15)
-    single_case("Large files: the same as tar.zst", os.path.join(inputs, "large.tar.zst"), ["bsdtar -xf + sync -f"], 1.15)
-    single_case("Many small files: ZIP of 1,000 files of 1–8 KiB", os.path.join(inputs, "small.zip"), zip_peers, 1.5)
+    single_case("Large files: the same as tar.zst", os.path.join(inputs, "large.tar.zst"), ["bsdtar -xf + sync -f"], 1.0)
+    single_case("Many small files: ZIP of 1,000 files of 1–8 KiB", os.path.join(inputs, "small.zip"), zip_peers, 1.0)
 
     # Many drops: run --once over MANY small ZIPs against a loop of bsdtar + sync -f per drop.
     tiny = os.path.join(inputs, "tiny.zip")
@@ -128,11 +128,11 @@ def main():
         theirs.append(MANY / other)
         ratios.append((MANY / seconds) / (MANY / other))
     r, rlo, rhi = stats(ratios)
-    verdicts.append(("Many drops", r >= 0.7))
+    verdicts.append(("Many drops", r >= 2.0))
     lines += [f"### Many drops: {MANY} small ZIPs in the inbox, `run --once`", "",
               "| | airlock | bsdtar loop (bsdtar -xf + sync -f per drop) | throughput ratio (median, min–max) | target |",
               "| --- | --- | --- | --- | --- |",
-              f"| drops per second | {fmt(ours, '/s', 1)} | {fmt(theirs, '/s', 1)} | {r:.2f} ({rlo:.2f}–{rhi:.2f}) | ≥ 0.7: {'met' if r >= 0.7 else 'MISSED'} |", ""]
+              f"| drops per second | {fmt(ours, '/s', 1)} | {fmt(theirs, '/s', 1)} | {r:.2f} ({rlo:.2f}–{rhi:.2f}) | ≥ 2: {'met' if r >= 2.0 else 'MISSED'} |", ""]
 
     # Keyed archives.
     memo = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "keyed", "memo-binary.plist")
@@ -141,8 +141,11 @@ def main():
     for _ in range(RUNS):
         seconds, _ = airlock.run([memo] * MANY, keyed_names)
         rates.append(MANY / seconds)
+    keyed_ok = statistics.median(rates) >= 300
+    verdicts.append(("Keyed drops", keyed_ok))
     lines += [f"### Keyed archives: {MANY} memo archives, `run --once`", "",
-              f"{fmt(rates, 'drops/s', 1)} (no peer: nothing else decodes NSKeyedArchiver memos on Linux).", ""]
+              f"{fmt(rates, 'drops/s', 1)} (no peer: nothing else decodes NSKeyedArchiver memos on Linux); "
+              f"target ≥ 300/s: {'met' if keyed_ok else 'MISSED'}.", ""]
 
     # Memory.
     small_rss, large_rss = [], []

@@ -203,7 +203,7 @@ extension Intake {
     /// then renames it to a free outbox name with RENAME_NOREPLACE, so an existing
     /// entry is never replaced.
     func commit(_ claim: Claim, staging: FileDescriptor, files: Int64, bytes: Int64) throws(SystemError) -> [UInt8] {
-        if configuration.sync == .syncfs { try staging.syncFilesystem() }
+        if configuration.sync == .syncfs { try SyncGroup.shared.sync(staging) }
         let identity = try staging.status()
         try CommitNote(device: identity.device, inode: identity.inode, files: files, bytes: bytes).write(claim)
         let base = OutboxName.base(for: claim.dropName, id: claim.id, policy: policy)

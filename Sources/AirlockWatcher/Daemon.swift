@@ -3,6 +3,7 @@ import AirlockPolicy
 import AirlockSystem
 import Dispatch
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,32 +42,18 @@ public final class Daemon: @unchecked Sendable {
     private var nextMetrics: UInt64 = 0
     private var runLock: RunLock?
 
-    // Shared with the workers, under `state`.
-    private let state = NSCondition()
-    private var intake: Intake
     private var configuration: Configuration
-    private var queue: [ClaimTicket] = []
-    private var queueHead = 0
-    private var inFlight = 0
-    private var finished: [DropOutcome] = []
-    private var watchEvents: [InboxWatch.Event] = []
-    private var stopping = false
-    private var workersRunning = 0
+    private var pool: WorkerPool!
+    /// Filled by the watch thread, emptied by the dispatcher.
+    private let watchEvents = Mutex<[InboxWatch.Event]>([])
 
-    // Signals, set by dispatch sources.
-    private let signalLock = NSLock()
-    private var termRequested = false
-    private var reloadRequested = false
-    private var signalSources: [DispatchSourceSignal] = []
+    // Stop and reload, asked for by signals.
+    private let signals = SignalRequests()
 
     // The dispatcher's own state.
-    private var pending: [[UInt8]: PendingName] = [:]
-    /// Pending names in the order first seen (may hold names since taken; those
-    /// are skipped), so claiming walks from the oldest without sorting thousands.
-    private var arrivals: [[UInt8]] = []
+    private var inbox: InboxTracker
     private var backlog: [ClaimTicket] = []
-    private var retries: [Retry] = []
-    private var attempts: [String: Int] = [:]
+    private var retries = RetryScheduler()
     /// False from the moment the inbox is found gone until it is back.
     private var inboxPresent = true
     private var watch: InboxWatch!
@@ -76,19 +63,6 @@ public final class Daemon: @unchecked Sendable {
     private var nextWatchdog: UInt64 = 0
     private var counts = (accepted: 0, rejected: 0, deferred: 0)
     private let wake: (read: FileDescriptor, write: FileDescriptor)
-
-    private struct PendingName {
-        var firstSeen: UInt64
-        /// When it may be considered: the settle interval after its last event, or
-        /// at once for a name that was there at start.
-        var due: UInt64
-        var lastSeen: FileStatus?
-    }
-
-    private struct Retry {
-        var due: UInt64
-        var ticket: ClaimTicket
-    }
 
     public init(_ setup: Setup, layout: RootLayout) throws {
         self.setup = setup
@@ -101,8 +75,14 @@ public final class Daemon: @unchecked Sendable {
         self.wake = try makePipe()
         try wake.read.setBlocking(false)
         try wake.write.setBlocking(false)
-        self.intake = Intake(layout: layout, configuration: setup.configuration,
-                             decoderDirectory: setup.decoderDirectory, log: log, children: children)
+        self.inbox = InboxTracker(settle: UInt64(setup.configuration.watch.settleMilliseconds) * 1_000_000)
+        let intake = Intake(layout: layout, configuration: setup.configuration,
+                            decoderDirectory: setup.decoderDirectory, log: log, children: children)
+        let events = self.events
+        self.pool = WorkerPool(intake: intake, reported: { outcome in
+            events.emit(outcome.eventLine)
+            log.info(outcome.logLine)
+        }, wake: { [unowned self] in signalWake() })
     }
 
     // MARK: Running
@@ -120,12 +100,10 @@ public final class Daemon: @unchecked Sendable {
             log.error("cannot take the run lock: \(error)")
             return 74
         }
-        installSignalHandlers()
+        signals.install { [unowned self] in signalWake() }
         do {
             watch = try InboxWatch(path: setup.rootPath + "/inbox") { [self] event in
-                state.lock()
-                watchEvents.append(event)
-                state.unlock()
+                watchEvents.withLock { $0.append(event) }
                 signalWake()
             }
         } catch {
@@ -134,21 +112,21 @@ public final class Daemon: @unchecked Sendable {
         }
         watch.start()
         do {
-            try intake.recover { backlog.append($0) }
+            try pool.intake.recover { backlog.append($0) }
         } catch {
             log.error("crash recovery failed: \(error)")
             return 74
         }
         let workerCount = configuration.workerCount
-        for _ in 0..<workerCount { startWorker() }
+        pool.start(workerCount)
         let now = monotonicNanoseconds()
-        rescan(now: now, due: now)
+        rescan(now: now, atStart: true)
         nextRescan = now + seconds(configuration.watch.rescanSeconds)
         notifier.ready()
         log.info("watching \(setup.rootPath)/inbox with \(workerCount) decoder workers")
         updateStatus()
 
-        while !stopRequested() {
+        while !signals.stopRequested {
             step()
         }
         return shutDown()
@@ -156,22 +134,22 @@ public final class Daemon: @unchecked Sendable {
 
     private func step() {
         let now = monotonicNanoseconds()
-        state.lock()
-        let arrived = watchEvents
-        watchEvents.removeAll()
-        state.unlock()
+        let arrived = watchEvents.withLock { events in
+            defer { events.removeAll() }
+            return events
+        }
         for event in arrived {
             switch event {
-            case .name(let name):
-                noteEvent(name, now: now)
+            case .name(let name, let renamed):
+                if inboxPresent && !Intake.isTemporaryName(name, configuration) { inbox.noteEvent(name, renamed: renamed, now: now) }
             case .overflow:
                 log.warning("the inotify queue overflowed; rescanning the inbox")
-                rescan(now: now, due: now + settle)
+                rescan(now: now)
             case .inboxGone:
                 inboxWentAway(now: now)
             case .watching:
                 // Whatever arrived while there was no watch.
-                rescan(now: now, due: now + settle)
+                rescan(now: now)
             case .failed(let message):
                 log.warning(message)
                 inboxWentAway(now: now)
@@ -179,12 +157,12 @@ public final class Daemon: @unchecked Sendable {
         }
         if !inboxPresent && now >= nextInboxCheck { reopenInbox(now: now) }
         if now >= nextRescan {
-            rescan(now: now, due: now + settle)
+            rescan(now: now)
             nextRescan = now + seconds(configuration.watch.rescanSeconds)
         }
         collectFinished(now: now)
         feedQueue(now: now)
-        if reloadWanted() { reload() }
+        if signals.takeReload() { reload() }
         if !configuration.metricsPath.isEmpty && now >= nextMetrics {
             writeMetrics()
             nextMetrics = now + seconds(configuration.metricsIntervalSeconds)
@@ -196,8 +174,6 @@ public final class Daemon: @unchecked Sendable {
         sleepUntilSomethingHappens(now: now)
     }
 
-    private var settle: UInt64 { UInt64(configuration.watch.settleMilliseconds) * 1_000_000 }
-
     private func seconds(_ value: Int64) -> UInt64 { UInt64(value) * 1_000_000_000 }
 
     // MARK: Names in the inbox
@@ -206,8 +182,7 @@ public final class Daemon: @unchecked Sendable {
         guard inboxPresent else { return }
         log.warning("the inbox went away (deleted, moved or unmounted); waiting for it to come back")
         inboxPresent = false
-        pending.removeAll()
-        arrivals.removeAll()
+        inbox.removeAll()
         nextInboxCheck = now + 1_000_000_000
     }
 
@@ -216,44 +191,26 @@ public final class Daemon: @unchecked Sendable {
     /// says IN_DELETE_SELF.
     private func withInbox(now: UInt64, _ body: (FileDescriptor) -> Void) {
         guard inboxPresent else { return }
-        guard let inbox = try? layout.openInbox() else {
+        guard let directory = try? layout.openInbox() else {
             inboxWentAway(now: now)
             return
         }
-        defer { inbox.close() }
-        body(inbox)
+        defer { directory.close() }
+        body(directory)
     }
 
-    private func noteEvent(_ name: [UInt8], now: UInt64) {
-        guard inboxPresent, !Intake.isTemporaryName(name, configuration) else { return }
-        if var entry = pending[name] {
-            entry.due = now + settle
-            pending[name] = entry
-        } else {
-            addPending(name, PendingName(firstSeen: now, due: now + settle, lastSeen: nil))
-        }
-    }
-
-    private func addPending(_ name: [UInt8], _ entry: PendingName) {
-        pending[name] = entry
-        arrivals.append(name)
-    }
-
-    /// Adds every name in the inbox to the pending set, due at `due` at the latest.
-    private func rescan(now: UInt64, due: UInt64) {
+    /// Adds every name in the inbox to the pending set.
+    private func rescan(now: UInt64, atStart: Bool = false) {
         var listed: [[UInt8]]?
-        withInbox(now: now) { inbox in
+        withInbox(now: now) { directory in
             do {
-                listed = try inbox.entryNames()
+                listed = try directory.entryNames()
             } catch {
                 log.warning("cannot list the inbox: \(error)")
             }
         }
         guard let names = listed else { return }
-        for name in names where !Intake.isTemporaryName(name, configuration) && pending[name] == nil {
-            // Found by a scan, not an event: still settle, unless it was there at start.
-            addPending(name, PendingName(firstSeen: now, due: due > now ? now + settle : now, lastSeen: nil))
-        }
+        inbox.noteListed(names.filter { !Intake.isTemporaryName($0, configuration) }, now: now, atStart: atStart)
     }
 
     private func reopenInbox(now: UInt64) {
@@ -263,152 +220,86 @@ public final class Daemon: @unchecked Sendable {
         inboxPresent = true
         watch.rewatch()
         log.info("the inbox is back; watching it again")
-        rescan(now: now, due: now + settle)
+        rescan(now: now)
     }
 
-    /// Claims settled, complete names while the queue has room; moves due retries
-    /// and recovered claims in first.
+    /// Claims due, complete names while the queue has room; moves recovered
+    /// claims and due retries in first.
     private func feedQueue(now: UInt64) {
-        var room = Int(configuration.watch.queueLimit) - queuedCount()
+        var room = Int(configuration.watch.queueLimit) - pool.queued
         guard room > 0 else { return }
         var ready: [ClaimTicket] = []
         while room > 0, !backlog.isEmpty {
             ready.append(backlog.removeFirst())
             room -= 1
         }
-        retries.sort { $0.due < $1.due }
-        while room > 0, let first = retries.first, first.due <= now {
-            ready.append(retries.removeFirst().ticket)
-            room -= 1
-        }
-        if room > 0 { withInbox(now: now) { inbox in
-            var index = 0
-            var kept: [[UInt8]] = []
-            while index < arrivals.count && room > 0 {
-                let name = arrivals[index]
-                index += 1
-                guard var entry = pending[name] else { continue }  // taken or vanished
-                guard now >= entry.due else {
-                    kept.append(name)
-                    continue
+        let due = retries.takeDue(now: now, limit: room)
+        ready += due
+        room -= due.count
+        // The tracker is being walked: what `consider` needs of it is read first.
+        let settle = inbox.settle
+        if room > 0 { withInbox(now: now) { directory in
+            inbox.visitDue(now: now, while: { room > 0 }) { name, entry in
+                let decision = consider(name, &entry, in: directory, now: now, settle: settle) { ticket in
+                    ready.append(ticket)
+                    room -= 1
                 }
-                let readiness = completion.check(name, in: inbox, lastSeen: &entry.lastSeen)
-                let overdue = now >= entry.firstSeen + seconds(configuration.watch.maxWaitSeconds)
-                switch readiness {
-                case .vanished:
-                    pending[name] = nil
-                    continue
-                case .writerActive where !overdue:
-                    entry.due = now + settle
-                    pending[name] = entry
-                    kept.append(name)
-                    continue
-                case .writerActive:
-                    log.warning("\(EscapedName(name)) has not settled in \(configuration.watch.maxWaitSeconds) s; taking it as it is")
-                case .ready, .notRegular:
-                    break
-                }
-                pending[name] = nil
-                do {
-                    switch try intake.claimOrReport(name, from: inbox, stuck: stuck) {
-                    case .claimed(let ticket):
-                        ready.append(ticket)
-                        room -= 1
-                    case .vanished, .stuck:
-                        // A stuck entry was reported once; the next full rescan tries it
-                        // again, quietly, in case it was changed.
-                        break
-                    }
-                } catch {
-                    log.warning("cannot claim \(EscapedName(name)): \(error); retrying")
-                    pending[name] = PendingName(firstSeen: entry.firstSeen, due: now + seconds(1) + settle, lastSeen: nil)
-                    kept.append(name)
-                }
+                return decision
             }
-            // The names walked past and still pending stay, in their order, ahead of the rest.
-            arrivals.replaceSubrange(0..<index, with: kept)
-            if pending.isEmpty { arrivals.removeAll(keepingCapacity: true) }
         } }
         guard !ready.isEmpty else { return }
-        state.lock()
-        queue.append(contentsOf: ready)
-        state.broadcast()
-        state.unlock()
+        pool.enqueue(ready)
         updateStatus()
     }
 
-    private func queuedCount() -> Int {
-        state.lock()
-        defer { state.unlock() }
-        return queue.count - queueHead
-    }
-
-    // MARK: Workers
-
-    private func startWorker() {
-        state.lock()
-        workersRunning += 1
-        state.unlock()
-        let thread = Thread { [self] in workerLoop() }
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-
-    private func workerLoop() {
-        while true {
-            state.lock()
-            while queueHead == queue.count && !stopping { state.wait() }
-            if stopping {
-                workersRunning -= 1
-                state.broadcast()
-                state.unlock()
-                signalWake()
-                return
+    /// Checks that nobody still writes a due name, then claims it.
+    private func consider(_ name: [UInt8], _ entry: inout InboxTracker.Entry, in directory: FileDescriptor, now: UInt64,
+                          settle: UInt64, claimed: (ClaimTicket) -> Void) -> InboxTracker.Decision {
+        let readiness = completion.check(name, in: directory, lastSeen: &entry.lastSeen)
+        let overdue = now >= entry.firstSeen + seconds(configuration.watch.maxWaitSeconds)
+        switch readiness {
+        case .vanished:
+            return .done
+        case .writerActive where !overdue:
+            return .waitUntil(now + settle)
+        case .writerActive:
+            log.warning("\(EscapedName(name)) has not settled in \(configuration.watch.maxWaitSeconds) s; taking it as it is")
+        case .ready, .notRegular:
+            break
+        }
+        do {
+            switch try pool.intake.claimOrReport(name, from: directory, stuck: stuck) {
+            case .claimed(let ticket):
+                claimed(ticket)
+            case .vanished, .stuck:
+                // A stuck entry was reported once; the next full rescan tries it
+                // again, quietly, in case it was changed.
+                break
             }
-            let ticket = queue[queueHead]
-            queueHead += 1
-            if queueHead == queue.count {
-                queue.removeAll(keepingCapacity: true)
-                queueHead = 0
-            }
-            inFlight += 1
-            let current = intake
-            state.unlock()
-
-            let outcome = current.process(ticket)
-
-            state.lock()
-            events.emit(outcome.eventLine)
-            log.info(outcome.logLine)
-            inFlight -= 1
-            finished.append(outcome)
-            state.broadcast()
-            state.unlock()
-            signalWake()
+            return .done
+        } catch {
+            log.warning("cannot claim \(EscapedName(name)): \(error); retrying")
+            entry.lastSeen = nil
+            return .waitUntil(now + seconds(1) + settle)
         }
     }
 
     private func collectFinished(now: UInt64) {
-        state.lock()
-        let done = finished
-        finished.removeAll()
-        state.unlock()
+        let done = pool.takeFinished()
         guard !done.isEmpty else { return }
         for outcome in done {
             metrics.record(outcome)
             switch outcome.verdict {
             case .accepted:
                 counts.accepted += 1
-                attempts[outcome.id] = nil
+                retries.settled(outcome.id)
             case .rejected:
                 counts.rejected += 1
-                attempts[outcome.id] = nil
+                retries.settled(outcome.id)
             case .deferred:
                 counts.deferred += 1
-                let attempt = (attempts[outcome.id] ?? 0) + 1
-                attempts[outcome.id] = attempt
-                let delay = min(Int64(1) << Int64(min(attempt - 1, 20)), configuration.watch.retryMaxSeconds)
-                retries.append(Retry(due: now + seconds(delay), ticket: ClaimTicket(id: outcome.id, dropName: outcome.dropName)))
+                let ticket = ClaimTicket(id: outcome.id, dropName: outcome.dropName)
+                let delay = retries.deferred(ticket, now: now, maxSeconds: configuration.watch.retryMaxSeconds)
                 log.info("retrying \(outcome.id) in \(delay) s")
             }
         }
@@ -420,10 +311,10 @@ public final class Daemon: @unchecked Sendable {
     private func sleepUntilSomethingHappens(now: UInt64) {
         var deadline = nextRescan
         if !configuration.metricsPath.isEmpty { deadline = min(deadline, nextMetrics) }
-        if let earliest = pending.values.map(\.due).min(), queuedCount() < Int(configuration.watch.queueLimit) {
+        if let earliest = inbox.earliestDue, pool.queued < Int(configuration.watch.queueLimit) {
             deadline = min(deadline, max(earliest, now + 5_000_000))
         }
-        if let retry = retries.map(\.due).min() { deadline = min(deadline, retry) }
+        if let retry = retries.earliestDue { deadline = min(deadline, retry) }
         if !inboxPresent { deadline = min(deadline, nextInboxCheck) }
         if let interval = notifier.watchdogIntervalNanoseconds { deadline = min(deadline, max(nextWatchdog, now + interval / 4)) }
         let milliseconds = Int32(clamping: deadline > now ? (deadline - now) / 1_000_000 + 1 : 0)
@@ -442,39 +333,7 @@ public final class Daemon: @unchecked Sendable {
         while Glibc.read(wake.read.rawValue, &buffer, buffer.count) > 0 {}
     }
 
-    // MARK: Signals, reload, shutdown
-
-    private func installSignalHandlers() {
-        // Ignore first, then handle through dispatch sources, so a signal that
-        // arrives in between is not fatal. SIGIO would be sent if a writer opened a
-        // file while we briefly held its read lease.
-        for signalNumber in [SIGTERM, SIGINT, SIGHUP, SIGIO] { signal(signalNumber, SIG_IGN) }
-        for signalNumber in [SIGTERM, SIGINT, SIGHUP] {
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { [self] in
-                signalLock.lock()
-                if signalNumber == SIGHUP { reloadRequested = true } else { termRequested = true }
-                signalLock.unlock()
-                signalWake()
-            }
-            source.resume()
-            signalSources.append(source)
-        }
-    }
-
-    private func stopRequested() -> Bool {
-        signalLock.lock()
-        defer { signalLock.unlock() }
-        return termRequested
-    }
-
-    private func reloadWanted() -> Bool {
-        signalLock.lock()
-        defer { signalLock.unlock() }
-        let wanted = reloadRequested
-        reloadRequested = false
-        return wanted
-    }
+    // MARK: Reload, shutdown
 
     private func reload() {
         guard let path = setup.configurationPath else {
@@ -495,10 +354,9 @@ public final class Daemon: @unchecked Sendable {
             }
             let replacement = Intake(layout: layout, configuration: fresh, decoderDirectory: setup.decoderDirectory,
                                      log: log, children: children)
-            state.lock()
-            intake = replacement
+            pool.replaceIntake(replacement)
             configuration = fresh
-            state.unlock()
+            inbox.settle = UInt64(fresh.watch.settleMilliseconds) * 1_000_000
             log.info("SIGHUP: configuration reloaded from \(path)")
         } catch {
             log.error("SIGHUP: \(error.message); keeping the configuration in force")
@@ -511,20 +369,14 @@ public final class Daemon: @unchecked Sendable {
     private func shutDown() -> Int32 {
         notifier.stopping()
         watch.stop()
-        log.info("stopping: no new drops; \(inFlightCount()) in flight get \(configuration.watch.graceSeconds) s to finish")
-        state.lock()
-        stopping = true
-        let abandoned = queue.count - queueHead
-        queue.removeAll()
-        queueHead = 0
-        state.broadcast()
-        state.unlock()
+        log.info("stopping: no new drops; \(pool.inFlight) in flight get \(configuration.watch.graceSeconds) s to finish")
+        let abandoned = pool.stop()
         if abandoned > 0 { log.info("\(abandoned) claimed drops stay claimed for the next start") }
         let grace = Date().addingTimeInterval(TimeInterval(configuration.watch.graceSeconds))
-        if !waitForWorkers(until: grace) {
+        if !pool.waitForWorkers(until: grace) {
             log.warning("grace period over: killing \(children.count) decoders; their drops stay claimed")
             children.abandonAll()
-            _ = waitForWorkers(until: Date().addingTimeInterval(30))
+            _ = pool.waitForWorkers(until: Date().addingTimeInterval(30))
         }
         collectFinished(now: monotonicNanoseconds())
         if !configuration.metricsPath.isEmpty { writeMetrics() }
@@ -532,23 +384,8 @@ public final class Daemon: @unchecked Sendable {
         return 0
     }
 
-    private func waitForWorkers(until deadline: Date) -> Bool {
-        state.lock()
-        defer { state.unlock() }
-        while workersRunning > 0 {
-            if !state.wait(until: deadline) { return workersRunning == 0 }
-        }
-        return true
-    }
-
-    private func inFlightCount() -> Int {
-        state.lock()
-        defer { state.unlock() }
-        return inFlight
-    }
-
     private func writeMetrics() {
-        metrics.setQueueDepth(queuedCount() + inFlightCount() + backlog.count + retries.count)
+        metrics.setQueueDepth(pool.queued + pool.inFlight + backlog.count + retries.count)
         metrics.setRoot(try? RootGauges.measure(layout, configuration))
         do {
             try metrics.write(to: configuration.metricsPath, root: layout.root)
@@ -558,9 +395,6 @@ public final class Daemon: @unchecked Sendable {
     }
 
     private func updateStatus() {
-        state.lock()
-        let queued = queue.count - queueHead, running = inFlight
-        state.unlock()
-        notifier.status("\(counts.accepted) accepted, \(counts.rejected) rejected, \(counts.deferred) deferred; \(running) in flight, \(queued) queued, \(pending.count) waiting in the inbox")
+        notifier.status("\(counts.accepted) accepted, \(counts.rejected) rejected, \(counts.deferred) deferred; \(pool.inFlight) in flight, \(pool.queued) queued, \(inbox.count) waiting in the inbox")
     }
 }

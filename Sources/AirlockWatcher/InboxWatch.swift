@@ -14,8 +14,9 @@ import Glibc
 /// daemon asks, for instance after the inbox was replaced.
 final class InboxWatch: @unchecked Sendable {
     enum Event: Equatable, Sendable {
-        /// A name was closed after writing, or moved in.
-        case name([UInt8])
+        /// A name was closed after writing (`renamed` false), or moved in (true):
+        /// a rename is the producer saying the file is complete.
+        case name([UInt8], renamed: Bool)
         /// The kernel's queue overflowed: events were lost, rescan.
         case overflow
         /// The inbox was deleted, moved, unmounted or its watch dropped.
@@ -101,6 +102,7 @@ final class InboxWatch: @unchecked Sendable {
         guard mask & dropEvents != 0, raw.pointee.len > 0 else { return nil }
         // The name follows the fixed part of struct inotify_event, NUL-padded.
         let name = UnsafeRawPointer(raw).advanced(by: MemoryLayout<inotify_event>.size).assumingMemoryBound(to: CChar.self)
-        return .name(Array(UnsafeRawBufferPointer(start: name, count: strlen(name))))
+        return .name(Array(UnsafeRawBufferPointer(start: name, count: strlen(name))),
+                     renamed: mask & UInt32(IN_MOVED_TO) != 0)
     }
 }

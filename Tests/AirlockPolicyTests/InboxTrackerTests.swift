@@ -1,0 +1,68 @@
+import AirlockWatcher
+import Testing
+
+@Suite("Inbox tracker: a renamed name is due at once, a closed-after-write one after the settle interval")
+struct InboxTrackerTests {
+    let settle: UInt64 = 500
+
+    /// The names `decide` is shown at `now`, each answered with `answer`.
+    func due(_ tracker: inout InboxTracker, at now: UInt64, answer: InboxTracker.Decision = .done,
+             room: Int = .max) -> [String] {
+        var seen: [String] = []
+        tracker.visitDue(now: now, while: { seen.count < room }) { name, _ in
+            seen.append(String(decoding: name, as: UTF8.self))
+            return answer
+        }
+        return seen
+    }
+
+    @Test func renamedNameIsDueAtOnce() {
+        var tracker = InboxTracker(settle: settle)
+        tracker.noteEvent(Array("a.zip".utf8), renamed: true, now: 1000)
+        #expect(due(&tracker, at: 1000) == ["a.zip"])
+        #expect(tracker.isEmpty)
+    }
+
+    @Test func closedAfterWriteSettlesFromItsLatestEvent() {
+        var tracker = InboxTracker(settle: settle)
+        tracker.noteEvent(Array("b.zip".utf8), renamed: false, now: 1000)
+        #expect(due(&tracker, at: 1499).isEmpty)
+        // The writer closed and reopened: the interval starts again.
+        tracker.noteEvent(Array("b.zip".utf8), renamed: false, now: 1400)
+        #expect(due(&tracker, at: 1500).isEmpty)
+        #expect(due(&tracker, at: 1899).isEmpty)
+        #expect(due(&tracker, at: 1900) == ["b.zip"])
+    }
+
+    @Test func writeAfterRenameSettlesAgain() {
+        var tracker = InboxTracker(settle: settle)
+        tracker.noteEvent(Array("c.zip".utf8), renamed: true, now: 1000)
+        tracker.noteEvent(Array("c.zip".utf8), renamed: false, now: 1010)
+        #expect(due(&tracker, at: 1010).isEmpty)
+        #expect(due(&tracker, at: 1510) == ["c.zip"])
+    }
+
+    @Test func aNameToldToWaitKeepsItsPlace() {
+        var tracker = InboxTracker(settle: settle)
+        tracker.noteEvent(Array("first".utf8), renamed: true, now: 0)
+        tracker.noteEvent(Array("second".utf8), renamed: true, now: 1)
+        #expect(due(&tracker, at: 1, answer: .waitUntil(600)) == ["first", "second"])
+        #expect(tracker.count == 2)
+        #expect(tracker.earliestDue == 600)
+        #expect(due(&tracker, at: 599).isEmpty)
+        #expect(due(&tracker, at: 600, room: 1) == ["first"])
+        #expect(due(&tracker, at: 600) == ["second"])
+        #expect(tracker.isEmpty)
+    }
+
+    @Test func listedNamesSettleUnlessThereAtStart() {
+        var tracker = InboxTracker(settle: settle)
+        tracker.noteListed([Array("old".utf8)], now: 0, atStart: true)
+        tracker.noteListed([Array("old".utf8), Array("late".utf8)], now: 10, atStart: false)
+        #expect(tracker.entry(Array("old".utf8))?.due == 0)
+        #expect(tracker.entry(Array("late".utf8))?.due == 510)
+        #expect(due(&tracker, at: 10) == ["old"])
+        tracker.removeAll()
+        #expect(tracker.isEmpty && tracker.earliestDue == nil)
+    }
+}
