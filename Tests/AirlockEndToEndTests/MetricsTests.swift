@@ -30,19 +30,7 @@ func promtool(_ arguments: [String], input: Data? = nil, in directory: URL? = ni
 struct MetricsTests {
     static let prometheus = Binary.repository.appendingPathComponent("deploy/prometheus")
 
-    /// The metrics file of a daemon that has accepted one drop and rejected one.
-    func liveMetrics() throws -> String {
-        let sandbox = try Sandbox()
-        try sandbox.initialise()
-        try sandbox.configure("metrics", ["path": "state/airlock.prom", "interval_seconds": 1])
-        let daemon = try RunningDaemon(sandbox)
-        try sandbox.drop(Samples.validZip, as: "m1.zip")
-        try sandbox.drop(Samples.traversalZip, as: "m2.zip")
-        daemon.waitForVerdicts(2)
-        daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
-        return try String(contentsOf: sandbox.root.appendingPathComponent("state/airlock.prom"), encoding: .utf8)
-    }
+    func liveMetrics() throws -> String { try metricsAfterOneAcceptedAndOneRejected() }
 
     /// The metric names of the samples in exposition `text`.
     func sampleNames(_ text: String) -> Set<String> {
@@ -110,4 +98,18 @@ struct MetricsTests {
             for name in used { #expect(names.contains(name), "\(expression): the daemon writes no \(name)") }
         }
     }
+}
+
+/// The metrics file of a daemon that has accepted one drop and rejected one.
+func metricsAfterOneAcceptedAndOneRejected() throws -> String {
+    let sandbox = try Sandbox()
+    try sandbox.initialise()
+    try sandbox.configure("metrics", ["path": "state/airlock.prom", "interval_seconds": 1])
+    let daemon = try RunningDaemon(sandbox)
+    try sandbox.drop(Samples.validZip, as: "m1.zip")
+    try sandbox.drop(Samples.traversalZip, as: "m2.zip")
+    daemon.waitForVerdicts(2)
+    daemon.signal(SIGTERM)
+    #expect(daemon.waitForExit(seconds: 15) == 0)
+    return try String(contentsOf: sandbox.root.appendingPathComponent("state/airlock.prom"), encoding: .utf8)
 }

@@ -239,16 +239,7 @@ struct OperationsTests {
 
     @Test("the metrics file parses as Prometheus text")
     func metrics() throws {
-        let sandbox = try Sandbox()
-        try sandbox.initialise()
-        try sandbox.configure("metrics", ["path": "state/airlock.prom", "interval_seconds": 1])
-        let daemon = try RunningDaemon(sandbox)
-        try sandbox.drop(Samples.validZip, as: "m1.zip")
-        try sandbox.drop(Samples.traversalZip, as: "m2.zip")
-        daemon.waitForVerdicts(2)
-        daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
-        let text = try String(contentsOf: sandbox.root.appendingPathComponent("state/airlock.prom"), encoding: .utf8)
+        let text = try metricsAfterOneAcceptedAndOneRejected()
         try PrometheusText.validate(text)
         #expect(text.contains(#"airlock_drops_total{outcome="accepted"} 1"#))
         #expect(text.contains(#"airlock_drops_total{outcome="rejected"} 1"#))
