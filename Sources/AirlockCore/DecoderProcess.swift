@@ -78,7 +78,7 @@ struct DecoderProcess {
         // TZ set: otherwise glibc re-reads /etc/localtime on every time conversion
         // (libarchive converts each ZIP entry's DOS time), which Landlock refuses,
         // so it would try again for every entry.
-        var environment: [String] = ["SWIFT_BACKTRACE=enable=no", "TZ=UTC0"]
+        var environment: [String] = ["SWIFT_BACKTRACE=enable=no", "TZ=UTC0", "\(Confinement.supervisorVariable)=\(getpid())"]
         #if DEBUG
         // Test-only knobs (fault injection, progress interval), AIRLOCK_TEST_*:
         // forwarded by debug builds only; release builds have neither side.

@@ -131,10 +131,32 @@ public enum Confinement {
         return report
     }
 
+    /// The supervisor's pid, which it passes in the environment under this name.
+    public static let supervisorVariable = "AIRLOCK_SUPERVISOR_PID"
+
+    /// Dies as the parent-death signal would have killed us, if the supervisor that
+    /// started this child has already gone.
+    ///
+    /// PR_SET_PDEATHSIG only covers a parent that dies after the call: a supervisor
+    /// SIGKILLed between spawning the child and the child's prctl leaves it
+    /// reparented and running, and it would decode into a staging directory that the
+    /// next supervisor's recovery is removing. Once the signal is set, a parent pid
+    /// that is not the supervisor's means that window was hit.
+    private static func dieIfOrphaned() {
+        var variable = supervisorVariable
+        #if DEBUG
+        // Test-only: name a supervisor that is not the parent, as an orphan would see it.
+        if getenv("AIRLOCK_TEST_SUPERVISOR_PID") != nil { variable = "AIRLOCK_TEST_SUPERVISOR_PID" }
+        #endif
+        guard let text = getenv(variable), let supervisor = pid_t(String(cString: text)) else { return }
+        if getppid() != supervisor { kill(getpid(), SIGKILL) }
+    }
+
     private static func applyLimits(_ limits: DecoderLimits) throws(SystemError) {
         _ = try retrying("close_range") { airlock_close_from(UInt32(resultDescriptor.rawValue + 1)) }
         _ = try retrying("prctl(PR_SET_NO_NEW_PRIVS)") { airlock_set_no_new_privs() }
         _ = try retrying("prctl(PR_SET_PDEATHSIG)") { airlock_set_parent_death_signal(SIGKILL) }
+        dieIfOrphaned()
         // A write past RLIMIT_FSIZE should fail with EFBIG rather than kill us with SIGXFSZ.
         signal(SIGXFSZ, SIG_IGN)
         try setLimit(RLIMIT_CORE, 0, "RLIMIT_CORE")
