@@ -9,8 +9,10 @@ public final class ArchivedMemo: NSObject, NSSecureCoding {
 
     /// The one schema this version reads.
     public static let supportedSchema = 1
-    /// Set per decode by the keyed decoder (the child decodes one drop and exits).
-    nonisolated(unsafe) static var maxTextUnits = 4096
+    /// The text limit in force for the decode running on this thread: bound by
+    /// the keyed decoder around each decode, so decodes with different settings
+    /// (tests run them in parallel) never see each other's.
+    @TaskLocal static var maxTextUnits = 4096
 
     public let schema: Int
     public let text: String

@@ -74,7 +74,14 @@ public struct KeyedDecoder {
             return .rejected(error.reason, error.detail)
         }
 
-        ArchivedMemo.maxTextUnits = Int(settings.maxTextUnits)
+        return ArchivedMemo.$maxTextUnits.withValue(Int(settings.maxTextUnits)) {
+            unarchive(data, shape: shape)
+        }
+    }
+
+    /// Decodes the checked property list with NSKeyedUnarchiver, as secure coding
+    /// and the class allowlist require.
+    private func unarchive(_ data: Data, shape: KeyedStructure.Shape) -> Outcome {
         let unarchiver: NSKeyedUnarchiver
         do {
             unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
