@@ -294,7 +294,9 @@ enum Dispatch {
         var count = 0
     }
 
-    static func inspect(_ file: String, _ choice: Command.RootChoice) -> Int32 {
+    /// Resolves the configuration `choice` names and finds the decoder programs,
+    /// then runs `body`; 78 for a bad configuration, 69 when a decoder is missing.
+    static func withDecoders(_ choice: Command.RootChoice, _ body: (Configuration, String) -> Int32) -> Int32 {
         let configuration: Configuration
         do {
             configuration = try resolve(choice).configuration
@@ -303,6 +305,14 @@ enum Dispatch {
             return ExitStatus.configuration
         }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
+        return body(configuration, decoder)
+    }
+
+    static func inspect(_ file: String, _ choice: Command.RootChoice) -> Int32 {
+        withDecoders(choice) { inspect(file, $0, decoder: $1) }
+    }
+
+    private static func inspect(_ file: String, _ configuration: Configuration, decoder: String) -> Int32 {
         var json = JSONObjectWriter()
         json.add("event", "inspected")
         json.add("drop", EscapedName(Array(file.utf8)).text)

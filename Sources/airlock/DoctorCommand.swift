@@ -9,14 +9,10 @@ import Glibc
 
 extension Dispatch {
     static func doctor(_ choice: Command.RootChoice, json: Bool) -> Int32 {
-        let configuration: Configuration
-        do {
-            configuration = try resolve(choice).configuration
-        } catch {
-            log.error(error.message)
-            return ExitStatus.configuration
-        }
-        guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
+        withDecoders(choice) { doctor($0, decoder: $1, json: json) }
+    }
+
+    private static func doctor(_ configuration: Configuration, decoder: String, json: Bool) -> Int32 {
         let content = ContentHealth.check(configuration)
         if !content.healthy { log.warning("drops will wait: types \(content.types); scanning \(content.scanning)") }
         let found: Doctor.Findings
