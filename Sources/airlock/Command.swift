@@ -142,8 +142,8 @@ enum Command: Equatable {
     }
 
     private static func duration(_ text: String, _ flag: String) throws(UsageError) -> Int64 {
-        guard let seconds = Duration.seconds(text) else {
-            throw UsageError("\(flag): '\(text)' is not a duration of at most \(Duration.maxText) (like 30s, 15m, 12h, 7d, 2w)")
+        guard let seconds = DurationText.seconds(text) else {
+            throw UsageError("\(flag): '\(text)' is not a duration of at most \(DurationText.maxText) (like 30s, 15m, 12h, 7d, 2w)")
         }
         return seconds
     }
