@@ -81,19 +81,19 @@ extension Intake {
             let report = readReport(claim)
             try journal.appendOnce("rejected", id: claim.id, unless: Intake.terminalEvents) { record in
                 record.add("id", claim.id)
-                record.add("drop", report["drop"] as? String ?? EscapedName(claim.dropName).text)
-                if let size = (report["size"] as? NSNumber ?? report["drop_bytes"] as? NSNumber)?.int64Value { record.add("size", size) }
-                if let sha256 = report["sha256"] as? String { record.add("sha256", sha256) }
-                record.add("reason", report["reason"] as? String ?? "")
-                if let entry = report["entry"] as? String { record.add("entry", entry) }
-                record.add("bytes_written", (report["bytes_written"] as? NSNumber)?.int64Value ?? 0)
+                record.add("drop", report.drop ?? EscapedName(claim.dropName).text)
+                if let size = report.size { record.add("size", size) }
+                if let sha256 = report.sha256 { record.add("sha256", sha256) }
+                record.add("reason", report.reason ?? "")
+                if let entry = report.entry { record.add("entry", entry) }
+                record.add("bytes_written", report.bytesWritten ?? 0)
                 record.add("recovered", true)
             }
             CrashPoint.settledJournalled.reach()
             try finishQuarantine(claim)
-            let reason = (report["reason"] as? String).flatMap(Reason.init(rawValue:)) ?? .decoderFailed
-            var rejection = Rejection(reason, report["detail"] as? String ?? "decided before a stop", entry: report["entry"] as? String)
-            rejection.bytesWritten = (report["bytes_written"] as? NSNumber)?.int64Value ?? 0
+            let reason = report.reason.flatMap(Reason.init(rawValue:)) ?? .decoderFailed
+            var rejection = Rejection(reason, report.detail ?? "decided before a stop", entry: report.entry)
+            rejection.bytesWritten = report.bytesWritten ?? 0
             return DropOutcome(id: claim.id, dropName: claim.dropName, verdict: .rejected(rejection))
         }
         guard claim.has(Claim.commitFile) else { return nil }
@@ -183,11 +183,11 @@ extension Intake {
         if let rss = context.decoderMaxRSSKiB { record.add("decoder_max_rss_kib", rss) }
     }
 
-    private func readReport(_ claim: Claim) -> [String: Any] {
+    private func readReport(_ claim: Claim) -> RejectionReport.Salvage {
         let bytes = try? claim.directory.open(Claim.reportFile, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
             try fd.readAll(limit: 4 << 20)
         }
-        return bytes.flatMap { (try? JSONSerialization.jsonObject(with: Data($0))) as? [String: Any] } ?? [:]
+        return RejectionReport.Salvage.read(bytes)
     }
 
     /// The outbox entry that is the staging directory a commit note names, if the

@@ -71,40 +71,28 @@ enum Operations {
             return ExitStatus.ioError
         }
         if json {
-            var report = entry.report
-            report["holds_drop"] = entry.holdsDrop
-            let data = (try? JSONSerialization.data(withJSONObject: report, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-            out.emit(String(decoding: data, as: UTF8.self))
+            out.emit(entry.report.line(holdsDrop: entry.holdsDrop))
             return ExitStatus.ok
         }
         let report = entry.report
-        func field(_ key: String) -> String {
-            switch report[key] {
-            case let text as String: return text
-            case let number as NSNumber: return number.stringValue
-            default: return "-"
-            }
-        }
         var lines = [
             "id:             \(entry.id)",
-            "drop:           \(field("drop")) (\(field("size")) bytes)",
-            "sha256:         \(field("sha256"))",
-            "format:         \(field("format"))",
-            "reason:         \(field("reason"))",
-            "detail:         \(field("detail"))",
-            "entry:          \(report["entry"] as? String ?? "-")\((report["entry_index"] as? NSNumber).map { " (index \($0))" } ?? "")"
-                + ((report["other_entry"] as? String).map { ", against \($0)" } ?? ""),
-            "bytes written:  \(field("bytes_written"))",
-            "received:       \(field("received_at"))",
-            "decided:        \(field("decided_at"))",
-            "airlock:        \(field("airlock_version"))",
+            "drop:           \(report.drop) (\(report.size.map(String.init) ?? "-") bytes)",
+            "sha256:         \(report.sha256 ?? "-")",
+            "format:         \(report.format ?? "-")",
+            "reason:         \(report.reason)",
+            "detail:         \(report.detail)",
+            "entry:          \(report.entry ?? "-")\(report.entry_index.map { " (index \($0))" } ?? "")"
+                + (report.other_entry.map { ", against \($0)" } ?? ""),
+            "bytes written:  \(report.bytes_written)",
+            "received:       \(report.received_at)",
+            "decided:        \(report.decided_at)",
+            "airlock:        \(report.airlock_version)",
             "original:       \(entry.holdsDrop ? "quarantine/\(entry.id)/drop" : "gone (released)")",
+            "policy:         " + report.policy.text,
         ]
-        if let policy = report["policy"] as? [String: Any] {
-            lines.append("policy:         " + policy.keys.sorted().map { "\($0)=\(policy[$0]!)" }.joined(separator: " "))
-        }
         for event in entry.history {
-            lines.append("history:        \(event["action"] as? String ?? "?") at \(event["at"] as? String ?? "?") \(event["to"] as? String ?? "")")
+            lines.append("history:        \(event.action) at \(event.at) \(event.to ?? "")")
         }
         print(lines.joined(separator: "\n"))
         return ExitStatus.ok
