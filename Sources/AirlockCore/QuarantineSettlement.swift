@@ -131,13 +131,9 @@ extension QuarantineDesk {
         }
         CrashPoint.releaseNoted.reach()
         let drop = report.flatMap { [UInt8](hex: $0.drop_hex) }.map { EscapedName($0).text }
-        try journal.appendOnce("released", id: text, unless: ["released"]) { record in
-            record.add("id", text)
-            record.add("drop", drop ?? report?.drop ?? "")
-            record.add("to", "inbox/" + EscapedName(name).text)
-            if let sha256 = report?.sha256 { record.add("sha256", sha256) }
-            if let size = report?.dropSize { record.add("size", size) }
-        }
+        try journal.appendOnce(.released(.init(id: text, drop: drop ?? report?.drop ?? "", to: "inbox/" + EscapedName(name).text,
+                                               sha256: report?.sha256, size: report?.dropSize)),
+                               unless: ["released"])
         CrashPoint.releaseJournalled.reach()
         try forget(id, marks: marks)
     }
@@ -175,13 +171,9 @@ extension QuarantineDesk {
             }
         }
         let report = RejectionReport.Salvage.read(bytes)
-        try journal.appendOnce("purged", id: text, unless: ["purged"]) { record in
-            record.add("id", text)
-            record.add("drop", report.drop ?? "")
-            record.add("reason", report.reason ?? "")
-            if let size = report.size { record.add("size", size) }
-            if let note { record.add("purge_reason", note) }
-        }
+        try journal.appendOnce(.purged(.init(id: text, drop: report.drop ?? "", reason: report.reason ?? "", size: report.size,
+                                             purgeReason: note)),
+                               unless: ["purged"])
         CrashPoint.purgeJournalled.reach()
         try purging.removeTree(id)
         try purging.sync()
