@@ -236,15 +236,7 @@ enum TestFaults {
                 if n < 0 {
                     report(value, errno)
                     var message = DecoderChild.failure(SystemError("write", Array("big".utf8), Errno.current))
-                    switch message.outcome {
-                    case .rejected(var rejected):
-                        rejected.bytesWritten = written
-                        message.outcome = .rejected(rejected)
-                    case .failed(var failed):
-                        failed.bytesWritten = written
-                        message.outcome = .failed(failed)
-                    default: break
-                    }
+                    message.noteBytesWritten(written)
                     try? Confinement.resultDescriptor.writeAll(Array(message.jsonText.utf8))
                     exit(0)
                 }

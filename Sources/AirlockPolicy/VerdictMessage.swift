@@ -22,6 +22,20 @@ public struct VerdictMessage: Sendable, Equatable {
         self.confinement = confinement
     }
 
+    /// Records what a failing child had written, on a rejection or a failure.
+    public mutating func noteBytesWritten(_ bytes: Int64) {
+        switch outcome {
+        case .rejected(var rejected):
+            rejected.bytesWritten = bytes
+            outcome = .rejected(rejected)
+        case .failed(var failed):
+            failed.bytesWritten = bytes
+            outcome = .failed(failed)
+        default:
+            break
+        }
+    }
+
     public enum Outcome: Sendable, Equatable {
         case accepted(Accepted)
         case rejected(Rejected)
