@@ -25,7 +25,8 @@ struct EntryScan {
     /// The CRC32 of the current entry's data so far, kept for a RAR.
     var dataCRC: UInt32 = 0
     private var tracker = ConflictTracker()
-    private var counted: Int64 = 0
+    /// The file, total and ratio quotas, counted chunk by chunk across entries.
+    private var allowance: ByteAllowance
     /// True once libarchive has reported the archive's end, and not an error.
     private(set) var reachedEnd = false
 
@@ -36,6 +37,7 @@ struct EntryScan {
         self.stream = stream
         self.policy = policy
         self.blockSize = blockSize
+        allowance = ByteAllowance(policy: policy)
     }
 
     private enum DataEnd { case complete, skipRest, stop }
@@ -174,21 +176,20 @@ struct EntryScan {
 
         func feed(_ chunk: UnsafeRawBufferPointer, _ this: inout EntryScan) -> DataEnd {
             let n = Int64(chunk.count)
-            // Each comparison subtracts from a limit the count has not passed: no sum can overflow.
-            if n > this.policy.maxFileBytes - entryBytes {
+            switch this.allowance.admit(n, after: entryBytes, declared: declared, compressed: compressed) {
+            case nil:
+                break
+            case .fileTooLarge:
                 outcome.findings.record(judge.violation(.fileTooLarge, "more than \(this.policy.maxFileBytes) bytes written"))
                 return .skipRest
-            }
-            if let declared, n > declared - entryBytes {
-                outcome.findings.record(judge.violation(.corruptArchive, "holds more data than its header declares (\(declared) bytes)"))
+            case .pastDeclaredSize:
+                outcome.findings.record(judge.violation(.corruptArchive, "holds more data than its header declares (\(declared ?? 0) bytes)"))
                 return .skipRest
-            }
-            if n > this.policy.maxTotalBytes - this.counted {
+            case .totalTooLarge:
                 outcome.findings.record(Violation(.totalTooLarge, "more than \(this.policy.maxTotalBytes) bytes in all"))
                 return .stop
-            }
-            if let compressed, this.policy.breaksRatio(size: entryBytes + n, compressed: compressed) {
-                outcome.findings.record(judge.violation(.ratioTooHigh, "expands past \(this.policy.maxRatio)x its \(compressed) compressed bytes"))
+            case .ratioTooHigh:
+                outcome.findings.record(judge.violation(.ratioTooHigh, "expands past \(this.policy.maxRatio)x its \(compressed ?? 0) compressed bytes"))
                 return .skipRest
             }
             writing = writing && outcome.findings.isClean
@@ -201,7 +202,6 @@ struct EntryScan {
             }
             entryBytes += n
             if this.rarEntries != nil { this.dataCRC = lzma_crc32(chunk.bindMemory(to: UInt8.self).baseAddress, chunk.count, this.dataCRC) }
-            this.counted += n
             return .complete
         }
 
