@@ -34,8 +34,9 @@ final class RunningDaemon {
         process.standardError = stderrHandle
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        // Wait until it says it is watching.
-        _ = waitFor(seconds: 20) { self.stderr.contains("watching") }
+        // A daemon that never gets ready is the test's failure, not a reason to go on.
+        try #require(waitFor(seconds: 20) { self.stderr.contains("watching") },
+                     "the daemon did not say it was watching within 20 s: \(self.stderr)")
     }
 
     deinit {
