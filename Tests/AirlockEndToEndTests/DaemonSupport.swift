@@ -54,14 +54,16 @@ final class RunningDaemon {
         }
     }
 
-    /// Waits until `count` final events (accepted or rejected) were printed.
+    /// Waits until `count` final events (accepted or rejected) were printed; a
+    /// test issue if they were not, since what follows depends on them.
     @discardableResult
-    func waitForVerdicts(_ count: Int, seconds: Double = 60) -> [[String: Any]] {
+    func waitForVerdicts(_ count: Int, seconds: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) -> [[String: Any]] {
         var verdicts: [[String: Any]] = []
-        _ = waitFor(seconds: seconds) {
+        let arrived = waitFor(seconds: seconds) {
             verdicts = self.events.filter { ($0["event"] as? String) != "deferred" }
             return verdicts.count >= count
         }
+        #expect(arrived, "\(verdicts.count) of \(count) verdicts within \(seconds) s: \(self.stderr)", sourceLocation: sourceLocation)
         return verdicts
     }
 
