@@ -4,9 +4,6 @@ import AirlockSystem
 import Dispatch
 import Foundation
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `airlock run`: watches the inbox unattended. One dispatcher thread turns
 /// inotify events into settled, complete names and claims them; a bounded pool of
