@@ -57,6 +57,35 @@ struct ChildProcessTests {
         #expect(!child.signal(.terminate))
     }
 
+    /// Whether this process may choose the next pid (root in its pid namespace).
+    static let canChooseNextPid = access("/proc/sys/kernel/ns_last_pid", W_OK) == 0
+
+    @Test(.enabled(if: canChooseNextPid, "needs root to write /proc/sys/kernel/ns_last_pid and so make the kernel reuse a pid"))
+    func aReusedPidIsNotReachedThroughTheReapedChildsHandle() throws {
+        // Another process may take the freed pid first (the tests run in parallel): try a few times.
+        for _ in 0..<20 {
+            let (gone, goneOutput) = try Self.shell("exit 0")
+            defer { goneOutput.close() }
+            defer { gone.close() }
+            _ = try gone.wait()
+            try "\(gone.pid - 1)".write(toFile: "/proc/sys/kernel/ns_last_pid", atomically: false, encoding: .utf8)
+            let (successor, successorOutput) = try Self.shell("exec sleep 30")
+            defer { successorOutput.close() }
+            defer { successor.close() }
+            guard successor.pid == gone.pid else {
+                successor.signal(.kill)
+                _ = try successor.wait()
+                continue
+            }
+            // kill(pid) would now reach the successor; the reaped child's pidfd reaches nobody.
+            #expect(!gone.signal(.kill))
+            #expect(successor.signal(.terminate))
+            #expect(try successor.wait().termination == .signalled(Signal.terminate.rawValue))
+            return
+        }
+        Issue.record("the kernel never handed the freed pid to the next child in 20 attempts")
+    }
+
     @Test func closingReleasesThePidfdAndSignalsNothingAfter() throws {
         let (child, output) = try Self.shell("exec sleep 30")
         defer { output.close() }
