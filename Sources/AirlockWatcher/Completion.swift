@@ -1,7 +1,4 @@
 import AirlockSystem
-// Read leases are the system layer's to wrap; until they are, the two lease calls
-// below are the shims' own.
-import CAirlockShims
 
 /// Decides whether a name in the inbox is complete: nobody holds it open for
 /// writing (a read lease can be taken), or, where the kernel refuses leases, its
@@ -45,12 +42,15 @@ struct CompletionCheck {
                 return error.errno == .noEntry ? .vanished : .writerActive
             }
             defer { fd.close() }
-            if airlock_take_read_lease(fd.rawValue) == 0 {
-                _ = airlock_release_lease(fd.rawValue)
+            let error: Errno
+            do {
+                try fd.takeReadLease()
+                fd.releaseLease()
                 leasesWork = true
                 return .ready
+            } catch let failure {
+                error = failure.errno
             }
-            let error = Errno.current
             if error == .wouldBlock { leasesWork = true; return .writerActive }
             if error == .permissionDenied || error == .invalidArgument {
                 if leasesWork == nil {
