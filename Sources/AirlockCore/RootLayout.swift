@@ -1,8 +1,5 @@
 import AirlockSystem
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// An airlock root opened for work: a descriptor for each of its directories, all
 /// checked to sit on one filesystem, because every hand-over is a rename.
@@ -15,7 +12,7 @@ public struct RootLayout {
     public let claimed: FileDescriptor
     public let staging: FileDescriptor
 
-    static let directories: [(path: [String], mode: mode_t)] = [
+    static let directories: [(path: [String], mode: FileMode)] = [
         (["inbox"], 0o755), (["outbox"], 0o755), (["quarantine"], 0o700),
         (["state"], 0o700), (["state", "claimed"], 0o700), (["state", "staging"], 0o700),
     ]
