@@ -43,14 +43,8 @@ enum LayoutVersion {
                 let found = try read(state)
                 if found == current { return nil }
                 guard found < current else { throw SystemError("layout", nil, .protocolError) }
-                let temporary = Array("\(fileName).tmp".utf8)
-                try state.removeTree(temporary)
-                try state.open(temporary, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o644).closeAfter { (fd) throws(SystemError) in
-                    try fd.writeAll(Array("\(current)\n".utf8))
-                    try fd.sync()
-                }
-                try state.rename(temporary, to: state, Array(fileName.utf8))
-                try state.sync()
+                try state.replaceAtomically(Array(fileName.utf8), with: Array("\(current)\n".utf8),
+                                            temporary: Array("\(fileName).tmp".utf8), .init(mode: 0o644))
                 return fresh ? "state/\(fileName)" : "state/\(fileName) (layout \(found) upgraded in place to \(current))"
             }
         } catch where error.errno == .protocolError {

@@ -135,14 +135,8 @@ public struct QuarantineDesk {
         } catch {
             preconditionFailure("a report read as JSON always encodes again: \(error)")
         }
-        let temporary: [UInt8] = Array("report.json.tmp".utf8)
-        try directory.removeTree(temporary)
-        try directory.open(temporary, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600).closeAfter { (fd) throws(SystemError) in
-            try fd.writeAll(Array(data) + [0x0A])
-            try fd.sync()
-        }
-        try directory.rename(temporary, to: directory, QuarantineDesk.reportFile)
-        try directory.sync()
+        try directory.replaceAtomically(QuarantineDesk.reportFile, with: Array(data) + [0x0A],
+                                        temporary: Array("report.json.tmp".utf8), .init(mode: 0o600))
     }
 
     /// Removes entries: each is first renamed out of view into state/purging (so a

@@ -256,13 +256,7 @@ extension Intake {
         } catch {
             preconditionFailure("a report always encodes: \(error)")
         }
-        try claim.directory.removeTree(Claim.reportTemporary)
-        try claim.directory.open(Claim.reportTemporary, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600).closeAfter { (fd) throws(SystemError) in
-            try fd.writeAll(bytes)
-            try fd.sync()
-        }
-        try claim.directory.rename(Claim.reportTemporary, to: claim.directory, Claim.reportFile)
-        try claim.directory.sync()
+        try claim.directory.replaceAtomically(Claim.reportFile, with: bytes, temporary: Claim.reportTemporary, .init(mode: 0o600))
     }
 
     /// R2 → done: renames the whole claim to quarantine/ID, so the entry appears
