@@ -83,7 +83,7 @@ public struct Configuration: Sendable, Equatable {
 
     /// Decoder children at once: `watch.workers`, or the number of cores.
     public var workerCount: Int {
-        Int(watch.workers ?? Int64(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+        Int(watch.workers ?? Int64(Processors.online))
     }
 
     /// The limits a decoder child sets on itself; the file-size limit is one byte
