@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AirlockPolicy
 import AirlockSystem
 import CArchive
@@ -20,7 +17,7 @@ enum ArchiveListing {
     static func run(_ scan: ArchiveScan) -> JSONObjectWriter {
         var json = JSONObjectWriter()
         json.add("verdict", "listing")
-        guard let archive = archive_read_new() else { return DecoderChild.failure(SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))) }
+        guard let archive = archive_read_new() else { return DecoderChild.failure(SystemError("archive_read_new", nil, .outOfMemory)) }
         defer { archive_read_free(archive) }
         if let problem = scan.configure(archive) {
             json.add("detail", problem.detail)
@@ -67,7 +64,7 @@ enum ArchiveListing {
 
     private static func describe(_ entry: OpaquePointer) -> JSONObjectWriter {
         func bytes(_ text: UnsafePointer<CChar>) -> [UInt8] {
-            Array(UnsafeBufferPointer(start: text, count: strlen(text))).map { UInt8(bitPattern: $0) }
+            [UInt8](cString: text)
         }
         var item = JSONObjectWriter()
         item.add("entry", EscapedName(archive_entry_pathname(entry).map(bytes) ?? []).text)

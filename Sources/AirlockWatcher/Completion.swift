@@ -1,8 +1,7 @@
 import AirlockSystem
+// Read leases are the system layer's to wrap; until they are, the two lease calls
+// below are the shims' own.
 import CAirlockShims
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Decides whether a name in the inbox is complete: nobody holds it open for
 /// writing (a read lease can be taken), or, where the kernel refuses leases, its
@@ -37,7 +36,7 @@ struct CompletionCheck {
         if leasesWork != false {
             let fd: FileDescriptor
             do {
-                fd = try inbox.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+                fd = try inbox.open(name, [.readOnly, .noFollow, .nonBlocking])
             } catch where error.errno == .permissionDenied || error.errno == .notPermitted {
                 // A drop airlock may not read has no lease to give: it is complete once
                 // its size and times stand still, and the claim then judges it unreadable.
@@ -53,7 +52,7 @@ struct CompletionCheck {
             }
             let error = Errno.current
             if error == .wouldBlock { leasesWork = true; return .writerActive }
-            if error == .permissionDenied || error == Errno(rawValue: EINVAL) {
+            if error == .permissionDenied || error == .invalidArgument {
                 if leasesWork == nil {
                     log("the kernel refuses read leases here (\(error)); a drop is taken once its size and times stand still for the settle interval")
                 }
