@@ -1,9 +1,6 @@
 import AirlockDecoding
 import Foundation
 import AirlockSystem
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Starts the decoder child for one drop and collects its verdict.
 ///
@@ -138,14 +135,12 @@ public enum DecoderLocation {
     /// PREFIX/bin/airlock and PREFIX/libexec/airlock/airlock-decoder), found
     /// from the executable's own path, never from PATH or the working directory.
     public static func directory() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
-        guard length > 0 else { return nil }
-        let me = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let target = try? PathQueries.linkTarget("/proc/self/exe"), !target.isEmpty else { return nil }
+        let me = String(decoding: target, as: UTF8.self)
         guard let slash = me.lastIndex(of: "/") else { return nil }
         let directory = String(me[..<slash])
         var candidates = [directory]
         if let parent = directory.lastIndex(of: "/") { candidates.append(String(directory[..<parent]) + "/libexec/airlock") }
-        return candidates.first { candidate in DropFormat.programs.allSatisfy { access(candidate + "/" + $0, X_OK) == 0 } }
+        return candidates.first { candidate in DropFormat.programs.allSatisfy { PathQueries.isExecutable(candidate + "/" + $0) } }
     }
 }

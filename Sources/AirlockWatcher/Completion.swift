@@ -1,7 +1,4 @@
 import AirlockSystem
-// Read leases are the system layer's to wrap; until they are, the two lease calls
-// below are the shims' own.
-import CAirlockShims
 
 /// Decides whether a name in the inbox is complete: nobody holds it open for
 /// writing (a read lease can be taken), or, where the kernel refuses leases, its
@@ -45,19 +42,20 @@ struct CompletionCheck {
                 return error.errno == .noEntry ? .vanished : .writerActive
             }
             defer { fd.close() }
-            if airlock_take_read_lease(fd.rawValue) == 0 {
-                _ = airlock_release_lease(fd.rawValue)
+            do {
+                try fd.takeReadLease()
+                fd.releaseLease()
                 leasesWork = true
                 return .ready
-            }
-            let error = Errno.current
-            if error == .wouldBlock { leasesWork = true; return .writerActive }
-            if error == .permissionDenied || error == .invalidArgument {
+            } catch where error.errno == .wouldBlock {
+                leasesWork = true
+                return .writerActive
+            } catch where error.errno == .permissionDenied || error.errno == .invalidArgument {
                 if leasesWork == nil {
-                    log("the kernel refuses read leases here (\(error)); a drop is taken once its size and times stand still for the settle interval")
+                    log("the kernel refuses read leases here (\(error.errno)); a drop is taken once its size and times stand still for the settle interval")
                 }
                 leasesWork = false
-            } else {
+            } catch {
                 return .writerActive
             }
         }
