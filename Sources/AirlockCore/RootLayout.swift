@@ -123,20 +123,25 @@ public struct RootLayout {
         if (try? FileStatus(path: configPath)) != nil {
             _ = try Configuration.load(path: configPath)
         } else {
-            var configuration = Configuration()
-            configuration.root = URL(fileURLWithPath: path).standardizedFileURL.path
-            do throws(SystemError) {
-                // 0666 narrowed by the umask, as any new file the operator makes.
-                try FileDescriptor.openDirectory(path: path).closeAfter { (root) throws(SystemError) in
-                    try root.replaceAtomically(Array("airlock.json".utf8), with: Array(configuration.rendered().utf8),
-                                               temporary: Array(".airlock.json.tmp".utf8), .init(mode: 0o666))
-                }
-            } catch {
-                throw ConfigurationError("\(configPath): cannot write: \(error)")
-            }
+            try writeDefaultConfiguration(root: path)
             created.append("airlock.json")
         }
         return created
+    }
+
+    /// Writes airlock.json with every default spelled out, atomically, 0666 narrowed
+    /// by the umask as any new file the operator makes.
+    private static func writeDefaultConfiguration(root path: String) throws(ConfigurationError) {
+        var configuration = Configuration()
+        configuration.root = URL(fileURLWithPath: path).standardizedFileURL.path
+        do throws(SystemError) {
+            try FileDescriptor.openDirectory(path: path).closeAfter { (root) throws(SystemError) in
+                try root.replaceAtomically(Array("airlock.json".utf8), with: Array(configuration.rendered().utf8),
+                                           temporary: Array(".airlock.json.tmp".utf8), .init(mode: 0o666))
+            }
+        } catch {
+            throw ConfigurationError("\(path)/airlock.json: cannot write: \(error)")
+        }
     }
 
     /// Opens the inbox for one pass; nil when it is missing or on another
