@@ -87,12 +87,10 @@ public struct DecoderConfinementState: Sendable, Equatable {
         json.add("landlock_abi", Int64(seen.landlockABI))
         if !seen.problems.isEmpty { json.add("confinement_problems", seen.problems) }
         json.add("required", seen.required ? 1 : 0)
-        let temporary = Array("\(fileName).tmp".utf8)
-        try state.removeTree(temporary)
-        try state.open(temporary, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600).closeAfter { (fd) throws(SystemError) in
-            try fd.writeAll(Array((json.text + "\n").utf8))
-        }
-        try state.rename(temporary, to: state, Array(fileName.utf8))
+        // Not the directory's fsync: a power cut that loses the new name leaves the
+        // previous state, which the next decoder's report corrects.
+        try state.replaceAtomically(Array(fileName.utf8), with: Array((json.text + "\n").utf8),
+                                    temporary: Array("\(fileName).tmp".utf8), AtomicWriteOptions(mode: 0o600, syncsDirectory: false))
     }
 
     /// What the supervisor of this root last recorded; nil when nothing was.

@@ -1,8 +1,5 @@
 import AirlockSystem
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `airlock doctor`: what confinement the kernel grants a decoder child here,
 /// found by starting one in probe mode (it confines itself exactly as for a
@@ -30,9 +27,7 @@ public struct Doctor {
     var decoderExecutable: String { decoderDirectory + "/" + DropFormat.archive(.zip).program }
 
     public func probe() throws(SystemError) -> Findings {
-        let nothing = FileDescriptor(rawValue: try retrying("open", Array("/dev/null".utf8)) {
-            open("/dev/null", O_RDONLY | O_CLOEXEC)
-        })
+        let nothing = try FileDescriptor.open(path: "/dev/null", [.readOnly])
         defer { nothing.close() }
         let decoder = DecoderProcess(executable: decoderExecutable, timeoutSeconds: 30)
         let run = try decoder.run(arguments: ["--probe"] + configuration.decoderLimits.arguments, drop: nothing, staging: nil)
@@ -40,7 +35,7 @@ public struct Doctor {
               let object = (try? JSONSerialization.jsonObject(with: Data(run.output))) as? [String: Any],
               object["verdict"] as? String == "probe",
               let confinement = DecoderConfinementState(object, required: configuration.decoderConfinementRequired) else {
-            throw SystemError("probe", Array(decoderExecutable.utf8), Errno(rawValue: EPROTO))
+            throw SystemError("probe", Array(decoderExecutable.utf8), .protocolError)
         }
         func number(_ key: String) -> Int64 { (object[key] as? NSNumber)?.int64Value ?? 0 }
         return Findings(

@@ -42,22 +42,20 @@ struct CompletionCheck {
                 return error.errno == .noEntry ? .vanished : .writerActive
             }
             defer { fd.close() }
-            let error: Errno
             do {
                 try fd.takeReadLease()
                 fd.releaseLease()
                 leasesWork = true
                 return .ready
-            } catch let failure {
-                error = failure.errno
-            }
-            if error == .wouldBlock { leasesWork = true; return .writerActive }
-            if error == .permissionDenied || error == .invalidArgument {
+            } catch where error.errno == .wouldBlock {
+                leasesWork = true
+                return .writerActive
+            } catch where error.errno == .permissionDenied || error.errno == .invalidArgument {
                 if leasesWork == nil {
-                    log("the kernel refuses read leases here (\(error)); a drop is taken once its size and times stand still for the settle interval")
+                    log("the kernel refuses read leases here (\(error.errno)); a drop is taken once its size and times stand still for the settle interval")
                 }
                 leasesWork = false
-            } else {
+            } catch {
                 return .writerActive
             }
         }
