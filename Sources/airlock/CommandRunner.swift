@@ -3,9 +3,6 @@ import AirlockPolicy
 import AirlockSystem
 import AirlockWatcher
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// sysexits(3) statuses.
 enum ExitStatus {
@@ -204,7 +201,7 @@ enum CommandRunner {
 
     static func configurationBeside(_ root: String) throws(ConfigurationError) -> Configuration {
         let path = root + "/airlock.json"
-        guard FileManager.default.fileExists(atPath: path) else { return Configuration() }
+        guard (try? FileStatus(path: path)) != nil else { return Configuration() }
         return try Configuration.load(path: path)
     }
 
@@ -269,7 +266,7 @@ enum CommandRunner {
         }
         defer { withExtendedLifetime(lock) {} }
         let intake = Intake(layout: layout, configuration: configuration, decoderDirectory: decoder, log: log)
-        intake.showsProgress = isatty(1) == 1
+        intake.showsProgress = FileDescriptor(rawValue: 1).isTerminal
         let counter = DeferredCounter()
         let report: @Sendable (DropOutcome) -> Void = { outcome in
             events.emit(outcome.eventLine)
@@ -319,7 +316,7 @@ enum CommandRunner {
         let status: Int32
         do {
             var inspection = Inspection(configuration: configuration, decoderDirectory: decoder)
-            inspection.showsProgress = isatty(1) == 1
+            inspection.showsProgress = FileDescriptor(rawValue: 1).isTerminal
             switch try inspection.inspect(path: file) {
             case .accepted(let format, let files, let bytes):
                 json.add("verdict", "accepted")
