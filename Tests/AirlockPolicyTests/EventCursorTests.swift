@@ -71,7 +71,7 @@ struct EventCursorTests {
     func olderCursor() throws {
         let state = try StateDirectory()
         // A journal written before generations: no table, no recorded generation.
-        FileManager.default.createFile(atPath: state.path + "/journal.jsonl", contents: nil)
+        #expect(FileManager.default.createFile(atPath: state.path + "/journal.jsonl", contents: nil))
         for number in 0..<3 {
             let entry = JournalEntry(time: timestamp(), record: .claimed(.init(drop: .init(id: "old-\(number)", drop: "x.zip"))))
             try state.appendRaw(Array((entry.line + "\n").utf8))
