@@ -186,6 +186,7 @@ public final class Intake: @unchecked Sendable {
                 return .rejected(notRegular(opened))
             }
             context.size = opened.size
+            if let change = claim.change(since: opened) { journalClaimed(claim, context); return .rejected(change) }
             // Size first (the policy's limit, or the keyed one once the first bytes
             // name the format): nothing reads a drop whose size already rejects it.
             let identified = try Intake.identify(drop, size: opened.size, configuration: configuration)

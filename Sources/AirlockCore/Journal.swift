@@ -62,13 +62,13 @@ public struct Journal: Sendable {
 
     private func appendLocked(_ record: JournalRecord) throws(SystemError) {
         let line = Array((JournalEntry(time: timestamp(), record: record).line + "\n").utf8)
-        var file = try state.open(Journal.current, [.readWrite, .append, .create, .noFollow], mode: 0o600)
+        var file = try openCurrent()
         defer { file.close() }
         let size = try file.status().size
         if size > 0 && size + Int64(line.count) > maxBytes {
             file.close()
             try rotate()
-            file = try state.open(Journal.current, [.readWrite, .append, .create, .noFollow], mode: 0o600)
+            file = try openCurrent()
         }
         // A crash mid-append leaves a torn last line: start on a fresh one so the
         // torn fragment does not swallow this record too.
@@ -81,6 +81,34 @@ public struct Journal: Sendable {
         }
         try file.writeAll(last == 0x0A ? line : [0x0A] + line)
         try file.sync()
+    }
+
+    /// Opens `journal.jsonl` for appending, creating it with the next generation
+    /// when there is none (see JournalGenerations).
+    private func openCurrent() throws(SystemError) -> FileDescriptor {
+        do {
+            return try state.open(Journal.current, [.readWrite, .append, .noFollow])
+        } catch where error.errno == .noEntry {
+            try createCurrent()
+            return try state.open(Journal.current, [.readWrite, .append, .noFollow])
+        }
+    }
+
+    /// Creates an empty `journal.jsonl` whose generation is recorded before the name
+    /// exists, so no reader ever sees the file without its generation.
+    private func createCurrent() throws(SystemError) {
+        let generations = JournalGenerations(state: state)
+        // A file left by a crash between its creation and its rename holds no record.
+        try? state.unlink(JournalGenerations.newFileName)
+        let inode = try state.open(JournalGenerations.newFileName, [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
+            .closeAfter { (fd) throws(SystemError) in try fd.status().inode }
+        var kept: Set<UInt64> = [inode]
+        for index in 1...keep {
+            if let status = try? state.status(of: Journal.rotated(index)) { kept.insert(status.inode) }
+        }
+        try generations.record(inode, kept: kept)
+        try state.rename(JournalGenerations.newFileName, to: state, Journal.current)
+        try state.sync()
     }
 
     /// Scans the kept files, oldest first; only the lines that mention `id` are
