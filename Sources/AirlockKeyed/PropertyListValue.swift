@@ -35,7 +35,7 @@ package enum PropertyListValue: Equatable {
     /// The value of what `PropertyListSerialization` returned.
     package init(_ object: Any) {
         if let number = object as? NSNumber {
-            self = PropertyListValue(number: number, object)
+            self = PropertyListValue(number: number)
         } else if let text = object as? String {
             self = .string(text)
         } else if let bytes = object as? Data {
@@ -55,17 +55,18 @@ package enum PropertyListValue: Equatable {
 
     /// Booleans and numbers both bridge to NSNumber (and `is Bool` holds for both on
     /// Linux): a boolean is the one whose ObjC type is "c". A real is "d" or "f";
-    /// every other number is an integer.
-    private init(number: NSNumber, _ object: Any) {
+    /// every other number is an integer, and only an unsigned one ("Q", which
+    /// Foundation reports only above `Int64.max`) can fail to fit an `Int`. Read
+    /// this way rather than with `as? Int`, which costs a bridging cast for each of
+    /// the up to a million numbers a list can hold.
+    private init(number: NSNumber) {
         switch String(cString: number.objCType) {
         case "c": self = .boolean(number.boolValue)
         case "d", "f": self = .real(number.doubleValue)
-        default:
-            if let value = object as? Int {
-                self = .integer(value)
-            } else {
-                self = .largeInteger(number.uint64Value)
-            }
+        case "Q", "L", "I", "S", "C":
+            let value = number.uint64Value
+            self = value <= UInt64(Int.max) ? .integer(Int(value)) : .largeInteger(value)
+        default: self = .integer(number.intValue)
         }
     }
 

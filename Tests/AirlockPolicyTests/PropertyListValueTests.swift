@@ -63,6 +63,19 @@ struct PropertyListValueTests {
         #expect(PropertyListValue(try Self.read("<integer>18446744073709551615</integer>")).integerValue == nil)
     }
 
+    @Test("an integer is an Int exactly when Foundation's as? Int says so, at every width's edges", arguments: formats)
+    func integerAsInt(_ format: PropertyListSerialization.PropertyListFormat) throws {
+        let edges = ["0", "1", "-1", "127", "128", "255", "256", "32767", "32768", "65535", "65536", "-32769", "2147483647",
+                     "2147483648", "4294967295", "4294967296", "-2147483649", "9223372036854775807", "-9223372036854775808",
+                     "9223372036854775808", "18446744073709551615"]
+        for text in edges {
+            let read = try Self.read("<integer>\(text)</integer>", format: format)
+            let value = PropertyListValue(read)
+            #expect(value.integerValue == read as? Int, "\(text)")
+            if read as? Int == nil { #expect(value == .largeInteger(UInt64(text)!), "\(text)") }
+        }
+    }
+
     @Test("a UID object, from either reader, is a reference with its index", arguments: formats)
     func uid(_ format: PropertyListSerialization.PropertyListFormat) throws {
         let value = PropertyListValue(try Self.read("<array><dict><key>CF$UID</key><integer>42</integer></dict></array>", format: format))
