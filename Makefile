@@ -69,8 +69,9 @@ bench-quick: deps
 
 # Regenerates fixtures/keyed/: the Foundation-made samples, then the hand-built ones and the manifest.
 keyed-fixtures:
-	swiftc fixtures/keyed/generator/main.swift Sources/AirlockKeyed/ArchivedMemo.swift \
-		Sources/AirlockKeyed/StableArchive.swift -o .build/keyed-samples
+	swiftc -package-name airlock fixtures/keyed/generator/main.swift Sources/AirlockKeyed/ArchivedMemo.swift \
+		Sources/AirlockKeyed/StableArchive.swift Sources/AirlockKeyed/PropertyListValue.swift \
+		Sources/AirlockKeyed/PropertyListWriting.swift -o .build/keyed-samples
 	SWIFT_DETERMINISTIC_HASHING=1 .build/keyed-samples fixtures/keyed
 	python3 fixtures/keyed/make_hostile.py
 
