@@ -3,7 +3,6 @@ import AirlockPolicy
 import AirlockSystem
 import Dispatch
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +13,11 @@ import Glibc
 /// decoder child). Claimed drops wait in a bounded queue; beyond it, drops simply
 /// wait in the inbox, so 10,000 drops at once cost names in memory, not
 /// descriptors or processes.
-public final class Daemon: @unchecked Sendable {
+///
+/// Only the dispatcher thread touches the daemon; the watch thread, the workers
+/// and the signal handlers reach it through Sendable parts: the watch's and the
+/// pool's queues, the signal flags and the wake-up pipe.
+public final class Daemon {
     public struct Setup {
         public var rootPath: String
         /// The file SIGHUP re-reads (nil: defaults, nothing to reload).
@@ -43,9 +46,7 @@ public final class Daemon: @unchecked Sendable {
     private var runLock: RunLock?
 
     private var configuration: Configuration
-    private var pool: WorkerPool!
-    /// Filled by the watch thread, emptied by the dispatcher.
-    private let watchEvents = Mutex<[InboxWatch.Event]>([])
+    private let pool: WorkerPool<Intake>
 
     // Stop and reload, asked for by signals.
     private let signals = SignalRequests()
@@ -79,10 +80,11 @@ public final class Daemon: @unchecked Sendable {
         let intake = Intake(layout: layout, configuration: setup.configuration,
                             decoderDirectory: setup.decoderDirectory, log: log, children: children)
         let events = self.events
-        self.pool = WorkerPool(intake: intake, reported: { outcome in
+        let wake = self.wake
+        self.pool = WorkerPool(intake, reported: { outcome in
             events.emit(outcome.eventLine)
             log.info(outcome.logLine)
-        }, wake: { [unowned self] in signalWake() })
+        }, collect: { Daemon.signalWake(wake.write) })
     }
 
     // MARK: Running
@@ -100,12 +102,9 @@ public final class Daemon: @unchecked Sendable {
             log.error("cannot take the run lock: \(error)")
             return 74
         }
-        signals.install { [unowned self] in signalWake() }
+        signals.install { [wake] in Daemon.signalWake(wake.write) }
         do {
-            watch = try InboxWatch(path: setup.rootPath + "/inbox") { [self] event in
-                watchEvents.withLock { $0.append(event) }
-                signalWake()
-            }
+            watch = try InboxWatch(path: setup.rootPath + "/inbox") { [wake] in Daemon.signalWake(wake.write) }
         } catch {
             log.error("\(error)")
             return 74
@@ -134,11 +133,7 @@ public final class Daemon: @unchecked Sendable {
 
     private func step() {
         let now = monotonicNanoseconds()
-        let arrived = watchEvents.withLock { events in
-            defer { events.removeAll() }
-            return events
-        }
-        for event in arrived {
+        for event in watch.takeEvents() {
             switch event {
             case .name(let name, let renamed):
                 if inboxPresent && !Intake.isTemporaryName(name, configuration) { inbox.noteEvent(name, renamed: renamed, now: now) }
@@ -323,9 +318,9 @@ public final class Daemon: @unchecked Sendable {
         drainWake()
     }
 
-    private func signalWake() {
+    private static func signalWake(_ pipe: FileDescriptor) {
         var byte: UInt8 = 1
-        _ = Glibc.write(wake.write.rawValue, &byte, 1)  // a full pipe already means "wake up"
+        _ = Glibc.write(pipe.rawValue, &byte, 1)  // a full pipe already means "wake up"
     }
 
     private func drainWake() {
