@@ -126,11 +126,8 @@ public enum ContentTypes {
 
     /// The verdict of a child that could not load its database: the supervisor
     /// defers the drop, for nothing about it has been judged.
-    public static func unavailable(_ error: ContentTypeError) -> JSONObjectWriter {
-        var json = JSONObjectWriter()
-        json.add("verdict", "unavailable")
-        json.add("detail", error.description)
-        return json
+    public static func unavailable(_ error: ContentTypeError) -> VerdictMessage {
+        VerdictMessage(.unavailable(detail: error.description))
     }
 
     /// Runs `scan` into `sink`, through a typing sink when there is a detector.

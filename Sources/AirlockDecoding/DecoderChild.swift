@@ -46,32 +46,30 @@ public enum DecoderChild {
         // Faults are for drops: the start-up probe of `airlock run` must not hang on one.
         if !request.probe { TestFaults.inject(request) }
         #endif
-        var json: JSONObjectWriter
+        var message: VerdictMessage
         if request.probe {
-            json = JSONObjectWriter()
-            json.add("verdict", "probe")
-            json.add("confine_microseconds", confineMicroseconds)
-            for (key, value) in request.limits.arguments.filter({ $0.hasPrefix("--limit-") }).map(splitLimit) { json.add(key, value) }
-            json.add("confinement", request.limits.requiresConfinement ? "required" : "best-effort")
+            let limits = request.limits
+            message = VerdictMessage(.probe(VerdictMessage.Probe(
+                confineMicroseconds: confineMicroseconds, addressSpaceBytes: limits.addressSpaceBytes, cpuSeconds: limits.cpuSeconds,
+                openFiles: limits.openFiles, fileSizeBytes: limits.fileSizeBytes,
+                confinement: limits.requiresConfinement ? "required" : "best-effort")))
         } else if request.limits.requiresConfinement && confinement.isRefused {
-            json = unconfined(confinement)
+            message = unconfined(confinement)
         } else {
-            json = decode(request)
+            message = decode(request)
         }
-        return report(&json, confinement, program: "airlock-decoder")
+        return report(&message, confinement, program: "airlock-decoder")
     }
 
     /// Adds what confinement was granted to a verdict and writes it to the result
     /// pipe; the child's exit status.
-    public static func report(_ json: inout JSONObjectWriter, _ confinement: ConfinementReport, program: String) -> Int32 {
-        json.add("landlock_abi", Int64(confinement.landlockABI))
-        json.add("landlock", confinement.landlock ? 1 : 0)
-        json.add("seccomp", confinement.seccomp ? 1 : 0)
-        json.add("landlock_state", confinement.landlockState.rawValue)
-        json.add("seccomp_state", confinement.seccompState.rawValue)
-        if !confinement.problems.isEmpty { json.add("confinement_problems", confinement.problems.joined(separator: "; ")) }
+    public static func report(_ message: inout VerdictMessage, _ confinement: ConfinementReport, program: String) -> Int32 {
+        message.confinement = VerdictMessage.ConfinementFields(
+            landlockABI: Int64(confinement.landlockABI), landlockState: confinement.landlockState.rawValue,
+            seccompState: confinement.seccompState.rawValue,
+            problems: confinement.problems.isEmpty ? nil : confinement.problems.joined(separator: "; "))
         do {
-            try Confinement.resultDescriptor.writeAll(Array(json.text.utf8))
+            try Confinement.resultDescriptor.writeAll(Array(message.jsonText.utf8))
         } catch {
             printError("\(program): cannot report: \(error)")
             return 71
@@ -81,19 +79,11 @@ public enum DecoderChild {
 
     /// The verdict of a child that may not decode: the kernel offers a mechanism
     /// that something refused, and confinement is required. The drop is not read.
-    public static func unconfined(_ confinement: ConfinementReport) -> JSONObjectWriter {
-        var json = JSONObjectWriter()
-        json.add("verdict", "unconfined")
-        json.add("detail", confinement.problems.joined(separator: "; "))
-        return json
+    public static func unconfined(_ confinement: ConfinementReport) -> VerdictMessage {
+        VerdictMessage(.unconfined(detail: confinement.problems.joined(separator: "; ")))
     }
 
-    private static func splitLimit(_ argument: String) -> (String, Int64) {
-        let parts = argument.dropFirst(2).split(separator: "=")
-        return (String(parts[0].map { $0 == "-" ? "_" : $0 }), Int64(parts[1]) ?? 0)
-    }
-
-    static func decode(_ request: Request) -> JSONObjectWriter {
+    static func decode(_ request: Request) -> VerdictMessage {
         let detector: ContentTypeDetector?
         switch request.detector {
         case .failure(let error): return ContentTypes.unavailable(error)
@@ -119,41 +109,27 @@ public enum DecoderChild {
             (outcome, types) = ContentTypes.scan(&scan, into: writer, detector: detector)
         }
         if let error = outcome.systemError { return failure(error, while: outcome.failedWhile) }
-        var json = JSONObjectWriter()
-        if let types { json.add("types", strings: types) }
-        if let violation = outcome.findings.worst {
-            json.add("verdict", "rejected")
-            json.add("reason", violation.reason.rawValue)
-            json.add("detail", violation.detail)
-            if let entry = violation.entry { json.add("entry", EscapedName(entry).text) }
-            if let other = violation.other { json.add("other_entry", EscapedName(other).text) }
-            if let index = violation.index { json.add("index", Int64(index)) }
-        } else {
-            json.add("verdict", "accepted")
-            json.add("files", outcome.files)
-            json.add("directories", outcome.directories)
+        let detected = types?.map { DetectedType(entry: $0.0, type: $0.1) }
+        guard let violation = outcome.findings.worst else {
+            return VerdictMessage(.accepted(VerdictMessage.Accepted(files: outcome.files, directories: outcome.directories,
+                                                                    entries: Int64(outcome.entries), bytesWritten: outcome.bytesWritten)),
+                                  types: detected)
         }
-        json.add("entries", Int64(outcome.entries))
-        json.add("bytes_written", outcome.bytesWritten)
-        return json
+        return VerdictMessage(.rejected(VerdictMessage.Rejected(
+            reason: violation.reason.rawValue, detail: violation.detail, entry: violation.entry.map { EscapedName($0).text },
+            otherEntry: violation.other.map { EscapedName($0).text }, index: violation.index.map(Int64.init),
+            entries: Int64(outcome.entries), bytesWritten: outcome.bytesWritten)), types: detected)
     }
 
     /// The verdict for a failed system call: `stage` tells the supervisor whether
     /// the drop could not be read or staging could not be written.
-    public static func failure(_ error: SystemError, while stage: SystemFailureStage = .writingStaging) -> JSONObjectWriter {
-        var json = JSONObjectWriter()
+    public static func failure(_ error: SystemError, while stage: SystemFailureStage = .writingStaging) -> VerdictMessage {
         if error.errno == .fileTooLarge {
             // The kernel's RLIMIT_FSIZE stopped a write our own count should have stopped first.
-            json.add("verdict", "rejected")
-            json.add("reason", Reason.fileTooLarge.rawValue)
-            json.add("detail", "the kernel refused a write past the file-size limit: \(error)")
-            return json
+            return VerdictMessage(.rejected(VerdictMessage.Rejected(
+                reason: Reason.fileTooLarge.rawValue, detail: "the kernel refused a write past the file-size limit: \(error)")))
         }
-        json.add("verdict", "error")
-        json.add("stage", stage.rawValue)
-        json.add("errno", Int64(error.errno.rawValue))
-        json.add("detail", error.description)
-        return json
+        return VerdictMessage(.failed(VerdictMessage.Failed(stage: stage.rawValue, errno: error.errno.rawValue, detail: error.description)))
     }
 
     public static func printError(_ text: String) {
@@ -259,9 +235,9 @@ enum TestFaults {
                 let n = write(fd, &chunk, chunk.count)
                 if n < 0 {
                     report(value, errno)
-                    var json = DecoderChild.failure(SystemError("write", Array("big".utf8), Errno.current))
-                    json.add("bytes_written", written)
-                    try? Confinement.resultDescriptor.writeAll(Array(json.text.utf8))
+                    var message = DecoderChild.failure(SystemError("write", Array("big".utf8), Errno.current))
+                    message.noteBytesWritten(written)
+                    try? Confinement.resultDescriptor.writeAll(Array(message.jsonText.utf8))
                     exit(0)
                 }
                 written += Int64(n)

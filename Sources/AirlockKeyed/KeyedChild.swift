@@ -33,16 +33,16 @@ public enum KeyedChild {
         if let fault = getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }), fault == "abort" { abort() }
         if getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }) == "drop-eio" { DropFile.failEveryRead() }
         #endif
-        var json: JSONObjectWriter
+        var message: VerdictMessage
         if limits.requiresConfinement && confinement.isRefused {
-            json = DecoderChild.unconfined(confinement)
+            message = DecoderChild.unconfined(confinement)
         } else {
             switch detector {
-            case .failure(let error): json = ContentTypes.unavailable(error)
-            case .success(let detector): json = run(settings: settings, policy: policy, inspect: inspect, detector: detector)
+            case .failure(let error): message = ContentTypes.unavailable(error)
+            case .success(let detector): message = run(settings: settings, policy: policy, inspect: inspect, detector: detector)
             }
         }
-        return DecoderChild.report(&json, confinement, program: "airlock-keyed-decoder")
+        return DecoderChild.report(&message, confinement, program: "airlock-keyed-decoder")
     }
 
     private static func usage() -> Int32 {
@@ -51,7 +51,7 @@ public enum KeyedChild {
     }
 
     /// - Parameter inspect: decode and render, but write nothing.
-    static func run(settings: KeyedSettings, policy: Policy, inspect: Bool, detector: ContentTypeDetector? = nil) -> JSONObjectWriter {
+    static func run(settings: KeyedSettings, policy: Policy, inspect: Bool, detector: ContentTypeDetector? = nil) -> VerdictMessage {
         let drop = Confinement.dropDescriptor
         let bytes: [UInt8]
         do {
@@ -74,14 +74,12 @@ public enum KeyedChild {
             memos = list
             asArray = true
         }
-        var files: [(String, Data)] = []
+        let files: [(String, Data)]
         do {
-            let rendered = try MemoRendering.render(memos, asArray: asArray)
-            files.append((MemoRendering.fileName(forArray: asArray), rendered))
+            files = try renderedFiles(memos, asArray: asArray, original: settings.keepOriginal ? bytes : nil)
         } catch {
             return rejected(.invalidField, "the record cannot be rendered as JSON: \(error)")
         }
-        if settings.keepOriginal { files.append(("original.plist", Data(bytes))) }
         // Judged on the rendered bytes before anything is written, by inspect and run alike.
         var quota = RenderQuota(policy: policy)
         for (name, data) in files {
@@ -101,11 +99,7 @@ public enum KeyedChild {
         }
         let written: Int64
         do {
-            written = try write(files, policy: policy)
-            // Read back what was written and compare it with what was decoded.
-            let name = Array(MemoRendering.fileName(forArray: asArray).utf8)
-            let back = try readBack(name, limit: files[0].1.count + 1)
-            try MemoRendering.verify(Data(back), memos, asArray: asArray)
+            written = try writeAndVerify(files, memos, asArray: asArray, policy: policy)
         } catch let error as SystemError {
             return DecoderChild.failure(error)
         } catch {
@@ -114,15 +108,9 @@ public enum KeyedChild {
         return accepted(files: files.count, bytes: written, memos: memos.count, types: types)
     }
 
-    private static func accepted(files: Int, bytes: Int64, memos: Int, types: [(String, String)]?) -> JSONObjectWriter {
-        var json = JSONObjectWriter()
-        if let types { json.add("types", strings: types) }
-        json.add("verdict", "accepted")
-        json.add("files", Int64(files))
-        json.add("directories", 0)
-        json.add("entries", Int64(memos))
-        json.add("bytes_written", bytes)
-        return json
+    private static func accepted(files: Int, bytes: Int64, memos: Int, types: [(String, String)]?) -> VerdictMessage {
+        VerdictMessage(.accepted(VerdictMessage.Accepted(files: Int64(files), directories: 0, entries: Int64(memos), bytesWritten: bytes)),
+                       types: types?.map { DetectedType(entry: $0.0, type: $0.1) })
     }
 
     /// Writes each file into staging with the staging writer; the bytes written.
@@ -144,19 +132,33 @@ public enum KeyedChild {
         return written
     }
 
+    /// The files a keyed drop lands as: the rendered record, then the original
+    /// archive when it is kept.
+    private static func renderedFiles(_ memos: [ArchivedMemoValue], asArray: Bool, original: [UInt8]?) throws -> [(String, Data)] {
+        var files = [(MemoRendering.fileName(forArray: asArray), try MemoRendering.render(memos, asArray: asArray))]
+        if let original { files.append(("original.plist", Data(original))) }
+        return files
+    }
+
+    /// Writes `files` into staging, then reads the record back and compares it
+    /// with what was decoded; the bytes written.
+    private static func writeAndVerify(_ files: [(String, Data)], _ memos: [ArchivedMemoValue], asArray: Bool,
+                                       policy: Policy) throws -> Int64 {
+        let written = try write(files, policy: policy)
+        let name = Array(MemoRendering.fileName(forArray: asArray).utf8)
+        let back = try readBack(name, limit: files[0].1.count + 1)
+        try MemoRendering.verify(Data(back), memos, asArray: asArray)
+        return written
+    }
+
     private static func readBack(_ name: [UInt8], limit: Int) throws(SystemError) -> [UInt8] {
         let fd = try Confinement.stagingDescriptor.open(name, O_RDONLY | O_NOFOLLOW)
         defer { fd.close() }
         return try fd.readAll(limit: limit)
     }
 
-    private static func rejected(_ reason: Reason, _ detail: String, entry: [UInt8]? = nil) -> JSONObjectWriter {
-        var json = JSONObjectWriter()
-        json.add("verdict", "rejected")
-        json.add("reason", reason.rawValue)
-        json.add("detail", detail)
-        if let entry { json.add("entry", EscapedName(entry).text) }
-        json.add("bytes_written", 0)
-        return json
+    private static func rejected(_ reason: Reason, _ detail: String, entry: [UInt8]? = nil) -> VerdictMessage {
+        VerdictMessage(.rejected(VerdictMessage.Rejected(reason: reason.rawValue, detail: detail, entry: entry.map { EscapedName($0).text },
+                                                         bytesWritten: 0)))
     }
 }
