@@ -12,9 +12,9 @@ extension Intake: DropProcessor {}
 /// both use it. Claimed drops wait in a queue the caller keeps bounded; when a
 /// dispatcher collects them, outcomes wait in `finished` until it does.
 ///
-/// Threads of its own, not dispatch's: `concurrentPerform` runs no more threads
-/// than there are cores, and `watch.workers` may ask for more, since a worker
-/// spends its time waiting on a decoder child rather than computing.
+/// Threads of its own, not dispatch's: dispatch runs no more of its threads at
+/// once than there are cores, and `watch.workers` may ask for more, since a
+/// worker spends its time waiting on a decoder child rather than computing.
 public final class WorkerPool<Processor: DropProcessor>: Sendable {
     private struct State: Sendable {
         var current: Processor
