@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a worker does with a claimed drop: the intake, or a stand-in in tests.
-public protocol DropProcessor: Sendable {
+package protocol DropProcessor: Sendable {
     func process(_ ticket: ClaimTicket) -> DropOutcome
 }
 
@@ -15,7 +15,7 @@ extension Intake: DropProcessor {}
 /// Threads of its own, not dispatch's: dispatch runs no more of its threads at
 /// once than there are cores, and `watch.workers` may ask for more, since a
 /// worker spends its time waiting on a decoder child rather than computing.
-public final class WorkerPool<Processor: DropProcessor>: Sendable {
+package final class WorkerPool<Processor: DropProcessor>: Sendable {
     private struct State: Sendable {
         var current: Processor
         var queue: [ClaimTicket] = []
@@ -35,14 +35,14 @@ public final class WorkerPool<Processor: DropProcessor>: Sendable {
     /// wakes to collect it; nil when nobody collects, and nothing is kept.
     private let collect: (@Sendable () -> Void)?
 
-    public init(_ processor: Processor, reported: @escaping @Sendable (DropOutcome) -> Void,
+    package init(_ processor: Processor, reported: @escaping @Sendable (DropOutcome) -> Void,
                 collect: (@Sendable () -> Void)? = nil) {
         self.state = Monitor(State(current: processor))
         self.reported = reported
         self.collect = collect
     }
 
-    public func start(_ count: Int) {
+    package func start(_ count: Int) {
         for _ in 0..<count {
             state.withLock { $0.workers += 1 }
             let thread = Thread { [self] in work() }
@@ -52,29 +52,29 @@ public final class WorkerPool<Processor: DropProcessor>: Sendable {
     }
 
     /// The processor the next drops go through (the intake, after a reload).
-    public func replaceIntake(_ replacement: Processor) {
+    package func replaceIntake(_ replacement: Processor) {
         state.withLock { $0.current = replacement }
     }
 
     /// The processor in force, for the dispatcher's claims and recovery.
-    public var intake: Processor {
+    package var intake: Processor {
         state.read { $0.current }
     }
 
-    public func enqueue(_ tickets: [ClaimTicket]) {
+    package func enqueue(_ tickets: [ClaimTicket]) {
         guard !tickets.isEmpty else { return }
         state.withLock { $0.queue.append(contentsOf: tickets) }
     }
 
-    public var queued: Int {
+    package var queued: Int {
         state.read { $0.queued }
     }
 
-    public var inFlight: Int {
+    package var inFlight: Int {
         state.read { $0.running }
     }
 
-    public func takeFinished() -> [DropOutcome] {
+    package func takeFinished() -> [DropOutcome] {
         state.withLock { state in
             defer { state.finished.removeAll() }
             return state.finished
@@ -82,7 +82,7 @@ public final class WorkerPool<Processor: DropProcessor>: Sendable {
     }
 
     /// Stops handing out drops; returns how many queued drops were left claimed.
-    public func stop() -> Int {
+    package func stop() -> Int {
         state.withLock { state in
             state.stopping = true
             let abandoned = state.queued
@@ -93,12 +93,12 @@ public final class WorkerPool<Processor: DropProcessor>: Sendable {
     }
 
     /// Waits for every worker to end; false if the deadline came first.
-    public func waitForWorkers(until deadline: Date? = nil) -> Bool {
+    package func waitForWorkers(until deadline: Date? = nil) -> Bool {
         state.withLock(when: { $0.workers == 0 }, until: deadline) { _, ended in ended }
     }
 
     /// Waits until every queued drop has been processed, then ends the workers.
-    public func finish() {
+    package func finish() {
         state.withLock(when: { $0.queued == 0 && $0.running == 0 }) { state, _ in state.stopping = true }
         _ = waitForWorkers()
     }
