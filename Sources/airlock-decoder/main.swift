@@ -1,6 +1,4 @@
 import AirlockDecoding
-#if canImport(Glibc)
-import Glibc
-#endif
+import AirlockSystem
 
-exit(DecoderChild.main(Array(CommandLine.arguments.dropFirst())))
+CurrentProcess.exit(DecoderChild.main(Array(CommandLine.arguments.dropFirst())))

@@ -4,9 +4,6 @@ import AirlockSystem
 import AirlockWatcher
 import Foundation
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// sysexits(3) statuses.
 enum ExitStatus {
@@ -205,7 +202,7 @@ enum CommandRunner {
 
     static func configurationBeside(_ root: String) throws(ConfigurationError) -> Configuration {
         let path = root + "/airlock.json"
-        guard FileManager.default.fileExists(atPath: path) else { return Configuration() }
+        guard (try? FileStatus(path: path)) != nil else { return Configuration() }
         return try Configuration.load(path: path)
     }
 
@@ -282,7 +279,7 @@ enum CommandRunner {
         }
         defer { withExtendedLifetime(lock) {} }
         let intake = Intake(layout: layout, configuration: configuration, decoderDirectory: decoder, log: log,
-                            showsProgress: isatty(1) == 1)
+                            showsProgress: FileDescriptor(rawValue: 1).isTerminal)
         let deferred = Atomic(0)
         let report: @Sendable (DropOutcome) -> Void = { outcome in
             events.emit(outcome.eventLine)
@@ -327,7 +324,7 @@ enum CommandRunner {
         let status: Int32
         do {
             var inspection = Inspection(configuration: configuration, decoderDirectory: decoder)
-            inspection.showsProgress = isatty(1) == 1
+            inspection.showsProgress = FileDescriptor(rawValue: 1).isTerminal
             switch try inspection.inspect(path: file) {
             case .accepted(let format, let files, let bytes):
                 json.add("verdict", "accepted")

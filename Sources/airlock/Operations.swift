@@ -2,9 +2,6 @@ import AirlockCore
 import AirlockPolicy
 import AirlockSystem
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The operator's commands: quarantine list/show/release/purge, history, status.
 enum Operations {
