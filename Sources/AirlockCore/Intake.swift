@@ -153,35 +153,51 @@ public final class Intake: Sendable {
         var decoderMaxRSSKiB: Int64?
     }
 
-    /// Decides and, for an accepted drop, commits. Rejections are returned for the caller to quarantine.
-    private func decide(_ claim: Claim, _ context: inout ReportContext) -> DropOutcome.Verdict {
+    /// A claimed drop opened for reading, or the verdict that ended it first.
+    private enum OpenedDrop {
+        /// The descriptor, and the inode the name had before it was opened.
+        case drop(FileDescriptor, inode: UInt64)
+        case ended(DropOutcome.Verdict)
+    }
+
+    /// The claimed drop, opened once it is known to be one regular file, or the
+    /// verdict that ends it before anything reads it.
+    private func openDrop(_ claim: Claim, _ context: inout ReportContext) -> OpenedDrop {
         let before: FileStatus
         do {
             before = try claim.directory.status(of: Claim.dropFile)
         } catch {
-            return .deferred(detail: "\(error)")
+            return .ended(.deferred(detail: "\(error)"))
         }
         context.uploader = Uploader(uid: before.owner)
         guard before.kind == .regular, before.linkCount == 1 else {
             journalClaimed(claim, context)
-            return .rejected(notRegular(before))
+            return .ended(.rejected(notRegular(before)))
         }
-        let drop: FileDescriptor
         do {
-            drop = try claim.directory.open(Claim.dropFile, [.readOnly, .noFollow, .nonBlocking])
+            return .drop(try claim.directory.open(Claim.dropFile, [.readOnly, .noFollow, .nonBlocking]), inode: before.inode)
         } catch where error.errno == .tooManyLinks {
-            return .rejected(Rejection(.notRegularFile, "the drop was replaced by a symbolic link"))
+            return .ended(.rejected(Rejection(.notRegularFile, "the drop was replaced by a symbolic link")))
         } catch where UnreadableDrop.applies(to: error) {
             context.size = before.size
             journalClaimed(claim, context)
-            return .rejected(UnreadableDrop.rejection(error, before))
+            return .ended(.rejected(UnreadableDrop.rejection(error, before)))
         } catch {
-            return error.errno.isEnvironmental ? .deferred(detail: "\(error)") : .rejected(Rejection(.notRegularFile, "\(error)"))
+            return .ended(error.errno.isEnvironmental ? .deferred(detail: "\(error)") : .rejected(Rejection(.notRegularFile, "\(error)")))
+        }
+    }
+
+    /// Decides and, for an accepted drop, commits. Rejections are returned for the caller to quarantine.
+    private func decide(_ claim: Claim, _ context: inout ReportContext) -> DropOutcome.Verdict {
+        let drop: FileDescriptor, inode: UInt64
+        switch openDrop(claim, &context) {
+        case .drop(let opened, let named): (drop, inode) = (opened, named)
+        case .ended(let verdict): return verdict
         }
         defer { drop.close() }
         do {
             let opened = try drop.status()
-            guard opened.kind == .regular, opened.linkCount == 1, opened.inode == before.inode else {
+            guard opened.kind == .regular, opened.linkCount == 1, opened.inode == inode else {
                 journalClaimed(claim, context)
                 return .rejected(notRegular(opened))
             }
