@@ -1,5 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 #if canImport(Glibc)
 import Glibc
 #endif

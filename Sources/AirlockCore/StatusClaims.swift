@@ -1,4 +1,5 @@
 import AirlockSystem
+import AirlockText
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
-import AirlockDecoding
+import AirlockChild
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
-import AirlockDecoding
+import AirlockArchive
+import AirlockChild
 #if canImport(Glibc)
 import Glibc
 #endif
