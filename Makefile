@@ -38,9 +38,16 @@ run: build
 # The shipped binaries' linking (a release build with the static Swift runtime whose
 # ldd names nothing from the toolchain), then the unit and end-to-end tests.
 test: build
+	$(MAKE) --no-print-directory check-imports
 	$(MAKE) --no-print-directory static-ldd
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+
+# Every import of one of the package's targets is a dependency Package.swift lists,
+# and every dependency listed is imported (part of make test).
+.PHONY: check-imports
+check-imports:
+	python3 scripts/check_imports.py
 
 # Chaos soak, not part of test: producers drop valid and hostile archives into a
 # daemon that is SIGKILLed and restarted at random for SECONDS; then every drop must
