@@ -122,12 +122,24 @@ deploy-deps:
 static: deps
 	$(SWIFT) build -c release --static-swift-stdlib
 
-# Fails if ldd names anything from the Swift toolchain (part of make test).
+# Fails if ldd names anything from the Swift toolchain, or if a program other than
+# airlock-decoder links the archive libraries: libarchive and ISA-L at all (ldd), or
+# liblzma itself (NEEDED in readelf, from binutils, which gcc brings; libmagic and
+# libsystemd load liblzma on their own).
+# Part of make test.
+ARCHIVE_FREE = airlock airlock-keyed-decoder
 static-ldd: static
 	@for p in $(PROGRAMS); do echo "== ldd $$p"; ldd .build/release/$$p; done
 	@if for p in $(PROGRAMS); do ldd .build/release/$$p; done | grep -E 'libswift|libFoundation|_FoundationICU|libdispatch|libBlocksRuntime|/opt/swift|/usr/lib/swift'; then \
 		echo "static-ldd: linked to the Swift toolchain"; exit 1; fi
 	@echo "static-ldd: nothing from the Swift toolchain"
+	@for p in $(ARCHIVE_FREE); do \
+		if ldd .build/release/$$p | grep -E 'libarchive\.so|libisal\.so'; then \
+			echo "static-ldd: $$p links libarchive or ISA-L; only airlock-decoder may (Package.swift: AirlockArchive)"; exit 1; fi; \
+		if readelf -d .build/release/$$p | grep -E 'NEEDED.*\[liblzma\.so'; then \
+			echo "static-ldd: $$p links liblzma itself; only airlock-decoder may (Package.swift: AirlockArchive)"; exit 1; fi; \
+	done
+	@echo "static-ldd: $(ARCHIVE_FREE) link neither libarchive, ISA-L nor liblzma"
 
 # The ldd check, then sizes and start-up times.
 static-check: static-ldd
