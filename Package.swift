@@ -1,28 +1,31 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// One target per concern; every arrow points down, and each target names every
-// module it imports (nothing is reached through another target's imports):
+// One target per concern. Arrows point one way, and each target lists exactly the
+// package targets it imports, nothing reached through another's (make check-imports):
 //
-//   airlock -> AirlockWatcher -> AirlockCore -+-> AirlockChild -> AirlockPolicy -> AirlockText
-//                                             +-> AirlockFormats
-//   airlock-decoder -> AirlockArchive -> AirlockChild, AirlockFormats; libarchive, ISA-L, liblzma
-//   airlock-keyed-decoder -> AirlockKeyed -> AirlockChild
-//   AirlockSystem (the only door to the kernel) -> AirlockText, C shims; used by all but AirlockPolicy,
-//   AirlockFormats and AirlockText, which are pure.
+//   airlock               -> AirlockWatcher -> AirlockCore
+//   airlock-decoder       -> AirlockArchive
+//   airlock-keyed-decoder -> AirlockKeyed
+//   AirlockCore, AirlockArchive, AirlockKeyed -> AirlockChild -> AirlockPolicy, AirlockSystem
+//   AirlockCore, AirlockArchive               -> AirlockFormats
+//   AirlockPolicy -> AirlockText;  AirlockSystem -> AirlockText, CAirlockShims
 //
-// AirlockText: hostile names as bytes (strict UTF-8, one escaping). AirlockPolicy:
-// what an entry may be, judged from values handed to it. AirlockFormats: which
-// archive format a drop is, from its bytes alone. AirlockChild: what every decoder
-// child shares (confinement and limits, the drop reader, the staging writer, type
-// detection, its arguments and verdicts). AirlockArchive: the archive code (the ZIP,
-// tar and 7z readers, libarchive, gzip by ISA-L); only airlock-decoder links it, so
-// airlock and airlock-keyed-decoder link neither libarchive nor ISA-L (make
-// static-ldd checks). AirlockCore: the supervisor's intake, reports and
-// configuration. AirlockWatcher: the daemon around it.
-// AirlockSystem, AirlockPolicy, AirlockFormats, AirlockChild and AirlockArchive do not
-// import Foundation, so the decoder child starts quickly and its behaviour does not
-// depend on Foundation's.
+// AirlockText: hostile names as bytes (strict UTF-8, the one escaping). AirlockPolicy:
+// what an entry may be, judged from the values handed to it. AirlockFormats: which
+// archive format a drop is, from its bytes alone. (These three are pure Swift.)
+// AirlockSystem: typed system calls. AirlockChild: what both decoder children share
+// (confinement and limits, the drop reader, the staging writer, type detection, their
+// arguments and verdicts). AirlockArchive: the archive decoder (the ZIP, tar and 7z
+// readers, libarchive, gzip by ISA-L). AirlockKeyed: the keyed-archive decoder.
+// AirlockCore: the supervisor (intake, reports, configuration). AirlockWatcher: the
+// daemon around it.
+// Libraries: only AirlockArchive links libarchive, ISA-L and liblzma, so airlock and
+// airlock-keyed-decoder do not (make static-ldd checks); AirlockChild links libmagic,
+// which the supervisor's status and doctor use too.
+// AirlockText, AirlockSystem, AirlockPolicy, AirlockFormats, AirlockChild and
+// AirlockArchive do not import Foundation, so the decoder child starts quickly and its
+// behaviour does not depend on Foundation's.
 let package = Package(
     name: "airlock",
     platforms: [.macOS(.v13)],
