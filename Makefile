@@ -123,9 +123,10 @@ static: deps
 	$(SWIFT) build -c release --static-swift-stdlib
 
 # Fails if ldd names anything from the Swift toolchain, or if a program other than
-# airlock-decoder links the archive libraries: libarchive and ISA-L at all (ldd), or
-# liblzma itself (NEEDED in readelf, from binutils, which gcc brings; libmagic and
-# libsystemd load liblzma on their own).
+# airlock-decoder links the archive libraries: libarchive or ISA-L in ldd, liblzma as
+# its own NEEDED entry (libmagic and libsystemd load liblzma themselves, so ldd cannot
+# tell), or a libarchive, ISA-L or liblzma function in its symbol table, which also
+# catches a library linked statically. readelf is binutils', which gcc brings.
 # Part of make test.
 ARCHIVE_FREE = airlock airlock-keyed-decoder
 static-ldd: static
@@ -138,6 +139,8 @@ static-ldd: static
 			echo "static-ldd: $$p links libarchive or ISA-L; only airlock-decoder may (Package.swift: AirlockArchive)"; exit 1; fi; \
 		if readelf -d .build/release/$$p | grep -E 'NEEDED.*\[liblzma\.so'; then \
 			echo "static-ldd: $$p links liblzma itself; only airlock-decoder may (Package.swift: AirlockArchive)"; exit 1; fi; \
+		if readelf -Ws --wide .build/release/$$p | awk '$$8 ~ /^(archive_|isal_|lzma_)/ { print "  " $$8; found = 1 } END { exit !found }'; then \
+			echo "static-ldd: $$p calls libarchive, ISA-L or liblzma (linked statically or not); only airlock-decoder may"; exit 1; fi; \
 	done
 	@echo "static-ldd: $(ARCHIVE_FREE) link neither libarchive, ISA-L nor liblzma"
 
