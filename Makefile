@@ -81,7 +81,7 @@ keyed-fixtures:
 	SWIFT_DETERMINISTIC_HASHING=1 .build/keyed-samples fixtures/keyed
 	python3 fixtures/keyed/make_hostile.py
 
-# Regenerates Sources/AirlockPolicy/UnicodeTables.swift from Debian's unicode-data (/usr/share/unicode).
+# Regenerates Sources/AirlockPolicy/UnicodeTables/ from Debian's unicode-data (/usr/share/unicode).
 unicode-tables:
 	python3 scripts/make_unicode_tables.py
 

@@ -57,44 +57,8 @@ public struct ArchiveScan {
     public func run<Sink: EntrySink>(into sink: inout Sink) -> ScanOutcome {
         var outcome = ScanOutcome()
         defer { sink.close() }
-        var expected: [ZipDirectory.NameKey: ZipDirectory.Entry]? = nil
         let file = DropFile(drop)
-        if format == .zip {
-            let directory: ZipDirectory
-            do {
-                directory = try ZipDirectory(file: file, fileSize: dropSize, maxEntries: policy.maxEntries, legacyNames: legacyNames.zip)
-            } catch {
-                switch error {
-                case .tooManyEntries(let count):
-                    outcome.findings.record(Violation(.tooManyEntries, "\(count) entries exceed \(policy.maxEntries)"))
-                case .malformed(let detail):
-                    outcome.findings.record(Violation(.corruptArchive, detail))
-                case .unreadable(let failure):
-                    outcome.systemError = failure
-                    outcome.failedWhile = .readingDrop
-                }
-                return outcome
-            }
-            let preflight = Preflight(policy: policy).judge(directory)
-            outcome.findings = preflight
-            guard preflight.isClean else { return outcome }
-            // An archive of no entries is only its end record (libarchive's seekable
-            // reader does not recognise one): nothing more to read.
-            if directory.entries.isEmpty { return outcome }
-            expected = directory.byName
-        }
-        var sevenZipEntries: Int? = nil
-        var sevenZipNames: [[UInt8]]? = nil
-        if format == .sevenZip {
-            guard case .passed(let listed, let names) = checkSevenZip(file, &outcome) else { return outcome }
-            sevenZipEntries = listed
-            sevenZipNames = names
-        }
-        var rar: RarListing? = nil
-        if format == .rar {
-            guard let listing = checkRar(file, &outcome) else { return outcome }
-            rar = listing
-        }
+        guard var listings = listings(file, outcome: &outcome) else { return outcome }
         guard let archive = archive_read_new() else {
             outcome.systemError = SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))
             return outcome
@@ -122,21 +86,60 @@ public struct ArchiveScan {
             return outcome
         }
         guard open(archive, tar: tar, source: source, outcome: &outcome) else { return settled(outcome) }
+        readEntries(archive, tar: tar, blockSize: blockSize, listings: &listings, into: &sink, outcome: &outcome)
+        return settled(outcome)
+    }
+
+    /// What a format's own listing says of the entries libarchive will yield.
+    private struct Listings {
+        /// A ZIP's central directory, by name, each taken as libarchive yields it.
+        var expected: [ZipDirectory.NameKey: ZipDirectory.Entry]?
+        var sevenZipEntries: Int?
+        var sevenZipNames: [[UInt8]]?
+        var rar: RarListing?
+    }
+
+    /// The listings of a ZIP, 7z or RAR, checked before libarchive reads a
+    /// header; nil when the scan ends there, after recording why.
+    private func listings(_ file: DropFile, outcome: inout ScanOutcome) -> Listings? {
+        var listings = Listings()
+        switch format {
+        case .zip:
+            guard let directory = zipDirectory(file, outcome: &outcome) else { return nil }
+            listings.expected = directory.byName
+        case .sevenZip:
+            guard case .passed(let listed, let names) = checkSevenZip(file, &outcome) else { return nil }
+            listings.sevenZipEntries = listed
+            listings.sevenZipNames = names
+        case .rar:
+            guard let listing = checkRar(file, &outcome) else { return nil }
+            listings.rar = listing
+        default:
+            break
+        }
+        return listings
+    }
+
+    /// Reads every header of the opened `archive`, then checks that the listings
+    /// hold nothing libarchive did not yield.
+    private func readEntries<Sink: EntrySink>(_ archive: OpaquePointer, tar: TarStream?, blockSize: Int, listings: inout Listings,
+                                              into sink: inout Sink, outcome: inout ScanOutcome) {
         let stream = StreamPosition(archive: archive, tar: tar)
         var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
         if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
-        entryScan.sevenZipNames = sevenZipNames
+        entryScan.sevenZipNames = listings.sevenZipNames
         entryScan.legacyNames = legacyNames
         entryScan.format = format
-        entryScan.rarEntries = rar?.entries
-        entryScan.readEntries(into: &sink, expected: &expected, outcome: &outcome)
-        if entryScan.reachedEnd { judgeEnd(tar: tar, sevenZipEntries: sevenZipEntries ?? rar?.entries.count, outcome: &outcome) }
-        if let remaining = expected, !remaining.isEmpty, outcome.systemError == nil {
+        entryScan.rarEntries = listings.rar?.entries
+        entryScan.readEntries(into: &sink, expected: &listings.expected, outcome: &outcome)
+        if entryScan.reachedEnd {
+            judgeEnd(tar: tar, sevenZipEntries: listings.sevenZipEntries ?? listings.rar?.entries.count, outcome: &outcome)
+        }
+        if let remaining = listings.expected, !remaining.isEmpty, outcome.systemError == nil {
             let missing = remaining.values.map(\.name).min { $0.lexicographicallyPrecedes($1) }!
             outcome.findings.record(Violation(.corruptArchive, "the central directory lists an entry the archive does not yield",
                                               entry: missing))
         }
-        return settled(outcome)
     }
 
     /// Opens `archive` on the drop: through `tar` for a tar, `source` otherwise;

@@ -7,7 +7,6 @@ import AirlockPolicy
 import AirlockSystem
 import AirlockText
 import CArchive
-import CLzma
 
 /// The header-by-header loop over an open libarchive reader.
 struct EntryScan {
@@ -28,11 +27,10 @@ struct EntryScan {
     /// The CRC32 of the current entry's data so far, kept for a RAR.
     var dataCRC: UInt32 = 0
     private var tracker = ConflictTracker()
-    private var counted: Int64 = 0
+    /// Bytes of every entry's data so far, against the total allowance.
+    var counted: Int64 = 0
     /// True once libarchive has reported the archive's end, and not an error.
     private(set) var reachedEnd = false
-
-    private static let zeros = [UInt8](repeating: 0, count: 64 * 1024)
 
     init(archive: OpaquePointer, policy: Policy, blockSize: Int64, stream: StreamPosition) {
         self.archive = archive
@@ -41,82 +39,27 @@ struct EntryScan {
         self.blockSize = blockSize
     }
 
-    private enum DataEnd { case complete, skipRest, stop }
-
+    /// Reads every header and, while the findings stay clean, lands each entry
+    /// through `sink`; stops at the archive's end or at the first finding that
+    /// ends the scan.
     mutating func readEntries<Sink: EntrySink>(into sink: inout Sink, expected: inout [ZipDirectory.NameKey: ZipDirectory.Entry]?,
                                                outcome: inout ScanOutcome) {
         var index = 0
         while true {
-            var entryPointer: OpaquePointer?
-            let status = archive_read_next_header(archive, &entryPointer)
-            if status == ARCHIVE_EOF {
-                reachedEnd = true
-                if let tar = stream.tar, let unsupported = tar.framing.unsupported {
-                    outcome.findings.record(Violation(.unsupportedEntryType, "tar type \(unsupported.typeFlag) is not accepted",
-                                                      entry: unsupported.name))
-                }
-                return
-            }
-            guard status == ARCHIVE_OK, let entry = entryPointer else {
-                outcome.findings.record(headerFailure(status: status, index: index))
-                return
-            }
-            guard policy.admitsEntries(index + 1) else {
-                outcome.findings.record(Violation(.tooManyEntries, "more than \(policy.maxEntries) entries"))
-                return
-            }
+            guard let entry = nextHeader(index: index, outcome: &outcome) else { return }
             let yielded: [UInt8] = archive_entry_pathname(entry).map { Array(UnsafeBufferPointer(start: $0, count: strlen($0))).map { UInt8(bitPattern: $0) } } ?? []
             if isImageRoot(yielded, entry) { continue }
-            var listed: ZipDirectory.Entry?
-            if expected != nil {
-                guard let found = expected!.removeValue(forKey: ZipDirectory.NameKey(yielded)) else {
-                    outcome.findings.record(Violation(.corruptArchive, "entry is not in the central directory, or appears twice",
-                                                      entry: yielded, index: index))
-                    return
-                }
-                listed = found
-            }
-            var framed: TarFraming.Entry?
-            if let tar = stream.tar {
-                guard let entry = takeFramed(tar, yielded: yielded, index: index, findings: &outcome.findings) else { return }
-                framed = entry
-            }
-            var headerName: [UInt8]?
-            if let names = sevenZipNames {
-                guard let name = EntryScan.sevenZipName(names, yielded: yielded, index: index, findings: &outcome.findings) else { return }
-                headerName = name
-            }
-            // An entry lands under the name its archive holds: a ZIP's as its
-            // directory holds it, decoded as its ZipName says; a tar's as its headers
-            // spell it, decoded if it is not UTF-8; a 7z's as its header holds it.
-            var raw = listed?.landingName ?? framed?.name ?? headerName ?? yielded
-            var extractionRoot = false
-            if framed != nil {
-                switch TarEntryNames.relative(raw) {
-                case .extractionRoot: extractionRoot = true
-                case .name(let relative): raw = relative
-                }
-            }
-            var judge = EntryJudge(policy: policy, raw: raw, index: index)
-            if let listed, let encoding = listed.legacyEncoding { judge.stored = (listed.name, encoding) }
-            if framed != nil { judgeTarName(raw, judge: &judge, findings: &outcome.findings) }
+            guard let named = name(yielded, index: index, expected: &expected, findings: &outcome.findings) else { return }
+            var judge = EntryJudge(policy: policy, raw: named.raw, index: index)
+            if let listed = named.listed, let encoding = listed.legacyEncoding { judge.stored = (listed.name, encoding) }
+            if named.framed != nil { judgeTarName(named.raw, judge: &judge, findings: &outcome.findings) }
             index += 1
             outcome.entries = index
 
-            let fileType = UInt32(archive_entry_filetype(entry))
-            let kind: ConflictTracker.Kind
-            if archive_entry_hardlink(entry) != nil || archive_entry_symlink(entry) != nil {
-                kind = .other
-            } else if fileType == 0o100000 {
-                kind = .file
-            } else if fileType == 0o040000 {
-                kind = .directory
-            } else {
-                kind = .other
-            }
-            if let framed, !crossCheck(framed, kind: kind, entry: entry, judge: judge, findings: &outcome.findings) { return }
+            let kind = EntryScan.kind(of: entry)
+            if let framed = named.framed, !crossCheck(framed, kind: kind, entry: entry, judge: judge, findings: &outcome.findings) { return }
             // A tar's `./` directory is where it extracts: counted, nothing to judge or make.
-            if extractionRoot && kind == .directory { continue }
+            if named.extractionRoot && kind == .directory { continue }
             let path = judge.validate(kind: kind, findings: &outcome.findings)
             if let path { judge.checkConflicts(path, kind: kind, tracker: &tracker, findings: &outcome.findings) }
             if kind == .other {
@@ -125,141 +68,152 @@ struct EntryScan {
             if archive_entry_is_encrypted(entry) != 0 {
                 outcome.findings.record(judge.violation(.encryptedEntry, "entry is encrypted"))
             }
-            var declared: Int64? = archive_entry_size_is_set(entry) != 0 ? archive_entry_size(entry) : nil
-            let sparse = archive_entry_sparse_count(entry) > 0
-            var compressed: Int64? = nil
-            if let listed {
-                compressed = listed.compressedSize
-                if kind == .file {
-                    if let size = declared, size != listed.uncompressedSize {
-                        outcome.findings.record(judge.violation(.corruptArchive, "local and central sizes disagree"))
-                        return
-                    }
-                    declared = listed.uncompressedSize
-                }
-            }
-            if kind == .file, let size = declared, size > policy.maxFileBytes {
-                outcome.findings.record(judge.violation(.fileTooLarge, "declares \(size) bytes, over the \(policy.maxFileBytes)-byte limit"))
-            }
-
-            let writing = outcome.findings.isClean && outcome.systemError == nil
-            switch kind {
-            case .directory:
-                if writing, let path {
-                    do { try sink.makeDirectory(path); outcome.directories += 1 } catch { outcome.systemError = error; return }
-                }
-            case .file:
-                if writing, let path {
-                    do { try sink.beginFile(path) } catch { outcome.systemError = error; return }
-                }
-                let end = readData(judge: judge, declared: declared, compressed: compressed, sparse: sparse, writing: writing,
-                                   sink: &sink, outcome: &outcome)
-                if end == .complete, let problem = rarDataProblem(index - 1) { outcome.findings.record(judge.violation(.corruptArchive, problem)) }
-                if writing, path != nil {
-                    do { try sink.endFile() } catch { outcome.systemError = error; return }
-                    if outcome.findings.isClean { outcome.files += 1 }
-                }
-                if end == .stop { return }
-            case .other:
-                break
-            }
+            guard let sizes = sizes(of: entry, kind: kind, listed: named.listed, judge: judge, findings: &outcome.findings),
+                  land(kind, at: path, index: index - 1, judge: judge, sizes: sizes, sink: &sink, outcome: &outcome) else { return }
         }
     }
 
-    /// Reads one entry's data to its end, so the format's checksum is verified,
-    /// counting every chunk against the file and total allowances.
-    private mutating func readData<Sink: EntrySink>(judge: EntryJudge, declared: Int64?, compressed: Int64?, sparse: Bool,
-                                                    writing: Bool, sink: inout Sink, outcome: inout ScanOutcome) -> DataEnd {
-        var entryBytes: Int64 = 0
-        let rawStart = stream.consumed
-        dataCRC = 0
-        var writing = writing
+    /// The next header, or nil at the archive's end or when the scan must stop
+    /// there (a header libarchive cannot read, one entry too many).
+    private mutating func nextHeader(index: Int, outcome: inout ScanOutcome) -> OpaquePointer? {
+        var entryPointer: OpaquePointer?
+        let status = archive_read_next_header(archive, &entryPointer)
+        if status == ARCHIVE_EOF {
+            reachedEnd = true
+            if let tar = stream.tar, let unsupported = tar.framing.unsupported {
+                outcome.findings.record(Violation(.unsupportedEntryType, "tar type \(unsupported.typeFlag) is not accepted",
+                                                  entry: unsupported.name))
+            }
+            return nil
+        }
+        guard status == ARCHIVE_OK, let entry = entryPointer else {
+            outcome.findings.record(headerFailure(status: status, index: index))
+            return nil
+        }
+        guard policy.admitsEntries(index + 1) else {
+            outcome.findings.record(Violation(.tooManyEntries, "more than \(policy.maxEntries) entries"))
+            return nil
+        }
+        return entry
+    }
 
-        func feed(_ chunk: UnsafeRawBufferPointer, _ this: inout EntryScan) -> DataEnd {
-            let n = Int64(chunk.count)
-            // Each comparison subtracts from a limit the count has not passed: no sum can overflow.
-            if n > this.policy.maxFileBytes - entryBytes {
-                outcome.findings.record(judge.violation(.fileTooLarge, "more than \(this.policy.maxFileBytes) bytes written"))
-                return .skipRest
-            }
-            if let declared, n > declared - entryBytes {
-                outcome.findings.record(judge.violation(.corruptArchive, "holds more data than its header declares (\(declared) bytes)"))
-                return .skipRest
-            }
-            if n > this.policy.maxTotalBytes - this.counted {
-                outcome.findings.record(Violation(.totalTooLarge, "more than \(this.policy.maxTotalBytes) bytes in all"))
-                return .stop
-            }
-            if let compressed, this.policy.breaksRatio(size: entryBytes + n, compressed: compressed) {
-                outcome.findings.record(judge.violation(.ratioTooHigh, "expands past \(this.policy.maxRatio)x its \(compressed) compressed bytes"))
-                return .skipRest
-            }
-            writing = writing && outcome.findings.isClean
-            if writing {
-                do { try sink.write(chunk) } catch {
-                    outcome.systemError = error
-                    return .stop
-                }
-                outcome.bytesWritten += n
-            }
-            entryBytes += n
-            if this.rarEntries != nil { this.dataCRC = lzma_crc32(chunk.bindMemory(to: UInt8.self).baseAddress, chunk.count, this.dataCRC) }
-            this.counted += n
-            return .complete
-        }
+    /// An entry's name as the scan judges and writes it, and the other readers'
+    /// records of the same entry.
+    private struct NamedEntry {
+        /// The ZIP central directory's record of the entry.
+        var listed: ZipDirectory.Entry?
+        /// `TarFraming`'s record of the entry's headers.
+        var framed: TarFraming.Entry?
+        var raw: [UInt8]
+        /// A tar's `./`: the directory the archive extracts into.
+        var extractionRoot = false
+    }
 
-        while true {
-            var block: UnsafeRawPointer?
-            var size = 0
-            var offset: Int64 = 0
-            let status = archive_read_data_block(archive, &block, &size, &offset)
-            if status == ARCHIVE_EOF { break }
-            guard status == ARCHIVE_OK else {
-                // ARCHIVE_WARN included: a bad CRC or a size mismatch comes back as a warning.
-                if archive_read_has_encrypted_entries(archive) > 0 {
-                    outcome.findings.record(judge.violation(.encryptedEntry, "entry is encrypted: \(ArchiveScan.message(archive))"))
-                } else {
-                    outcome.findings.record(judge.violation(.corruptArchive, dataFailure(status)))
+    /// The name an entry lands under, checked against the other reader of the
+    /// same bytes; nil when they disagree, after recording why.
+    private func name(_ yielded: [UInt8], index: Int, expected: inout [ZipDirectory.NameKey: ZipDirectory.Entry]?,
+                      findings: inout Findings) -> NamedEntry? {
+        var listed: ZipDirectory.Entry?
+        if expected != nil {
+            guard let found = expected!.removeValue(forKey: ZipDirectory.NameKey(yielded)) else {
+                findings.record(Violation(.corruptArchive, "entry is not in the central directory, or appears twice",
+                                          entry: yielded, index: index))
+                return nil
+            }
+            listed = found
+        }
+        var framed: TarFraming.Entry?
+        if let tar = stream.tar {
+            guard let entry = takeFramed(tar, yielded: yielded, index: index, findings: &findings) else { return nil }
+            framed = entry
+        }
+        var headerName: [UInt8]?
+        if let names = sevenZipNames {
+            guard let name = EntryScan.sevenZipName(names, yielded: yielded, index: index, findings: &findings) else { return nil }
+            headerName = name
+        }
+        // An entry lands under the name its archive holds: a ZIP's as its
+        // directory holds it, decoded as its ZipName says; a tar's as its headers
+        // spell it, decoded if it is not UTF-8; a 7z's as its header holds it.
+        var named = NamedEntry(listed: listed, framed: framed, raw: listed?.landingName ?? framed?.name ?? headerName ?? yielded)
+        if framed != nil {
+            switch TarEntryNames.relative(named.raw) {
+            case .extractionRoot: named.extractionRoot = true
+            case .name(let relative): named.raw = relative
+            }
+        }
+        return named
+    }
+
+    /// What the conflict tracker and the sink make of an entry's type.
+    private static func kind(of entry: OpaquePointer) -> ConflictTracker.Kind {
+        let fileType = UInt32(archive_entry_filetype(entry))
+        if archive_entry_hardlink(entry) != nil || archive_entry_symlink(entry) != nil {
+            return .other
+        } else if fileType == 0o100000 {
+            return .file
+        } else if fileType == 0o040000 {
+            return .directory
+        }
+        return .other
+    }
+
+    /// The sizes an entry's data is judged by.
+    struct EntrySizes {
+        /// The uncompressed size its headers declare, where they do.
+        var declared: Int64?
+        /// Its compressed size, where the format records one (a ZIP's directory).
+        var compressed: Int64?
+        var sparse: Bool
+    }
+
+    /// The entry's declared sizes, the ZIP directory's taking precedence; nil
+    /// when the local header and the directory disagree, after recording why.
+    private func sizes(of entry: OpaquePointer, kind: ConflictTracker.Kind, listed: ZipDirectory.Entry?, judge: EntryJudge,
+                       findings: inout Findings) -> EntrySizes? {
+        var sizes = EntrySizes(declared: archive_entry_size_is_set(entry) != 0 ? archive_entry_size(entry) : nil,
+                               compressed: nil, sparse: archive_entry_sparse_count(entry) > 0)
+        if let listed {
+            sizes.compressed = listed.compressedSize
+            if kind == .file {
+                if let size = sizes.declared, size != listed.uncompressedSize {
+                    findings.record(judge.violation(.corruptArchive, "local and central sizes disagree"))
+                    return nil
                 }
-                return .stop
-            }
-            if offset < entryBytes {
-                outcome.findings.record(judge.violation(.corruptArchive, "data blocks overlap"))
-                return .stop
-            }
-            // A sparse entry's holes are written as zeros and count like data: the
-            // quotas judge the file as it lands, not as the archive stores it.
-            while offset > entryBytes {
-                let gap = Int(min(offset - entryBytes, Int64(EntryScan.zeros.count)))
-                let end = EntryScan.zeros.withUnsafeBytes { feed(UnsafeRawBufferPointer(rebasing: $0[0..<gap]), &self) }
-                if end != .complete { return end }
-            }
-            if size > 0 {
-                let end = feed(UnsafeRawBufferPointer(start: block, count: size), &self)
-                if end != .complete { return end }
-            }
-            reporter?.report(stream.consumed)
-        }
-        // A sparse file may end in a hole, which no data block reports: its
-        // declared size is where it ends, as bsdtar and GNU tar extract it.
-        while sparse, let declared, declared > entryBytes {
-            let gap = Int(min(declared - entryBytes, Int64(EntryScan.zeros.count)))
-            let end = EntryScan.zeros.withUnsafeBytes { feed(UnsafeRawBufferPointer(rebasing: $0[0..<gap]), &self) }
-            if end != .complete { return end }
-        }
-        if let declared, entryBytes != declared {
-            outcome.findings.record(judge.violation(.corruptArchive, "holds \(entryBytes) bytes, its header declares \(declared)"))
-            return .skipRest
-        }
-        if compressed == nil {
-            // A stream does not say how many compressed bytes an entry took: take what
-            // the reader consumed meanwhile plus one block of read-ahead, an upper bound.
-            let consumed = stream.consumed - rawStart + blockSize
-            if policy.breaksRatio(size: entryBytes, compressed: consumed) {
-                outcome.findings.record(judge.violation(.ratioTooHigh, "\(entryBytes) bytes from at most \(consumed) compressed"))
+                sizes.declared = listed.uncompressedSize
             }
         }
-        return .complete
+        if kind == .file, let size = sizes.declared, size > policy.maxFileBytes {
+            findings.record(judge.violation(.fileTooLarge, "declares \(size) bytes, over the \(policy.maxFileBytes)-byte limit"))
+        }
+        return sizes
+    }
+
+    /// Makes a directory, or reads a file's data and writes it while the findings
+    /// are clean; false when the scan must stop.
+    private mutating func land<Sink: EntrySink>(_ kind: ConflictTracker.Kind, at path: EntryPath?, index: Int, judge: EntryJudge,
+                                                sizes: EntrySizes, sink: inout Sink, outcome: inout ScanOutcome) -> Bool {
+        let writing = outcome.findings.isClean && outcome.systemError == nil
+        switch kind {
+        case .directory:
+            if writing, let path {
+                do { try sink.makeDirectory(path); outcome.directories += 1 } catch { outcome.systemError = error; return false }
+            }
+        case .file:
+            if writing, let path {
+                do { try sink.beginFile(path) } catch { outcome.systemError = error; return false }
+            }
+            let end = readData(judge: judge, sizes: sizes, writing: writing, sink: &sink, outcome: &outcome)
+            if end == .complete, let problem = rarDataProblem(index) { outcome.findings.record(judge.violation(.corruptArchive, problem)) }
+            if writing, path != nil {
+                do { try sink.endFile() } catch { outcome.systemError = error; return false }
+                if outcome.findings.isClean { outcome.files += 1 }
+            }
+            if end == .stop { return false }
+        case .other:
+            break
+        }
+        return true
     }
 
     /// The entry `TarFraming` took of the header libarchive has just read, whose
@@ -350,11 +304,6 @@ struct EntryScan {
         }
         let kind = status == ARCHIVE_WARN ? "warning" : (status == ARCHIVE_FATAL ? "fatal error" : "error")
         return Violation(.corruptArchive, "header \(index + 1): libarchive \(kind): \(message)")
-    }
-
-    private func dataFailure(_ status: Int32) -> String {
-        let kind = status == ARCHIVE_WARN ? "warning" : (status == ARCHIVE_FATAL ? "fatal error" : "error")
-        return "libarchive \(kind) reading data: \(ArchiveScan.message(archive, stream: stream))"
     }
 
     static func typeName(_ entry: OpaquePointer) -> String {

@@ -6,7 +6,7 @@ import Foundation
 /// its setting's range is an error naming the key. Every key is optional; keys
 /// that begin with `//` are comments.
 public struct Configuration: Sendable, Equatable {
-    public enum SyncMethod: String, Sendable, Codable {
+    public enum SyncMethod: String, Sendable, Codable, CaseIterable {
         /// One syncfs(2) on the staging directory's filesystem before the commit.
         case syncfs
         /// fsync(2) on every file and directory written.
@@ -125,17 +125,10 @@ public struct Configuration: Sendable, Equatable {
     private mutating func readOtherKeys(of section: String, _ reader: inout ObjectReader) throws(ConfigurationError) {
         switch section {
         case "policy":
-            guard let mode = try reader.string("file_mode") else { return }
-            switch mode {
-            case "0644": policy.privateModes = false
-            case "0600": policy.privateModes = true
-            default: throw ConfigurationError("policy.file_mode: must be \"0644\" or \"0600\", got \"\(mode)\"")
-            }
+            guard let mode = try reader.choice("policy.file_mode") else { return }
+            policy.privateModes = mode == "0600"
         case "decoder":
-            guard let mode = try reader.string("confinement") else { return }
-            guard mode == "required" || mode == "best-effort" else {
-                throw ConfigurationError("decoder.confinement: must be \"required\" or \"best-effort\", got \"\(mode)\"")
-            }
+            guard let mode = try reader.choice("decoder.confinement") else { return }
             decoderConfinementRequired = mode == "required"
         case "outbox":
             if let mode = try reader.string("file_mode"), mode != "policy" {
@@ -173,11 +166,9 @@ public struct Configuration: Sendable, Equatable {
         case "watch":
             if let patterns = try reader.stringArray("ignore") { watch.ignore = try TemporaryNames.validated(patterns) }
         case "commit":
-            guard let method = try reader.string("sync") else { return }
-            guard let parsed = SyncMethod(rawValue: method) else {
-                throw ConfigurationError("commit.sync: must be \"syncfs\" or \"fsync\", got \"\(method)\"")
-            }
-            sync = parsed
+            guard let method = try reader.choice("commit.sync") else { return }
+            // The choices are SyncMethod's own raw values.
+            sync = SyncMethod(rawValue: method)!
         default:
             break
         }

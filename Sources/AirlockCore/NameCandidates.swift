@@ -6,10 +6,17 @@ public enum NameCandidates {
     /// NAME_MAX: the longest directory entry Linux file systems take.
     public static let maxNameBytes = 255
 
-    /// `name` split into its stem and its archive suffix, as spelled (empty if none).
+    /// The archive suffixes a drop's name may end in, longest first where one ends
+    /// another (`.tar.gz` before `.tar`), matched without regard to ASCII case.
+    static let archiveSuffixes = [".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst", ".tar.lz", ".tar.lzma", ".tgz", ".tar", ".zip", ".7z",
+                                  ".plist", ".archive", ".rar", ".iso", ".cab", ".cpio"]
+
+    /// `name` split into its stem and its archive suffix, as spelled (empty if none):
+    /// the one place that strips suffixes, for outbox names and for releases into
+    /// the inbox alike. A name that is nothing but a suffix keeps it as its stem.
     public static func split(_ name: [UInt8]) -> (stem: [UInt8], suffix: [UInt8]) {
         let lowered = name.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }
-        for suffix in OutboxName.suffixes {
+        for suffix in archiveSuffixes {
             let bytes = Array(suffix.utf8)
             if lowered.count > bytes.count, Array(lowered.suffix(bytes.count)) == bytes {
                 return (Array(name.dropLast(bytes.count)), Array(name.suffix(bytes.count)))

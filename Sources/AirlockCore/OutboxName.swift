@@ -1,11 +1,9 @@
 import AirlockPolicy
 
 /// The outbox entry's name for a drop: the drop's name without its archive
-/// suffixes, then `-2`, `-3`, … while taken (numbered by NameCandidates, which
-/// release uses too); the drop's id when the name would fail the component policy.
+/// suffix (`NameCandidates.split`, which release uses too), then `-2`, `-3`, …
+/// while taken; the drop's id when the name would fail the component policy.
 enum OutboxName {
-    static let suffixes = [".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst", ".tar.lz", ".tar.lzma", ".tgz", ".tar", ".zip", ".7z", ".plist", ".archive", ".rar", ".iso", ".cab", ".cpio"]
-
     /// The name to try first.
     static func base(for dropName: [UInt8], id: String, policy: Policy) -> [UInt8] {
         let name = NameCandidates.split(dropName).stem

@@ -164,7 +164,7 @@ public struct QuarantineDesk {
 }
 
 /// `30s`, `15m`, `12h`, `7d`, `2w` as seconds, at most `maxSeconds`.
-public enum Duration {
+public enum DurationText {
     /// 36500 days: a hundred years, longer than anything is kept.
     public static let maxSeconds: Int64 = 36_500 * 86_400
     public static let maxText = "36500d"

@@ -75,14 +75,12 @@ public enum KeyedChild {
             memos = list
             asArray = true
         }
-        var files: [(String, Data)] = []
+        let files: [(String, Data)]
         do {
-            let rendered = try MemoRendering.render(memos, asArray: asArray)
-            files.append((MemoRendering.fileName(forArray: asArray), rendered))
+            files = try renderedFiles(memos, asArray: asArray, original: settings.keepOriginal ? bytes : nil)
         } catch {
             return rejected(.invalidField, "the record cannot be rendered as JSON: \(error)")
         }
-        if settings.keepOriginal { files.append(("original.plist", Data(bytes))) }
         // Judged on the rendered bytes before anything is written, by inspect and run alike.
         var quota = RenderQuota(policy: policy)
         for (name, data) in files {
@@ -102,11 +100,7 @@ public enum KeyedChild {
         }
         let written: Int64
         do {
-            written = try write(files, policy: policy)
-            // Read back what was written and compare it with what was decoded.
-            let name = Array(MemoRendering.fileName(forArray: asArray).utf8)
-            let back = try readBack(name, limit: files[0].1.count + 1)
-            try MemoRendering.verify(Data(back), memos, asArray: asArray)
+            written = try writeAndVerify(files, memos, asArray: asArray, policy: policy)
         } catch let error as SystemError {
             return DecoderChild.failure(error)
         } catch {
@@ -142,6 +136,25 @@ public enum KeyedChild {
             try writer.endFile()
             written += Int64(data.count)
         }
+        return written
+    }
+
+    /// The files a keyed drop lands as: the rendered record, then the original
+    /// archive when it is kept.
+    private static func renderedFiles(_ memos: [ArchivedMemoValue], asArray: Bool, original: [UInt8]?) throws -> [(String, Data)] {
+        var files = [(MemoRendering.fileName(forArray: asArray), try MemoRendering.render(memos, asArray: asArray))]
+        if let original { files.append(("original.plist", Data(original))) }
+        return files
+    }
+
+    /// Writes `files` into staging, then reads the record back and compares it
+    /// with what was decoded; the bytes written.
+    private static func writeAndVerify(_ files: [(String, Data)], _ memos: [ArchivedMemoValue], asArray: Bool,
+                                       policy: Policy) throws -> Int64 {
+        let written = try write(files, policy: policy)
+        let name = Array(MemoRendering.fileName(forArray: asArray).utf8)
+        let back = try readBack(name, limit: files[0].1.count + 1)
+        try MemoRendering.verify(Data(back), memos, asArray: asArray)
         return written
     }
 

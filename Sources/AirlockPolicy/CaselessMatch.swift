@@ -7,7 +7,7 @@
 /// class 240) into ι (a base letter), so folding first would keep `α` + U+0345 +
 /// U+0301 and its canonically equivalent `α` + U+0301 + U+0345 apart.
 ///
-/// The tables (UnicodeTables.swift) are generated from Unicode's data files by
+/// The tables (the UnicodeTables folder) are generated from Unicode's data files by
 /// scripts/make_unicode_tables.py rather than taken from ICU: this module is
 /// linked into the decoder child, which starts once per drop, confines itself
 /// before reading a byte and runs under a small address-space limit; Swift's own

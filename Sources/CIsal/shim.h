@@ -1,4 +1,4 @@
-// Intel ISA-L's igzip for gzip-compressed tarballs: it parses the gzip header and
-// verifies the trailer's CRC-32 and length, which libarchive's gzip reader does
-// not, and inflates faster than zlib, so the check costs nothing against bsdtar.
+// Swift imports Intel ISA-L's igzip through this header. GzipSource inflates
+// gzip-compressed tarballs with it because igzip parses each member's header and
+// checks its trailer's CRC-32 and length, which libarchive's gzip filter skips.
 #include <isa-l/igzip_lib.h>

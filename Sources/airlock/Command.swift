@@ -39,13 +39,7 @@ enum Command: Equatable {
         var options = Options(Array(arguments.dropFirst()))
         switch verb {
         case "init":
-            let choice = try options.rootChoice()
-            try options.expectNoOperands(verb)
-            switch choice {
-            case .root(let dir): return .initialise(root: dir)
-            case .implicit: return .initialise(root: "var")
-            case .config: throw UsageError("init takes --root DIR, not --config")
-            }
+            return try parseInit(&options)
         case "run":
             let once = options.flag("--once")
             let choice = try options.rootChoice()
@@ -81,12 +75,7 @@ enum Command: Equatable {
             try options.expectNoOperands(verb)
             return .status(choice, json: json)
         case "events":
-            let follow = options.flag("--follow")
-            let after = try options.value("--after")
-            let choice = try options.rootChoice()
-            try options.expectNoOperands(verb)
-            if let after, EventFeed.Cursor(after) == nil { throw UsageError("--after: '\(after)' is not a cursor (they look like 1234:5678)") }
-            return .events(choice, follow: follow, after: after)
+            return try parseEvents(&options)
         case "outbox":
             let choice = try options.rootChoice()
             guard try options.operands(allowingOptions: false) == ["sweep"] else { throw UsageError("outbox takes exactly: sweep") }
@@ -94,6 +83,25 @@ enum Command: Equatable {
         default:
             throw UsageError("unknown command '\(verb)'")
         }
+    }
+
+    private static func parseInit(_ options: inout Options) throws(UsageError) -> Command {
+        let choice = try options.rootChoice()
+        try options.expectNoOperands("init")
+        switch choice {
+        case .root(let dir): return .initialise(root: dir)
+        case .implicit: return .initialise(root: "var")
+        case .config: throw UsageError("init takes --root DIR, not --config")
+        }
+    }
+
+    private static func parseEvents(_ options: inout Options) throws(UsageError) -> Command {
+        let follow = options.flag("--follow")
+        let after = try options.value("--after")
+        let choice = try options.rootChoice()
+        try options.expectNoOperands("events")
+        if let after, EventFeed.Cursor(after) == nil { throw UsageError("--after: '\(after)' is not a cursor (they look like 1234:5678)") }
+        return .events(choice, follow: follow, after: after)
     }
 
     private static func parseQuarantine(_ options: inout Options) throws(UsageError) -> Command {
@@ -142,8 +150,8 @@ enum Command: Equatable {
     }
 
     private static func duration(_ text: String, _ flag: String) throws(UsageError) -> Int64 {
-        guard let seconds = Duration.seconds(text) else {
-            throw UsageError("\(flag): '\(text)' is not a duration of at most \(Duration.maxText) (like 30s, 15m, 12h, 7d, 2w)")
+        guard let seconds = DurationText.seconds(text) else {
+            throw UsageError("\(flag): '\(text)' is not a duration of at most \(DurationText.maxText) (like 30s, 15m, 12h, 7d, 2w)")
         }
         return seconds
     }

@@ -7,7 +7,7 @@ import Foundation
 import Glibc
 #endif
 
-extension Dispatch {
+extension CommandRunner {
     static func doctor(_ choice: Command.RootChoice, json: Bool) -> Int32 {
         withDecoders(choice) { doctor($0, decoder: $1, json: json) }
     }

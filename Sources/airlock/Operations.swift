@@ -216,6 +216,13 @@ enum Operations {
             out.emit(String(decoding: data, as: UTF8.self))
             return ExitStatus.ok
         }
+        print(statusLines(status, layout, configuration, confinement: confinement).joined(separator: "\n"))
+        return ExitStatus.ok
+    }
+
+    /// `status` for a person: one line per aspect, continuation lines indented.
+    private static func statusLines(_ status: Status, _ layout: RootLayout, _ configuration: Configuration,
+                                    confinement: Doctor.Findings?) -> [String] {
         let daemon: String
         if status.holder.running {
             daemon = "running (pid \(status.holder.pid.map(String.init) ?? "?"), \(status.holder.mode ?? "?"), since \(status.holder.startedAt ?? "?"))"
@@ -248,7 +255,6 @@ enum Operations {
         }
         let content = ContentHealth.check(configuration)
         lines += ["types:         \(content.types)", "scanning:      \(content.scanning)"]
-        print(lines.joined(separator: "\n"))
-        return ExitStatus.ok
+        return lines
     }
 }

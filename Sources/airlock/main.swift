@@ -10,7 +10,7 @@ signal(SIGPIPE, SIG_IGN)
 let status: Int32
 do {
     let command = try Command.parse(Array(CommandLine.arguments.dropFirst()))
-    status = Dispatch.run(command)
+    status = CommandRunner.run(command)
 } catch {
     // One line that says what is wrong and where the usage is, never the whole usage.
     let arguments = Array(CommandLine.arguments.dropFirst())

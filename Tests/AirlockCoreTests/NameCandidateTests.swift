@@ -1,4 +1,4 @@
-import AirlockCore
+@testable import AirlockCore
 import AirlockPolicy
 import Testing
 
@@ -51,5 +51,33 @@ extension NameCandidateTests {
         #expect(second == Array(String(repeating: "😀", count: 63).utf8) + Array("a-2".utf8))
         let emoji = Array(String(repeating: "😀", count: 64).utf8)  // 256 bytes, cut to 252 first
         #expect(NameCandidates.candidates(stem: emoji, suffix: [])[0].count == 252)
+    }
+}
+
+@Suite("Archive suffixes: one function strips them for outbox and release names")
+struct ArchiveSuffixTests {
+    static let cases: [(name: String, stem: String, suffix: String)] = [
+        ("logs.tar.gz", "logs", ".tar.gz"), ("logs.TAR.GZ", "logs", ".TAR.GZ"), ("logs.tgz", "logs", ".tgz"),
+        ("logs.tar", "logs", ".tar"), ("logs.tar.zst", "logs", ".tar.zst"), ("logs.tar.lzma", "logs", ".tar.lzma"),
+        ("photos.zip", "photos", ".zip"), ("a.b.7z", "a.b", ".7z"), ("memo.plist", "memo", ".plist"),
+        ("notes.txt", "notes.txt", ""), ("archive.gz", "archive.gz", ""), (".zip", ".zip", ""), ("zip", "zip", ""),
+        ("x.zip.tar", "x.zip", ".tar"),
+    ]
+
+    @Test("the longest suffix is stripped as spelled; a name that is only a suffix keeps it", arguments: cases)
+    func split(_ item: (name: String, stem: String, suffix: String)) {
+        let (stem, suffix) = NameCandidates.split(Array(item.name.utf8))
+        #expect(stem == Array(item.stem.utf8))
+        #expect(suffix == Array(item.suffix.utf8))
+    }
+
+    @Test("the outbox name and a release back into the inbox strip the same suffix", arguments: cases)
+    func sameForBoth(_ item: (name: String, stem: String, suffix: String)) {
+        let name = Array(item.name.utf8)
+        let released = QuarantineDesk.inboxCandidates(name)
+        #expect(released[0] == name)
+        #expect(released[1] == Array(item.stem.utf8) + Array("-2".utf8) + Array(item.suffix.utf8))
+        guard item.stem.first != "." else { return }
+        #expect(OutboxName.base(for: name, id: "id", policy: Policy()) == Array(item.stem.utf8))
     }
 }

@@ -105,12 +105,12 @@ struct SettingBoundsTests {
 struct DurationTests {
     @Test("units, the longest accepted, and what is refused")
     func durations() {
-        #expect(Duration.seconds("30s") == 30)
-        #expect(Duration.seconds("2w") == 1_209_600)
-        #expect(Duration.seconds("36500d") == Duration.maxSeconds)
+        #expect(DurationText.seconds("30s") == 30)
+        #expect(DurationText.seconds("2w") == 1_209_600)
+        #expect(DurationText.seconds("36500d") == DurationText.maxSeconds)
         for text in ["36501d", "5215w", "99999999999999999w", "9223372036854775807d", "9223372036854775807s",
                      "99999999999999999999s", "-1d", "+1d", "1.5d", "d", "", "7", "7x", " 7d", "7d "] {
-            #expect(Duration.seconds(text) == nil, "\(text)")
+            #expect(DurationText.seconds(text) == nil, "\(text)")
         }
     }
 }

@@ -20,7 +20,7 @@ enum ExitStatus {
     static let configuration: Int32 = 78
 }
 
-enum Dispatch {
+enum CommandRunner {
     static let log = Log()
     static let events = EventStream()
 
