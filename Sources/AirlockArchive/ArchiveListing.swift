@@ -19,14 +19,11 @@ enum ArchiveListing {
     /// Headers read at most, however small each is.
     static let maxHeaders = 1_000_000
 
-    static func run(_ scan: ArchiveScan) -> JSONObjectWriter {
-        var json = JSONObjectWriter()
-        json.add("verdict", "listing")
+    static func run(_ scan: ArchiveScan) -> VerdictMessage {
         guard let archive = archive_read_new() else { return DecoderChild.failure(SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))) }
         defer { archive_read_free(archive) }
         if let problem = scan.configure(archive) {
-            json.add("detail", problem.detail)
-            return json
+            return VerdictMessage(.listing(VerdictMessage.Listing(headers: nil, detail: problem.detail)))
         }
         let blockSize = (scan.format == .zip || scan.format == .sevenZip) ? ArchiveScan.seekableBlockSize : ArchiveScan.streamBlockSize
         // Opened exactly as a scan opens it: the same readers and decompressors.
@@ -40,10 +37,10 @@ enum ArchiveListing {
             source = DropSource(file: file, size: scan.dropSize, blockSize: blockSize)
         }
         guard tar != nil || source != nil, scan.open(archive, tar: tar, source: source, outcome: &outcome) else {
-            json.add("detail", outcome.findings.worst?.detail ?? outcome.systemError?.description ?? ArchiveScan.message(archive))
-            return json
+            let detail = outcome.findings.worst?.detail ?? outcome.systemError?.description ?? ArchiveScan.message(archive)
+            return VerdictMessage(.listing(VerdictMessage.Listing(headers: nil, detail: detail)))
         }
-        var listed: [JSONObjectWriter] = []
+        var listed: [ListedEntry] = []
         var listedBytes = 0
         var count: Int64 = 0
         var problem: String?
@@ -57,33 +54,27 @@ enum ArchiveListing {
             }
             count += 1
             let item = describe(entry)
-            listedBytes += item.text.utf8.count + 1
+            listedBytes += item.jsonText.utf8.count + 1
             if listedBytes <= maxListedBytes { listed.append(item) }
         }
-        json.add("entries", objects: listed)
-        json.add("entry_count", count)
-        json.add("truncated", Int64(listed.count) < count)
-        if let problem { json.add("detail", problem) }
-        return json
+        let headers = VerdictMessage.Listing.Headers(entries: listed, count: count, truncated: Int64(listed.count) < count)
+        return VerdictMessage(.listing(VerdictMessage.Listing(headers: headers, detail: problem)))
     }
 
-    private static func describe(_ entry: OpaquePointer) -> JSONObjectWriter {
+    private static func describe(_ entry: OpaquePointer) -> ListedEntry {
         func bytes(_ text: UnsafePointer<CChar>) -> [UInt8] {
             Array(UnsafeBufferPointer(start: text, count: strlen(text))).map { UInt8(bitPattern: $0) }
         }
-        var item = JSONObjectWriter()
-        item.add("entry", EscapedName(archive_entry_pathname(entry).map(bytes) ?? []).text)
         let linked = archive_entry_symlink(entry) != nil || archive_entry_hardlink(entry) != nil
+        let type: String
         switch UInt32(archive_entry_filetype(entry)) {
-        case 0o100000 where !linked: item.add("entry_type", "file")
-        case 0o040000 where !linked: item.add("entry_type", "directory")
-        default: item.add("entry_type", EntryScan.typeName(entry))
+        case 0o100000 where !linked: type = "file"
+        case 0o040000 where !linked: type = "directory"
+        default: type = EntryScan.typeName(entry)
         }
-        if archive_entry_size_is_set(entry) != 0 { item.add("entry_size", archive_entry_size(entry)) }
-        if let target = archive_entry_symlink(entry) ?? archive_entry_hardlink(entry) {
-            item.add("link_target", EscapedName(bytes(target)).text)
-        }
-        if archive_entry_is_encrypted(entry) != 0 { item.add("encrypted", true) }
-        return item
+        return ListedEntry(entry: EscapedName(archive_entry_pathname(entry).map(bytes) ?? []).text, entryType: type,
+                           entrySize: archive_entry_size_is_set(entry) != 0 ? archive_entry_size(entry) : nil,
+                           linkTarget: (archive_entry_symlink(entry) ?? archive_entry_hardlink(entry)).map { EscapedName(bytes($0)).text },
+                           encrypted: archive_entry_is_encrypted(entry) != 0)
     }
 }

@@ -46,27 +46,22 @@ extension DecoderChild {
         // Faults are for drops: the start-up probe of `airlock run` must not hang on one.
         if !request.probe { TestFaults.inject(request) }
         #endif
-        var json: JSONObjectWriter
+        var message: VerdictMessage
         if request.probe {
-            json = JSONObjectWriter()
-            json.add("verdict", "probe")
-            json.add("confine_microseconds", confineMicroseconds)
-            for (key, value) in request.limits.arguments.filter({ $0.hasPrefix("--limit-") }).map(splitLimit) { json.add(key, value) }
-            json.add("confinement", request.limits.requiresConfinement ? "required" : "best-effort")
+            let limits = request.limits
+            message = VerdictMessage(.probe(VerdictMessage.Probe(
+                confineMicroseconds: confineMicroseconds, addressSpaceBytes: limits.addressSpaceBytes, cpuSeconds: limits.cpuSeconds,
+                openFiles: limits.openFiles, fileSizeBytes: limits.fileSizeBytes,
+                confinement: limits.requiresConfinement ? "required" : "best-effort")))
         } else if request.limits.requiresConfinement && confinement.isRefused {
-            json = unconfined(confinement)
+            message = unconfined(confinement)
         } else {
-            json = decode(request)
+            message = decode(request)
         }
-        return report(&json, confinement, program: "airlock-decoder")
+        return report(&message, confinement, program: "airlock-decoder")
     }
 
-    private static func splitLimit(_ argument: String) -> (String, Int64) {
-        let parts = argument.dropFirst(2).split(separator: "=")
-        return (String(parts[0].map { $0 == "-" ? "_" : $0 }), Int64(parts[1]) ?? 0)
-    }
-
-    static func decode(_ request: Request) -> JSONObjectWriter {
+    static func decode(_ request: Request) -> VerdictMessage {
         let detector: ContentTypeDetector?
         switch request.detector {
         case .failure(let error): return ContentTypes.unavailable(error)
@@ -92,23 +87,16 @@ extension DecoderChild {
             (outcome, types) = ContentTypes.scan(&scan, into: writer, detector: detector)
         }
         if let error = outcome.systemError { return failure(error, while: outcome.failedWhile) }
-        var json = JSONObjectWriter()
-        if let types { json.add("types", strings: types) }
-        if let violation = outcome.findings.worst {
-            json.add("verdict", "rejected")
-            json.add("reason", violation.reason.rawValue)
-            json.add("detail", violation.detail)
-            if let entry = violation.entry { json.add("entry", EscapedName(entry).text) }
-            if let other = violation.other { json.add("other_entry", EscapedName(other).text) }
-            if let index = violation.index { json.add("index", Int64(index)) }
-        } else {
-            json.add("verdict", "accepted")
-            json.add("files", outcome.files)
-            json.add("directories", outcome.directories)
+        let detected = types?.map { DetectedType(entry: $0.0, type: $0.1) }
+        guard let violation = outcome.findings.worst else {
+            return VerdictMessage(.accepted(VerdictMessage.Accepted(files: outcome.files, directories: outcome.directories,
+                                                                    entries: Int64(outcome.entries), bytesWritten: outcome.bytesWritten)),
+                                  types: detected)
         }
-        json.add("entries", Int64(outcome.entries))
-        json.add("bytes_written", outcome.bytesWritten)
-        return json
+        return VerdictMessage(.rejected(VerdictMessage.Rejected(
+            reason: violation.reason.rawValue, detail: violation.detail, entry: violation.entry.map { EscapedName($0).text },
+            otherEntry: violation.other.map { EscapedName($0).text }, index: violation.index.map(Int64.init),
+            entries: Int64(outcome.entries), bytesWritten: outcome.bytesWritten)), types: detected)
     }
 
     struct Request {
@@ -210,9 +198,9 @@ enum TestFaults {
                 let n = write(fd, &chunk, chunk.count)
                 if n < 0 {
                     report(value, errno)
-                    var json = DecoderChild.failure(SystemError("write", Array("big".utf8), Errno.current))
-                    json.add("bytes_written", written)
-                    try? Confinement.resultDescriptor.writeAll(Array(json.text.utf8))
+                    var message = DecoderChild.failure(SystemError("write", Array("big".utf8), Errno.current))
+                    message.noteBytesWritten(written)
+                    try? Confinement.resultDescriptor.writeAll(Array(message.jsonText.utf8))
                     exit(0)
                 }
                 written += Int64(n)

@@ -11,15 +11,13 @@ public enum DecoderChild {
 
     /// Adds what confinement was granted to a verdict and writes it to the result
     /// pipe; the child's exit status.
-    public static func report(_ json: inout JSONObjectWriter, _ confinement: ConfinementReport, program: String) -> Int32 {
-        json.add("landlock_abi", Int64(confinement.landlockABI))
-        json.add("landlock", confinement.landlock ? 1 : 0)
-        json.add("seccomp", confinement.seccomp ? 1 : 0)
-        json.add("landlock_state", confinement.landlockState.rawValue)
-        json.add("seccomp_state", confinement.seccompState.rawValue)
-        if !confinement.problems.isEmpty { json.add("confinement_problems", confinement.problems.joined(separator: "; ")) }
+    public static func report(_ message: inout VerdictMessage, _ confinement: ConfinementReport, program: String) -> Int32 {
+        message.confinement = VerdictMessage.ConfinementFields(
+            landlockABI: Int64(confinement.landlockABI), landlockState: confinement.landlockState.rawValue,
+            seccompState: confinement.seccompState.rawValue,
+            problems: confinement.problems.isEmpty ? nil : confinement.problems.joined(separator: "; "))
         do {
-            try Confinement.resultDescriptor.writeAll(Array(json.text.utf8))
+            try Confinement.resultDescriptor.writeAll(Array(message.jsonText.utf8))
         } catch {
             printError("\(program): cannot report: \(error)")
             return 71
@@ -29,29 +27,19 @@ public enum DecoderChild {
 
     /// The verdict of a child that may not decode: the kernel offers a mechanism
     /// that something refused, and confinement is required. The drop is not read.
-    public static func unconfined(_ confinement: ConfinementReport) -> JSONObjectWriter {
-        var json = JSONObjectWriter()
-        json.add("verdict", "unconfined")
-        json.add("detail", confinement.problems.joined(separator: "; "))
-        return json
+    public static func unconfined(_ confinement: ConfinementReport) -> VerdictMessage {
+        VerdictMessage(.unconfined(detail: confinement.problems.joined(separator: "; ")))
     }
 
     /// The verdict for a failed system call: `stage` tells the supervisor whether
     /// the drop could not be read or staging could not be written.
-    public static func failure(_ error: SystemError, while stage: SystemFailureStage = .writingStaging) -> JSONObjectWriter {
-        var json = JSONObjectWriter()
+    public static func failure(_ error: SystemError, while stage: SystemFailureStage = .writingStaging) -> VerdictMessage {
         if error.errno == .fileTooLarge {
             // The kernel's RLIMIT_FSIZE stopped a write our own count should have stopped first.
-            json.add("verdict", "rejected")
-            json.add("reason", Reason.fileTooLarge.rawValue)
-            json.add("detail", "the kernel refused a write past the file-size limit: \(error)")
-            return json
+            return VerdictMessage(.rejected(VerdictMessage.Rejected(
+                reason: Reason.fileTooLarge.rawValue, detail: "the kernel refused a write past the file-size limit: \(error)")))
         }
-        json.add("verdict", "error")
-        json.add("stage", stage.rawValue)
-        json.add("errno", Int64(error.errno.rawValue))
-        json.add("detail", error.description)
-        return json
+        return VerdictMessage(.failed(VerdictMessage.Failed(stage: stage.rawValue, errno: error.errno.rawValue, detail: error.description)))
     }
 
     public static func printError(_ text: String) {

@@ -127,10 +127,7 @@ public enum ContentTypes {
 
     /// The verdict of a child that could not load its database: the supervisor
     /// defers the drop, for nothing about it has been judged.
-    public static func unavailable(_ error: ContentTypeError) -> JSONObjectWriter {
-        var json = JSONObjectWriter()
-        json.add("verdict", "unavailable")
-        json.add("detail", error.description)
-        return json
+    public static func unavailable(_ error: ContentTypeError) -> VerdictMessage {
+        VerdictMessage(.unavailable(detail: error.description))
     }
 }

@@ -45,13 +45,9 @@ package enum ForgedStaging {
             }
             bytes += Int64(content.count)
         }
-        var json = JSONObjectWriter()
-        json.add("verdict", "accepted")
-        json.add("files", Int64(files.count))
-        json.add("directories", 0)
-        json.add("entries", Int64(files.count))
-        json.add("bytes_written", bytes)
-        try? Confinement.resultDescriptor.writeAll(Array(json.text.utf8))
+        let message = VerdictMessage(.accepted(VerdictMessage.Accepted(
+            files: Int64(files.count), directories: 0, entries: Int64(files.count), bytesWritten: bytes)))
+        try? Confinement.resultDescriptor.writeAll(Array(message.jsonText.utf8))
         exit(0)
     }
 }

@@ -11,14 +11,14 @@ import Glibc
 public enum DetectedTypes {
     /// The pairs, sorted by entry; nil when the verdict has none, or a malformed list.
     public static func parse(_ output: [UInt8]) -> [(entry: String, type: String)]? {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(output))) as? [String: Any],
-              let types = object["types"] as? [String: Any] else { return nil }
+        guard case .success(let message) = VerdictMessage.read(output), let types = message.types else { return nil }
         var pairs: [(entry: String, type: String)] = []
-        for (entry, value) in types {
-            guard let type = value as? String, MediaType.isWellFormed(type), !entry.isEmpty else { return nil }
-            pairs.append((entry, type))
+        for detected in types {
+            guard MediaType.isWellFormed(detected.type), !detected.entry.isEmpty else { return nil }
+            pairs.append((detected.entry, detected.type))
         }
-        return pairs.sorted { $0.entry.utf8.lexicographicallyPrecedes($1.entry.utf8) }
+        // The message keeps them sorted by entry.
+        return pairs
     }
 }
 

@@ -36,11 +36,11 @@ public struct DecoderConfinementState: Sendable, Equatable {
         self.required = required
     }
 
-    /// Reads a child's verdict or probe JSON; nil when it does not say.
-    init?(_ object: [String: Any], required: Bool) {
-        guard let landlock = object["landlock_state"] as? String, let seccomp = object["seccomp_state"] as? String else { return nil }
-        self.init(landlock: landlock, seccomp: seccomp, landlockABI: (object["landlock_abi"] as? NSNumber)?.intValue ?? 0,
-                  problems: (object["confinement_problems"] as? String) ?? "", required: required)
+    /// What a child's verdict or probe says of its confinement; nil when it does not say.
+    init?(_ message: VerdictMessage, required: Bool) {
+        guard let fields = message.confinement else { return nil }
+        self.init(landlock: fields.landlockState, seccomp: fields.seccompState, landlockABI: Int(clamping: fields.landlockABI),
+                  problems: fields.problems ?? "", required: required)
     }
 
     private static let latest = Mutex<DecoderConfinementState?>(nil)
@@ -54,9 +54,9 @@ public struct DecoderConfinementState: Sendable, Equatable {
     /// Records what a decoder child reported; says so in the log and in
     /// `state/decoder-confinement` when it differs from what was known.
     static func observe(_ run: DecoderProcess.Run, required: Bool, log: Log, state: FileDescriptor) {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(run.output))) as? [String: Any],
-              let seen = DecoderConfinementState(object, required: required) else { return }
-        if object["verdict"] as? String == "unconfined" { withheld.add(1, ordering: .relaxed) }
+        guard case .success(let message) = VerdictMessage.read(run.output),
+              let seen = DecoderConfinementState(message, required: required) else { return }
+        if case .unconfined = message.outcome { withheld.add(1, ordering: .relaxed) }
         record(seen, log: log, state: state)
     }
 
@@ -83,13 +83,33 @@ public struct DecoderConfinementState: Sendable, Equatable {
 
     static let fileName = "decoder-confinement"
 
+    /// The fields of `state/decoder-confinement`, named once for its writer and its reader.
+    private enum Key: String, CodingKey {
+        case landlockState = "landlock_state", seccompState = "seccomp_state", landlockABI = "landlock_abi"
+        case problems = "confinement_problems", required
+    }
+
+    /// The recorded state as its file holds it.
+    private struct Record: Decodable {
+        var state: DecoderConfinementState
+
+        init(from decoder: any Decoder) throws {
+            let fields = try decoder.container(keyedBy: Key.self)
+            state = DecoderConfinementState(
+                landlock: try fields.decode(String.self, forKey: .landlockState), seccomp: try fields.decode(String.self, forKey: .seccompState),
+                landlockABI: try fields.decodeIfPresent(Int.self, forKey: .landlockABI) ?? 0,
+                problems: try fields.decodeIfPresent(String.self, forKey: .problems) ?? "",
+                required: (try fields.decodeIfPresent(Int64.self, forKey: .required)).map { $0 != 0 } ?? true)
+        }
+    }
+
     private static func persist(_ seen: DecoderConfinementState, state: FileDescriptor) throws(SystemError) {
         var json = JSONObjectWriter()
-        json.add("landlock_state", seen.landlock)
-        json.add("seccomp_state", seen.seccomp)
-        json.add("landlock_abi", Int64(seen.landlockABI))
-        if !seen.problems.isEmpty { json.add("confinement_problems", seen.problems) }
-        json.add("required", seen.required ? 1 : 0)
+        json.add(Key.landlockState.rawValue, seen.landlock)
+        json.add(Key.seccompState.rawValue, seen.seccomp)
+        json.add(Key.landlockABI.rawValue, Int64(seen.landlockABI))
+        if !seen.problems.isEmpty { json.add(Key.problems.rawValue, seen.problems) }
+        json.add(Key.required.rawValue, Int64(seen.required ? 1 : 0))
         let temporary = Array("\(fileName).tmp".utf8)
         try state.removeTree(temporary)
         try state.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode: 0o600).closeAfter { (fd) throws(SystemError) in
@@ -102,8 +122,7 @@ public struct DecoderConfinementState: Sendable, Equatable {
     public static func recorded(in state: FileDescriptor) -> DecoderConfinementState? {
         guard let fd = try? state.open(Array(fileName.utf8), O_RDONLY | O_NOFOLLOW | O_CLOEXEC) else { return nil }
         defer { fd.close() }
-        guard let bytes = try? fd.readAll(limit: 64 * 1024),
-              let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] else { return nil }
-        return DecoderConfinementState(object, required: (object["required"] as? NSNumber)?.boolValue ?? true)
+        guard let bytes = try? fd.readAll(limit: 64 * 1024) else { return nil }
+        return (try? JSONDecoder().decode(Record.self, from: Data(bytes)))?.state
     }
 }

@@ -32,48 +32,71 @@ enum DecoderVerdict: Equatable {
             }
             return .rejected(Rejection(.decoderFailed, detail))
         }
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(run.output))) as? [String: Any],
-              let verdict = object["verdict"] as? String else {
-            return .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict"))
+        let message: VerdictMessage
+        switch VerdictMessage.read(run.output) {
+        case .success(let read): message = read
+        case .failure(.refused(let refusal)): return .rejected(Rejection(.decoderFailed, refusal.description))
+        case .failure(.unreadable): return .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict"))
         }
-        let bytesWritten = (object["bytes_written"] as? NSNumber)?.int64Value ?? 0
-        switch verdict {
-        case "accepted":
-            guard let files = (object["files"] as? NSNumber)?.int64Value else {
-                return .rejected(Rejection(.decoderFailed, "the decoder's verdict lacks a file count"))
-            }
-            return .accepted(files: files, bytes: bytesWritten)
-        case "rejected":
-            guard let code = object["reason"] as? String, let reason = Reason(rawValue: code), decoderReasons.contains(reason) else {
+        switch message.outcome {
+        case .accepted(let accepted):
+            return .accepted(files: accepted.files, bytes: accepted.bytesWritten)
+        case .rejected(let rejected):
+            guard let reason = Reason(rawValue: rejected.reason), decoderReasons.contains(reason) else {
                 return .rejected(Rejection(.decoderFailed, "the decoder gave an unknown reason"))
             }
-            var rejection = Rejection(reason, (object["detail"] as? String) ?? "",
-                                      entry: object["entry"] as? String, entryIndex: (object["index"] as? NSNumber)?.intValue)
-            rejection.bytesWritten = bytesWritten
-            rejection.otherEntry = object["other_entry"] as? String
+            var rejection = Rejection(reason, rejected.detail, entry: rejected.entry, entryIndex: rejected.index.flatMap { Int(exactly: $0) })
+            rejection.bytesWritten = rejected.bytesWritten ?? 0
+            rejection.otherEntry = rejected.otherEntry
             return .rejected(rejection)
-        case "unconfined":
+        case .unconfined(let detail):
             // Not the drop's fault: it waits until the decoders can be confined again.
-            return .deferred("no decoder runs unconfined: \((object["detail"] as? String) ?? "confinement refused"); "
+            return .deferred("no decoder runs unconfined: \(detail); "
                 + "'airlock doctor' says what is missing (decoder.confinement \"best-effort\" opts out)")
-        case "error":
-            let errno = Errno(rawValue: Int32((object["errno"] as? NSNumber)?.intValue ?? 0))
-            let detail = (object["detail"] as? String) ?? "\(errno)"
-            // A drop the disk cannot read is not judged on its bytes: it waits, claimed.
-            if object["stage"] as? String == SystemFailureStage.readingDrop.rawValue {
-                if errno.isEnvironmental { return .deferred("reading the drop failed: \(detail)") }
-                return .rejected(Rejection(.decoderFailed, "the decoder could not read the drop: \(detail)"))
-            }
-            if errno.isEnvironmental { return .deferred("writing to staging failed: \(detail)") }
-            if errno == .exists {
-                return .rejected(Rejection(.nameCollision, "the filesystem treats two entry names as one: \(detail)"))
-            }
-            return .rejected(Rejection(.decoderFailed, "the decoder failed: \(detail)"))
-        case "unavailable":
+        case .failed(let failed):
+            return interpret(failed)
+        case .unavailable(let detail):
             // The child could not load what it needs to judge (the magic database): not the drop's fault.
-            return .deferred((object["detail"] as? String) ?? "the decoder could not start its work")
-        default:
+            return .deferred(detail)
+        case .probe, .listing:
             return .rejected(Rejection(.decoderFailed, "the decoder gave an unknown verdict"))
+        }
+    }
+
+    /// A failed system call in the child: defer what the environment caused, reject the rest.
+    private static func interpret(_ failed: VerdictMessage.Failed) -> DecoderVerdict {
+        let errno = Errno(rawValue: failed.errno)
+        let detail = failed.detail
+        // A drop the disk cannot read is not judged on its bytes: it waits, claimed.
+        if failed.stage == SystemFailureStage.readingDrop.rawValue {
+            if errno.isEnvironmental { return .deferred("reading the drop failed: \(detail)") }
+            return .rejected(Rejection(.decoderFailed, "the decoder could not read the drop: \(detail)"))
+        }
+        if errno.isEnvironmental { return .deferred("writing to staging failed: \(detail)") }
+        if errno == .exists {
+            return .rejected(Rejection(.nameCollision, "the filesystem treats two entry names as one: \(detail)"))
+        }
+        return .rejected(Rejection(.decoderFailed, "the decoder failed: \(detail)"))
+    }
+}
+
+extension VerdictMessage {
+    /// Why the supervisor does not believe what a child wrote.
+    enum ReadFailure: Error {
+        /// Not a JSON object with the fields a verdict has, each of its type.
+        case unreadable(any Error)
+        /// A verdict of another version or an unknown kind.
+        case refused(Refusal)
+    }
+
+    /// Decodes a child's result pipe through the message's own keys.
+    static func read(_ output: [UInt8]) -> Result<VerdictMessage, ReadFailure> {
+        do {
+            return .success(try JSONDecoder().decode(VerdictMessage.self, from: Data(output)))
+        } catch let refusal as Refusal {
+            return .failure(.refused(refusal))
+        } catch {
+            return .failure(.unreadable(error))
         }
     }
 }

@@ -1,3 +1,4 @@
+import AirlockPolicy
 import AirlockSystem
 import Foundation
 #if canImport(Glibc)
@@ -36,18 +37,16 @@ public struct Doctor {
         defer { nothing.close() }
         let decoder = DecoderProcess(executable: decoderExecutable, timeoutSeconds: 30)
         let run = try decoder.run(arguments: ["--probe"] + configuration.decoderLimits.arguments, drop: nothing, staging: nil)
-        guard run.termination == .exited(0),
-              let object = (try? JSONSerialization.jsonObject(with: Data(run.output))) as? [String: Any],
-              object["verdict"] as? String == "probe",
-              let confinement = DecoderConfinementState(object, required: configuration.decoderConfinementRequired) else {
+        guard run.termination == .exited(0), case .success(let message) = VerdictMessage.read(run.output),
+              case .probe(let probe) = message.outcome, let fields = message.confinement,
+              let confinement = DecoderConfinementState(message, required: configuration.decoderConfinementRequired) else {
             throw SystemError("probe", Array(decoderExecutable.utf8), Errno(rawValue: EPROTO))
         }
-        func number(_ key: String) -> Int64 { (object[key] as? NSNumber)?.int64Value ?? 0 }
         return Findings(
-            landlockABI: Int(number("landlock_abi")), confinement: confinement,
-            problems: object["confinement_problems"] as? String, confineMicroseconds: Int(number("confine_microseconds")),
-            limits: ["address_space_bytes": number("limit_as"), "cpu_seconds": number("limit_cpu"),
-                     "open_files": number("limit_nofile"), "file_size_bytes": number("limit_fsize")])
+            landlockABI: Int(clamping: fields.landlockABI), confinement: confinement,
+            problems: fields.problems, confineMicroseconds: Int(clamping: probe.confineMicroseconds),
+            limits: ["address_space_bytes": probe.addressSpaceBytes, "cpu_seconds": probe.cpuSeconds,
+                     "open_files": probe.openFiles, "file_size_bytes": probe.fileSizeBytes])
     }
 }
 

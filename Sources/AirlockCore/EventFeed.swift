@@ -80,8 +80,7 @@ public struct EventFeed {
                 let after = Cursor(inode: file.inode, offset: from + Int64(lineStart))
                 next = after
                 // A torn line (a crash mid-append) is skipped, never repaired.
-                guard line.first == UInt8(ascii: "{"), line.count > 1,
-                      (try? JSONSerialization.jsonObject(with: Data(line))) is [String: Any] else { continue }
+                guard line.first == UInt8(ascii: "{"), line.count > 1, JournalEntry.read(line) != nil else { continue }
                 lines.append("{\"cursor\":\"\(after)\"," + String(decoding: line.dropFirst(), as: UTF8.self))
             }
         }

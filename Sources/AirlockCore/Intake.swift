@@ -125,16 +125,16 @@ public final class Intake: @unchecked Sendable {
         carried.sha256 = context.sha256
         carried.uploader = context.uploader
         if case .deferred = carried.verdict {
-            journalAppend("deferred") { fill(&$0, carried, context) }
+            journalAppend(record(carried, context))
         }
         return carried
     }
 
     /// Appends to the audit journal; a journal that cannot be written is logged,
     /// never a reason to stop the intake.
-    func journalAppend(_ event: String, _ fill: (inout JSONObjectWriter) -> Void) {
+    func journalAppend(_ record: JournalRecord) {
         do {
-            try journal.append(event, fill)
+            try journal.append(record)
         } catch {
             JournalWriteErrors.increment()
             log.warning("cannot append to the journal: \(error)")
@@ -142,13 +142,8 @@ public final class Intake: @unchecked Sendable {
     }
 
     private func journalClaimed(_ claim: Claim, _ context: ReportContext) {
-        journalAppend("claimed") { record in
-            record.add("id", claim.id)
-            record.add("drop", EscapedName(claim.dropName).text)
-            if let size = context.size { record.add("size", size) }
-            if let sha256 = context.sha256 { record.add("sha256", sha256) }
-            context.uploader?.add(to: &record)
-        }
+        let drop = JournalRecord.Drop(id: claim.id, drop: EscapedName(claim.dropName).text, size: context.size, sha256: context.sha256)
+        journalAppend(.claimed(.init(drop: drop, uploaderUID: context.uploader?.uid, uploader: context.uploader?.name)))
     }
 
     struct ReportContext {

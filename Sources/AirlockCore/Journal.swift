@@ -29,8 +29,8 @@ public struct Journal: Sendable {
     static func rotated(_ index: Int) -> [UInt8] { Array("journal.\(index).jsonl".utf8) }
 
     /// Appends one record, `time` first.
-    public func append(_ event: String, _ fill: (inout JSONObjectWriter) -> Void) throws(SystemError) {
-        try locked { () throws(SystemError) in try appendLocked(event, fill) }
+    public func append(_ record: JournalRecord) throws(SystemError) {
+        try locked { () throws(SystemError) in try appendLocked(record) }
     }
 
     /// Appends a record of `event` for `id` unless the journal already holds one of
@@ -40,17 +40,17 @@ public struct Journal: Sendable {
     /// This is how recovery completes an outcome at most once: the record may have
     /// been written just before the stop that interrupted the outcome.
     @discardableResult
-    public func appendOnce(_ event: String, id: String, unless events: Set<String>,
-                           _ fill: (inout JSONObjectWriter) -> Void) throws(SystemError) -> Bool {
-        try locked { () throws(SystemError) -> Bool in
+    public func appendOnce(_ record: JournalRecord, unless events: Set<String>) throws(SystemError) -> Bool {
+        guard let id = record.id else { preconditionFailure("a \(record.event) record has no id to append once") }
+        return try locked { () throws(SystemError) -> Bool in
             if try recordLocked(id: id, events: events) != nil { return false }
-            try appendLocked(event, fill)
+            try appendLocked(record)
             return true
         }
     }
 
     /// The newest whole record of one of `events` for `id`, if any.
-    public func record(id: String, events: Set<String>) throws(SystemError) -> [String: Any]? {
+    public func record(id: String, events: Set<String>) throws(SystemError) -> JournalEntry? {
         try locked { () throws(SystemError) in try recordLocked(id: id, events: events) }
     }
 
@@ -63,12 +63,8 @@ public struct Journal: Sendable {
         return try body()
     }
 
-    private func appendLocked(_ event: String, _ fill: (inout JSONObjectWriter) -> Void) throws(SystemError) {
-        var record = JSONObjectWriter()
-        record.add("time", timestamp())
-        record.add("event", event)
-        fill(&record)
-        let line = Array((record.text + "\n").utf8)
+    private func appendLocked(_ record: JournalRecord) throws(SystemError) {
+        let line = Array((JournalEntry(time: timestamp(), record: record).line + "\n").utf8)
         var file = try state.open(Journal.current, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW, mode: 0o600)
         defer { file.close() }
         let size = try file.status().size
@@ -92,15 +88,14 @@ public struct Journal: Sendable {
 
     /// Scans the kept files, oldest first; only the lines that mention `id` are
     /// parsed, so a look costs one pass of strstr over the journal.
-    private func recordLocked(id: String, events: Set<String>) throws(SystemError) -> [String: Any]? {
+    private func recordLocked(id: String, events: Set<String>) throws(SystemError) -> JournalEntry? {
         let needle = "\"id\":\"\(id)\""
-        var found: [String: Any]?
+        var found: JournalEntry?
         for var bytes in try fileContents() {
             bytes.append(0)
             for line in Journal.lines(in: bytes, mentioning: needle) {
-                guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any],
-                      object["id"] as? String == id, let event = object["event"] as? String, events.contains(event) else { continue }
-                found = object
+                guard let entry = JournalEntry.read(line), entry.record.id == id, events.contains(entry.record.event) else { continue }
+                found = entry
             }
         }
         return found
@@ -144,13 +139,12 @@ public struct Journal: Sendable {
     }
 
     /// Every whole record, oldest first; a torn or unreadable line is skipped.
-    public func records() throws(SystemError) -> [[String: Any]] {
-        var result: [[String: Any]] = []
+    public func records() throws(SystemError) -> [JournalEntry] {
+        var result: [JournalEntry] = []
         for bytes in try fileContents() {
             for line in bytes.split(separator: UInt8(ascii: "\n")) {
-                guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any],
-                      object["event"] is String else { continue }
-                result.append(object)
+                guard let entry = JournalEntry.read(line) else { continue }
+                result.append(entry)
             }
         }
         return result

@@ -108,63 +108,6 @@ public struct Rejection: Error, Sendable, Equatable {
     }
 }
 
-/// quarantine/ID/report.json.
-struct RejectionReport: Encodable {
-    struct PolicyInForce: Encodable {
-        let max_entries: Int
-        let max_file_bytes: Int64
-        let max_total_bytes: Int64
-        let max_drop_bytes: Int64
-        let max_component_bytes: Int
-        let max_path_bytes: Int
-        let max_depth: Int
-        let max_ratio: Int64
-        let ratio_min_bytes: Int64
-        let file_mode: String
-
-        init(_ policy: Policy) {
-            max_entries = policy.maxEntries
-            max_file_bytes = policy.maxFileBytes
-            max_total_bytes = policy.maxTotalBytes
-            max_drop_bytes = policy.maxDropBytes
-            max_component_bytes = policy.maxComponentBytes
-            max_path_bytes = policy.maxPathBytes
-            max_depth = policy.maxDepth
-            max_ratio = policy.maxRatio
-            ratio_min_bytes = policy.ratioMinBytes
-            file_mode = policy.privateModes ? "0600" : "0644"
-        }
-    }
-
-    let id: String
-    let drop: String
-    /// The drop's name as raw bytes in hex, so `quarantine release` can restore it exactly.
-    let drop_hex: String
-    let size: Int64?
-    let sha256: String?
-    let uploader_uid: UInt32?
-    let uploader: String?
-    let format: String?
-    let reason: String
-    let detail: String
-    let entry: String?
-    let entry_index: Int?
-    let other_entry: String?
-    let bytes_written: Int64
-    let policy: PolicyInForce
-    let received_at: String
-    let decided_at: String
-    let airlock_version: String
-    /// Each file's detected type, as far as the decoder got.
-    var types: [String: String]?
-
-    func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(self) + Data("\n".utf8)
-    }
-}
-
 /// The owner of a drop as seen when it was claimed: its uid, and the user name
 /// that uid had then (nil when the password database has none).
 public struct Uploader: Sendable, Equatable {

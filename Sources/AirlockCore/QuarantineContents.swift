@@ -13,9 +13,8 @@ import Glibc
 public struct QuarantineContents {
     public struct Listing {
         public var format: String
-        /// Each entry as the child described it: `entry`, `entry_type`, and where
-        /// known `entry_size`, `link_target`, `encrypted`.
-        public var entries: [[String: Any]]
+        /// Each entry as the child described it.
+        public var entries: [ListedEntry]
         public var entryCount: Int
         public var truncated: Bool
         /// Why the listing stops early (an unreadable header), if it does.
@@ -51,12 +50,12 @@ public struct QuarantineContents {
         let decoder = DecoderProcess(for: format, in: decoderDirectory, timeoutSeconds: configuration.decoderTimeoutSeconds)
         let run = try decoder.run(arguments: format.decoderArguments(configuration, inspect: true) + ["--list"],
                                   drop: drop, staging: nil, progress: nil)
-        guard run.termination == .exited(0), !run.timedOut,
-              let object = (try? JSONSerialization.jsonObject(with: Data(run.output))) as? [String: Any],
-              object["verdict"] as? String == "listing" else {
+        guard run.termination == .exited(0), !run.timedOut, case .success(let message) = VerdictMessage.read(run.output),
+              case .listing(let listed) = message.outcome else {
             throw QuarantineDesk.Refusal("the decoder could not list \(id): it \(run.timedOut ? "ran out of time" : "\(run.termination)")")
         }
-        return listing(format, object)
+        return Listing(format: format.name, entries: listed.headers?.entries ?? [], entryCount: Int(clamping: listed.headers?.count ?? 0),
+                       truncated: listed.headers?.truncated ?? false, detail: listed.detail)
     }
 
     /// The drop's format by its first bytes, when it is one libarchive reads.
@@ -67,11 +66,5 @@ public struct QuarantineContents {
         }.get()
         guard let format = DropFormat.sniff(Array(prefix[0..<got])), case .archive = format else { return nil }
         return format
-    }
-
-    private func listing(_ format: DropFormat, _ object: [String: Any]) -> Listing {
-        Listing(format: format.name, entries: object["entries"] as? [[String: Any]] ?? [],
-                       entryCount: (object["entry_count"] as? NSNumber)?.intValue ?? 0,
-                       truncated: (object["truncated"] as? NSNumber)?.boolValue ?? false, detail: object["detail"] as? String)
     }
 }

@@ -12,18 +12,17 @@ import Glibc
 public struct QuarantineDesk {
     public struct Entry {
         public let id: String
-        public let report: [String: Any]
+        public let report: RejectionReport
         /// Whether the original is still there (it is gone once released).
         public let holdsDrop: Bool
 
-        public var decidedAt: String { report["decided_at"] as? String ?? "" }
-        public var reason: String { report["reason"] as? String ?? "" }
-        public var drop: String { report["drop"] as? String ?? "" }
-        /// Reports written before the field took the events' name say `drop_bytes`.
-        public var size: Int64? { (report["size"] as? NSNumber ?? report["drop_bytes"] as? NSNumber)?.int64Value }
-        public var entry: String? { report["entry"] as? String }
-        public var released: Bool { !holdsDrop || history.contains { $0["action"] as? String == "released" } }
-        public var history: [[String: Any]] { report["history"] as? [[String: Any]] ?? [] }
+        public var decidedAt: String { report.decided_at }
+        public var reason: String { report.reason }
+        public var drop: String { report.drop }
+        public var size: Int64? { report.dropSize }
+        public var entry: String? { report.entry }
+        public var released: Bool { !holdsDrop || report.releasedAt != nil }
+        public var history: [RejectionReport.HistoryEvent] { report.history ?? [] }
 
         /// When the verdict was given.
         public var date: Date? {
@@ -92,8 +91,11 @@ public struct QuarantineDesk {
         let bytes = try directory.open(QuarantineDesk.reportFile, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
             try fd.readAll(limit: 4 << 20)
         }
-        guard let report = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
-            throw Refusal("the report of \(id) is not a JSON object")
+        let report: RejectionReport
+        do {
+            report = try RejectionReport.decode(bytes)
+        } catch {
+            throw Refusal("the report of \(id) is not a whole report: \(error)")
         }
         let holdsDrop = (try? directory.status(of: QuarantineDesk.dropFile)) != nil
         return Entry(id: id, report: report, holdsDrop: holdsDrop)
@@ -110,10 +112,10 @@ public struct QuarantineDesk {
         try recoverHoldingDesk()
         let entry = try self.entry(id)
         if entry.released {
-            let when = entry.history.first { $0["action"] as? String == "released" }?["at"] as? String
+            let when = entry.report.releasedAt
             throw Refusal("\(id) was already released\(when.map { " at \($0)" } ?? "")")
         }
-        guard let hex = entry.report["drop_hex"] as? String, let name = [UInt8](hex: hex), !name.isEmpty,
+        guard let name = [UInt8](hex: entry.report.drop_hex), !name.isEmpty,
               !name.contains(0), !name.contains(UInt8(ascii: "/")) else {
             throw Refusal("the report of \(id) does not record the drop's name")
         }
@@ -132,17 +134,17 @@ public struct QuarantineDesk {
         return [name] + NameCandidates.candidates(stem: stem, suffix: suffix).dropFirst()
     }
 
-    func writeReport(_ report: [String: Any], in directory: FileDescriptor) throws(SystemError) {
+    func writeReport(_ report: RejectionReport, in directory: FileDescriptor) throws(SystemError) {
         let data: Data
         do {
-            data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            data = try report.encoded()
         } catch {
-            preconditionFailure("a report read as JSON always encodes again: \(error)")
+            preconditionFailure("a report always encodes: \(error)")
         }
         let temporary: [UInt8] = Array("report.json.tmp".utf8)
         try directory.removeTree(temporary)
         try directory.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600).closeAfter { (fd) throws(SystemError) in
-            try fd.writeAll(Array(data) + [0x0A])
+            try fd.writeAll(Array(data))
             try fd.sync()
         }
         try directory.rename(temporary, to: directory, QuarantineDesk.reportFile)

@@ -123,22 +123,18 @@ extension QuarantineDesk {
     /// L2 → released: the history, the record, then the mark goes.
     private func finishRelease(_ id: [UInt8], directory: FileDescriptor, to name: [UInt8], marks: FileDescriptor) throws(SystemError) {
         let text = String(decoding: id, as: UTF8.self)
-        var report = (try? load(text).report) ?? [:]
-        var history = report["history"] as? [[String: Any]] ?? []
-        if !history.contains(where: { $0["action"] as? String == "released" }) {
-            history.append(["action": "released", "at": timestamp(), "to": "inbox/" + EscapedName(name).text])
-            report["history"] = history
-            try writeReport(report, in: directory)
+        // A report that does not read is left as it is rather than replaced by its history alone.
+        var report = try? load(text).report
+        if var whole = report, whole.releasedAt == nil {
+            whole.history = (whole.history ?? []) + [.init(action: "released", at: timestamp(), to: "inbox/" + EscapedName(name).text)]
+            try writeReport(whole, in: directory)
+            report = whole
         }
         CrashPoint.releaseNoted.reach()
-        let drop = (report["drop_hex"] as? String).flatMap { [UInt8](hex: $0) }.map { EscapedName($0).text }
-        try journal.appendOnce("released", id: text, unless: ["released"]) { record in
-            record.add("id", text)
-            record.add("drop", drop ?? report["drop"] as? String ?? "")
-            record.add("to", "inbox/" + EscapedName(name).text)
-            if let sha256 = report["sha256"] as? String { record.add("sha256", sha256) }
-            if let size = (report["size"] as? NSNumber ?? report["drop_bytes"] as? NSNumber)?.int64Value { record.add("size", size) }
-        }
+        let drop = report.flatMap { [UInt8](hex: $0.drop_hex) }.map { EscapedName($0).text }
+        try journal.appendOnce(.released(.init(id: text, drop: drop ?? report?.drop ?? "", to: "inbox/" + EscapedName(name).text,
+                                               sha256: report?.sha256, size: report?.dropSize)),
+                               unless: ["released"])
         CrashPoint.releaseJournalled.reach()
         try forget(id, marks: marks)
     }
@@ -175,14 +171,10 @@ extension QuarantineDesk {
                 try fd.readAll(limit: 4 << 20)
             }
         }
-        let report = bytes.flatMap { (try? JSONSerialization.jsonObject(with: Data($0))) as? [String: Any] } ?? [:]
-        try journal.appendOnce("purged", id: text, unless: ["purged"]) { record in
-            record.add("id", text)
-            record.add("drop", report["drop"] as? String ?? "")
-            record.add("reason", report["reason"] as? String ?? "")
-            if let size = (report["size"] as? NSNumber ?? report["drop_bytes"] as? NSNumber)?.int64Value { record.add("size", size) }
-            if let note { record.add("purge_reason", note) }
-        }
+        let report = RejectionReport.Salvage.read(bytes)
+        try journal.appendOnce(.purged(.init(id: text, drop: report.drop ?? "", reason: report.reason ?? "", size: report.size,
+                                             purgeReason: note)),
+                               unless: ["purged"])
         CrashPoint.purgeJournalled.reach()
         try purging.removeTree(id)
         try purging.sync()

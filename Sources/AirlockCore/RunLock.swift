@@ -32,21 +32,47 @@ public final class RunLock {
             throw SystemError("flock", name, error)
         }
         _ = try retrying("ftruncate") { ftruncate(file.rawValue, 0) }
-        var line = JSONObjectWriter()
-        line.add("pid", Int64(getpid()))
-        line.add("started_at", timestamp())
-        line.add("mode", mode)
+        let line = Holder(running: true, pid: Int(getpid()), startedAt: timestamp(), mode: mode).line
         _ = try retrying("pwrite") {
-            Array((line.text + "\n").utf8).withUnsafeBytes { pwrite(file.rawValue, $0.baseAddress, $0.count, 0) }
+            Array((line + "\n").utf8).withUnsafeBytes { pwrite(file.rawValue, $0.baseAddress, $0.count, 0) }
         }
         return RunLock(file: file)
     }
 
-    public struct Holder {
-        public let running: Bool
+    /// Who took the lock last; the file holds all but `running`, which is whether the lock is held now.
+    public struct Holder: Decodable {
+        public var running: Bool
         public let pid: Int?
         public let startedAt: String?
         public let mode: String?
+
+        enum Key: String, CodingKey {
+            case pid, startedAt = "started_at", mode
+        }
+
+        init(running: Bool, pid: Int?, startedAt: String?, mode: String?) {
+            self.running = running
+            self.pid = pid
+            self.startedAt = startedAt
+            self.mode = mode
+        }
+
+        /// A field that does not read is left out rather than failing the rest.
+        public init(from decoder: any Decoder) throws {
+            let fields = try decoder.container(keyedBy: Key.self)
+            self.init(running: false, pid: try? fields.decodeIfPresent(Int.self, forKey: .pid),
+                      startedAt: try? fields.decodeIfPresent(String.self, forKey: .startedAt),
+                      mode: try? fields.decodeIfPresent(String.self, forKey: .mode))
+        }
+
+        /// The lock file's line.
+        var line: String {
+            var json = JSONObjectWriter()
+            if let pid { json.add(Key.pid.rawValue, Int64(pid)) }
+            if let startedAt { json.add(Key.startedAt.rawValue, startedAt) }
+            if let mode { json.add(Key.mode.rawValue, mode) }
+            return json.text
+        }
     }
 
     /// Who holds the lock, if anyone.
@@ -58,8 +84,8 @@ public final class RunLock {
         let running = flock(file.rawValue, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
         if !running { flock(file.rawValue, LOCK_UN) }
         let text = (try? file.readAll(limit: 4096)) ?? []
-        let object = (try? JSONSerialization.jsonObject(with: Data(text))) as? [String: Any]
-        return Holder(running: running, pid: (object?["pid"] as? NSNumber)?.intValue,
-                      startedAt: object?["started_at"] as? String, mode: object?["mode"] as? String)
+        var holder = (try? JSONDecoder().decode(Holder.self, from: Data(text))) ?? Holder(running: false, pid: nil, startedAt: nil, mode: nil)
+        holder.running = running
+        return holder
     }
 }

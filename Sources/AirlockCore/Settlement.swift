@@ -80,21 +80,16 @@ extension Intake {
     func settle(_ claim: Claim) throws(SystemError) -> DropOutcome? {
         if claim.has(Claim.reportFile) {
             let report = readReport(claim)
-            try journal.appendOnce("rejected", id: claim.id, unless: Intake.terminalEvents) { record in
-                record.add("id", claim.id)
-                record.add("drop", report["drop"] as? String ?? EscapedName(claim.dropName).text)
-                if let size = (report["size"] as? NSNumber ?? report["drop_bytes"] as? NSNumber)?.int64Value { record.add("size", size) }
-                if let sha256 = report["sha256"] as? String { record.add("sha256", sha256) }
-                record.add("reason", report["reason"] as? String ?? "")
-                if let entry = report["entry"] as? String { record.add("entry", entry) }
-                record.add("bytes_written", (report["bytes_written"] as? NSNumber)?.int64Value ?? 0)
-                record.add("recovered", true)
-            }
+            let drop = JournalRecord.Drop(id: claim.id, drop: report.drop ?? EscapedName(claim.dropName).text,
+                                          size: report.size, sha256: report.sha256)
+            try journal.appendOnce(.rejected(.init(drop: drop, reason: report.reason ?? "", entry: report.entry,
+                                                   bytesWritten: report.bytesWritten ?? 0, measures: .init(recovered: true))),
+                                   unless: Intake.terminalEvents)
             CrashPoint.settledJournalled.reach()
             try finishQuarantine(claim)
-            let reason = (report["reason"] as? String).flatMap(Reason.init(rawValue:)) ?? .decoderFailed
-            var rejection = Rejection(reason, report["detail"] as? String ?? "decided before a stop", entry: report["entry"] as? String)
-            rejection.bytesWritten = (report["bytes_written"] as? NSNumber)?.int64Value ?? 0
+            let reason = report.reason.flatMap(Reason.init(rawValue:)) ?? .decoderFailed
+            var rejection = Rejection(reason, report.detail ?? "decided before a stop", entry: report.entry)
+            rejection.bytesWritten = report.bytesWritten ?? 0
             return DropOutcome(id: claim.id, dropName: claim.dropName, verdict: .rejected(rejection))
         }
         guard claim.has(Claim.commitFile) else { return nil }
@@ -106,16 +101,12 @@ extension Intake {
             return nil
         }
         if let output {
-            try journal.appendOnce("accepted", id: claim.id, unless: Intake.terminalEvents) { record in
-                record.add("id", claim.id)
-                record.add("drop", EscapedName(claim.dropName).text)
-                record.add("output", "outbox/" + EscapedName(output).text)
-                if let files = commit?.files, let bytes = commit?.bytes {
-                    record.add("files", files)
-                    record.add("bytes", bytes)
-                }
-                record.add("recovered", true)
-            }
+            let counted = commit?.files != nil && commit?.bytes != nil
+            try journal.appendOnce(.accepted(.init(drop: .init(id: claim.id, drop: EscapedName(claim.dropName).text),
+                                                   output: "outbox/" + EscapedName(output).text,
+                                                   files: counted ? commit?.files : nil, bytes: counted ? commit?.bytes : nil,
+                                                   measures: .init(recovered: true))),
+                                   unless: Intake.terminalEvents)
             CrashPoint.settledJournalled.reach()
         }
         try release(claim)
@@ -138,7 +129,7 @@ extension Intake {
             do {
                 try writeReport(claim, rejection, context)
                 CrashPoint.rejectedReported.reach()
-                try journal.append("rejected") { fill(&$0, outcome, context) }
+                try journal.append(record(outcome, context))
                 CrashPoint.rejectedJournalled.reach()
                 try finishQuarantine(claim)
             } catch {
@@ -147,7 +138,7 @@ extension Intake {
         case .accepted:
             CrashPoint.acceptedRenamed.reach()
             do {
-                try journal.append("accepted") { fill(&$0, outcome, context) }
+                try journal.append(record(outcome, context))
             } catch {
                 return deferred("committed, but its journal record cannot be written: \(error)")
             }
@@ -161,34 +152,27 @@ extension Intake {
         return outcome
     }
 
-    /// The fields of a verdict's journal record.
-    func fill(_ record: inout JSONObjectWriter, _ outcome: DropOutcome, _ context: ReportContext) {
-        record.add("id", outcome.id)
-        record.add("drop", EscapedName(outcome.dropName).text)
-        if let size = context.size { record.add("size", size) }
-        if let sha256 = context.sha256 { record.add("sha256", sha256) }
+    /// A verdict's journal record.
+    func record(_ outcome: DropOutcome, _ context: ReportContext) -> JournalRecord {
+        let drop = JournalRecord.Drop(id: outcome.id, drop: EscapedName(outcome.dropName).text, size: context.size, sha256: context.sha256)
+        let measures = JournalRecord.Measures(durationMilliseconds: Int64(outcome.seconds * 1000), decoderMaxRSSKiB: context.decoderMaxRSSKiB)
         switch outcome.verdict {
         case .accepted(let output, let files, let bytes):
-            record.add("output", "outbox/" + EscapedName(output).text)
-            record.add("files", files)
-            record.add("bytes", bytes)
-            if let types = context.types { record.add("types", strings: types.map { ($0.entry, $0.type) }) }
+            return .accepted(.init(drop: drop, output: "outbox/" + EscapedName(output).text, files: files, bytes: bytes,
+                                   types: context.types?.map { DetectedType(entry: $0.entry, type: $0.type) }, measures: measures))
         case .rejected(let rejection):
-            record.add("reason", rejection.reason.rawValue)
-            if let entry = rejection.entry { record.add("entry", entry) }
-            record.add("bytes_written", rejection.bytesWritten)
+            return .rejected(.init(drop: drop, reason: rejection.reason.rawValue, entry: rejection.entry,
+                                   bytesWritten: rejection.bytesWritten, measures: measures))
         case .deferred(let detail):
-            record.add("detail", detail)
+            return .deferred(.init(drop: drop, detail: detail, measures: measures))
         }
-        record.add("duration_ms", Int64(outcome.seconds * 1000))
-        if let rss = context.decoderMaxRSSKiB { record.add("decoder_max_rss_kib", rss) }
     }
 
-    private func readReport(_ claim: Claim) -> [String: Any] {
+    private func readReport(_ claim: Claim) -> RejectionReport.Salvage {
         let bytes = try? claim.directory.open(Claim.reportFile, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
             try fd.readAll(limit: 4 << 20)
         }
-        return bytes.flatMap { (try? JSONSerialization.jsonObject(with: Data($0))) as? [String: Any] } ?? [:]
+        return RejectionReport.Salvage.read(bytes)
     }
 
     /// The outbox entry that is the staging directory a commit note names, if the

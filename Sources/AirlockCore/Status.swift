@@ -15,13 +15,13 @@ public struct Status {
         public var deferred = 0
         public var byReason: [String: Int] = [:]
 
-        mutating func add(_ record: [String: Any]) {
-            switch record["event"] as? String {
-            case "accepted": accepted += 1
-            case "rejected":
-                rejected += 1
-                if let reason = record["reason"] as? String { byReason[reason, default: 0] += 1 }
-            case "deferred": deferred += 1
+        mutating func add(_ record: JournalRecord) {
+            switch record {
+            case .accepted: accepted += 1
+            case .rejected(let rejected):
+                self.rejected += 1
+                byReason[rejected.reason, default: 0] += 1
+            case .deferred: deferred += 1
             default: break
             }
         }
@@ -33,8 +33,6 @@ public struct Status {
             }
             return text
         }
-
-        public var json: [String: Any] { ["accepted": accepted, "rejected": rejected, "deferred": deferred, "by_reason": byReason] }
     }
 
     public var holder: RunLock.Holder
@@ -55,13 +53,13 @@ public struct Status {
         let journal = Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep)
         let started = status.holder.running ? status.holder.startedAt : nil
         if started != nil { status.sinceStart = Counts() }
-        var skipped: [[UInt8]: [String: Any]] = [:]
-        for record in try journal.records() {
-            if record["event"] as? String == "skipped", let hex = record["drop_hex"] as? String, let name = [UInt8](hex: hex) {
-                skipped[name] = record
+        var skipped: [[UInt8]: (record: JournalRecord.Skipped, time: String)] = [:]
+        for entry in try journal.records() {
+            if case .skipped(let record) = entry.record, let name = [UInt8](hex: record.dropHex) {
+                skipped[name] = (record, entry.time)
             }
-            status.total.add(record)
-            if let started, let time = record["time"] as? String, time >= started { status.sinceStart?.add(record) }
+            status.total.add(entry.record)
+            if let started, entry.time >= started { status.sinceStart?.add(entry.record) }
         }
         status.claimed = try layout.claimed.entryNames().count
         if let inbox = try layout.openInbox() {
@@ -71,8 +69,8 @@ public struct Status {
             for name in try inbox.entryNames() where !Intake.isTemporaryName(name, configuration) {
                 status.waiting += 1
                 guard let entry = try? inbox.status(of: name) else { continue }
-                if let record = skipped[name], (record["inode"] as? NSNumber)?.int64Value == Int64(bitPattern: entry.inode) {
-                    status.stuck.append((EscapedName(name).text, record["detail"] as? String ?? "", record["time"] as? String ?? ""))
+                if let seen = skipped[name], seen.record.inode == Int64(bitPattern: entry.inode) {
+                    status.stuck.append((EscapedName(name).text, seen.record.detail, seen.time))
                 }
                 let age = Int64(now.tv_sec) - Int64(entry.modified.tv_sec)
                 if status.oldestWaiting == nil || age > status.oldestWaiting!.seconds {

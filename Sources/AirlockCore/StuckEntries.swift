@@ -26,14 +26,12 @@ public final class StuckEntries: Sendable {
             changed = "\(status.changed.tv_sec).\(status.changed.tv_nsec)"
         }
 
-        init?(record: [String: Any]) {
-            guard let hex = record["drop_hex"] as? String, let name = [UInt8](hex: hex),
-                  let device = record["device"] as? NSNumber, let inode = record["inode"] as? NSNumber,
-                  let changed = record["changed"] as? String else { return nil }
+        init?(record: JournalEntry) {
+            guard case .skipped(let skipped) = record.record, let name = [UInt8](hex: skipped.dropHex) else { return nil }
             self.name = name
-            self.device = UInt64(bitPattern: device.int64Value)
-            self.inode = UInt64(bitPattern: inode.int64Value)
-            self.changed = changed
+            device = UInt64(bitPattern: skipped.device)
+            inode = UInt64(bitPattern: skipped.inode)
+            changed = skipped.changed
         }
     }
 
@@ -60,7 +58,7 @@ public final class StuckEntries: Sendable {
     func isNew(_ identity: Identity) -> Bool {
         reported.withLock { set in
             if set == nil {
-                set = Set((try? journal.records())?.filter { $0["event"] as? String == "skipped" }.compactMap(Identity.init(record:)) ?? [])
+                set = Set((try? journal.records())?.compactMap(Identity.init(record:)) ?? [])
             }
             return set!.insert(identity).inserted
         }
@@ -100,14 +98,8 @@ extension Intake {
         let kind = status.kind == .regular ? "file" : "\(status.kind)"
         let detail = "cannot be moved out of the inbox (\(error)); a \(kind) owned by uid \(status.owner), mode \(mode)"
         log.warning("skipping \(shown): \(detail); it stays in the inbox until it changes")
-        journalAppend("skipped") { record in
-            record.add("drop", shown)
-            record.add("drop_hex", identity.name.hex)
-            record.add("device", Int64(bitPattern: identity.device))
-            record.add("inode", Int64(bitPattern: identity.inode))
-            record.add("changed", identity.changed)
-            record.add("detail", detail)
-        }
+        journalAppend(.skipped(.init(drop: shown, dropHex: identity.name.hex, device: Int64(bitPattern: identity.device),
+                                     inode: Int64(bitPattern: identity.inode), changed: identity.changed, detail: detail)))
         var event = JSONObjectWriter()
         event.add("event", "skipped")
         event.add("drop", shown)

@@ -34,16 +34,16 @@ public enum KeyedChild {
         if let fault = getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }), fault == "abort" { abort() }
         if getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }) == "drop-eio" { DropFile.failEveryRead() }
         #endif
-        var json: JSONObjectWriter
+        var message: VerdictMessage
         if limits.requiresConfinement && confinement.isRefused {
-            json = DecoderChild.unconfined(confinement)
+            message = DecoderChild.unconfined(confinement)
         } else {
             switch detector {
-            case .failure(let error): json = ContentTypes.unavailable(error)
-            case .success(let detector): json = run(settings: settings, policy: policy, inspect: inspect, detector: detector)
+            case .failure(let error): message = ContentTypes.unavailable(error)
+            case .success(let detector): message = run(settings: settings, policy: policy, inspect: inspect, detector: detector)
             }
         }
-        return DecoderChild.report(&json, confinement, program: "airlock-keyed-decoder")
+        return DecoderChild.report(&message, confinement, program: "airlock-keyed-decoder")
     }
 
     private static func usage() -> Int32 {
@@ -52,7 +52,7 @@ public enum KeyedChild {
     }
 
     /// - Parameter inspect: decode and render, but write nothing.
-    static func run(settings: KeyedSettings, policy: Policy, inspect: Bool, detector: ContentTypeDetector? = nil) -> JSONObjectWriter {
+    static func run(settings: KeyedSettings, policy: Policy, inspect: Bool, detector: ContentTypeDetector? = nil) -> VerdictMessage {
         let drop = Confinement.dropDescriptor
         let bytes: [UInt8]
         do {
@@ -109,15 +109,9 @@ public enum KeyedChild {
         return accepted(files: files.count, bytes: written, memos: memos.count, types: types)
     }
 
-    private static func accepted(files: Int, bytes: Int64, memos: Int, types: [(String, String)]?) -> JSONObjectWriter {
-        var json = JSONObjectWriter()
-        if let types { json.add("types", strings: types) }
-        json.add("verdict", "accepted")
-        json.add("files", Int64(files))
-        json.add("directories", 0)
-        json.add("entries", Int64(memos))
-        json.add("bytes_written", bytes)
-        return json
+    private static func accepted(files: Int, bytes: Int64, memos: Int, types: [(String, String)]?) -> VerdictMessage {
+        VerdictMessage(.accepted(VerdictMessage.Accepted(files: Int64(files), directories: 0, entries: Int64(memos), bytesWritten: bytes)),
+                       types: types?.map { DetectedType(entry: $0.0, type: $0.1) })
     }
 
     /// Writes each file into staging with the staging writer; the bytes written.
@@ -164,13 +158,8 @@ public enum KeyedChild {
         return try fd.readAll(limit: limit)
     }
 
-    private static func rejected(_ reason: Reason, _ detail: String, entry: [UInt8]? = nil) -> JSONObjectWriter {
-        var json = JSONObjectWriter()
-        json.add("verdict", "rejected")
-        json.add("reason", reason.rawValue)
-        json.add("detail", detail)
-        if let entry { json.add("entry", EscapedName(entry).text) }
-        json.add("bytes_written", 0)
-        return json
+    private static func rejected(_ reason: Reason, _ detail: String, entry: [UInt8]? = nil) -> VerdictMessage {
+        VerdictMessage(.rejected(VerdictMessage.Rejected(reason: reason.rawValue, detail: detail, entry: entry.map { EscapedName($0).text },
+                                                         bytesWritten: 0)))
     }
 }

@@ -20,42 +20,47 @@ enum MemoRendering {
 
     static func fileName(forArray: Bool) -> String { forArray ? "memos.json" : "memo.json" }
 
+    /// The rendered file, one definition for the writer and the reader.
+    struct Document: Codable {
+        var format = "airlock-memo"
+        var version = MemoRendering.version
+        var memo: Record?
+        var memos: [Record]?
+    }
+
+    struct Record: Codable {
+        var index: Int?
+        var schema: Int
+        var text: String
+    }
+
     static func render(_ memos: [ArchivedMemoValue], asArray: Bool) throws -> Data {
-        func record(_ memo: ArchivedMemoValue, index: Int?) -> [String: Any] {
-            var object: [String: Any] = ["schema": memo.schema, "text": memo.text]
-            if let index { object["index"] = index }
-            return object
-        }
-        var document: [String: Any] = ["format": "airlock-memo", "version": version]
+        var document = Document()
         if asArray {
-            document["memos"] = memos.enumerated().map { record($0.element, index: $0.offset) }
+            document.memos = memos.enumerated().map { Record(index: $0.offset, schema: $0.element.schema, text: $0.element.text) }
         } else {
-            document["memo"] = record(memos[0], index: nil)
+            document.memo = Record(index: nil, schema: memos[0].schema, text: memos[0].text)
         }
-        return try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .prettyPrinted]) + Data("\n".utf8)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        return try encoder.encode(document) + Data("\n".utf8)
     }
 
     /// Parses what `render` wrote and checks every field against `memos`.
     static func verify(_ data: Data, _ memos: [ArchivedMemoValue], asArray: Bool) throws {
-        guard let document = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-              document["format"] as? String == "airlock-memo", document["version"] as? Int == version else {
+        guard let document = try? JSONDecoder().decode(Document.self, from: data),
+              document.format == "airlock-memo", document.version == version else {
             throw Mismatch(description: "the rendered file does not read back as airlock-memo version \(version)")
         }
-        let records: [[String: Any]]
-        if asArray {
-            records = (document["memos"] as? [[String: Any]]) ?? []
-        } else {
-            records = (document["memo"] as? [String: Any]).map { [$0] } ?? []
-        }
+        let records = (asArray ? document.memos : document.memo.map { [$0] }) ?? []
         guard records.count == memos.count else {
             throw Mismatch(description: "read back \(records.count) records, decoded \(memos.count)")
         }
         for (index, (record, memo)) in zip(records, memos).enumerated() {
             // Compared scalar for scalar: String's == holds for canonically equivalent
             // spellings too, and a rendering that renormalised the text changed it.
-            guard record["schema"] as? Int == memo.schema,
-                  (record["text"] as? String).map({ Array($0.unicodeScalars) }) == Array(memo.text.unicodeScalars),
-                  !asArray || record["index"] as? Int == index else {
+            guard record.schema == memo.schema, Array(record.text.unicodeScalars) == Array(memo.text.unicodeScalars),
+                  !asArray || record.index == index else {
                 throw Mismatch(description: "record \(index) reads back differently from what was decoded")
             }
         }

@@ -72,40 +72,28 @@ enum Operations {
             return ExitStatus.ioError
         }
         if json {
-            var report = entry.report
-            report["holds_drop"] = entry.holdsDrop
-            let data = (try? JSONSerialization.data(withJSONObject: report, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-            out.emit(String(decoding: data, as: UTF8.self))
+            out.emit(entry.report.line(holdsDrop: entry.holdsDrop))
             return ExitStatus.ok
         }
         let report = entry.report
-        func field(_ key: String) -> String {
-            switch report[key] {
-            case let text as String: return text
-            case let number as NSNumber: return number.stringValue
-            default: return "-"
-            }
-        }
         var lines = [
             "id:             \(entry.id)",
-            "drop:           \(field("drop")) (\(field("size")) bytes)",
-            "sha256:         \(field("sha256"))",
-            "format:         \(field("format"))",
-            "reason:         \(field("reason"))",
-            "detail:         \(field("detail"))",
-            "entry:          \(report["entry"] as? String ?? "-")\((report["entry_index"] as? NSNumber).map { " (index \($0))" } ?? "")"
-                + ((report["other_entry"] as? String).map { ", against \($0)" } ?? ""),
-            "bytes written:  \(field("bytes_written"))",
-            "received:       \(field("received_at"))",
-            "decided:        \(field("decided_at"))",
-            "airlock:        \(field("airlock_version"))",
+            "drop:           \(report.drop) (\(report.size.map(String.init) ?? "-") bytes)",
+            "sha256:         \(report.sha256 ?? "-")",
+            "format:         \(report.format ?? "-")",
+            "reason:         \(report.reason)",
+            "detail:         \(report.detail)",
+            "entry:          \(report.entry ?? "-")\(report.entry_index.map { " (index \($0))" } ?? "")"
+                + (report.other_entry.map { ", against \($0)" } ?? ""),
+            "bytes written:  \(report.bytes_written)",
+            "received:       \(report.received_at)",
+            "decided:        \(report.decided_at)",
+            "airlock:        \(report.airlock_version)",
             "original:       \(entry.holdsDrop ? "quarantine/\(entry.id)/drop" : "gone (released)")",
+            "policy:         " + report.policy.text,
         ]
-        if let policy = report["policy"] as? [String: Any] {
-            lines.append("policy:         " + policy.keys.sorted().map { "\($0)=\(policy[$0]!)" }.joined(separator: " "))
-        }
         for event in entry.history {
-            lines.append("history:        \(event["action"] as? String ?? "?") at \(event["at"] as? String ?? "?") \(event["to"] as? String ?? "")")
+            lines.append("history:        \(event.action) at \(event.at) \(event.to ?? "")")
         }
         print(lines.joined(separator: "\n"))
         return ExitStatus.ok
@@ -156,22 +144,21 @@ enum Operations {
             log.error("\"\(EscapedName(Array(id.utf8)))\" is not an id (they look like 20261129T112331Z-3a1b51fc)")
             return ExitStatus.dataError
         }
-        let records: [[String: Any]]
+        let records: [JournalEntry]
         do {
             records = try Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep).records()
-                .filter { id == nil || $0["id"] as? String == id }
+                .filter { id == nil || $0.record.id == id }
         } catch {
             log.error("cannot read the journal: \(error)")
             return ExitStatus.ioError
         }
         for record in records {
             if json {
-                let data = (try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-                out.emit(String(decoding: data, as: UTF8.self))
+                out.emit(record.sortedLine)
             } else {
-                let keys = record.keys.filter { !["time", "event", "id"].contains($0) }.sorted()
-                let rest = keys.map { "\($0)=\(record[$0]!)" }.joined(separator: " ")
-                print("\(record["time"] as? String ?? "?")  \((record["event"] as? String ?? "?").padding(toLength: 9, withPad: " ", startingAt: 0))  \(record["id"] as? String ?? "-")  \(rest)")
+                let rest = record.record.fields.filter { $0.0 != .id }.sorted { $0.0.rawValue < $1.0.rawValue }
+                    .map { "\($0.0.rawValue)=\($0.1)" }.joined(separator: " ")
+                print("\(record.time)  \(record.record.event.padding(toLength: 9, withPad: " ", startingAt: 0))  \(record.record.id ?? "-")  \(rest)")
             }
         }
         return ExitStatus.ok
@@ -190,30 +177,8 @@ enum Operations {
             confinement = try? Doctor(configuration: configuration, decoderDirectory: directory).probe()
         }
         if json {
-            var object: [String: Any] = [
-                "daemon": ["running": status.holder.running, "pid": status.holder.pid as Any, "started_at": status.holder.startedAt as Any,
-                           "mode": status.holder.mode as Any].compactMapValues { $0 is NSNull ? nil : $0 },
-                "totals": status.total.json, "claimed": status.claimed, "inbox_waiting": status.waiting,
-                "free_bytes": status.freeBytes,
-            ]
-            if let since = status.sinceStart { object["since_start"] = since.json }
-            if let oldest = status.oldestWaiting { object["oldest_waiting"] = ["drop": oldest.name, "age_seconds": oldest.seconds] }
-            object["stuck"] = status.stuck.map { ["drop": $0.name, "detail": $0.detail, "since": $0.since] }
-            object["long_claims"] = status.longClaims.map { ["id": $0.id, "drop": $0.drop, "age_seconds": $0.ageSeconds] }
-            object["quarantine"] = ["entries": status.quarantine.quarantineEntries, "bytes": status.quarantine.quarantineBytes]
-            if let confinement {
-                object["confinement"] = ["landlock_abi": confinement.landlockABI, "landlock": confinement.landlock, "seccomp": confinement.seccomp,
-                                         "landlock_state": confinement.confinement.landlock, "seccomp_state": confinement.confinement.seccomp,
-                                         "decoders_withheld": confinement.confinement.withholdsDecoding]
-            }
-            if let daemon = DecoderConfinementState.recorded(in: layout.state) {
-                object["daemon_confinement"] = ["landlock_state": daemon.landlock, "seccomp_state": daemon.seccomp,
-                                                "problems": daemon.problems, "decoders_withheld": daemon.withholdsDecoding]
-            }
-            let content = ContentHealth.check(configuration)
-            object["content"] = ["type_detection": content.types, "scanning": content.scanning]
-            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-            out.emit(String(decoding: data, as: UTF8.self))
+            out.emit(StatusDocument(status, confinement: confinement, daemon: DecoderConfinementState.recorded(in: layout.state),
+                                    content: ContentHealth.check(configuration)).line)
             return ExitStatus.ok
         }
         print(statusLines(status, layout, configuration, confinement: confinement).joined(separator: "\n"))

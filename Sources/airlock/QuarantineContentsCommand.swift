@@ -18,15 +18,11 @@ extension Operations {
             return ExitStatus.ioError
         }
         if json {
-            for entry in listing.entries {
-                let data = (try? JSONSerialization.data(withJSONObject: entry, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-                out.emit(String(decoding: data, as: UTF8.self))
-            }
+            for entry in listing.entries { out.emit(entry.jsonText) }
         } else {
             let rows = [["TYPE", "SIZE", "NAME"]] + listing.entries.map { entry in
-                [entry["entry_type"] as? String ?? "?", (entry["entry_size"] as? NSNumber).map { "\($0)" } ?? "-",
-                 (entry["entry"] as? String ?? "") + ((entry["link_target"] as? String).map { " -> " + $0 } ?? "")
-                    + ((entry["encrypted"] as? Bool) == true ? " (encrypted)" : "")]
+                [entry.entryType, entry.entrySize.map { "\($0)" } ?? "-",
+                 entry.entry + (entry.linkTarget.map { " -> " + $0 } ?? "") + (entry.encrypted ? " (encrypted)" : "")]
             }
             print(table(rows))
             print("\(listing.entryCount) \(listing.entryCount == 1 ? "entry" : "entries") in this \(listing.format) archive")

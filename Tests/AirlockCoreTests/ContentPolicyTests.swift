@@ -78,14 +78,13 @@ struct ContentPolicyTests {
 
     @Test("the types a child writes are read back sorted; a malformed type makes the whole list unbelievable")
     func detectedTypesRoundTrip() {
-        var json = JSONObjectWriter()
-        json.add("verdict", "accepted")
-        json.add("types", strings: [("z/b.txt", "text/plain"), ("a \"q\".png", "image/png")])
-        let parsed = DetectedTypes.parse(Array(json.text.utf8))
+        let accepted = VerdictMessage.Outcome.accepted(.init(files: 2, directories: 1, entries: 3, bytesWritten: 10))
+        let json = VerdictMessage(accepted, types: [DetectedType(entry: "z/b.txt", type: "text/plain"),
+                                                    DetectedType(entry: "a \"q\".png", type: "image/png")])
+        let parsed = DetectedTypes.parse(Array(json.jsonText.utf8))
         #expect(parsed?.map(\.entry) == ["a \"q\".png", "z/b.txt"] && parsed?.map(\.type) == ["image/png", "text/plain"])
-        var bad = JSONObjectWriter()
-        bad.add("types", strings: [("a", "Text/Plain; charset=x")])
-        #expect(DetectedTypes.parse(Array(bad.text.utf8)) == nil)
+        let bad = VerdictMessage(accepted, types: [DetectedType(entry: "a", type: "Text/Plain; charset=x")])
+        #expect(DetectedTypes.parse(Array(bad.jsonText.utf8)) == nil)
     }
 
     @Test("the example profiles in etc/ decode strictly", arguments: ["content-documents.json", "content-images.json", "content-no-executables.json"])

@@ -8,7 +8,7 @@ import Testing
 struct DecoderVerdictTests {
     private func interpret(_ error: SystemError, while stage: SystemFailureStage) -> DecoderVerdict {
         let json = DecoderChild.failure(error, while: stage)
-        let run = DecoderProcess.Run(termination: .exited(0), output: Array(json.text.utf8), timedOut: false)
+        let run = DecoderProcess.Run(termination: .exited(0), output: Array(json.jsonText.utf8), timedOut: false)
         return DecoderVerdict.interpret(run, timeoutSeconds: 10)
     }
 

@@ -1,4 +1,4 @@
-import AirlockCore
+@testable import AirlockCore
 import AirlockSystem
 import Foundation
 import Testing
@@ -35,10 +35,8 @@ struct JournalLookupTests {
     }
 
     private func rejected(_ journal: Journal, _ id: String) throws -> Bool {
-        try journal.appendOnce("rejected", id: id, unless: ["accepted", "rejected"]) { record in
-            record.add("id", id)
-            record.add("reason", "unsafe-path")
-        }
+        try journal.appendOnce(.rejected(.init(drop: .init(id: id, drop: "x.zip"), reason: "unsafe-path", bytesWritten: 0)),
+                               unless: ["accepted", "rejected"])
     }
 
     @Test("the second appendOnce for an id writes nothing; another id is not confused with it")
@@ -51,9 +49,14 @@ struct JournalLookupTests {
         #expect(try rejected(journal, "20261129T000000Z-0000abcde"))
         #expect(try journal.records().count == 2)
         // Another kind of record for the id does not count as a terminal one.
-        try journal.append("claimed") { $0.add("id", "20261129T000000Z-11111111") }
+        try journal.append(.claimed(.init(drop: .init(id: "20261129T000000Z-11111111", drop: "x.zip"))))
         #expect(try rejected(journal, "20261129T000000Z-11111111"))
-        #expect(try journal.record(id: "20261129T000000Z-11111111", events: ["rejected"])?["reason"] as? String == "unsafe-path")
+        let found = try journal.record(id: "20261129T000000Z-11111111", events: ["rejected"])
+        guard case .rejected(let record) = found?.record else {
+            Issue.record("expected the rejected record, found \(String(describing: found))")
+            return
+        }
+        #expect(record.reason == "unsafe-path")
     }
 
     @Test("a record in a rotated file is found; one rotated away is not")
@@ -63,7 +66,7 @@ struct JournalLookupTests {
         let journal = Journal(state: state.descriptor, maxBytes: 400, keep: 2)
         let id = "20261129T000000Z-aaaaaaaa"
         func pad(_ index: Int) throws {
-            try journal.append("claimed") { $0.add("id", "20261129T000000Z-0000000\(index)"); $0.add("pad", String(repeating: "x", count: 150)) }
+            try journal.append(.claimed(.init(drop: .init(id: "20261129T000000Z-0000000\(index)", drop: String(repeating: "x", count: 140)))))
         }
         #expect(try rejected(journal, id))
         try pad(0)
@@ -74,7 +77,7 @@ struct JournalLookupTests {
         #expect(try !rejected(journal, id))
         try pad(2)
         try pad(3)
-        #expect(try !journal.records().contains { $0["id"] as? String == id }, "rotated past keep")
+        #expect(try !journal.records().contains { $0.record.id == id }, "rotated past keep")
         #expect(try journal.record(id: id, events: ["rejected"]) == nil)
     }
 
