@@ -94,10 +94,10 @@ let package = Package(
         .executableTarget(name: "airlock-keyed-decoder", dependencies: ["AirlockKeyed"]),
         .testTarget(name: "AirlockTextTests", dependencies: ["AirlockText"]),
         .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy"]),
-        .testTarget(name: "AirlockArchiveTests", dependencies: ["AirlockArchive", "AirlockFormats", "AirlockPolicy"]),
+        .testTarget(name: "AirlockArchiveTests", dependencies: ["AirlockArchive", "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem"]),
         .testTarget(name: "AirlockKeyedTests", dependencies: ["AirlockKeyed", "AirlockPolicy"]),
         .testTarget(name: "AirlockCoreTests", dependencies: ["AirlockCore", "AirlockChild", "AirlockPolicy", "AirlockSystem"]),
-        .testTarget(name: "AirlockWatcherTests", dependencies: ["AirlockWatcher"]),
+        .testTarget(name: "AirlockWatcherTests", dependencies: ["AirlockWatcher", "AirlockCore", "AirlockSystem"]),
         .testTarget(name: "AirlockEndToEndTests", dependencies: ["AirlockSystem"]),
     ]
 )

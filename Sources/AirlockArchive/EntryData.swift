@@ -99,21 +99,21 @@ extension EntryScan {
                                                 outcome: inout ScanOutcome) -> DataEnd {
         let n = Int64(chunk.count)
         let judge = data.judge
-        // Each comparison subtracts from a limit the count has not passed: no sum can overflow.
-        if n > policy.maxFileBytes - data.bytes {
+        let declared = data.sizes.declared, compressed = data.sizes.compressed
+        switch allowance.admit(n, after: data.bytes, declared: declared, compressed: compressed) {
+        case nil:
+            break
+        case .fileTooLarge:
             outcome.findings.record(judge.violation(.fileTooLarge, "more than \(policy.maxFileBytes) bytes written"))
             return .skipRest
-        }
-        if let declared = data.sizes.declared, n > declared - data.bytes {
-            outcome.findings.record(judge.violation(.corruptArchive, "holds more data than its header declares (\(declared) bytes)"))
+        case .pastDeclaredSize:
+            outcome.findings.record(judge.violation(.corruptArchive, "holds more data than its header declares (\(declared ?? 0) bytes)"))
             return .skipRest
-        }
-        if n > policy.maxTotalBytes - counted {
+        case .totalTooLarge:
             outcome.findings.record(Violation(.totalTooLarge, "more than \(policy.maxTotalBytes) bytes in all"))
             return .stop
-        }
-        if let compressed = data.sizes.compressed, policy.breaksRatio(size: data.bytes + n, compressed: compressed) {
-            outcome.findings.record(judge.violation(.ratioTooHigh, "expands past \(policy.maxRatio)x its \(compressed) compressed bytes"))
+        case .ratioTooHigh:
+            outcome.findings.record(judge.violation(.ratioTooHigh, "expands past \(policy.maxRatio)x its \(compressed ?? 0) compressed bytes"))
             return .skipRest
         }
         data.writing = data.writing && outcome.findings.isClean
@@ -126,7 +126,6 @@ extension EntryScan {
         }
         data.bytes += n
         if rarEntries != nil { dataCRC = lzma_crc32(chunk.bindMemory(to: UInt8.self).baseAddress, chunk.count, dataCRC) }
-        counted += n
         return .complete
     }
 

@@ -27,8 +27,8 @@ struct EntryScan {
     /// The CRC32 of the current entry's data so far, kept for a RAR.
     var dataCRC: UInt32 = 0
     private var tracker = ConflictTracker()
-    /// Bytes of every entry's data so far, against the total allowance.
-    var counted: Int64 = 0
+    /// The file, total and ratio quotas, counted chunk by chunk across entries.
+    var allowance: ByteAllowance
     /// True once libarchive has reported the archive's end, and not an error.
     private(set) var reachedEnd = false
 
@@ -37,6 +37,7 @@ struct EntryScan {
         self.stream = stream
         self.policy = policy
         self.blockSize = blockSize
+        allowance = ByteAllowance(policy: policy)
     }
 
     /// Reads every header and, while the findings stay clean, lands each entry

@@ -257,16 +257,13 @@ public final class Daemon: @unchecked Sendable {
     private func consider(_ name: [UInt8], _ entry: inout InboxTracker.Entry, in directory: FileDescriptor, now: UInt64,
                           settle: UInt64, claimed: (ClaimTicket) -> Void) -> InboxTracker.Decision {
         let readiness = completion.check(name, in: directory, lastSeen: &entry.lastSeen)
-        let overdue = now >= entry.firstSeen + seconds(configuration.watch.maxWaitSeconds)
-        switch readiness {
-        case .vanished:
+        switch InboxTracker.step(after: readiness, entry, now: now, settle: settle, maxWait: seconds(configuration.watch.maxWaitSeconds)) {
+        case .forget:
             return .done
-        case .writerActive where !overdue:
-            return .waitUntil(now + settle)
-        case .writerActive:
-            log.warning("\(EscapedName(name)) has not settled in \(configuration.watch.maxWaitSeconds) s; taking it as it is")
-        case .ready, .notRegular:
-            break
+        case .look(let time):
+            return .waitUntil(time)
+        case .claim(let overdue):
+            if overdue { log.warning("\(EscapedName(name)) has not settled in \(configuration.watch.maxWaitSeconds) s; taking it as it is") }
         }
         do {
             switch try pool.intake.claimOrReport(name, from: directory, stuck: stuck) {
@@ -281,7 +278,7 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             log.warning("cannot claim \(EscapedName(name)): \(error); retrying")
             entry.lastSeen = nil
-            return .waitUntil(now + seconds(1) + settle)
+            return .waitUntil(InboxTracker.afterFailedClaim(now: now, settle: settle))
         }
     }
 

@@ -102,3 +102,38 @@ public struct InboxTracker {
         arrivals.append(name)
     }
 }
+
+extension InboxTracker {
+    /// What becomes of a due name once its completion check has answered.
+    enum Step: Equatable {
+        /// It vanished: no longer waiting.
+        case forget
+        /// A writer still holds it: look again at this time.
+        case look(at: UInt64)
+        /// Claim it; `overdue`: a writer still holds it, but it has waited long enough.
+        case claim(overdue: Bool)
+    }
+
+    /// The rule for a due name: a vanished name is forgotten; one a writer still
+    /// holds is looked at again a settle interval later, until `maxWait` has
+    /// passed since it was first seen (later events do not restart that wait),
+    /// when it is taken as it is.
+    static func step(after readiness: CompletionCheck.Readiness, _ entry: Entry, now: UInt64, settle: UInt64,
+                     maxWait: UInt64) -> Step {
+        switch readiness {
+        case .vanished:
+            return .forget
+        case .ready, .notRegular:
+            return .claim(overdue: false)
+        case .writerActive:
+            let (deadline, overflow) = entry.firstSeen.addingReportingOverflow(maxWait)
+            return !overflow && now >= deadline ? .claim(overdue: true) : .look(at: now + settle)
+        }
+    }
+
+    /// When a name whose claim failed (a full disk, say) is looked at again:
+    /// a second, then a settle interval later.
+    static func afterFailedClaim(now: UInt64, settle: UInt64) -> UInt64 {
+        now + 1_000_000_000 + settle
+    }
+}

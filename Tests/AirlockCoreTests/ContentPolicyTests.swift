@@ -25,7 +25,7 @@ struct ContentPolicyTests {
         #expect(MediaPattern("*/*")!.matches("text/plain"))
     }
 
-    @Test("mime.types is the extension table: pdf, png, txt and csv name their types", .enabled(if: !table.table.isEmpty))
+    @Test("mime.types is the extension table: pdf, png, txt and csv name their types", .enabled(if: !table.table.isEmpty, "needs /etc/mime.types (package media-types)"))
     func systemTable() {
         #expect(ContentPolicyTests.table.types(forName: "docs/Report.PDF")?.1 == ["application/pdf"])
         #expect(ContentPolicyTests.table.types(forName: "a.png")?.1 == ["image/png"])

@@ -53,7 +53,7 @@ final class Clamd {
         try process.run()
         self.process = process
         let up = waitFor(seconds: 60) { Clamd.ping(self.socketURL.path) }
-        #expect(up, "clamd did not answer PING within a minute")
+        try #require(up, "clamd did not answer PING within a minute")
     }
 
     func stop() {

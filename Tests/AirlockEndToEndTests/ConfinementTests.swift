@@ -2,15 +2,42 @@ import Foundation
 import Testing
 
 /// What `airlock doctor --json` says the kernel grants decoders here.
+///
+/// A mechanism counts as offered unless doctor ran and said otherwise: when
+/// doctor cannot run, the tests that depend on its answer run and fail on
+/// `requireDoctor()`, rather than skip as if the kernel lacked the mechanism.
 enum KernelConfinement {
-    nonisolated(unsafe) static let report: [String: Any] = {
-        guard let outcome = try? airlock(["doctor", "--json"]),
-              let object = outcome.events.first else { return [:] }
-        return object
+    struct DoctorFailed: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    nonisolated(unsafe) static let report: Result<[String: Any], DoctorFailed> = {
+        do {
+            let outcome = try airlock(["doctor", "--json"])
+            guard let object = outcome.events.first else {
+                return .failure(DoctorFailed(description: "doctor --json printed no JSON (status \(outcome.status)): \(outcome.stderr)"))
+            }
+            return .success(object)
+        } catch {
+            return .failure(DoctorFailed(description: "doctor --json could not run: \(error)"))
+        }
     }()
-    static var landlock: Bool { (report["landlock"] as? Bool) == true }
-    static var landlockNetwork: Bool { landlock && ((report["landlock_abi"] as? Int) ?? 0) >= 4 }
-    static var seccomp: Bool { (report["seccomp"] as? Bool) == true }
+    static var landlock: Bool { offers { $0["landlock"] as? Bool == true } }
+    static var landlockNetwork: Bool { offers { $0["landlock"] as? Bool == true && ($0["landlock_abi"] as? Int ?? 0) >= 4 } }
+    static var seccomp: Bool { offers { $0["seccomp"] as? Bool == true } }
+    /// Both in force for a decoder, as the unit's filter must keep them.
+    static var landlockAndSeccomp: Bool {
+        offers { $0["landlock_state"] as? String == "in-force" && $0["seccomp_state"] as? String == "in-force" }
+    }
+
+    private static func offers(_ rule: ([String: Any]) -> Bool) -> Bool {
+        guard case .success(let found) = report else { return true }
+        return rule(found)
+    }
+
+    /// doctor's findings; fails the test when doctor could not give them.
+    @discardableResult
+    static func requireDoctor() throws -> [String: Any] { try report.get() }
 }
 
 /// A test-only escape mode of the decoder: after confining itself it tries one
@@ -42,6 +69,7 @@ struct ConfinementTests {
     ]
 
     func attempt(_ item: EscapeCase) throws {
+        try KernelConfinement.requireDoctor()
         let sandbox = try Sandbox()
         try sandbox.initialise()
         let tmpBefore = try FileManager.default.contentsOfDirectory(atPath: "/tmp").filter { $0.hasPrefix("airlock-escape") }
@@ -85,6 +113,7 @@ struct ConfinementTests {
     @Test("the supervisor may write only beneath its root, and an absolute metrics directory",
           .enabled(if: KernelConfinement.landlock, "skipped: the kernel offers no Landlock (airlock doctor)"))
     func supervisorWrites() throws {
+        try KernelConfinement.requireDoctor()
         let sandbox = try Sandbox()
         try sandbox.initialise()
         let metrics = sandbox.logs.appendingPathComponent("metrics")
@@ -108,7 +137,7 @@ struct ConfinementTests {
         for label in ["landlock:", "seccomp:", "limits:", "address space 1073741824 bytes", "CPU 60 s", "open files 64"] {
             #expect(text.stdout.contains(label), "\(text.stdout)")
         }
-        let report = KernelConfinement.report
+        let report = try KernelConfinement.requireDoctor()
         #expect(report["landlock_abi"] is Int)
         #expect(report["limit_file_size_bytes"] as? Int == 20 * 1024 * 1024 + 1)
     }

@@ -90,7 +90,7 @@ func expectCorpusVerdict(_ item: FixtureCase) throws {
         #expect(event["reason"] as? String == item.reason, "\(event)")
         if let entry = item.entry { #expect(event["entry"] as? String == entry) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
-        guard let quarantined = try sandbox.onlyQuarantined() else { return }
+        let quarantined = try #require(try sandbox.onlyQuarantined())
         #expect(quarantined.id == event["id"] as? String)
         #expect(try Data(contentsOf: quarantined.drop) == original, "the quarantined bytes are not the original")
         let report = quarantined.report

@@ -34,8 +34,9 @@ final class RunningDaemon {
         process.standardError = stderrHandle
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        // Wait until it says it is watching.
-        _ = waitFor(seconds: 20) { self.stderr.contains("watching") }
+        // A daemon that never gets ready is the test's failure, not a reason to go on.
+        try #require(waitFor(seconds: 20) { self.stderr.contains("watching") },
+                     "the daemon did not say it was watching within 20 s: \(self.stderr)")
     }
 
     deinit {
@@ -53,14 +54,16 @@ final class RunningDaemon {
         }
     }
 
-    /// Waits until `count` final events (accepted or rejected) were printed.
+    /// Waits until `count` final events (accepted or rejected) were printed; a
+    /// test issue if they were not, since what follows depends on them.
     @discardableResult
-    func waitForVerdicts(_ count: Int, seconds: Double = 60) -> [[String: Any]] {
+    func waitForVerdicts(_ count: Int, seconds: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) -> [[String: Any]] {
         var verdicts: [[String: Any]] = []
-        _ = waitFor(seconds: seconds) {
+        let arrived = waitFor(seconds: seconds) {
             verdicts = self.events.filter { ($0["event"] as? String) != "deferred" }
             return verdicts.count >= count
         }
+        #expect(arrived, "\(verdicts.count) of \(count) verdicts within \(seconds) s: \(self.stderr)", sourceLocation: sourceLocation)
         return verdicts
     }
 

@@ -60,7 +60,7 @@ struct FormatTests {
             #expect(event["event"] as? String == "rejected", "\(event)")
             #expect(event["reason"] as? String == item.reason, "\(event)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
-            guard let quarantined = try sandbox.onlyQuarantined() else { return }
+            let quarantined = try #require(try sandbox.onlyQuarantined())
             #expect(try Data(contentsOf: quarantined.drop) == original, "the quarantined bytes are not the original")
             #expect(quarantined.report["reason"] as? String == item.reason)
         }

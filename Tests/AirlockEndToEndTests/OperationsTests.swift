@@ -194,9 +194,9 @@ struct OperationsTests {
         try sandbox.initialise()
         let daemon = try RunningDaemon(sandbox)
         for index in 0..<80 { try sandbox.drop(Samples.validZip, as: "k\(index).zip") }
-        _ = waitFor(seconds: 30) { daemon.events.count >= 20 }
+        #expect(waitFor(seconds: 30) { daemon.events.count >= 20 }, "the daemon was not busy: \(daemon.stderr)")
         daemon.signal(SIGKILL)
-        _ = daemon.waitForExit(seconds: 10)
+        #expect(daemon.waitForExit(seconds: 10) != nil, "the daemon outlived SIGKILL")
         let text = try String(contentsOf: sandbox.root.appendingPathComponent("state/journal.jsonl"), encoding: .utf8)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast(text.hasSuffix("\n") ? 1 : 0)
         let unreadable = lines.enumerated().filter { (try? JSONSerialization.jsonObject(with: Data($0.element.utf8))) == nil }

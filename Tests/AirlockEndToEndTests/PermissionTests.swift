@@ -14,9 +14,18 @@ enum Parties {
     static let otherProducer = "airlock-t-prod2"
     static let consumer = "airlock-t-cons"
 
-    static let available: Bool = {
-        guard getuid() == 0, ["/usr/sbin/useradd", "/usr/sbin/groupadd", "/usr/bin/setpriv", "/usr/bin/setfacl"]
-            .allSatisfy({ FileManager.default.isExecutableFile(atPath: $0) }) else { return false }
+    /// Whether this machine can host the parties at all: root, and the tools.
+    static let available = getuid() == 0 && ["/usr/sbin/useradd", "/usr/sbin/groupadd", "/usr/bin/setpriv", "/usr/bin/setfacl"]
+        .allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// Fails the test when the users and groups could not be made where they
+    /// can be: a premise that failed, not an environment to skip.
+    static func require(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try #require(made, "could not create the test users and groups with groupadd and useradd", sourceLocation: sourceLocation)
+    }
+
+    private static let made: Bool = {
+        guard available else { return false }
         for group in [producers, consumers] where getgrnam(group) == nil {
             _ = try? runTool("/usr/sbin/groupadd", ["--system", group])
         }
@@ -39,6 +48,8 @@ enum Parties {
 @Suite("deploy/: service user, producers and consumers each get what they need and nothing more",
        .enabled(if: Parties.available, "needs root (to create users and switch to them), setpriv, setfacl (package acl) and useradd"))
 struct PermissionTests {
+    init() throws { try Parties.require() }
+
     /// A root laid out as deploy/tmpfiles.d does it, for the test's users.
     static func layOut(_ sandbox: Sandbox) throws {
         try sandbox.initialise()

@@ -7,6 +7,8 @@ import Glibc
 @Suite("Commands run as root on a root another user owns act as that user; a user without access gets 77",
        .enabled(if: Parties.available, "needs root (to create users and switch to them), setpriv, setfacl (package acl) and useradd"))
 struct RootOwnerTests {
+    init() throws { try Parties.require() }
+
     /// Paths beneath `url` that root owns.
     static func rootOwned(_ url: URL) throws -> [String] {
         try FileManager.default.subpathsOfDirectory(atPath: url.path).filter { path in

@@ -148,7 +148,11 @@ struct SettingsEndToEndTests {
         try sandbox.configure("metrics", ["path": "inbox/airlock.prom", "interval_seconds": 1])
         daemon.signal(SIGHUP)
         #expect(waitFor(seconds: 20) { daemon.stderr.contains("metrics.path:") }, "\(daemon.stderr)")
-        usleep(2_500_000)
+        // Wait for a metrics write after the refused reload: it goes to the path
+        // kept, so had the reload taken, the daemon's own file would now be in the inbox.
+        let kept = sandbox.root.appendingPathComponent("state/airlock.prom")
+        try FileManager.default.removeItem(at: kept)
+        #expect(waitFor(seconds: 20) { FileManager.default.fileExists(atPath: kept.path) }, "no metrics written since the reload")
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         #expect(daemon.waitForVerdicts(1).first?["event"] as? String == "accepted")
         daemon.signal(SIGTERM)
