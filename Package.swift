@@ -14,7 +14,8 @@ import PackageDescription
 // AirlockText: hostile names as bytes (strict UTF-8, the one escaping). AirlockPolicy:
 // what an entry may be, judged from the values handed to it. AirlockFormats: which
 // archive format a drop is, from its bytes alone. (These three are pure Swift.)
-// AirlockSystem: typed system calls. AirlockChild: what both decoder children share
+// AirlockSystem: typed system calls, the only target that imports CAirlockShims.
+// AirlockChild: what both decoder children share
 // (confinement and limits, the drop reader, the staging writer, type detection, their
 // arguments and verdicts). AirlockArchive: the archive decoder (the ZIP, tar and 7z
 // readers, libarchive, gzip by ISA-L). AirlockKeyed: the keyed-archive decoder.
@@ -78,21 +79,22 @@ let package = Package(
         .target(name: "AirlockSystem", dependencies: ["AirlockText", "CAirlockShims"]),
         .target(name: "AirlockPolicy", dependencies: ["AirlockText"]),
         .target(name: "AirlockFormats"),
-        .target(name: "AirlockChild", dependencies: ["AirlockPolicy", "AirlockSystem", "AirlockText", "CMagic", "CAirlockShims"]),
+        .target(name: "AirlockChild", dependencies: ["AirlockPolicy", "AirlockSystem", "AirlockText", "CMagic"]),
         .target(name: "AirlockArchive", dependencies: [
             "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CArchive", "CIsal", "CLzma",
         ]),
         .target(name: "AirlockCore", dependencies: [
-            "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CCrypto", "CJansson", "CAirlockShims",
+            "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CCrypto", "CJansson",
         ]),
         .target(name: "AirlockWatcher", dependencies: [
-            "AirlockCore", "AirlockPolicy", "AirlockSystem", "AirlockText", "CInotifyTools", "CSystemd", "CAirlockShims",
+            "AirlockCore", "AirlockPolicy", "AirlockSystem", "AirlockText", "CInotifyTools", "CSystemd",
         ]),
         .executableTarget(name: "airlock", dependencies: ["AirlockWatcher", "AirlockCore", "AirlockPolicy", "AirlockSystem", "AirlockText"]),
-        .executableTarget(name: "airlock-decoder", dependencies: ["AirlockArchive", "AirlockChild"]),
+        .executableTarget(name: "airlock-decoder", dependencies: ["AirlockArchive", "AirlockChild", "AirlockSystem"]),
         .target(name: "AirlockKeyed", dependencies: ["AirlockChild", "AirlockPolicy", "AirlockSystem", "AirlockText"]),
-        .executableTarget(name: "airlock-keyed-decoder", dependencies: ["AirlockKeyed"]),
+        .executableTarget(name: "airlock-keyed-decoder", dependencies: ["AirlockKeyed", "AirlockSystem"]),
         .testTarget(name: "AirlockTextTests", dependencies: ["AirlockText"]),
+        .testTarget(name: "AirlockSystemTests", dependencies: ["AirlockSystem"]),
         .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy"]),
         .testTarget(name: "AirlockArchiveTests", dependencies: ["AirlockArchive", "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem"]),
         .testTarget(name: "AirlockKeyedTests", dependencies: ["AirlockKeyed", "AirlockPolicy"]),

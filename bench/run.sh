@@ -20,7 +20,7 @@ mkdir -p bench/results
 out=bench/results/latest.md
 if [ "${QUICK:-0}" = 1 ]; then
   out=bench/results/quick.md
-  export RUNS=1 MANY_DROPS=300 LATENCY_DROPS=20 FLOOD_DROPS=300
+  export RUNS=1 MANY_DROPS=300 LATENCY_DROPS=20 FLOOD_DROPS=300 SUPERVISOR_DROPS=1000
 fi
 {
   echo "# airlock benchmarks"

@@ -51,7 +51,7 @@ def main():
     peer_out = os.path.join(work, "peer-out")
     loop = f'cd "{loop_dir}" && for f in *.zip; do mkdir "{peer_out}/$f" && bsdtar -xf "$f" -C "{peer_out}/$f" && sync -f "{peer_out}"; done'
     lines = ["## How cost grows", "",
-             f"### Throughput against workers: {MANY} small ZIPs, `run --once` (median of {RUNS})", "",
+             f"### Throughput against workers: {MANY} small ZIPs, `run --once` (median of {RUNS}, min–max)", "",
              "| workers | airlock drops/s | bsdtar loop drops/s | ratio |", "| --- | --- | --- | --- |"]
     for count in (1, 2, 4):
         airlock = Workers(binary, work, count)
@@ -60,9 +60,11 @@ def main():
             seconds, _ = airlock.run([tiny] * MANY, names)
             ours.append(MANY / seconds)
             theirs.append(MANY / timed_shell(loop, peer_out))
-        ratio = statistics.median(o / t for o, t in zip(ours, theirs))
-        lines.append(f"| {count} | {statistics.median(ours):.0f} | {statistics.median(theirs):.0f} | {ratio:.2f} |")
-    lines += ["", f"### Time per MiB against drop size: one ZIP of five text files (median of {RUNS})", "",
+        ratios = [o / t for o, t in zip(ours, theirs)]
+        lines.append(f"| {count} | {statistics.median(ours):.0f} ({min(ours):.0f}–{max(ours):.0f}) | "
+                     f"{statistics.median(theirs):.0f} ({min(theirs):.0f}–{max(theirs):.0f}) | "
+                     f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f}) |")
+    lines += ["", f"### Time per MiB against drop size: one ZIP of five text files (median of {RUNS}, min–max)", "",
               "| size | airlock ms | ms per MiB | bsdtar -xf + sync -f ms | ratio |", "| --- | --- | --- | --- | --- |"]
     airlock = Airlock(binary, work)
     for label, size in SIZES:
@@ -76,8 +78,9 @@ def main():
             theirs.append(timed_shell(f'bsdtar -xf "{path}" -C "{peer_out}" && sync -f "{peer_out}"', peer_out))
         mib = size / 1048576
         m = statistics.median(ours)
-        ratio = statistics.median(o / t for o, t in zip(ours, theirs))
-        lines.append(f"| {label} | {m * 1000:.1f} | {m * 1000 / mib:.2f} | {statistics.median(theirs) * 1000:.1f} | {ratio:.2f} |")
+        ratios = [o / t for o, t in zip(ours, theirs)]
+        lines.append(f"| {label} | {m * 1000:.1f} ({min(ours) * 1000:.1f}–{max(ours) * 1000:.1f}) | {m * 1000 / mib:.2f} | "
+                     f"{statistics.median(theirs) * 1000:.1f} | {statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f}) |")
     text = "\n".join(lines) + "\n"
     with open(out, "a") as f:
         f.write(text + "\n")

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AirlockChild
 import AirlockPolicy
 import AirlockSystem
@@ -20,7 +17,7 @@ enum ArchiveListing {
     static let maxHeaders = 1_000_000
 
     static func run(_ scan: ArchiveScan) -> VerdictMessage {
-        guard let archive = archive_read_new() else { return DecoderChild.failure(SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))) }
+        guard let archive = archive_read_new() else { return DecoderChild.failure(SystemError("archive_read_new", nil, .outOfMemory)) }
         defer { archive_read_free(archive) }
         if let problem = scan.configure(archive) {
             return VerdictMessage(.listing(VerdictMessage.Listing(headers: nil, detail: problem.detail)))
@@ -63,7 +60,7 @@ enum ArchiveListing {
 
     private static func describe(_ entry: OpaquePointer) -> ListedEntry {
         func bytes(_ text: UnsafePointer<CChar>) -> [UInt8] {
-            Array(UnsafeBufferPointer(start: text, count: strlen(text))).map { UInt8(bitPattern: $0) }
+            [UInt8](cString: text)
         }
         let linked = archive_entry_symlink(entry) != nil || archive_entry_hardlink(entry) != nil
         let type: String

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AirlockChild
 import AirlockFormats
 import AirlockPolicy
@@ -60,7 +57,7 @@ public struct ArchiveScan {
         let file = DropFile(drop)
         guard var listings = listings(file, outcome: &outcome) else { return outcome }
         guard let archive = archive_read_new() else {
-            outcome.systemError = SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))
+            outcome.systemError = SystemError("archive_read_new", nil, .outOfMemory)
             return outcome
         }
         defer { archive_read_free(archive) }
@@ -149,7 +146,7 @@ public struct ArchiveScan {
         guard opened != ARCHIVE_OK else { return true }
         if let failure = tar?.failure {
             outcome.findings.record(Violation(.corruptArchive, failure))
-        } else if archive_errno(archive) == EILSEQ {
+        } else if archive_errno(archive) == Errno.illegalByteSequence.rawValue {
             // No reader recognised the (decompressed) bytes: a gzip of something not a tar.
             outcome.findings.record(Violation(.unsupportedFormat, ArchiveScan.message(archive)))
         } else {
@@ -246,7 +243,7 @@ public struct ArchiveScan {
     static func message(_ archive: OpaquePointer, stream: StreamPosition? = nil) -> String {
         if let failure = stream?.tar?.failure { return failure }
         guard let text = archive_error_string(archive) else { return "libarchive error \(archive_errno(archive))" }
-        var bytes = Array(UnsafeBufferPointer(start: text, count: strlen(text))).map { UInt8(bitPattern: $0) }
+        var bytes = [UInt8](cString: text)
         while let last = bytes.last, last == 0x0A || last == 0x20 { bytes.removeLast() }
         return EscapedName(bytes).text
     }
@@ -263,7 +260,7 @@ struct ProgressReporter {
         var interval: UInt64 = 250_000_000
         #if DEBUG
         // Test-only: a shorter interval, so a test need not decode for long.
-        if let text = getenv("AIRLOCK_TEST_PROGRESS_INTERVAL_MS"), let milliseconds = UInt64(String(cString: text)) {
+        if let text = CurrentProcess.environment("AIRLOCK_TEST_PROGRESS_INTERVAL_MS"), let milliseconds = UInt64(text) {
             interval = milliseconds * 1_000_000
         }
         #endif

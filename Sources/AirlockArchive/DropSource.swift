@@ -1,9 +1,6 @@
 import AirlockChild
 import AirlockSystem
 import CArchive
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// libarchive's input, read through `DropFile` by position, with the seek that
 /// the seekable ZIP and 7z readers need. libarchive's own fd reader would report

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AirlockChild
 import AirlockFormats
 import AirlockPolicy
@@ -48,7 +45,7 @@ struct EntryScan {
         var index = 0
         while true {
             guard let entry = nextHeader(index: index, outcome: &outcome) else { return }
-            let yielded: [UInt8] = archive_entry_pathname(entry).map { Array(UnsafeBufferPointer(start: $0, count: strlen($0))).map { UInt8(bitPattern: $0) } } ?? []
+            let yielded: [UInt8] = archive_entry_pathname(entry).map { [UInt8](cString: $0) } ?? []
             if isImageRoot(yielded, entry) { continue }
             guard let named = name(yielded, index: index, expected: &expected, findings: &outcome.findings) else { return }
             var judge = EntryJudge(policy: policy, raw: named.raw, index: index)
@@ -300,7 +297,7 @@ struct EntryScan {
             return Violation(.encryptedEntry, "archive is encrypted: \(message)")
         }
         // libarchive reports "no reader recognised this" as ARCHIVE_ERRNO_FILE_FORMAT, EILSEQ on Linux.
-        if index == 0 && stream.tar?.failure == nil && archive_errno(archive) == EILSEQ && format?.isOptional != true {
+        if index == 0 && stream.tar?.failure == nil && archive_errno(archive) == Errno.illegalByteSequence.rawValue && format?.isOptional != true {
             return Violation(.unsupportedFormat, message)
         }
         let kind = status == ARCHIVE_WARN ? "warning" : (status == ARCHIVE_FATAL ? "fatal error" : "error")

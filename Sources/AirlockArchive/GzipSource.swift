@@ -1,9 +1,6 @@
 import AirlockChild
 import AirlockSystem
 import CIsal
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The decompressed bytes of a gzip drop, fed to libarchive's tar reader in
 /// place of libarchive's own gzip filter, which skips the trailer's CRC-32 and

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AirlockChild
 import AirlockFormats
 import AirlockSystem
@@ -76,7 +73,7 @@ final class FilterSource: StreamDecoder {
     static func open(_ format: ArchiveFormat, file: DropFile, dropSize: Int64,
                      blockSize: Int) -> Result<FilterSource, FilterOpenFailure> {
         guard let filter = FilterSource.filter(for: format), let archive = archive_read_new() else {
-            return .failure(.system(SystemError("archive_read_new", nil, Errno(rawValue: ENOMEM))))
+            return .failure(.system(SystemError("archive_read_new", nil, .outOfMemory)))
         }
         let decoder = FilterSource(archive: archive, source: DropSource(file: file, size: dropSize, blockSize: blockSize),
                                   dropSize: dropSize, name: format.rawValue)

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AirlockSystem
-import CAirlockShims
 
 /// The limits a decoder child puts on itself before it reads a byte of the drop.
 public struct DecoderLimits: Sendable, Equatable {
@@ -109,9 +105,11 @@ public enum Confinement {
         report.landlockABI = landlock.abi
         report.landlockState = landlock.obstacle ?? .inForce
         if landlock.obstacle == nil {
-            if airlock_landlock_restrict(staging?.rawValue ?? -1, min(landlock.abi, 7)) != 0 {
+            do {
+                try LandlockRuleset.restrict(staging: staging, abi: landlock.abi)
+            } catch {
                 report.landlockState = .refused
-                report.problems.append("Landlock ABI \(landlock.abi) refused the ruleset: \(Errno.current)")
+                report.problems.append("Landlock ABI \(landlock.abi) refused the ruleset: \(error.errno)")
             }
         } else {
             report.problems.append(landlock.reason)
@@ -120,12 +118,12 @@ public enum Confinement {
             report.seccompState = state
             report.problems.append(reason)
         } else {
-            let seccomp = airlock_seccomp_apply()
-            if seccomp == 0 {
+            do {
+                try Seccomp.applyDecoderFilter()
                 report.seccompState = .inForce
-            } else {
+            } catch {
                 report.seccompState = .refused
-                report.problems.append("the seccomp filter was not loaded: \(Errno(rawValue: -seccomp))")
+                report.problems.append("the seccomp filter was not loaded: \(error.errno)")
             }
         }
         return report
@@ -146,30 +144,25 @@ public enum Confinement {
         var variable = supervisorVariable
         #if DEBUG
         // Test-only: name a supervisor that is not the parent, as an orphan would see it.
-        if getenv("AIRLOCK_TEST_SUPERVISOR_PID") != nil { variable = "AIRLOCK_TEST_SUPERVISOR_PID" }
+        if CurrentProcess.environment("AIRLOCK_TEST_SUPERVISOR_PID") != nil { variable = "AIRLOCK_TEST_SUPERVISOR_PID" }
         #endif
-        guard let text = getenv(variable), let supervisor = pid_t(String(cString: text)) else { return }
-        if getppid() != supervisor { kill(getpid(), SIGKILL) }
+        guard let text = CurrentProcess.environment(variable), let supervisor = Int32(text) else { return }
+        if CurrentProcess.parentID != supervisor { CurrentProcess.kill() }
     }
 
     private static func applyLimits(_ limits: DecoderLimits) throws(SystemError) {
-        _ = try retrying("close_range") { airlock_close_from(UInt32(resultDescriptor.rawValue + 1)) }
-        _ = try retrying("prctl(PR_SET_NO_NEW_PRIVS)") { airlock_set_no_new_privs() }
-        _ = try retrying("prctl(PR_SET_PDEATHSIG)") { airlock_set_parent_death_signal(SIGKILL) }
+        try CurrentProcess.closeDescriptors(from: FileDescriptor(rawValue: resultDescriptor.rawValue + 1))
+        try forbidNewPrivileges()
+        try CurrentProcess.setParentDeathSignal(.kill)
         dieIfOrphaned()
         // A write past RLIMIT_FSIZE should fail with EFBIG rather than kill us with SIGXFSZ.
-        signal(SIGXFSZ, SIG_IGN)
-        try setLimit(RLIMIT_CORE, 0, "RLIMIT_CORE")
-        try setLimit(RLIMIT_AS, limits.addressSpaceBytes, "RLIMIT_AS")
-        try setLimit(RLIMIT_CPU, limits.cpuSeconds, "RLIMIT_CPU")
-        try setLimit(RLIMIT_NOFILE, limits.openFiles, "RLIMIT_NOFILE")
-        try setLimit(RLIMIT_FSIZE, limits.fileSizeBytes, "RLIMIT_FSIZE")
+        Signal.fileSizeExceeded.ignore()
+        try ResourceLimit.coreFileSize.set(0)
+        try ResourceLimit.addressSpace.set(limits.addressSpaceBytes)
+        try ResourceLimit.cpuSeconds.set(limits.cpuSeconds)
+        try ResourceLimit.openFiles.set(limits.openFiles)
+        try ResourceLimit.fileSize.set(limits.fileSizeBytes)
         // No new processes (ignored for root, where seccomp does the work).
-        try setLimit(__RLIMIT_NPROC, 0, "RLIMIT_NPROC")
-    }
-
-    private static func setLimit(_ resource: __rlimit_resource, _ value: Int64, _ name: String) throws(SystemError) {
-        var limit = rlimit(rlim_cur: rlim_t(value), rlim_max: rlim_t(value))
-        _ = try retrying("setrlimit(\(name))") { setrlimit(__rlimit_resource_t(resource.rawValue), &limit) }
+        try ResourceLimit.processes.set(0)
     }
 }

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AirlockSystem
-import CAirlockShims
 
 /// Where one confinement mechanism stands for this process.
 public enum MechanismState: String, Sendable, Equatable {
@@ -34,18 +30,21 @@ public enum ConfinementProbe {
     /// filter is in force and the kernel lists Landlock among its LSMs (or the
     /// list cannot be read), is a refusal: a filter answers in the kernel's stead.
     public static func landlock() -> Landlock {
-        let abi = airlock_landlock_abi()
-        if abi > 0 { return Landlock(abi: abi, obstacle: nil, reason: "") }
-        let errno = Errno.current
+        let errno: Errno
+        do {
+            return Landlock(abi: try LandlockRuleset.abi(), obstacle: nil, reason: "")
+        } catch {
+            errno = error.errno
+        }
         switch errno {
-        case Errno(rawValue: EOPNOTSUPP):
+        case .notSupported:
             return Landlock(abi: 0, obstacle: .notOffered,
                             reason: "Landlock is built into this kernel but not enabled at boot (add landlock to the lsm= kernel parameter)")
-        case Errno(rawValue: ENOSYS):
-            guard airlock_seccomp_mode() == 2 else {
+        case .noSystemCall:
+            guard (try? Seccomp.mode()) == 2 else {
                 return Landlock(abi: 0, obstacle: .notOffered, reason: "this kernel has no Landlock (landlock_create_ruleset: ENOSYS)")
             }
-            switch activeLSMs()?.contains("landlock") {
+            switch LandlockRuleset.activeSecurityModules()?.contains("landlock") {
             case false?:
                 return Landlock(abi: 0, obstacle: .notOffered, reason: "this kernel has no Landlock (not among its security modules)")
             case true?:
@@ -64,26 +63,18 @@ public enum ConfinementProbe {
     /// Whether the kernel offers seccomp filters and the seccomp call is ours to make:
     /// nil when it is, else the state and why.
     public static func seccompObstacle() -> (state: MechanismState, reason: String)? {
-        if airlock_seccomp_mode() < 0 {
-            let errno = Errno.current
-            if errno == Errno(rawValue: EINVAL) { return (.notOffered, "this kernel has no seccomp (prctl(PR_GET_SECCOMP): EINVAL)") }
-            return (.refused, "prctl(PR_GET_SECCOMP) refused: \(errno)")
+        do {
+            guard try Seccomp.mode() != nil else {
+                return (.notOffered, "this kernel has no seccomp (prctl(PR_GET_SECCOMP): EINVAL)")
+            }
+        } catch {
+            return (.refused, "prctl(PR_GET_SECCOMP) refused: \(error.errno)")
         }
-        if airlock_seccomp_syscall_probe() != 0 {
-            let errno = Errno.current
-            return (.refused, "the seccomp system call is refused: \(errno) (a system-call filter such as systemd's SystemCallFilter= must allow seccomp)")
+        do {
+            try Seccomp.probe()
+        } catch {
+            return (.refused, "the seccomp system call is refused: \(error.errno) (a system-call filter such as systemd's SystemCallFilter= must allow seccomp)")
         }
         return nil
-    }
-
-    /// The kernel's active LSMs from securityfs; nil when it cannot be read (not
-    /// mounted, or hidden by the service manager).
-    static func activeLSMs() -> [String]? {
-        let fd = open("/sys/kernel/security/lsm", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        let file = FileDescriptor(rawValue: fd)
-        defer { file.close() }
-        guard let bytes = try? file.readAll(limit: 4096) else { return nil }
-        return String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == "," || $0 == "\n" }).map(String.init)
     }
 }

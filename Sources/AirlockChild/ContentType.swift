@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AirlockPolicy
 import AirlockSystem
 import AirlockText
@@ -47,7 +44,7 @@ public final class ContentTypeDetector {
         var empty: UInt8 = 0
         let found = head.isEmpty ? magic_buffer(cookie, &empty, 0) : magic_buffer(cookie, head.baseAddress!, head.count)
         guard let answer = found else { return ContentTypeDetector.unknown }
-        let text = String(decoding: UnsafeRawBufferPointer(start: answer, count: strlen(answer)), as: UTF8.self).lowercased()
+        let text = String(decoding: [UInt8](cString: answer), as: UTF8.self).lowercased()
         return MediaType.isWellFormed(text) ? text : ContentTypeDetector.unknown
     }
 

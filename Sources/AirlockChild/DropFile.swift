@@ -1,7 +1,4 @@
 import AirlockSystem
-#if canImport(Glibc)
-import Glibc
-#endif
 #if DEBUG
 import Synchronization
 #endif
@@ -18,7 +15,7 @@ public struct DropFile: Sendable {
     /// pread(2) until `buffer` is full or the file ends; the count read.
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SystemError) -> Int {
         #if DEBUG
-        if DropFile.failsReads.load(ordering: .relaxed) { throw SystemError("pread", nil, Errno(rawValue: EIO)) }
+        if DropFile.failsReads.load(ordering: .relaxed) { throw SystemError("pread", nil, .ioError) }
         #endif
         return try descriptor.read(into: buffer, at: offset)
     }
@@ -26,7 +23,7 @@ public struct DropFile: Sendable {
     /// read(2) at the descriptor's own position; the count read, 0 at the end.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
         #if DEBUG
-        if DropFile.failsReads.load(ordering: .relaxed) { throw SystemError("read", nil, Errno(rawValue: EIO)) }
+        if DropFile.failsReads.load(ordering: .relaxed) { throw SystemError("read", nil, .ioError) }
         #endif
         return try descriptor.read(into: buffer)
     }
@@ -34,7 +31,7 @@ public struct DropFile: Sendable {
     /// The whole drop, read from the descriptor's position; EFBIG past `limit` bytes.
     public func readAll(limit: Int) throws(SystemError) -> [UInt8] {
         #if DEBUG
-        if DropFile.failsReads.load(ordering: .relaxed) { throw SystemError("read", nil, Errno(rawValue: EIO)) }
+        if DropFile.failsReads.load(ordering: .relaxed) { throw SystemError("read", nil, .ioError) }
         #endif
         return try descriptor.readAll(limit: limit)
     }

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AirlockPolicy
 import AirlockSystem
 
@@ -21,8 +18,8 @@ public protocol EntrySink {
 /// set explicitly (never from the archive, never setuid, setgid or sticky).
 public struct StagingWriter: EntrySink {
     private let root: FileDescriptor
-    private let fileMode: mode_t
-    private let directoryMode: mode_t
+    private let fileMode: FileMode
+    private let directoryMode: FileMode
     /// Open directories by path ("a/b/"), so entries spread over a few directories
     /// do not walk from the root each time. Bounded: the decoder's RLIMIT_NOFILE is small.
     private var open: [[UInt8]: FileDescriptor] = [:]
@@ -38,8 +35,8 @@ public struct StagingWriter: EntrySink {
 
     public init(root: FileDescriptor, policy: Policy) {
         self.root = root
-        self.fileMode = mode_t(policy.fileMode)
-        self.directoryMode = mode_t(policy.directoryMode)
+        self.fileMode = FileMode(policy.fileMode)
+        self.directoryMode = FileMode(policy.directoryMode)
     }
 
     public mutating func makeDirectory(_ path: EntryPath) throws(SystemError) {
@@ -50,7 +47,7 @@ public struct StagingWriter: EntrySink {
         precondition(file == nil, "beginFile while a file is open")
         let parent = try directory(path.components.dropLast())
         let name = path.components[path.components.count - 1]
-        file = try parent.open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+        file = try parent.open(name, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)
         fileName = path.raw
     }
 

@@ -1,7 +1,4 @@
 #if DEBUG
-#if canImport(Glibc)
-import Glibc
-#endif
 import AirlockPolicy
 import AirlockSystem
 
@@ -34,21 +31,21 @@ package enum ForgedStaging {
         var bytes: Int64 = 0
         for (name, content) in files {
             do {
-                let fd = try staging.open(Array(name.utf8), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+                let fd = try staging.open(Array(name.utf8), [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)
                 try fd.closeAfter { (fd) throws(SystemError) in
                     try fd.writeAll(content)
-                    try fd.changeMode(mode_t(policy.fileMode))
+                    try fd.changeMode(FileMode(policy.fileMode))
                 }
             } catch {
                 DecoderChild.printError("airlock-decoder: test fault: cannot forge \(name): \(error)")
-                abort()
+                CurrentProcess.abort()
             }
             bytes += Int64(content.count)
         }
         let message = VerdictMessage(.accepted(VerdictMessage.Accepted(
             files: Int64(files.count), directories: 0, entries: Int64(files.count), bytesWritten: bytes)))
         try? Confinement.resultDescriptor.writeAll(Array(message.jsonText.utf8))
-        exit(0)
+        CurrentProcess.exit(0)
     }
 }
 #endif

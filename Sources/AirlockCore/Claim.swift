@@ -1,7 +1,4 @@
 import AirlockSystem
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A claimed drop, by id and original name: what queues hold (no descriptor).
 public struct ClaimTicket: Sendable, Hashable {
@@ -35,11 +32,9 @@ struct Claim {
 
     /// A fresh id: UTC time to the second, then 32 random bits.
     static func newID() -> String {
-        var now = time(nil)
-        var parts = tm()
-        gmtime_r(&now, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let stamp = "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+        let parts = WallClock.utc()
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let stamp = "\(parts.year)\(two(parts.month))\(two(parts.day))T\(two(parts.hour))\(two(parts.minute))\(two(parts.second))Z"
         let random = String(UInt32.random(in: .min ... .max), radix: 16)
         return stamp + "-" + String(repeating: "0", count: 8 - random.count) + random
     }
@@ -61,7 +56,7 @@ struct Claim {
             // The name is written before the drop moves, so a claim holding a drop
             // always knows its name (after a power cut it may read empty: then the
             // id stands in for it).
-            try directory.open(nameFile, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600).closeAfter { (fd) throws(SystemError) in
+            try directory.open(nameFile, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600).closeAfter { (fd) throws(SystemError) in
                 try fd.writeAll(name)
             }
             try inbox.rename(name, to: directory, dropFile)
@@ -87,7 +82,7 @@ struct Claim {
     static func reopen(id: [UInt8], in claimed: FileDescriptor) throws(SystemError) -> Claim {
         let directory = try claimed.openDirectory(id)
         var name: [UInt8] = []
-        if let fd = try? directory.open(nameFile, O_RDONLY | O_NOFOLLOW) {
+        if let fd = try? directory.open(nameFile, [.readOnly, .noFollow]) {
             name = (try? fd.closeAfter { (fd) throws(SystemError) in try fd.readAll(limit: 4096) }) ?? []
         }
         let text = String(decoding: id, as: UTF8.self)

@@ -1,9 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A client of clamd (ClamAV's scanning daemon) over its local socket. Each file
 /// is scanned on a connection of its own with `zFILDES`: the open descriptor is
@@ -48,7 +45,7 @@ public struct ClamdClient: Sendable {
             try request(socket)
             let bytes = try socket.receive(until: 0, limit: ClamdClient.replyLimit, deadline: deadline)
             return String(decoding: bytes, as: UTF8.self)
-        } catch where error.errno.rawValue == ETIMEDOUT {
+        } catch where error.errno == .timedOut {
             throw ClamdFailure("clamd at \(socketPath) did not answer within \(timeoutSeconds) seconds")
         } catch {
             throw ClamdFailure("clamd at \(socketPath): \(error)")

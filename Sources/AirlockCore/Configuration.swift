@@ -1,5 +1,6 @@
 import AirlockChild
 import AirlockPolicy
+import AirlockSystem
 import Foundation
 
 /// airlock.json, decoded strictly: an unknown key, a wrong type, or a number outside
@@ -34,12 +35,12 @@ public struct Configuration: Sendable, Equatable {
     public var metricsIntervalSeconds: Int64 = 15
 
     /// Outbox entries' modes ("policy": policy.file_mode's) and group ("": airlock's own).
-    public var outboxFileMode: mode_t?
-    public var outboxDirectoryMode: mode_t?
+    public var outboxFileMode: FileMode?
+    public var outboxDirectoryMode: FileMode?
     public var outboxGroup = ""
-    public var outboxGroupID: gid_t?
+    public var outboxGroupID: GroupID?
     public var outboxModes: OutboxModes {
-        OutboxModes(fileMode: outboxFileMode ?? mode_t(policy.fileMode), directoryMode: outboxDirectoryMode ?? mode_t(policy.directoryMode),
+        OutboxModes(fileMode: outboxFileMode ?? FileMode(policy.fileMode), directoryMode: outboxDirectoryMode ?? FileMode(policy.directoryMode),
                     group: outboxGroupID)
     }
 
@@ -82,7 +83,7 @@ public struct Configuration: Sendable, Equatable {
 
     /// Decoder children at once: `watch.workers`, or the number of cores.
     public var workerCount: Int {
-        Int(watch.workers ?? Int64(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+        Int(watch.workers ?? Int64(Processors.online))
     }
 
     /// The limits a decoder child sets on itself; the file-size limit is one byte

@@ -2,9 +2,6 @@ import AirlockPolicy
 import AirlockSystem
 import AirlockText
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The types a decoder child detected, as its verdict carries them: escaped entry
 /// name to MIME type. Believed only when well-formed.
@@ -111,7 +108,7 @@ struct StagingScan {
                     defer { sub.close() }
                     result = try visit(sub, path: child)
                 } else {
-                    let file = try directory.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+                    let file = try directory.open(name, [.readOnly, .noFollow, .nonBlocking])
                     defer { file.close() }
                     result = try scanFile(file, child)
                 }

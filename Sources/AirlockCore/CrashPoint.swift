@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import AirlockSystem
 
 /// The steps of the outcome protocols (see Settlement.swift and
 /// QuarantineSettlement.swift) between which a stop matters. A debug build dies by
@@ -35,8 +33,8 @@ enum CrashPoint: String {
 
     func reach() {
         #if DEBUG
-        guard let value = getenv("AIRLOCK_TEST_CRASH_AT"), String(cString: value) == rawValue else { return }
-        kill(getpid(), SIGKILL)
+        guard CurrentProcess.environment("AIRLOCK_TEST_CRASH_AT") == rawValue else { return }
+        CurrentProcess.kill()
         #endif
     }
 }

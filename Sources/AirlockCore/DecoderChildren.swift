@@ -1,54 +1,57 @@
-import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import AirlockSystem
+import Synchronization
 
 /// The decoder children running now, so that a stopping daemon can kill the ones
 /// still busy when its grace period ends. Their drops are then abandoned, not
 /// judged: they stay claimed for the next start.
-public final class DecoderChildren: @unchecked Sendable {
-    private let lock = NSLock()
-    private var running: Set<pid_t> = []
-    private var abandoning = false
-    private var abandoned: Set<pid_t> = []
+///
+/// Children are held by their pidfds (`ChildProcess`), never by pid: a child that
+/// exits and is reaped between `abandonAll` looking at it and signalling it cannot
+/// have its pid reused under the signal.
+public final class DecoderChildren: Sendable {
+    private struct State {
+        var running: [ObjectIdentifier: ChildProcess] = [:]
+        var abandoning = false
+        var abandoned: Set<ObjectIdentifier> = []
+    }
+
+    private let state = Mutex(State())
 
     public init() {}
 
     /// Records a started child; false (and the child killed) once abandoning began.
-    func started(_ pid: pid_t) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !abandoning else {
-            kill(pid, SIGKILL)
-            abandoned.insert(pid)
-            return false
+    func started(_ child: ChildProcess) -> Bool {
+        state.withLock { state in
+            guard !state.abandoning else {
+                child.signal(.kill)
+                state.abandoned.insert(ObjectIdentifier(child))
+                return false
+            }
+            state.running[ObjectIdentifier(child)] = child
+            return true
         }
-        running.insert(pid)
-        return true
     }
 
-    /// Forgets a reaped child; true when it was killed by `abandonAll`.
-    func finished(_ pid: pid_t) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        running.remove(pid)
-        return abandoned.remove(pid) != nil
+    /// Forgets a child (reaped, or given up on); true when it was killed by `abandonAll`.
+    func finished(_ child: ChildProcess) -> Bool {
+        state.withLock { state in
+            state.running[ObjectIdentifier(child)] = nil
+            return state.abandoned.remove(ObjectIdentifier(child)) != nil
+        }
     }
 
     /// Kills every running child and every child started from now on.
     public func abandonAll() {
-        lock.lock()
-        defer { lock.unlock() }
-        abandoning = true
-        for pid in running {
-            kill(pid, SIGKILL)
-            abandoned.insert(pid)
+        state.withLock { state in
+            state.abandoning = true
+            for (id, child) in state.running {
+                child.signal(.kill)
+                state.abandoned.insert(id)
+            }
         }
     }
 
     public var count: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return running.count
+        state.withLock { $0.running.count }
     }
 }

@@ -2,9 +2,6 @@ import AirlockPolicy
 import AirlockSystem
 import Foundation
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What the supervisor last learned of its decoders' confinement, from the start-up
 /// probe and from every decoder child's own report: for the log (once per change),
@@ -110,17 +107,15 @@ public struct DecoderConfinementState: Sendable, Equatable {
         json.add(Key.landlockABI.rawValue, Int64(seen.landlockABI))
         if !seen.problems.isEmpty { json.add(Key.problems.rawValue, seen.problems) }
         json.add(Key.required.rawValue, Int64(seen.required ? 1 : 0))
-        let temporary = Array("\(fileName).tmp".utf8)
-        try state.removeTree(temporary)
-        try state.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode: 0o600).closeAfter { (fd) throws(SystemError) in
-            try fd.writeAll(Array((json.text + "\n").utf8))
-        }
-        try state.rename(temporary, to: state, Array(fileName.utf8))
+        // Not the directory's fsync: a power cut that loses the new name leaves the
+        // previous state, which the next decoder's report corrects.
+        try state.replaceAtomically(Array(fileName.utf8), with: Array((json.text + "\n").utf8),
+                                    temporary: Array("\(fileName).tmp".utf8), AtomicWriteOptions(mode: 0o600, syncsDirectory: false))
     }
 
     /// What the supervisor of this root last recorded; nil when nothing was.
     public static func recorded(in state: FileDescriptor) -> DecoderConfinementState? {
-        guard let fd = try? state.open(Array(fileName.utf8), O_RDONLY | O_NOFOLLOW | O_CLOEXEC) else { return nil }
+        guard let fd = try? state.open(Array(fileName.utf8), [.readOnly, .noFollow]) else { return nil }
         defer { fd.close() }
         guard let bytes = try? fd.readAll(limit: 64 * 1024) else { return nil }
         return (try? JSONDecoder().decode(Record.self, from: Data(bytes)))?.state

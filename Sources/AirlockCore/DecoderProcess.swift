@@ -1,9 +1,6 @@
 import AirlockChild
 import Foundation
 import AirlockSystem
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Starts the decoder child for one drop and collects its verdict.
 ///
@@ -32,53 +29,43 @@ struct DecoderProcess {
     ///   child reports them; the child reports only when given `--progress`.
     func run(arguments: [String], drop: FileDescriptor, staging: FileDescriptor?,
              progress: ((Int64, Int64) -> Void)? = nil) throws(SystemError) -> Run {
-        // Lift every inherited descriptor above the target numbers first, so no
-        // dup2 in the child has the same source and target.
-        func lifted(_ fd: FileDescriptor) throws(SystemError) -> FileDescriptor {
-            FileDescriptor(rawValue: try retrying("fcntl(F_DUPFD_CLOEXEC)") { fcntl(fd.rawValue, F_DUPFD_CLOEXEC, 10) })
-        }
         let pipe = try makePipe()
-        var toClose = [pipe.write]
-        defer { toClose.forEach { $0.close() } }
         defer { pipe.read.close() }
-        let childDrop = try lifted(drop)
-        toClose.append(childDrop)
-        let childStaging = try staging.map { (fd) throws(SystemError) in try lifted(fd) }
-        if let childStaging { toClose.append(childStaging) }
-        let childResult = try lifted(pipe.write)
-        toClose.append(childResult)
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, childDrop.rawValue, Confinement.dropDescriptor.rawValue)
-        if let childStaging {
-            posix_spawn_file_actions_adddup2(&actions, childStaging.rawValue, Confinement.stagingDescriptor.rawValue)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, Confinement.stagingDescriptor.rawValue, "/dev/null", O_RDONLY, 0)
+        // Our copy of the child's end goes as soon as the child has its own, so the
+        // pipe reports EOF when the child exits.
+        let child = try pipe.write.closeAfter { (result) throws(SystemError) in
+            try ChildProcess.spawn(executable, arguments: arguments, environment: Self.childEnvironment(),
+                                   descriptors: Self.childDescriptors(drop: drop, staging: staging, result: result))
         }
-        posix_spawn_file_actions_adddup2(&actions, childResult.rawValue, Confinement.resultDescriptor.rawValue)
+        defer { child.close() }
+        _ = children?.started(child)
+        let collected = Result { () throws(SystemError) in try collect(child, from: pipe.read, progress: progress) }
+        // Forgotten before the pidfd closes, so an abandoning daemon never signals it after.
+        let abandoned = children?.finished(child) == true
+        var run = try collected.get()
+        if abandoned { run.abandoned = true }
+        return run
+    }
 
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var emptyMask = sigset_t()
-        sigemptyset(&emptyMask)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigmask(&attributes, &emptyMask)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    /// What the child finds at each descriptor: /dev/null for standard input and
+    /// output, the drop, the staging directory (or /dev/null) and the result pipe.
+    private static func childDescriptors(drop: FileDescriptor, staging: FileDescriptor?,
+                                         result: FileDescriptor) -> [ChildDescriptor] {
+        [.nullInput(0), .nullOutput(1),
+         .inherit(drop, as: Confinement.dropDescriptor.rawValue),
+         staging.map { .inherit($0, as: Confinement.stagingDescriptor.rawValue) } ?? .nullInput(Confinement.stagingDescriptor.rawValue),
+         .inherit(result, as: Confinement.resultDescriptor.rawValue)]
+    }
 
+    /// The child's whole environment.
+    private static func childEnvironment() -> [String] {
         // Swift's crash backtracer would exec swift-backtrace, which the child's
         // seccomp filter kills as SIGSYS and which has no business in a confined
         // process: a crash must show as the signal that caused it.
         // TZ set: otherwise glibc re-reads /etc/localtime on every time conversion
         // (libarchive converts each ZIP entry's DOS time), which Landlock refuses,
         // so it would try again for every entry.
-        var environment: [String] = ["SWIFT_BACKTRACE=enable=no", "TZ=UTC0", "\(Confinement.supervisorVariable)=\(getpid())"]
+        var environment: [String] = ["SWIFT_BACKTRACE=enable=no", "TZ=UTC0", "\(Confinement.supervisorVariable)=\(CurrentProcess.id)"]
         #if DEBUG
         // Test-only knobs (fault injection, progress interval), AIRLOCK_TEST_*:
         // forwarded by debug builds only; release builds have neither side.
@@ -86,25 +73,11 @@ struct DecoderProcess {
             environment.append(key + "=" + value)
         }
         #endif
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup($0) } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-        guard spawned == 0 else { throw SystemError("posix_spawn", Array(executable.utf8), Errno(rawValue: spawned)) }
-        // Our copies of the child's ends go now, so the pipe reports EOF when the child exits.
-        toClose.forEach { $0.close() }
-        toClose.removeAll()
-        _ = children?.started(pid)
-        var run = try collect(pid: pid, from: pipe.read, progress: progress)
-        if children?.finished(pid) == true { run.abandoned = true }
-        return run
+        return environment
     }
 
-    private func collect(pid: pid_t, from pipe: FileDescriptor, progress: ((Int64, Int64) -> Void)?) throws(SystemError) -> Run {
+    private func collect(_ child: ChildProcess, from pipe: FileDescriptor,
+                         progress: ((Int64, Int64) -> Void)?) throws(SystemError) -> Run {
         let deadline = monotonicNanoseconds() + UInt64(timeoutSeconds) * 1_000_000_000
         var output: [UInt8] = []
         var timedOut = false
@@ -121,14 +94,14 @@ struct DecoderProcess {
             guard output.count + n <= DecoderProcess.maxOutputBytes else {
                 // A child that floods the pipe is misbehaving: stop it.
                 timedOut = false
-                kill(pid, SIGKILL)
+                child.signal(.kill)
                 break reading
             }
             output += chunk[0..<n]
             output = Self.takeProgressLines(output, progress)
         }
-        if timedOut { kill(pid, SIGKILL) }
-        let (termination, maxRSS) = try waitForChild(pid)
+        if timedOut { child.signal(.kill) }
+        let (termination, maxRSS) = try child.wait()
         return Run(termination: termination, output: output, timedOut: timedOut, maxRSSKiB: maxRSS)
     }
 }
@@ -162,14 +135,12 @@ public enum DecoderLocation {
     /// PREFIX/bin/airlock and PREFIX/libexec/airlock/airlock-decoder), found
     /// from the executable's own path, never from PATH or the working directory.
     public static func directory() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
-        guard length > 0 else { return nil }
-        let me = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let target = try? PathQueries.linkTarget("/proc/self/exe"), !target.isEmpty else { return nil }
+        let me = String(decoding: target, as: UTF8.self)
         guard let slash = me.lastIndex(of: "/") else { return nil }
         let directory = String(me[..<slash])
         var candidates = [directory]
         if let parent = directory.lastIndex(of: "/") { candidates.append(String(directory[..<parent]) + "/libexec/airlock") }
-        return candidates.first { candidate in DropFormat.programs.allSatisfy { access(candidate + "/" + $0, X_OK) == 0 } }
+        return candidates.first { candidate in DropFormat.programs.allSatisfy { PathQueries.isExecutable(candidate + "/" + $0) } }
     }
 }

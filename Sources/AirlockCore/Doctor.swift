@@ -1,9 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `airlock doctor`: what confinement the kernel grants a decoder child here,
 /// found by starting one in probe mode (it confines itself exactly as for a
@@ -31,16 +28,14 @@ public struct Doctor {
     var decoderExecutable: String { decoderDirectory + "/" + DropFormat.archive(.zip).program }
 
     public func probe() throws(SystemError) -> Findings {
-        let nothing = FileDescriptor(rawValue: try retrying("open", Array("/dev/null".utf8)) {
-            open("/dev/null", O_RDONLY | O_CLOEXEC)
-        })
+        let nothing = try FileDescriptor.open(path: "/dev/null", [.readOnly])
         defer { nothing.close() }
         let decoder = DecoderProcess(executable: decoderExecutable, timeoutSeconds: 30)
         let run = try decoder.run(arguments: ["--probe"] + configuration.decoderLimits.arguments, drop: nothing, staging: nil)
         guard run.termination == .exited(0), case .success(let message) = VerdictMessage.read(run.output),
               case .probe(let probe) = message.outcome, let fields = message.confinement,
               let confinement = DecoderConfinementState(message, required: configuration.decoderConfinementRequired) else {
-            throw SystemError("probe", Array(decoderExecutable.utf8), Errno(rawValue: EPROTO))
+            throw SystemError("probe", Array(decoderExecutable.utf8), .protocolError)
         }
         return Findings(
             landlockABI: Int(clamping: fields.landlockABI), confinement: confinement,

@@ -1,9 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `airlock events`: the journal's records as JSON Lines, each with a cursor a
 /// consumer keeps to resume after exactly that record.
@@ -56,7 +53,7 @@ public struct EventFeed {
         var files: [(inode: UInt64, fd: FileDescriptor)] = []
         defer { files.forEach { $0.fd.close() } }
         for name in (1...keep).reversed().map(Journal.rotated) + [Journal.current] {
-            guard let fd = try? state.open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) else { continue }
+            guard let fd = try? state.open(name, [.readOnly, .noFollow]) else { continue }
             files.append((try fd.status().inode, fd))
         }
         var start = 0

@@ -1,8 +1,5 @@
 import AirlockPolicy
 import AirlockSystem
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `airlock inspect FILE`: the verdict `run` would reach for a file, reached the
 /// same way (a confined decoder child), writing nothing anywhere.
@@ -25,9 +22,7 @@ public struct Inspection {
     public func inspect(path: String) throws(SystemError) -> Verdict {
         let fd: FileDescriptor
         do {
-            fd = FileDescriptor(rawValue: try retrying("open", Array(path.utf8)) {
-                open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-            })
+            fd = try FileDescriptor.open(path: path, [.readOnly, .noFollow, .nonBlocking])
         } catch where error.errno == .tooManyLinks {
             return .rejected(Rejection(.notRegularFile, "the file is a symbolic link"))
         } catch where UnreadableDrop.applies(to: error) {
@@ -60,7 +55,7 @@ public struct Inspection {
             case .rejected(var rejection):
                 rejection.format = format.name
                 return .rejected(rejection)
-            case .deferred(let detail): throw SystemError("inspect", text: detail, Errno(rawValue: EIO))
+            case .deferred(let detail): throw SystemError("inspect", text: detail, .ioError)
             }
         }
     }

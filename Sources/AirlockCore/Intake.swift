@@ -4,9 +4,6 @@ import AirlockSystem
 import AirlockText
 import Dispatch
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The supervisor's side of ingest: claim, identify, hand the drop to a decoder
 /// child, audit what it wrote, then commit to the outbox or quarantine the
@@ -172,7 +169,7 @@ public final class Intake: @unchecked Sendable {
         }
         let drop: FileDescriptor
         do {
-            drop = try claim.directory.open(Claim.dropFile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+            drop = try claim.directory.open(Claim.dropFile, [.readOnly, .noFollow, .nonBlocking])
         } catch where error.errno == .tooManyLinks {
             return .rejected(Rejection(.notRegularFile, "the drop was replaced by a symbolic link"))
         } catch where UnreadableDrop.applies(to: error) {

@@ -1,9 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The append-only audit journal, `state/journal.jsonl`: one JSON object per line,
 /// each appended with O_APPEND and made durable with fsync before the call
@@ -57,21 +54,21 @@ public struct Journal: Sendable {
     /// Runs `body` holding the journal's flock, so no rotation or append of another
     /// process interleaves.
     private func locked<T>(_ body: () throws(SystemError) -> T) throws(SystemError) -> T {
-        let lock = try state.open(Journal.lockName, O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600)
+        let lock = try state.open(Journal.lockName, [.readWrite, .create, .noFollow], mode: 0o600)
         defer { lock.close() }
-        _ = try retrying("flock") { flock(lock.rawValue, LOCK_EX) }
+        try lock.lockExclusive()
         return try body()
     }
 
     private func appendLocked(_ record: JournalRecord) throws(SystemError) {
         let line = Array((JournalEntry(time: timestamp(), record: record).line + "\n").utf8)
-        var file = try state.open(Journal.current, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW, mode: 0o600)
+        var file = try state.open(Journal.current, [.readWrite, .append, .create, .noFollow], mode: 0o600)
         defer { file.close() }
         let size = try file.status().size
         if size > 0 && size + Int64(line.count) > maxBytes {
             file.close()
             try rotate()
-            file = try state.open(Journal.current, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW, mode: 0o600)
+            file = try state.open(Journal.current, [.readWrite, .append, .create, .noFollow], mode: 0o600)
         }
         // A crash mid-append leaves a torn last line: start on a fresh one so the
         // torn fragment does not swallow this record too.
@@ -93,35 +90,12 @@ public struct Journal: Sendable {
         var found: JournalEntry?
         for var bytes in try fileContents() {
             bytes.append(0)
-            for line in Journal.lines(in: bytes, mentioning: needle) {
+            for line in LineSearch.lines(in: bytes, containing: needle) {
                 guard let entry = JournalEntry.read(line), entry.record.id == id, events.contains(entry.record.event) else { continue }
                 found = entry
             }
         }
         return found
-    }
-
-    /// The lines of a NUL-terminated buffer that contain `needle`. A NUL inside the
-    /// buffer (a tail a power cut zero-filled) only ends the search up to it.
-    private static func lines(in buffer: [UInt8], mentioning needle: String) -> [ArraySlice<UInt8>] {
-        var result: [ArraySlice<UInt8>] = []
-        buffer.withUnsafeBufferPointer { raw in
-            let base = UnsafeRawPointer(raw.baseAddress!).assumingMemoryBound(to: CChar.self)
-            let end = raw.count - 1
-            var offset = 0
-            while offset < end {
-                guard let hit = strstr(base + offset, needle) else {
-                    offset += strlen(base + offset) + 1
-                    continue
-                }
-                let at = base.distance(to: hit)
-                let start = (buffer[..<at].lastIndex(of: 0x0A)).map { $0 + 1 } ?? 0
-                let stop = buffer[at...].firstIndex(where: { $0 == 0x0A || $0 == 0 }) ?? end
-                result.append(buffer[start..<stop])
-                offset = stop
-            }
-        }
-        return result
     }
 
     /// journal.N-1 → journal.N, …, journal.jsonl → journal.1.jsonl; the oldest beyond `keep` goes.
@@ -155,7 +129,7 @@ public struct Journal: Sendable {
         var result: [[UInt8]] = []
         for name in (1...keep).reversed().map(Journal.rotated) + [Journal.current] {
             do {
-                result.append(try state.open(name, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
+                result.append(try state.open(name, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
                     try fd.readAll(limit: Int(maxBytes) * 2 + (1 << 20))
                 })
             } catch where error.errno == .noEntry {

@@ -1,8 +1,5 @@
 import AirlockSystem
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The version of the layout a root was made with, in `state/layout`: an airlock
 /// refuses a root made by a newer one (it may not know what that one keeps
@@ -18,14 +15,14 @@ enum LayoutVersion {
     static func read(_ state: FileDescriptor) throws(SystemError) -> Int {
         let file: FileDescriptor
         do {
-            file = try state.open(Array(fileName.utf8), O_RDONLY | O_NOFOLLOW)
+            file = try state.open(Array(fileName.utf8), [.readOnly, .noFollow])
         } catch where error.errno == .noEntry {
             return 1
         }
         let bytes = try file.closeAfter { (fd) throws(SystemError) in try fd.readAll(limit: 64) }
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let version = Int(text), version >= 1 else {
-            throw SystemError("read layout version", Array(fileName.utf8), Errno(rawValue: EINVAL))
+            throw SystemError("read layout version", Array(fileName.utf8), .invalidArgument)
         }
         return version
     }
@@ -45,18 +42,12 @@ enum LayoutVersion {
             return try state.closeAfter { (state) throws(SystemError) -> String? in
                 let found = try read(state)
                 if found == current { return nil }
-                guard found < current else { throw SystemError("layout", nil, Errno(rawValue: EPROTO)) }
-                let temporary = Array("\(fileName).tmp".utf8)
-                try state.removeTree(temporary)
-                try state.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o644).closeAfter { (fd) throws(SystemError) in
-                    try fd.writeAll(Array("\(current)\n".utf8))
-                    try fd.sync()
-                }
-                try state.rename(temporary, to: state, Array(fileName.utf8))
-                try state.sync()
+                guard found < current else { throw SystemError("layout", nil, .protocolError) }
+                try state.replaceAtomically(Array(fileName.utf8), with: Array("\(current)\n".utf8),
+                                            temporary: Array("\(fileName).tmp".utf8), .init(mode: 0o644))
                 return fresh ? "state/\(fileName)" : "state/\(fileName) (layout \(found) upgraded in place to \(current))"
             }
-        } catch where error.errno == Errno(rawValue: EPROTO) {
+        } catch where error.errno == .protocolError {
             let version = (try? FileDescriptor.openDirectory(path: path + "/state").closeAfter { (fd) throws(SystemError) in try read(fd) }) ?? 0
             throw ConfigurationError(newerMessage(path, version))
         } catch {

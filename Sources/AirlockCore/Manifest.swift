@@ -1,9 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
 import AirlockText
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `.airlock:manifest.json` in every accepted outbox entry: every file's path,
 /// size, SHA-256 and detected type, and the drop's id, name, size, hash and
@@ -46,8 +43,8 @@ public enum Manifest {
         var files: [JSONObjectWriter] = []
         try describe(staging, prefix: [], depth: 0, policy: policy, types: types, into: &files)
         json.add("outbox_files", objects: files)
-        try staging.open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: mode_t(policy.fileMode)).closeAfter { (fd) throws(SystemError) in
-            try fd.changeMode(mode_t(policy.fileMode))
+        try staging.open(name, [.writeOnly, .create, .exclusive, .noFollow], mode: FileMode(policy.fileMode)).closeAfter { (fd) throws(SystemError) in
+            try fd.changeMode(FileMode(policy.fileMode))
             try fd.writeAll(Array((json.text + "\n").utf8))
             try fd.sync()
         }
@@ -70,7 +67,7 @@ public enum Manifest {
                 }
             case .regular:
                 let shown = EscapedName(path).text
-                let sha256 = try directory.open(child, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
+                let sha256 = try directory.open(child, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
                     try Digest.sha256(of: fd, limit: policy.maxFileBytes)
                 }
                 var file = JSONObjectWriter()

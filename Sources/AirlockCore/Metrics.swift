@@ -1,9 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The daemon's counters, written as Prometheus text (the node_exporter textfile
 /// collector convention: a temporary file, fsync, rename into place).
@@ -149,14 +146,10 @@ public final class Metrics: @unchecked Sendable {
             directory = current
         }
         defer { directory.close() }
-        let temporary = Array(".".utf8) + name + Array(".tmp".utf8)
-        try directory.removeTree(temporary)
-        try directory.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o644).closeAfter { (fd) throws(SystemError) in
-            // 0644 whatever the umask (the unit's is 0077): the collector reads it as another user.
-            try fd.changeMode(0o644)
-            try fd.writeAll(Array(text().utf8))
-            try fd.sync()
-        }
-        try directory.rename(temporary, to: directory, name)
+        // 0644 whatever the umask (the unit's is 0077): the collector reads it as another
+        // user. The directory is not fsynced: the file is rewritten every interval, and
+        // a stop that loses the rename leaves the previous, complete file.
+        try directory.replaceAtomically(name, with: Array(text().utf8), temporary: Array(".".utf8) + name + Array(".tmp".utf8),
+                                        .init(mode: 0o644, ignoresUmask: true, syncsDirectory: false))
     }
 }

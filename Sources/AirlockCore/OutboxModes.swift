@@ -1,18 +1,15 @@
 import AirlockSystem
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The modes and group every outbox entry gets as it lands, whatever the umask
 /// and whatever the decoder chose: set through descriptors on staging, after the
 /// audit and before the commit makes it durable and renames it into the outbox.
 public struct OutboxModes: Sendable, Equatable {
-    public var fileMode: mode_t
-    public var directoryMode: mode_t
+    public var fileMode: FileMode
+    public var directoryMode: FileMode
     /// nil: the supervisor's own group.
-    public var group: gid_t?
+    public var group: GroupID?
 
-    public init(fileMode: mode_t, directoryMode: mode_t, group: gid_t?) {
+    public init(fileMode: FileMode, directoryMode: FileMode, group: GroupID?) {
         self.fileMode = fileMode
         self.directoryMode = directoryMode
         self.group = group
@@ -21,10 +18,10 @@ public struct OutboxModes: Sendable, Equatable {
     /// Parses `outbox.file_mode` / `outbox.directory_mode`: octal text, owner
     /// rights kept (airlock must be able to remove what it wrote), nothing a
     /// consumer could write through, no special or execute bits on files.
-    static func mode(_ text: String, key: String, directory: Bool) throws(ConfigurationError) -> mode_t {
-        let allowed: mode_t = directory ? 0o755 : 0o644
-        let required: mode_t = directory ? 0o700 : 0o600
-        guard text.count == 4, text.hasPrefix("0"), let value = mode_t(text, radix: 8),
+    static func mode(_ text: String, key: String, directory: Bool) throws(ConfigurationError) -> FileMode {
+        let allowed: FileMode = directory ? 0o755 : 0o644
+        let required: FileMode = directory ? 0o700 : 0o600
+        guard text.count == 4, text.hasPrefix("0"), let value = FileMode(text, radix: 8),
               value & ~allowed == 0, value & required == required else {
             throw ConfigurationError("\(key): must be an octal mode of the form \"0\(directory ? "750" : "640")\" within \"0\(String(allowed, radix: 8))\" "
                 + "keeping the owner's \"0\(String(required, radix: 8))\", got \"\(text)\"")
@@ -33,15 +30,11 @@ public struct OutboxModes: Sendable, Equatable {
     }
 
     /// The id of the group `name`, for `outbox.group`.
-    static func groupID(_ name: String) throws(ConfigurationError) -> gid_t {
-        var entry = Glibc.group()
-        var result: UnsafeMutablePointer<Glibc.group>?
-        var buffer = [CChar](repeating: 0, count: 16384)
-        let status = getgrnam_r(name, &entry, &buffer, buffer.count, &result)
-        guard status == 0, let found = result else {
+    static func groupID(_ name: String) throws(ConfigurationError) -> GroupID {
+        guard let found = Accounts.group(named: name) else {
             throw ConfigurationError("outbox.group: no group named \"\(name)\" (create it, e.g. groupadd \(name))")
         }
-        return found.pointee.gr_gid
+        return found
     }
 
     /// Sets the modes and group on `directory` and everything beneath it (the
@@ -62,13 +55,13 @@ public struct OutboxModes: Sendable, Equatable {
                     try apply(to: child, fsyncEach: fsyncEach, depthLimit: depthLimit - 1)
                 }
             case .regular:
-                try directory.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY).closeAfter { (file) throws(SystemError) in
+                try directory.open(name, [.readOnly, .noFollow, .nonBlocking, .noControllingTerminal]).closeAfter { (file) throws(SystemError) in
                     if let group { try file.changeGroup(group) }
                     try file.changeMode(fileMode)
                     if fsyncEach { try file.sync() }
                 }
             default:
-                throw SystemError("outbox modes", name, Errno(rawValue: EPERM))
+                throw SystemError("outbox modes", name, .notPermitted)
             }
         }
         if fsyncEach { try directory.sync() }

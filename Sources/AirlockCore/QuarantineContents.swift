@@ -2,9 +2,6 @@ import AirlockFormats
 import AirlockPolicy
 import AirlockSystem
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `airlock quarantine contents ID`: what a quarantined archive holds, as its
 /// headers say, listed by a confined decoder child that is given the original
@@ -37,7 +34,7 @@ public struct QuarantineContents {
         _ = try desk.entry(id)
         let entry = try desk.layout.quarantine.openDirectory(Array(id.utf8))
         defer { entry.close() }
-        guard let drop = try? entry.open(QuarantineDesk.dropFile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else {
+        guard let drop = try? entry.open(QuarantineDesk.dropFile, [.readOnly, .noFollow, .nonBlocking]) else {
             throw QuarantineDesk.Refusal("\(id) holds no drop to list (released, or it was not a regular file)")
         }
         defer { drop.close() }

@@ -2,9 +2,6 @@ import AirlockPolicy
 import AirlockSystem
 import AirlockText
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The operator's side of the quarantine: list, show, release, purge. Safe while a
 /// daemon runs: the daemon only ever adds entries (by renaming a whole claim into
@@ -88,7 +85,7 @@ public struct QuarantineDesk {
     func load(_ id: String) throws -> Entry {
         let directory = try layout.quarantine.openDirectory(Array(id.utf8))
         defer { directory.close() }
-        let bytes = try directory.open(QuarantineDesk.reportFile, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
+        let bytes = try directory.open(QuarantineDesk.reportFile, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
             try fd.readAll(limit: 4 << 20)
         }
         let report: RejectionReport
@@ -141,14 +138,8 @@ public struct QuarantineDesk {
         } catch {
             preconditionFailure("a report always encodes: \(error)")
         }
-        let temporary: [UInt8] = Array("report.json.tmp".utf8)
-        try directory.removeTree(temporary)
-        try directory.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600).closeAfter { (fd) throws(SystemError) in
-            try fd.writeAll(Array(data))
-            try fd.sync()
-        }
-        try directory.rename(temporary, to: directory, QuarantineDesk.reportFile)
-        try directory.sync()
+        try directory.replaceAtomically(QuarantineDesk.reportFile, with: Array(data),
+                                        temporary: Array("report.json.tmp".utf8), .init(mode: 0o600))
     }
 
     /// Removes entries: each is first renamed out of view into state/purging (so a

@@ -2,9 +2,6 @@ import AirlockPolicy
 import AirlockSystem
 import AirlockText
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 // How `quarantine release` and `purge` change an entry so that a stop at any
 // instant still leaves exactly one `released` or `purged` record, written by the
@@ -40,9 +37,9 @@ extension QuarantineDesk {
 
     /// Takes the quarantine's flock; closing the descriptor lets it go.
     func holdDesk() throws(SystemError) -> FileDescriptor {
-        let lock = try layout.state.open(QuarantineDesk.lockName, O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600)
+        let lock = try layout.state.open(QuarantineDesk.lockName, [.readWrite, .create, .noFollow], mode: 0o600)
         do {
-            _ = try retrying("flock") { flock(lock.rawValue, LOCK_EX) }
+            try lock.lockExclusive()
         } catch {
             lock.close()
             throw error
@@ -73,7 +70,7 @@ extension QuarantineDesk {
     }
 
     private func recoverRelease(_ id: [UInt8], marks: FileDescriptor) throws(SystemError) {
-        let name = try marks.open(id, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in try fd.readAll(limit: 4096) }
+        let name = try marks.open(id, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in try fd.readAll(limit: 4096) }
         let directory: FileDescriptor
         do {
             directory = try layout.quarantine.openDirectory(id)
@@ -99,7 +96,7 @@ extension QuarantineDesk {
         let marks = try openMaking(QuarantineDesk.releasingDirectory)
         defer { marks.close() }
         for candidate in QuarantineDesk.inboxCandidates(name) {
-            try marks.open(idBytes, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600).closeAfter { (fd) throws(SystemError) in
+            try marks.open(idBytes, [.writeOnly, .create, .truncate, .noFollow], mode: 0o600).closeAfter { (fd) throws(SystemError) in
                 try fd.writeAll(candidate)
                 try fd.sync()
             }
@@ -167,7 +164,7 @@ extension QuarantineDesk {
     private func finishPurge(_ id: [UInt8], in purging: FileDescriptor, note: String? = nil) throws(SystemError) {
         let text = String(decoding: id, as: UTF8.self)
         let bytes = try? purging.openDirectory(id).closeAfter { (directory) throws(SystemError) in
-            try directory.open(QuarantineDesk.reportFile, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
+            try directory.open(QuarantineDesk.reportFile, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
                 try fd.readAll(limit: 4 << 20)
             }
         }

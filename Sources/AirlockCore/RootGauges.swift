@@ -1,8 +1,5 @@
 import AirlockSystem
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What the metrics report about the root as it is now, measured from the
 /// directories when the metrics are written rather than counted as drops pass,
@@ -24,9 +21,8 @@ public struct RootGauges: Sendable, Equatable {
     /// Measures `layout`; entries that vanish while being looked at are skipped.
     public static func measure(_ layout: RootLayout, _ configuration: Configuration) throws(SystemError) -> RootGauges {
         var gauges = RootGauges()
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        func age(_ status: FileStatus) -> Int64 { max(0, Int64(now.tv_sec) - Int64(status.modified.tv_sec)) }
+        let now = WallClock.seconds()
+        func age(_ status: FileStatus) -> Int64 { max(0, now - status.modifiedSeconds) }
         for name in try layout.quarantine.entryNames() {
             guard let entry = try? layout.quarantine.openDirectory(name) else { continue }
             defer { entry.close() }
@@ -109,10 +105,8 @@ extension Metrics {
         lines.append("airlock_journal_write_errors_total \(JournalWriteErrors.total)")
         family("airlock_build_info", "gauge", "Always 1; the labels say which airlock wrote the metrics.")
         lines.append("airlock_build_info{version=\"\(Metrics.escape(AirlockVersion.current))\"} 1")
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
         gauge("airlock_metrics_written_timestamp_seconds", "When the daemon wrote this file (Unix time); stale means the daemon is gone.",
-              Int64(now.tv_sec))
+              WallClock.seconds())
         return lines
     }
 }

@@ -1,8 +1,5 @@
 import AirlockSystem
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// An airlock root opened for work: a descriptor for each of its directories, all
 /// checked to sit on one filesystem, because every hand-over is a rename.
@@ -15,7 +12,7 @@ public struct RootLayout {
     public let claimed: FileDescriptor
     public let staging: FileDescriptor
 
-    static let directories: [(path: [String], mode: mode_t)] = [
+    static let directories: [(path: [String], mode: FileMode)] = [
         (["inbox"], 0o755), (["outbox"], 0o755), (["quarantine"], 0o700),
         (["state"], 0o700), (["state", "claimed"], 0o700), (["state", "staging"], 0o700),
     ]
@@ -81,16 +78,15 @@ public struct RootLayout {
     /// airlock.json is validated, not rewritten.
     public static func initialise(path: String) throws(ConfigurationError) -> [String] {
         var created: [String] = []
-        var isDirectory: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+        if let existing = try? FileStatus(path: path) {
+            guard existing.kind == .directory else { throw ConfigurationError("root \(path): exists and is not a directory") }
+        } else {
             do {
-                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+                try FileDescriptor.makeDirectories(path: path)
             } catch {
-                throw ConfigurationError("root \(path): cannot create it: \((error as NSError).localizedDescription)")
+                throw ConfigurationError("root \(path): cannot create it: \(error)")
             }
             created.append(path)
-        } else if !isDirectory.boolValue {
-            throw ConfigurationError("root \(path): exists and is not a directory")
         }
         do throws(SystemError) {
             try FileDescriptor.openDirectory(path: path).closeAfter { (root) throws(SystemError) in
@@ -124,19 +120,28 @@ public struct RootLayout {
         }
         if let upgrade = try LayoutVersion.record(path, fresh: created.contains("state/claimed/")) { created.append(upgrade) }
         let configPath = path + "/airlock.json"
-        if FileManager.default.fileExists(atPath: configPath) {
+        if (try? FileStatus(path: configPath)) != nil {
             _ = try Configuration.load(path: configPath)
         } else {
-            var configuration = Configuration()
-            configuration.root = URL(fileURLWithPath: path).standardizedFileURL.path
-            do {
-                try Data(configuration.rendered().utf8).write(to: URL(fileURLWithPath: configPath), options: [.atomic])
-            } catch {
-                throw ConfigurationError("\(configPath): cannot write: \((error as NSError).localizedDescription)")
-            }
+            try writeDefaultConfiguration(root: path)
             created.append("airlock.json")
         }
         return created
+    }
+
+    /// Writes airlock.json with every default spelled out, atomically, 0666 narrowed
+    /// by the umask as any new file the operator makes.
+    private static func writeDefaultConfiguration(root path: String) throws(ConfigurationError) {
+        var configuration = Configuration()
+        configuration.root = URL(fileURLWithPath: path).standardizedFileURL.path
+        do throws(SystemError) {
+            try FileDescriptor.openDirectory(path: path).closeAfter { (root) throws(SystemError) in
+                try root.replaceAtomically(Array("airlock.json".utf8), with: Array(configuration.rendered().utf8),
+                                           temporary: Array(".airlock.json.tmp".utf8), .init(mode: 0o666))
+            }
+        } catch {
+            throw ConfigurationError("\(path)/airlock.json: cannot write: \(error)")
+        }
     }
 
     /// Opens the inbox for one pass; nil when it is missing or on another

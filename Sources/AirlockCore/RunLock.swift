@@ -1,9 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `state/airlock.pid`: held (flock) by whichever process is running the intake
 /// on this root, a daemon or `run --once`, so two never recover or claim at once;
@@ -23,20 +20,22 @@ public final class RunLock {
 
     /// Takes the lock, or returns nil when another process holds it.
     public static func acquire(_ layout: RootLayout, mode: String) throws(SystemError) -> RunLock? {
-        let file = try layout.state.open(name, O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600)
-        while flock(file.rawValue, LOCK_EX | LOCK_NB) != 0 {
-            let error = Errno.current
-            if error == .interrupted { continue }
+        let file = try layout.state.open(name, [.readWrite, .create, .noFollow], mode: 0o600)
+        do {
+            guard try file.tryLockExclusive() else {
+                file.close()
+                return nil
+            }
+        } catch {
             file.close()
-            if error == .wouldBlock { return nil }
-            throw SystemError("flock", name, error)
+            throw SystemError("flock", name, error.errno)
         }
-        _ = try retrying("ftruncate") { ftruncate(file.rawValue, 0) }
-        let line = Holder(running: true, pid: Int(getpid()), startedAt: timestamp(), mode: mode).line
-        _ = try retrying("pwrite") {
-            Array((line + "\n").utf8).withUnsafeBytes { pwrite(file.rawValue, $0.baseAddress, $0.count, 0) }
-        }
-        return RunLock(file: file)
+        // From here the lock's owner closes the descriptor (deinit), also on a throw.
+        let lock = RunLock(file: file)
+        try file.truncate(to: 0)
+        let line = Holder(running: true, pid: Int(ProcessInfo.processInfo.processIdentifier), startedAt: timestamp(), mode: mode).line
+        try file.write(Array((line + "\n").utf8), at: 0)
+        return lock
     }
 
     /// Who took the lock last; the file holds all but `running`, which is whether the lock is held now.
@@ -77,12 +76,12 @@ public final class RunLock {
 
     /// Who holds the lock, if anyone.
     public static func holder(_ layout: RootLayout) -> Holder {
-        guard let file = try? layout.state.open(name, O_RDONLY | O_NOFOLLOW) else {
+        guard let file = try? layout.state.open(name, [.readOnly, .noFollow]) else {
             return Holder(running: false, pid: nil, startedAt: nil, mode: nil)
         }
         defer { file.close() }
-        let running = flock(file.rawValue, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
-        if !running { flock(file.rawValue, LOCK_UN) }
+        let running = (try? !file.tryLockShared()) ?? false
+        if !running { file.unlock() }
         let text = (try? file.readAll(limit: 4096)) ?? []
         var holder = (try? JSONDecoder().decode(Holder.self, from: Data(text))) ?? Holder(running: false, pid: nil, startedAt: nil, mode: nil)
         holder.running = running

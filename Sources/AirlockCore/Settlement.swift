@@ -2,9 +2,6 @@ import AirlockPolicy
 import AirlockSystem
 import AirlockText
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 // How a claimed drop reaches its outcome so that a stop at any instant (SIGKILL,
 // power cut) still leaves exactly one terminal record, `accepted` or `rejected`,
@@ -169,7 +166,7 @@ extension Intake {
     }
 
     private func readReport(_ claim: Claim) -> RejectionReport.Salvage {
-        let bytes = try? claim.directory.open(Claim.reportFile, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
+        let bytes = try? claim.directory.open(Claim.reportFile, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
             try fd.readAll(limit: 4 << 20)
         }
         return RejectionReport.Salvage.read(bytes)
@@ -244,13 +241,7 @@ extension Intake {
         } catch {
             preconditionFailure("a report always encodes: \(error)")
         }
-        try claim.directory.removeTree(Claim.reportTemporary)
-        try claim.directory.open(Claim.reportTemporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600).closeAfter { (fd) throws(SystemError) in
-            try fd.writeAll(bytes)
-            try fd.sync()
-        }
-        try claim.directory.rename(Claim.reportTemporary, to: claim.directory, Claim.reportFile)
-        try claim.directory.sync()
+        try claim.directory.replaceAtomically(Claim.reportFile, with: bytes, temporary: Claim.reportTemporary, .init(mode: 0o600))
     }
 
     /// R2 → done: renames the whole claim to quarantine/ID, so the entry appears
@@ -277,7 +268,7 @@ struct CommitNote {
 
     func write(_ claim: Claim) throws(SystemError) {
         let text = "\(device) \(inode) \(files.map(String.init) ?? "-") \(bytes.map(String.init) ?? "-")\n"
-        try claim.directory.open(Claim.commitFile, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600).closeAfter { (fd) throws(SystemError) in
+        try claim.directory.open(Claim.commitFile, [.writeOnly, .create, .truncate, .noFollow], mode: 0o600).closeAfter { (fd) throws(SystemError) in
             try fd.writeAll(Array(text.utf8))
             try fd.sync()
         }
@@ -286,7 +277,7 @@ struct CommitNote {
 
     /// The claim's note; nil when it is unreadable (a stop tore it before its fsync).
     static func read(_ claim: Claim) throws(SystemError) -> CommitNote? {
-        let text = try claim.directory.open(Claim.commitFile, O_RDONLY | O_NOFOLLOW).closeAfter { (fd) throws(SystemError) in
+        let text = try claim.directory.open(Claim.commitFile, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
             try fd.readAll(limit: 256)
         }
         let fields = String(decoding: text, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })

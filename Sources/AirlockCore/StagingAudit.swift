@@ -1,9 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
 import AirlockText
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Walks what a decoder child left in staging before it is committed, and
 /// judges it by the same rules the child was to apply: only directories and
@@ -67,7 +64,7 @@ struct StagingAudit {
                 let status = try directory.status(of: name)
                 switch status.kind {
                 case .directory:
-                    guard status.permissions == mode_t(policy.directoryMode) else {
+                    guard status.permissions == FileMode(policy.directoryMode) else {
                         throw Failure(detail: "directory \"\(EscapedName(child))\" has mode \(String(status.permissions, radix: 8))")
                     }
                     try judgeName(child, as: .directory)
@@ -77,13 +74,13 @@ struct StagingAudit {
                         if fsyncEach { try sub.sync() }
                     }
                 case .regular:
-                    guard status.linkCount == 1, status.permissions == mode_t(policy.fileMode) else {
+                    guard status.linkCount == 1, status.permissions == FileMode(policy.fileMode) else {
                         throw Failure(detail: "file \"\(EscapedName(child))\" has \(status.linkCount) links and mode \(String(status.permissions, radix: 8))")
                     }
                     try judgeName(child, as: .file)
                     try count(child, bytes: status.size)
                     if fsyncEach {
-                        try directory.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK).closeAfter { (fd) throws(SystemError) in try fd.sync() }
+                        try directory.open(name, [.readOnly, .noFollow, .nonBlocking]).closeAfter { (fd) throws(SystemError) in try fd.sync() }
                     }
                 default:
                     throw Failure(detail: "\"\(EscapedName(child))\" is a \(status.kind)")

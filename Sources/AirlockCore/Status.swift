@@ -2,9 +2,6 @@ import AirlockPolicy
 import AirlockSystem
 import AirlockText
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `airlock status`: is a daemon running on this root, what has it done, what is
 /// waiting, how much room is left, and what confinement decoders get.
@@ -64,15 +61,14 @@ public struct Status {
         status.claimed = try layout.claimed.entryNames().count
         if let inbox = try layout.openInbox() {
             defer { inbox.close() }
-            var now = timespec()
-            clock_gettime(CLOCK_REALTIME, &now)
+            let now = WallClock.seconds()
             for name in try inbox.entryNames() where !Intake.isTemporaryName(name, configuration) {
                 status.waiting += 1
                 guard let entry = try? inbox.status(of: name) else { continue }
                 if let seen = skipped[name], seen.record.inode == Int64(bitPattern: entry.inode) {
                     status.stuck.append((EscapedName(name).text, seen.record.detail, seen.time))
                 }
-                let age = Int64(now.tv_sec) - Int64(entry.modified.tv_sec)
+                let age = now - entry.modifiedSeconds
                 if status.oldestWaiting == nil || age > status.oldestWaiting!.seconds {
                     status.oldestWaiting = (EscapedName(name).text, age)
                 }

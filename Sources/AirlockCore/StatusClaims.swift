@@ -1,8 +1,5 @@
 import AirlockSystem
 import AirlockText
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A drop that has been claimed for longer than a decoder may run: it is being
 /// deferred (disk full, permissions, confinement refused) or no daemon is
@@ -18,12 +15,11 @@ extension Status {
     /// The claims in `layout` older than `seconds`, oldest first, by the claim
     /// directory's modification time (set when the claim was taken).
     static func longClaims(_ layout: RootLayout, olderThan seconds: Int64) throws(SystemError) -> [LongClaim] {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
+        let now = WallClock.seconds()
         var found: [LongClaim] = []
         for id in try layout.claimed.entryNames() {
             guard let status = try? layout.claimed.status(of: id) else { continue }
-            let age = Int64(now.tv_sec) - Int64(status.modified.tv_sec)
+            let age = now - status.modifiedSeconds
             guard age > seconds, let claim = try? Claim.reopen(id: id, in: layout.claimed) else { continue }
             claim.directory.close()
             found.append(LongClaim(id: EscapedName(id).text, drop: EscapedName(claim.dropName).text, ageSeconds: age))

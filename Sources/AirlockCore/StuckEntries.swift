@@ -51,7 +51,7 @@ public final class StuckEntries: Sendable {
     static func isUnmovable(_ error: SystemError, _ status: FileStatus) -> Bool {
         guard error.operation == "renameat" else { return false }
         if error.errno == .permissionDenied { return status.kind == .directory }
-        return [Errno.notPermitted, Errno(rawValue: EBUSY), .crossDevice].contains(error.errno)
+        return [Errno.notPermitted, .busy, .crossDevice].contains(error.errno)
     }
 
     /// True the first time `identity` is seen, in this process or in the journal.

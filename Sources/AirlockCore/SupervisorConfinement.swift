@@ -1,9 +1,5 @@
 import AirlockChild
 import AirlockSystem
-import CAirlockShims
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What the long-running process gives up: it keeps reading and executing as
 /// before (it starts the decoders and reads its configuration), but from here on
@@ -19,20 +15,18 @@ public enum SupervisorConfinement {
             return (false, "\(landlock.reason); the supervisor's writes are not confined")
         }
         let abi = landlock.abi
-        guard let devNull = try? FileDescriptor(rawValue: retrying("open", Array("/dev/null".utf8)) {
-            open("/dev/null", O_WRONLY | O_CLOEXEC)
-        }) else {
-            return (false, "cannot open /dev/null; the supervisor's writes are not confined")
-        }
-        defer { devNull.close() }
         var extra: FileDescriptor?
         if configuration.metricsPath.hasPrefix("/"), let slash = configuration.metricsPath.lastIndex(of: "/") {
             let directory = String(configuration.metricsPath[..<slash])
             extra = try? FileDescriptor.openDirectory(path: directory.isEmpty ? "/" : directory)
         }
         defer { extra?.close() }
-        guard airlock_landlock_restrict_writes(layout.root.rawValue, extra?.rawValue ?? -1, devNull.rawValue, min(abi, 7)) == 0 else {
-            return (false, "Landlock refused the supervisor's ruleset: \(Errno.current); its writes are not confined")
+        do {
+            try LandlockRuleset.restrictWrites(beneath: layout.root, and: extra, abi: abi)
+        } catch where error.operation == "open" {
+            return (false, "cannot open /dev/null; the supervisor's writes are not confined")
+        } catch {
+            return (false, "Landlock refused the supervisor's ruleset: \(error.errno); its writes are not confined")
         }
         return (true, "the supervisor may write only beneath \(layout.path)\(extra != nil ? " and the metrics directory" : "") (Landlock ABI \(abi))")
     }

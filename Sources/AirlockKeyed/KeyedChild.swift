@@ -3,9 +3,6 @@ import AirlockPolicy
 import AirlockSystem
 import AirlockText
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The keyed-archive decoder child: the same descriptors, confinement and result
 /// pipe as `airlock-decoder`, with Foundation's NSKeyedUnarchiver inside. It is
@@ -31,8 +28,8 @@ public enum KeyedChild {
             return 70
         }
         #if DEBUG
-        if let fault = getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }), fault == "abort" { abort() }
-        if getenv("AIRLOCK_TEST_DECODER_FAULT").map({ String(cString: $0) }) == "drop-eio" { DropFile.failEveryRead() }
+        if CurrentProcess.environment("AIRLOCK_TEST_DECODER_FAULT") == "abort" { CurrentProcess.abort() }
+        if CurrentProcess.environment("AIRLOCK_TEST_DECODER_FAULT") == "drop-eio" { DropFile.failEveryRead() }
         #endif
         var message: VerdictMessage
         if limits.requiresConfinement && confinement.isRefused {
@@ -153,7 +150,7 @@ public enum KeyedChild {
     }
 
     private static func readBack(_ name: [UInt8], limit: Int) throws(SystemError) -> [UInt8] {
-        let fd = try Confinement.stagingDescriptor.open(name, O_RDONLY | O_NOFOLLOW)
+        let fd = try Confinement.stagingDescriptor.open(name, [.readOnly, .noFollow])
         defer { fd.close() }
         return try fd.readAll(limit: limit)
     }

@@ -1,9 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The accepted record as JSON in staging (`memo.json` or `memos.json`), written
 /// with the staging writer, then read back and compared with the decoded values.

@@ -102,9 +102,10 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// Calls `body` until it stops failing with `EINTR`; returns its result or throws
-/// the errno it left, tagged with the operation.
-@inlinable @inline(__always)
-public func retrying<T: BinaryInteger>(_ operation: String, _ name: [UInt8]? = nil, _ body: () -> T) throws(SystemError) -> T {
+/// the errno it left, tagged with the operation. Internal: the layers above call
+/// the typed wrappers, never the kernel.
+@inline(__always)
+func retrying<T: BinaryInteger>(_ operation: String, _ name: [UInt8]? = nil, _ body: () -> T) throws(SystemError) -> T {
     while true {
         let result = body()
         if result != -1 { return result }

@@ -217,6 +217,8 @@ public struct FileStatus: Equatable, Sendable {
     public let inode: UInt64
     /// The owning user's id, for reports on entries airlock cannot read or move.
     public let owner: UInt32
+    /// The owning group's id.
+    public let group: UInt32
     public let modified: timespec
     public let changed: timespec
 
@@ -237,6 +239,7 @@ public struct FileStatus: Equatable, Sendable {
         device = UInt64(st.st_dev)
         inode = UInt64(st.st_ino)
         owner = UInt32(st.st_uid)
+        group = UInt32(st.st_gid)
         modified = st.st_mtim
         changed = st.st_ctim
     }

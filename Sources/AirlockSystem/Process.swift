@@ -41,15 +41,6 @@ public enum Termination: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// wait4(2) for one child, retrying EINTR: how it ended and its peak resident
-/// set size in KiB.
-public func waitForChild(_ pid: pid_t) throws(SystemError) -> (termination: Termination, maxRSSKiB: Int64) {
-    var status: Int32 = 0
-    var usage = rusage()
-    _ = try retrying("wait4") { wait4(pid, &status, 0, &usage) }
-    return (Termination(waitStatus: status), Int64(usage.ru_maxrss))
-}
-
 /// pipe2(2) with O_CLOEXEC: (read end, write end).
 public func makePipe() throws(SystemError) -> (read: FileDescriptor, write: FileDescriptor) {
     var fds: [Int32] = [-1, -1]

@@ -1,8 +1,4 @@
 import AirlockSystem
-import CAirlockShims
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Decides whether a name in the inbox is complete: nobody holds it open for
 /// writing (a read lease can be taken), or, where the kernel refuses leases, its
@@ -37,7 +33,7 @@ struct CompletionCheck {
         if leasesWork != false {
             let fd: FileDescriptor
             do {
-                fd = try inbox.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+                fd = try inbox.open(name, [.readOnly, .noFollow, .nonBlocking])
             } catch where error.errno == .permissionDenied || error.errno == .notPermitted {
                 // A drop airlock may not read has no lease to give: it is complete once
                 // its size and times stand still, and the claim then judges it unreadable.
@@ -46,19 +42,20 @@ struct CompletionCheck {
                 return error.errno == .noEntry ? .vanished : .writerActive
             }
             defer { fd.close() }
-            if airlock_take_read_lease(fd.rawValue) == 0 {
-                _ = airlock_release_lease(fd.rawValue)
+            do {
+                try fd.takeReadLease()
+                fd.releaseLease()
                 leasesWork = true
                 return .ready
-            }
-            let error = Errno.current
-            if error == .wouldBlock { leasesWork = true; return .writerActive }
-            if error == .permissionDenied || error == Errno(rawValue: EINVAL) {
+            } catch where error.errno == .wouldBlock {
+                leasesWork = true
+                return .writerActive
+            } catch where error.errno == .permissionDenied || error.errno == .invalidArgument {
                 if leasesWork == nil {
-                    log("the kernel refuses read leases here (\(error)); a drop is taken once its size and times stand still for the settle interval")
+                    log("the kernel refuses read leases here (\(error.errno)); a drop is taken once its size and times stand still for the settle interval")
                 }
                 leasesWork = false
-            } else {
+            } catch {
                 return .writerActive
             }
         }

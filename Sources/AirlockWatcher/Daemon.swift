@@ -5,9 +5,6 @@ import AirlockText
 import Dispatch
 import Foundation
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `airlock run`: watches the inbox unattended. One dispatcher thread turns
 /// inotify events into settled, complete names and claims them; a bounded pool of
@@ -63,7 +60,7 @@ public final class Daemon: @unchecked Sendable {
     private var nextInboxCheck: UInt64 = 0
     private var nextWatchdog: UInt64 = 0
     private var counts = (accepted: 0, rejected: 0, deferred: 0)
-    private let wake: (read: FileDescriptor, write: FileDescriptor)
+    private let wake: WakePipe
 
     public init(_ setup: Setup, layout: RootLayout) throws {
         self.setup = setup
@@ -73,9 +70,7 @@ public final class Daemon: @unchecked Sendable {
         self.completion = CompletionCheck(log: { log.warning($0) })
         self.stuck = StuckEntries(journal: Journal(state: layout.state, maxBytes: setup.configuration.journalMaxBytes,
                                                    keep: setup.configuration.journalKeep))
-        self.wake = try makePipe()
-        try wake.read.setBlocking(false)
-        try wake.write.setBlocking(false)
+        self.wake = try WakePipe()
         self.inbox = InboxTracker(settle: UInt64(setup.configuration.watch.settleMilliseconds) * 1_000_000)
         let intake = Intake(layout: layout, configuration: setup.configuration,
                             decoderDirectory: setup.decoderDirectory, log: log, children: children)
@@ -316,19 +311,11 @@ public final class Daemon: @unchecked Sendable {
         if !inboxPresent { deadline = min(deadline, nextInboxCheck) }
         if let interval = notifier.watchdogIntervalNanoseconds { deadline = min(deadline, max(nextWatchdog, now + interval / 4)) }
         let milliseconds = Int32(clamping: deadline > now ? (deadline - now) / 1_000_000 + 1 : 0)
-        var fds = [pollfd(fd: wake.read.rawValue, events: Int16(POLLIN), revents: 0)]
-        _ = poll(&fds, 1, milliseconds)
-        drainWake()
+        wake.sleep(milliseconds: milliseconds)
     }
 
     private func signalWake() {
-        var byte: UInt8 = 1
-        _ = Glibc.write(wake.write.rawValue, &byte, 1)  // a full pipe already means "wake up"
-    }
-
-    private func drainWake() {
-        var buffer = [UInt8](repeating: 0, count: 256)
-        while Glibc.read(wake.read.rawValue, &buffer, buffer.count) > 0 {}
+        wake.wake()
     }
 
     // MARK: Reload, shutdown

@@ -1,9 +1,6 @@
 import AirlockSystem
 import CInotifyTools
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// inotify on the inbox, through libinotifytools, on a thread of its own.
 ///
@@ -101,8 +98,8 @@ final class InboxWatch: @unchecked Sendable {
         if mask & goneEvents != 0 { return .inboxGone }
         guard mask & dropEvents != 0, raw.pointee.len > 0 else { return nil }
         // The name follows the fixed part of struct inotify_event, NUL-padded.
-        let name = UnsafeRawPointer(raw).advanced(by: MemoryLayout<inotify_event>.size).assumingMemoryBound(to: CChar.self)
-        return .name(Array(UnsafeRawBufferPointer(start: name, count: strlen(name))),
-                     renamed: mask & UInt32(IN_MOVED_TO) != 0)
+        let name = UnsafeRawBufferPointer(start: UnsafeRawPointer(raw).advanced(by: MemoryLayout<inotify_event>.size),
+                                          count: Int(raw.pointee.len))
+        return .name(Array(name.prefix { $0 != 0 }), renamed: mask & UInt32(IN_MOVED_TO) != 0)
     }
 }

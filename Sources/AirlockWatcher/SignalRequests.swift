@@ -1,8 +1,6 @@
+import AirlockSystem
 import Dispatch
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// SIGTERM/SIGINT (stop) and SIGHUP (reload), turned into flags the dispatcher
 /// reads between steps; each signal also wakes it.
@@ -26,11 +24,11 @@ final class SignalRequests {
     /// signal that arrives in between is not fatal. SIGIO would be sent if a writer
     /// opened a file while the watcher briefly held its read lease: it stays ignored.
     func install(wake: @escaping @Sendable () -> Void) {
-        for signalNumber in [SIGTERM, SIGINT, SIGHUP, SIGIO] { signal(signalNumber, SIG_IGN) }
-        for signalNumber in [SIGTERM, SIGINT, SIGHUP] {
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+        for signal in [Signal.terminate, .interrupt, .hangup, .io] { signal.ignore() }
+        for signal in [Signal.terminate, .interrupt, .hangup] {
+            let source = DispatchSource.makeSignalSource(signal: signal.rawValue, queue: .global())
             source.setEventHandler { [flags] in
-                flags.requested.withLock { if signalNumber == SIGHUP { $0.reload = true } else { $0.stop = true } }
+                flags.requested.withLock { if signal == .hangup { $0.reload = true } else { $0.stop = true } }
                 wake()
             }
             source.resume()

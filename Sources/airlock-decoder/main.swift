@@ -1,7 +1,5 @@
 import AirlockArchive
 import AirlockChild
-#if canImport(Glibc)
-import Glibc
-#endif
+import AirlockSystem
 
-exit(DecoderChild.main(Array(CommandLine.arguments.dropFirst())))
+CurrentProcess.exit(DecoderChild.main(Array(CommandLine.arguments.dropFirst())))

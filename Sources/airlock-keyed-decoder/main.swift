@@ -1,6 +1,4 @@
 import AirlockKeyed
-#if canImport(Glibc)
-import Glibc
-#endif
+import AirlockSystem
 
-exit(KeyedChild.main(Array(CommandLine.arguments.dropFirst())))
+CurrentProcess.exit(KeyedChild.main(Array(CommandLine.arguments.dropFirst())))

@@ -4,9 +4,6 @@ import AirlockSystem
 import AirlockText
 import AirlockWatcher
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// sysexits(3) statuses.
 enum ExitStatus {
@@ -205,7 +202,7 @@ enum CommandRunner {
 
     static func configurationBeside(_ root: String) throws(ConfigurationError) -> Configuration {
         let path = root + "/airlock.json"
-        guard FileManager.default.fileExists(atPath: path) else { return Configuration() }
+        guard (try? FileStatus(path: path)) != nil else { return Configuration() }
         return try Configuration.load(path: path)
     }
 
@@ -270,7 +267,7 @@ enum CommandRunner {
         }
         defer { withExtendedLifetime(lock) {} }
         let intake = Intake(layout: layout, configuration: configuration, decoderDirectory: decoder, log: log)
-        intake.showsProgress = isatty(1) == 1
+        intake.showsProgress = FileDescriptor(rawValue: 1).isTerminal
         let counter = DeferredCounter()
         let report: @Sendable (DropOutcome) -> Void = { outcome in
             events.emit(outcome.eventLine)
@@ -320,7 +317,7 @@ enum CommandRunner {
         let status: Int32
         do {
             var inspection = Inspection(configuration: configuration, decoderDirectory: decoder)
-            inspection.showsProgress = isatty(1) == 1
+            inspection.showsProgress = FileDescriptor(rawValue: 1).isTerminal
             switch try inspection.inspect(path: file) {
             case .accepted(let format, let files, let bytes):
                 json.add("verdict", "accepted")

@@ -3,9 +3,6 @@ import AirlockPolicy
 import AirlockSystem
 import AirlockWatcher
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension CommandRunner {
     static func doctor(_ choice: Command.RootChoice, json: Bool) -> Int32 {

@@ -42,7 +42,7 @@ extension Operations {
             }
             cursor = batch.next
             guard follow else { return ExitStatus.ok }
-            usleep(250_000)
+            WallClock.sleep(milliseconds: 250)
         }
     }
 }

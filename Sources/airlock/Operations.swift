@@ -3,9 +3,6 @@ import AirlockPolicy
 import AirlockSystem
 import AirlockText
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The operator's commands: quarantine list/show/release/purge, history, status.
 enum Operations {

@@ -1,0 +1,41 @@
+/// How `replaceAtomically` treats the file's mode and the directory.
+public struct AtomicWriteOptions: Sendable {
+    /// The mode the temporary file is created with (the umask applies).
+    public var mode: FileMode
+    /// Set `mode` again with fchmod(2) after creating, so the umask does not
+    /// narrow it (a file another user must read).
+    public var ignoresUmask: Bool
+    /// fsync(2) the directory after the rename, so the new name survives a power
+    /// cut. Without it only the file's bytes are durable: a stop may leave the
+    /// previous version under the name (never a part of either).
+    public var syncsDirectory: Bool
+
+    public init(mode: FileMode, ignoresUmask: Bool = false, syncsDirectory: Bool = true) {
+        self.mode = mode
+        self.ignoresUmask = ignoresUmask
+        self.syncsDirectory = syncsDirectory
+    }
+}
+
+extension FileDescriptor {
+    /// Replaces `name` beneath this directory with `bytes` so that a reader sees
+    /// the old file or the new one, never a part of one: the bytes go into
+    /// `temporary` (a copy a stop left behind is removed first), which is written
+    /// with O_EXCL | O_NOFOLLOW, fsynced and renamed (renameat(2)) over `name`.
+    ///
+    /// - Parameter temporary: a private name in this directory, never one a
+    ///   producer or consumer uses.
+    /// - Throws: `SystemError` of the step that failed; `name` is then unchanged
+    ///   (the temporary file may remain, and is removed by the next write).
+    public func replaceAtomically(_ name: [UInt8], with bytes: [UInt8], temporary: [UInt8],
+                                  _ options: AtomicWriteOptions) throws(SystemError) {
+        try removeTree(temporary)
+        try open(temporary, [.writeOnly, .create, .exclusive, .noFollow], mode: options.mode).closeAfter { (fd) throws(SystemError) in
+            if options.ignoresUmask { try fd.changeMode(options.mode) }
+            try fd.writeAll(bytes)
+            try fd.sync()
+        }
+        try rename(temporary, to: self, name)
+        if options.syncsDirectory { try sync() }
+    }
+}

@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The calling process itself.
+public enum CurrentProcess {
+    /// getpid(2).
+    public static var id: Int32 { getpid() }
+
+    /// getppid(2): the parent now, which is not the one that started this process
+    /// once that one has died and this process was reparented.
+    public static var parentID: Int32 { getppid() }
+
+    /// SIGKILL to this process: it dies here, as abruptly as a crash or an
+    /// operator's kill -9 would end it.
+    public static func kill() -> Never {
+        _ = Glibc.kill(getpid(), SIGKILL)
+        // SIGKILL to oneself is delivered before kill(2) returns; this is never reached.
+        abort()
+    }
+
+    /// exit(3): flushes stdio and leaves with `status`.
+    public static func exit(_ status: Int32) -> Never {
+        Glibc.exit(status)
+    }
+
+    /// getenv(3); nil when the variable is unset.
+    public static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
+    /// abort(3): dies by SIGABRT, as a crashing program does.
+    public static func abort() -> Never {
+        Glibc.abort()
+    }
+
+    /// setlocale(LC_CTYPE, `name`): how the C library classifies and converts
+    /// characters from now on; false when the locale is not installed.
+    @discardableResult
+    public static func setCharacterLocale(_ name: String) -> Bool {
+        setlocale(LC_CTYPE, name) != nil
+    }
+}

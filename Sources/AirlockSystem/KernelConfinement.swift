@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CAirlockShims
+
+extension Errno {
+    /// EOPNOTSUPP: for Landlock, built into the kernel but not enabled at boot.
+    public static let notSupported = Errno(rawValue: EOPNOTSUPP)
+    /// ENOSYS: the kernel has no such call, or a system-call filter answers in its stead.
+    public static let noSystemCall = Errno(rawValue: ENOSYS)
+}
+
+/// Landlock, the kernel's unprivileged filesystem sandbox (the rulesets are built
+/// in C: their structures grow with the ABI, past what the installed headers know).
+public enum LandlockRuleset {
+    /// landlock_create_ruleset(LANDLOCK_CREATE_RULESET_VERSION): the highest ABI the
+    /// kernel offers.
+    /// - Throws: EOPNOTSUPP when Landlock is built in but not enabled, ENOSYS when
+    ///   the kernel lacks the call (or a filter says so), anything else a filter chose.
+    public static func abi() throws(SystemError) -> Int32 {
+        let abi = airlock_landlock_abi()
+        guard abi > 0 else { throw SystemError("landlock_create_ruleset", nil, Errno.current) }
+        return abi
+    }
+
+    /// Restricts this process at `abi` (at most 7): read, write, make and remove
+    /// beneath `staging` (nothing when nil), no other filesystem access; from ABI 4
+    /// no TCP, from ABI 6 no signals or abstract sockets outside the domain.
+    public static func restrict(staging: FileDescriptor?, abi: Int32) throws(SystemError) {
+        guard airlock_landlock_restrict(staging?.rawValue ?? -1, min(abi, 7)) == 0 else {
+            throw SystemError("landlock_restrict_self", nil, Errno.current)
+        }
+    }
+
+    /// Restricts this process so that it may write, create, rename and remove only
+    /// beneath `root` and `extra`, and write to /dev/null; reading and executing
+    /// stay as they were.
+    /// - Throws: `open` of /dev/null, or `landlock_restrict_self`.
+    public static func restrictWrites(beneath root: FileDescriptor, and extra: FileDescriptor?, abi: Int32) throws(SystemError) {
+        let devNull = FileDescriptor(rawValue: try retrying("open", Array("/dev/null".utf8)) { open("/dev/null", O_WRONLY | O_CLOEXEC) })
+        defer { devNull.close() }
+        guard airlock_landlock_restrict_writes(root.rawValue, extra?.rawValue ?? -1, devNull.rawValue, min(abi, 7)) == 0 else {
+            throw SystemError("landlock_restrict_self", nil, Errno.current)
+        }
+    }
+
+    /// The kernel's active security modules from securityfs; nil when the list
+    /// cannot be read (not mounted, or hidden by the service manager).
+    public static func activeSecurityModules() -> [String]? {
+        let fd = open("/sys/kernel/security/lsm", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        let file = FileDescriptor(rawValue: fd)
+        defer { file.close() }
+        guard let bytes = try? file.readAll(limit: 4096) else { return nil }
+        return String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == "," || $0 == "\n" }).map(String.init)
+    }
+}
+
+/// seccomp, the kernel's system-call filter.
+public enum Seccomp {
+    /// prctl(PR_GET_SECCOMP): this process's mode (0 none, 2 filters in force); nil
+    /// when the kernel was built without seccomp (EINVAL).
+    /// - Throws: whatever else a system-call filter above us answered.
+    public static func mode() throws(SystemError) -> Int32? {
+        let mode = airlock_seccomp_mode()
+        guard mode < 0 else { return mode }
+        let error = Errno.current
+        if error == Errno(rawValue: EINVAL) { return nil }
+        throw SystemError("prctl(PR_GET_SECCOMP)", nil, error)
+    }
+
+    /// seccomp(SECCOMP_GET_ACTION_AVAIL) for the kill-process action, which
+    /// libseccomp asks before it loads a filter.
+    public static func probe() throws(SystemError) {
+        guard airlock_seccomp_syscall_probe() == 0 else { throw SystemError("seccomp", nil, Errno.current) }
+    }
+
+    /// Loads the decoder's filter: every call a decoder never needs (sockets, exec,
+    /// ptrace, mounts, bpf, keys, …) kills the process with SIGSYS.
+    public static func applyDecoderFilter() throws(SystemError) {
+        let result = airlock_seccomp_apply()
+        guard result == 0 else { throw SystemError("seccomp_load", nil, Errno(rawValue: -result)) }
+    }
+}

@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The mode bits of a file (`mode_t`): what the layers above hand to the kernel
+/// without naming the C type.
+public typealias FileMode = mode_t
+
+/// A group id (`gid_t`).
+public typealias GroupID = gid_t
+
+/// The flags of open(2) and openat(2), typed so callers never spell `O_*`.
+/// O_CLOEXEC is always added by the opening call itself.
+public struct OpenOptions: OptionSet, Sendable {
+    public let rawValue: Int32
+
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    /// O_RDONLY (zero: the absence of a write mode).
+    public static let readOnly = OpenOptions(rawValue: O_RDONLY)
+    public static let writeOnly = OpenOptions(rawValue: O_WRONLY)
+    public static let readWrite = OpenOptions(rawValue: O_RDWR)
+    public static let create = OpenOptions(rawValue: O_CREAT)
+    /// O_EXCL: with `create`, fails with EEXIST rather than open what is there.
+    public static let exclusive = OpenOptions(rawValue: O_EXCL)
+    public static let truncate = OpenOptions(rawValue: O_TRUNC)
+    public static let append = OpenOptions(rawValue: O_APPEND)
+    /// O_NOFOLLOW: a link at the last component fails with ELOOP.
+    public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
+    /// O_NONBLOCK: a FIFO or device does not hold the open.
+    public static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
+    public static let directory = OpenOptions(rawValue: O_DIRECTORY)
+    /// O_NOCTTY: a terminal opened is never made the controlling one.
+    public static let noControllingTerminal = OpenOptions(rawValue: O_NOCTTY)
+}
+
+extension FileDescriptor {
+    /// openat(2) of one name beneath this directory, with typed options.
+    public func open(_ name: [UInt8], _ options: OpenOptions, mode: FileMode = 0) throws(SystemError) -> FileDescriptor {
+        try open(name, options.rawValue, mode: mode)
+    }
+
+    /// open(2) of a path (only for paths given on the command line or by the
+    /// configuration, never for names found in a tree), with O_CLOEXEC.
+    public static func open(path: String, _ options: OpenOptions, mode: FileMode = 0) throws(SystemError) -> FileDescriptor {
+        let fd = try retrying("open", Array(path.utf8)) { Glibc.open(path, options.rawValue | O_CLOEXEC, mode) }
+        return FileDescriptor(rawValue: fd)
+    }
+}

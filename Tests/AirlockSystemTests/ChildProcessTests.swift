@@ -1,0 +1,120 @@
+import AirlockSystem
+import Foundation
+import Testing
+
+@Suite("A child held by its pidfd: waited for through it, never signalled once gone, its descriptors released")
+struct ChildProcessTests {
+    /// Spawns `/bin/sh -c script` with standard input from /dev/null and standard
+    /// output into a pipe; returns the child and the pipe's read end (the caller closes it).
+    static func shell(_ script: String) throws -> (ChildProcess, FileDescriptor) {
+        let pipe = try makePipe()
+        let child = try pipe.write.closeAfter { (write) throws(SystemError) in
+            try ChildProcess.spawn("/bin/sh", arguments: ["-c", script], environment: ["PATH=/usr/bin:/bin"],
+                                   descriptors: [.nullInput(0), .inherit(write, as: 1)])
+        }
+        return (child, pipe.read)
+    }
+
+    /// Everything the pipe holds until every writer has closed it; nil if that
+    /// takes longer than ten seconds (a writer's copy was left open).
+    static func readToEnd(_ fd: FileDescriptor) throws -> [UInt8]? {
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 256)
+        while true {
+            guard try waitReadable(fd, milliseconds: 10_000) else { return nil }
+            let n = try chunk.withUnsafeMutableBytes { buffer in try fd.read(into: buffer) }
+            if n == 0 { return output }
+            output += chunk[0..<n]
+        }
+    }
+
+    @Test func waitGivesTheExitStatusAndTheOutputEnds() throws {
+        let (child, output) = try Self.shell("echo hello; exit 7")
+        defer { output.close() }
+        defer { child.close() }
+        // EOF arrives only if the copy of the write end lifted for the spawn was closed here.
+        #expect(try Self.readToEnd(output) == Array("hello\n".utf8))
+        let (termination, maxRSS) = try child.wait()
+        #expect(termination == .exited(7))
+        #expect(maxRSS > 0)
+    }
+
+    @Test func aSignalReachesARunningChild() throws {
+        let (child, output) = try Self.shell("exec sleep 30")
+        defer { output.close() }
+        defer { child.close() }
+        #expect(child.signal(.terminate))
+        #expect(try child.wait().termination == .signalled(Signal.terminate.rawValue))
+    }
+
+    @Test func aReapedChildIsNeverSignalled() throws {
+        let (child, output) = try Self.shell("exit 0")
+        defer { output.close() }
+        defer { child.close() }
+        #expect(try child.wait().termination == .exited(0))
+        // Its pid is free for reuse now; through the pidfd the kernel answers ESRCH.
+        #expect(!child.signal(.kill))
+        #expect(!child.signal(.terminate))
+    }
+
+    /// Whether this process may choose the next pid (root in its pid namespace).
+    static let canChooseNextPid = access("/proc/sys/kernel/ns_last_pid", W_OK) == 0
+
+    @Test(.enabled(if: canChooseNextPid, "needs root to write /proc/sys/kernel/ns_last_pid and so make the kernel reuse a pid"))
+    func aReusedPidIsNotReachedThroughTheReapedChildsHandle() throws {
+        // Another process may take the freed pid first (the tests run in parallel): try a few times.
+        for _ in 0..<20 {
+            let (gone, goneOutput) = try Self.shell("exit 0")
+            defer { goneOutput.close() }
+            defer { gone.close() }
+            _ = try gone.wait()
+            try "\(gone.pid - 1)".write(toFile: "/proc/sys/kernel/ns_last_pid", atomically: false, encoding: .utf8)
+            let (successor, successorOutput) = try Self.shell("exec sleep 30")
+            defer { successorOutput.close() }
+            defer { successor.close() }
+            guard successor.pid == gone.pid else {
+                successor.signal(.kill)
+                _ = try successor.wait()
+                continue
+            }
+            // kill(pid) would now reach the successor; the reaped child's pidfd reaches nobody.
+            #expect(!gone.signal(.kill))
+            #expect(successor.signal(.terminate))
+            #expect(try successor.wait().termination == .signalled(Signal.terminate.rawValue))
+            return
+        }
+        Issue.record("the kernel never handed the freed pid to the next child in 20 attempts")
+    }
+
+    @Test func closingReleasesThePidfdAndSignalsNothingAfter() throws {
+        let (child, output) = try Self.shell("exec sleep 30")
+        defer { output.close() }
+        let number = try #require(child.descriptorNumber)
+        #expect(Self.pidfdOwner(number) == child.pid)
+        #expect(child.signal(.kill))
+        _ = try child.wait()
+        child.close()
+        #expect(child.descriptorNumber == nil)
+        #expect(Self.pidfdOwner(number) != child.pid)
+        #expect(!child.signal(.kill))
+        child.close()  // a second close is harmless
+    }
+
+    @Test func aMissingExecutableIsATypedError() throws {
+        let error = #expect(throws: SystemError.self) {
+            try ChildProcess.spawn("/nonexistent/airlock-decoder", arguments: [], environment: [], descriptors: [])
+        }
+        #expect(error?.operation == "posix_spawn")
+        #expect(error?.errno == .noEntry)
+    }
+
+    /// The pid a descriptor number of this process is a pidfd for, from
+    /// /proc/self/fdinfo; nil when the number is closed or is not a pidfd.
+    static func pidfdOwner(_ number: Int32) -> Int32? {
+        guard let text = try? String(contentsOfFile: "/proc/self/fdinfo/\(number)", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("Pid:") {
+            return Int32(line.dropFirst(4).trimmingCharacters(in: .whitespaces))
+        }
+        return nil
+    }
+}
