@@ -1,6 +1,7 @@
-import AirlockDecoding
+import AirlockFormats
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Dispatch
 import Foundation
 import Synchronization

@@ -1,5 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 
 /// `.airlock:manifest.json` in every accepted outbox entry: every file's path,
 /// size, SHA-256 and detected type, and the drop's id, name, size, hash and

@@ -1,5 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Foundation
 
 // How a claimed drop reaches its outcome so that a stop at any instant (SIGKILL,

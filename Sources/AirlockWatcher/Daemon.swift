@@ -1,6 +1,7 @@
 import AirlockCore
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Dispatch
 import Foundation
 
