@@ -42,10 +42,17 @@ struct ClaimedDropTests {
         return directory.path
     }
 
+    /// A plain ZIP of five stored files from the fixture corpus, with the name its
+    /// outbox entry takes.
+    static func plainZip() throws -> [UInt8] {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return Array(try Data(contentsOf: repository.appendingPathComponent("fixtures/archives/zip-stored-valid.zip")))
+    }
+
     @Test("bytes appended between the claim and the decoder are changed-during-ingest, kept whole in quarantine")
     func appendedAfterClaim() throws {
         let root = try Root()
-        let zip = ZipBuilder([.init("a.txt", "hello")]).build().bytes
+        let zip = try Self.plainZip()
         let late = Array("appended by a late writer".utf8)
         try Data(zip).write(to: URL(fileURLWithPath: root.path + "/inbox/late.zip"))
         let intake = Intake(layout: root.layout, configuration: Configuration(), decoderDirectory: Self.decoderDirectory, log: Log())
@@ -73,7 +80,7 @@ struct ClaimedDropTests {
     @Test("a drop left alone after its claim is decoded and accepted")
     func unchangedAfterClaim() throws {
         let root = try Root()
-        let zip = ZipBuilder([.init("a.txt", "hello")]).build().bytes
+        let zip = try Self.plainZip()
         try Data(zip).write(to: URL(fileURLWithPath: root.path + "/inbox/calm.zip"))
         let intake = Intake(layout: root.layout, configuration: Configuration(), decoderDirectory: Self.decoderDirectory, log: Log())
         let inbox = try #require(try root.layout.openInbox())
