@@ -38,6 +38,13 @@ public final class SyncGroup: @unchecked Sendable {  // all state under `conditi
     /// Syncs the filesystem holding `fd`, or waits for a peer's sync that covers
     /// every write this thread finished before the call.
     public func sync(_ fd: FileDescriptor) throws(SystemError) {
+        try share { () throws(SystemError) in try fd.syncFilesystem() }
+    }
+
+    /// Runs `operation`, or waits for a peer's run of its own that started after
+    /// this call. Every caller of one group passes an operation that covers the
+    /// same writes: the writes to one filesystem, or to one directory.
+    func share(_ operation: () throws(SystemError) -> Void) throws(SystemError) {
         condition.lock()
         taken += 1
         let ticket = taken
@@ -50,7 +57,7 @@ public final class SyncGroup: @unchecked Sendable {  // all state under `conditi
             let through = taken
             started += 1
             condition.unlock()
-            let result = Result { () throws(SystemError) in try fd.syncFilesystem() }
+            let result = Result { () throws(SystemError) in try operation() }
             condition.lock()
             syncing = false
             if case .success = result { covered = max(covered, through) }
