@@ -30,6 +30,9 @@ import Foundation
 //   R2 journalled                  + `rejected` in the journal          move to quarantine (no record)
 //   -- done                        quarantine/ID/{drop,report.json}     nothing
 //
+// The journal's `claimed` record is no step of either path: recovery never reads
+// it, so it need not be durable before decoding starts (see Journal.append).
+//
 // A claim with no drop is one whose drop never moved in (the producer took it
 // back) or whose removal had begun after A3: it is removed without a record.
 // The same settling runs when the daemon retries a claim whose last step failed,
