@@ -88,21 +88,37 @@ public struct Journal: Sendable {
         return try body()
     }
 
-    /// Writes `lines` with one write, then fsyncs them when `sync` is set.
+    /// Writes `lines`, then fsyncs them when `sync` is set. Each line is checked
+    /// against the size limit as if appended alone, so a batch rotates the journal
+    /// where single appends would; the lines between two rotations go out in one
+    /// write.
     private func writeLocked(_ lines: [[UInt8]], sync: Bool) throws(SystemError) {
-        let line = Array(lines.joined())
         var file = try state.open(Journal.current, [.readWrite, .append, .create, .noFollow], mode: 0o600)
         defer { file.close() }
-        let size = try file.status().size
-        if size > 0 && size + Int64(line.count) > maxBytes {
-            // A `claimed` line may not be durable yet: it is before the file stops being current.
-            try file.sync()
-            file.close()
-            try rotate()
-            file = try state.open(Journal.current, [.readWrite, .append, .create, .noFollow], mode: 0o600)
+        var size = try file.status().size
+        var chunk: [UInt8] = []
+        for line in lines {
+            if size > 0 && size + Int64(line.count) > maxBytes {
+                try Journal.write(chunk, to: file)
+                // A `claimed` line may not be durable yet: it is before the file stops being current.
+                try file.sync()
+                file.close()
+                try rotate()
+                file = try state.open(Journal.current, [.readWrite, .append, .create, .noFollow], mode: 0o600)
+                size = try file.status().size
+                chunk = []
+            }
+            chunk += line
+            size += Int64(line.count)
         }
-        // A crash mid-append leaves a torn last line: start on a fresh one so the
-        // torn fragment does not swallow this record too.
+        try Journal.write(chunk, to: file)
+        if sync { try file.sync() }
+    }
+
+    /// Appends `bytes` on a fresh line: a crash mid-append leaves a torn last
+    /// line, and the torn fragment must not swallow these records too.
+    private static func write(_ bytes: [UInt8], to file: FileDescriptor) throws(SystemError) {
+        guard !bytes.isEmpty else { return }
         var last: UInt8 = 0x0A
         let end = try file.status().size
         if end > 0 {
@@ -110,8 +126,7 @@ public struct Journal: Sendable {
                 Result { () throws(SystemError) in try file.read(into: raw, at: end - 1) }
             }.get()
         }
-        try file.writeAll(last == 0x0A ? line : [0x0A] + line)
-        if sync { try file.sync() }
+        try file.writeAll(last == 0x0A ? bytes : [0x0A] + bytes)
     }
 
     /// Scans the kept files, oldest first; only the lines that mention `id` are
