@@ -54,7 +54,7 @@ check-imports:
 # have ended once, with one terminal journal record. `make soak SECONDS=600`.
 SECONDS ?= 60
 # The soak (and its short run in test) is Python 3, standard library only.
-DEBIAN_PACKAGES += python3
+DEBIAN_PACKAGES += python3 strace
 .PHONY: soak
 soak: build
 	python3 soak/soak.py --airlock .build/debug/airlock --seconds $(SECONDS)

@@ -38,12 +38,19 @@ public final class SyncGroup: Sendable {
     /// Syncs the filesystem holding `fd`, or waits for a peer's sync that covers
     /// every write this thread finished before the call.
     public func sync(_ fd: FileDescriptor) throws(SystemError) {
+        try share { () throws(SystemError) in try fd.syncFilesystem() }
+    }
+
+    /// Runs `operation`, or waits for a peer's run of its own that started after
+    /// this call. Every caller of one group passes an operation that covers the
+    /// same writes: the writes to one filesystem, or to one directory.
+    func share(_ operation: () throws(SystemError) -> Void) throws(SystemError) {
         let ticket = progress.withLock { progress in
             progress.taken += 1
             return progress.taken
         }
         while true {
-            // Covered already, or nobody syncing: then this thread leads the next sync,
+            // Covered already, or nobody running: then this thread leads the next run,
             // which covers every ticket taken so far.
             let leading: UInt64? = progress.withLock(when: { $0.covered >= ticket || !$0.syncing }) { progress, _ in
                 guard progress.covered < ticket else { return nil }
@@ -52,7 +59,7 @@ public final class SyncGroup: Sendable {
                 return progress.taken
             }
             guard let through = leading else { return }
-            let result = Result { () throws(SystemError) in try fd.syncFilesystem() }
+            let result = Result { () throws(SystemError) in try operation() }
             progress.withLock { progress in
                 progress.syncing = false
                 if case .success = result { progress.covered = max(progress.covered, through) }
