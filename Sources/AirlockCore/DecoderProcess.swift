@@ -40,10 +40,10 @@ struct DecoderProcess {
         }
         defer { child.close() }
         _ = children?.started(child)
-        let collected = Result { () throws(SystemError) in try collect(child, from: pipe.read, progress: progress) }
-        // Started once this drop's child is done, so that its start-up overlaps the
-        // audit and commit of this drop rather than competing with its decoding.
+        // Started while this drop's child decodes: this thread only waits then, and
+        // the exec and loading of the next child overlap the decoding.
         if staging != nil { children?.launcher.prepare(executable, environment: Self.childEnvironment()) }
+        let collected = Result { () throws(SystemError) in try collect(child, from: pipe.read, progress: progress) }
         // Forgotten before the pidfd closes, so an abandoning daemon never signals it after.
         let abandoned = children?.finished(child) == true
         var run = try collected.get()
