@@ -120,4 +120,33 @@ struct WarmDecoderTests {
         try sandbox.expectInvariants()
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["first", "second"])
     }
+
+    @Test("under exactly the unit's filter, archive and keyed drops are handed to children started ahead of need",
+          .enabled(if: !UnitFilterTests.toolsMissing, "needs systemd-analyze, cc and libseccomp-dev"),
+          .enabled(if: KernelConfinement.landlockAndSeccomp, "this kernel does not offer both Landlock and seccomp"))
+    func underTheUnitFilter() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("watch", ["workers": 1])
+        let wrapper = try UnitFilter.load().wrapper(in: sandbox.logs)
+        let daemon = try RunningDaemon(sandbox, under: wrapper)
+        let waiting = WaitingDecoders(daemon: daemon.process.processIdentifier)
+        let zip = try UnitFilterTests.fixture("fixtures/archives/zip-deflate-valid.zip")
+        let memo = try UnitFilterTests.fixture("fixtures/keyed/memo-binary.plist")
+        var used: [Int32] = []
+        for (index, (data, name)) in [(zip, "a.zip"), (zip, "b.zip"), (memo, "c.plist"), (memo, "d.plist")].enumerated() {
+            let before = waiting.pids
+            try renamedDrop(data, as: name, in: sandbox)
+            daemon.waitForVerdicts(index + 1)
+            // The second drop of each program goes to the child the first one left waiting.
+            if index % 2 == 1 { used += before.filter { !FileManager.default.fileExists(atPath: "/proc/\($0)") } }
+            #expect(waitFor(seconds: 20) { waiting.pids.count == (index < 2 ? 1 : 2) }, "\(waiting.pids)")
+        }
+        #expect(used.count == 2, "one archive and one keyed child took a drop: \(used)")
+        stop(daemon, waiting: waiting, last: nil)
+        #expect(daemon.events.map { $0["event"] as? String } == ["accepted", "accepted", "accepted", "accepted"], "\(daemon.stderr)")
+        #expect(!daemon.stderr.contains("partial confinement") && !daemon.stderr.contains("not confined"), "\(daemon.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["a", "b", "c", "d"])
+        try sandbox.expectInvariants()
+    }
 }
