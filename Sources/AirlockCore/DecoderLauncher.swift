@@ -36,6 +36,12 @@ public final class DecoderLauncher: Sendable {
             self.child = child
             self.socket = socket
         }
+
+        /// Whether the child has exited (its pidfd polls readable then).
+        var hasExited: Bool {
+            guard let pidfd = child.descriptorNumber else { return true }
+            return (try? waitReadable(FileDescriptor(rawValue: pidfd), milliseconds: 0)) ?? false
+        }
     }
 
     private struct State {
@@ -57,6 +63,7 @@ public final class DecoderLauncher: Sendable {
     func prepare(_ executable: String, environment: [String]) {
         let key = Key(executable: executable, thread: CurrentThread.id)
         guard state.withLock({ !$0.stopped && $0.waiting[key] == nil }) else { return }
+        endExited()
         guard let waiting = try? Self.start(executable, environment: environment) else { return }
         let kept = state.withLock { state in
             guard !state.stopped, state.waiting[key] == nil else { return false }
@@ -92,6 +99,18 @@ public final class DecoderLauncher: Sendable {
             return Array(state.waiting.values)
         }
         all.forEach(Self.end)
+    }
+
+    /// Ends the waiting children that have exited, taken by the end of the thread
+    /// that started them: that thread will never ask for them, and they would stay
+    /// zombies until the daemon stops.
+    private func endExited() {
+        let exited = state.withLock { state in
+            let gone = state.waiting.filter { $0.value.hasExited }
+            for key in gone.keys { state.waiting[key] = nil }
+            return Array(gone.values)
+        }
+        exited.forEach(Self.end)
     }
 
     /// The pid of this thread's waiting child of `executable`, for tests.

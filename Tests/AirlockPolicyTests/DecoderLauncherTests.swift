@@ -1,7 +1,9 @@
 @testable import AirlockCore
 import AirlockDecoding
 import AirlockSystem
+import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("The hand-over message to a decoder started ahead of need: one encoder, one decoder")
@@ -104,5 +106,56 @@ struct DecoderLauncherTests {
         #expect(handed == nil)
         #expect(!Self.exists(pid))
         #expect(launcher.waitingCount == 0)
+    }
+
+    @Test("a child whose starting thread has ended dies with it, and is reaped when another child is prepared")
+    func childDiesWithItsThread() throws {
+        let launcher = DecoderLauncher()
+        defer { launcher.stop() }
+        let started = Mutex<Int32?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            launcher.prepare(Self.decoder, environment: [])
+            let pid = launcher.waitingChild(Self.decoder)
+            // The thread ends only once the child waits for its drop, so it has set its
+            // parent-death signal while this thread was still its parent.
+            _ = pid.map { pid in Self.waitFor { Self.waitsForItsDrop(pid) } }
+            started.withLock { $0 = pid }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        let pid = try #require(started.withLock { $0 })
+        // The parent-death signal follows the thread that started the child.
+        #expect(Self.waitFor { Self.state(of: pid) == "Z" }, "the child outlived its thread")
+        launcher.prepare(Self.decoder, environment: [])
+        #expect(!Self.exists(pid), "the dead child was reaped")
+        #expect(launcher.waitingCount == 1)
+    }
+
+    static func state(of pid: Int32) -> String? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        return stat[stat.index(after: close)...].split(separator: " ").first.map(String.init)
+    }
+
+    /// Whether `pid` is blocked in recvmsg(2), as a child waiting for its hand-over is.
+    static func waitsForItsDrop(_ pid: Int32) -> Bool {
+        #if arch(x86_64)
+        let recvmsg = "47"
+        #else
+        let recvmsg = "212"
+        #endif
+        let call = (try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8))?.split(separator: " ").first
+        return call.map(String.init) == recvmsg
+    }
+
+    static func waitFor(seconds: Double = 20, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
     }
 }
