@@ -38,16 +38,23 @@ run: build
 # The shipped binaries' linking (a release build with the static Swift runtime whose
 # ldd names nothing from the toolchain), then the unit and end-to-end tests.
 test: build
+	$(MAKE) --no-print-directory check-imports
 	$(MAKE) --no-print-directory static-ldd
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+
+# Every import of one of the package's targets is a dependency Package.swift lists,
+# and every dependency listed is imported (part of make test).
+.PHONY: check-imports
+check-imports:
+	python3 scripts/check_imports.py
 
 # Chaos soak, not part of test: producers drop valid and hostile archives into a
 # daemon that is SIGKILLed and restarted at random for SECONDS; then every drop must
 # have ended once, with one terminal journal record. `make soak SECONDS=600`.
 SECONDS ?= 60
 # The soak (and its short run in test) is Python 3, standard library only.
-DEBIAN_PACKAGES += python3
+DEBIAN_PACKAGES += python3 strace
 .PHONY: soak
 soak: build
 	python3 soak/soak.py --airlock .build/debug/airlock --seconds $(SECONDS)
@@ -69,8 +76,9 @@ bench-quick: deps
 
 # Regenerates fixtures/keyed/: the Foundation-made samples, then the hand-built ones and the manifest.
 keyed-fixtures:
-	swiftc fixtures/keyed/generator/main.swift Sources/AirlockKeyed/ArchivedMemo.swift \
-		Sources/AirlockKeyed/StableArchive.swift -o .build/keyed-samples
+	swiftc -package-name airlock fixtures/keyed/generator/main.swift Sources/AirlockKeyed/ArchivedMemo.swift \
+		Sources/AirlockKeyed/StableArchive.swift Sources/AirlockKeyed/PropertyListValue.swift \
+		Sources/AirlockKeyed/PropertyListWriting.swift -o .build/keyed-samples
 	SWIFT_DETERMINISTIC_HASHING=1 .build/keyed-samples fixtures/keyed
 	python3 fixtures/keyed/make_hostile.py
 
@@ -115,12 +123,27 @@ deploy-deps:
 static: deps
 	$(SWIFT) build -c release --static-swift-stdlib
 
-# Fails if ldd names anything from the Swift toolchain (part of make test).
+# Fails if ldd names anything from the Swift toolchain, or if a program other than
+# airlock-decoder links the archive libraries: libarchive or ISA-L in ldd, liblzma as
+# its own NEEDED entry (libmagic and libsystemd load liblzma themselves, so ldd cannot
+# tell), or a libarchive, ISA-L or liblzma function in its symbol table, which also
+# catches a library linked statically. readelf is binutils', which gcc brings.
+# Part of make test.
+ARCHIVE_FREE = airlock airlock-keyed-decoder
 static-ldd: static
 	@for p in $(PROGRAMS); do echo "== ldd $$p"; ldd .build/release/$$p; done
 	@if for p in $(PROGRAMS); do ldd .build/release/$$p; done | grep -E 'libswift|libFoundation|_FoundationICU|libdispatch|libBlocksRuntime|/opt/swift|/usr/lib/swift'; then \
 		echo "static-ldd: linked to the Swift toolchain"; exit 1; fi
 	@echo "static-ldd: nothing from the Swift toolchain"
+	@for p in $(ARCHIVE_FREE); do \
+		if ldd .build/release/$$p | grep -E 'libarchive\.so|libisal\.so'; then \
+			echo "static-ldd: $$p links libarchive or ISA-L; only airlock-decoder may (Package.swift: AirlockArchive)"; exit 1; fi; \
+		if readelf -d .build/release/$$p | grep -E 'NEEDED.*\[liblzma\.so'; then \
+			echo "static-ldd: $$p links liblzma itself; only airlock-decoder may (Package.swift: AirlockArchive)"; exit 1; fi; \
+		if readelf -Ws --wide .build/release/$$p | awk '$$8 ~ /^(archive_|isal_|lzma_)/ { print "  " $$8; found = 1 } END { exit !found }'; then \
+			echo "static-ldd: $$p calls libarchive, ISA-L or liblzma (linked statically or not); only airlock-decoder may"; exit 1; fi; \
+	done
+	@echo "static-ldd: $(ARCHIVE_FREE) link neither libarchive, ISA-L nor liblzma"
 
 # The ldd check, then sizes and start-up times.
 static-check: static-ldd

@@ -1,12 +1,32 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Dependency arrows point one way:
-//   airlock -> AirlockWatcher -> AirlockCore -> AirlockDecoding -> AirlockPolicy -> AirlockSystem -> C shims
-//   airlock-decoder (the disposable child) -> AirlockDecoding
-//   airlock-keyed-decoder (the child for NSKeyedArchiver drops) -> AirlockKeyed -> AirlockDecoding
-// AirlockSystem, AirlockPolicy and AirlockDecoding do not import Foundation, so the
-// decoder child starts quickly and its behaviour does not depend on Foundation's.
+// One target per concern. Arrows point one way, and each target lists exactly the
+// package targets it imports, nothing reached through another's (make check-imports):
+//
+//   airlock               -> AirlockWatcher -> AirlockCore
+//   airlock-decoder       -> AirlockArchive
+//   airlock-keyed-decoder -> AirlockKeyed
+//   AirlockCore, AirlockArchive, AirlockKeyed -> AirlockChild -> AirlockPolicy, AirlockSystem
+//   AirlockCore, AirlockArchive               -> AirlockFormats
+//   AirlockPolicy -> AirlockText;  AirlockSystem -> AirlockText, CAirlockShims
+//
+// AirlockText: hostile names as bytes (strict UTF-8, the one escaping). AirlockPolicy:
+// what an entry may be, judged from the values handed to it. AirlockFormats: which
+// archive format a drop is, from its bytes alone. (These three are pure Swift.)
+// AirlockSystem: typed system calls, the only target that imports CAirlockShims.
+// AirlockChild: what both decoder children share
+// (confinement and limits, the drop reader, the staging writer, type detection, their
+// arguments and verdicts). AirlockArchive: the archive decoder (the ZIP, tar and 7z
+// readers, libarchive, gzip by ISA-L). AirlockKeyed: the keyed-archive decoder.
+// AirlockCore: the supervisor (intake, reports, configuration). AirlockWatcher: the
+// daemon around it.
+// Libraries: only AirlockArchive links libarchive, ISA-L and liblzma, so airlock and
+// airlock-keyed-decoder do not (make static-ldd checks); AirlockChild links libmagic,
+// which the supervisor's status and doctor use too.
+// AirlockText, AirlockSystem, AirlockPolicy, AirlockFormats, AirlockChild and
+// AirlockArchive do not import Foundation, so the decoder child starts quickly and its
+// behaviour does not depend on Foundation's.
 let package = Package(
     name: "airlock",
     platforms: [.macOS(.v13)],
@@ -55,16 +75,32 @@ let package = Package(
             providers: [.apt(["libmagic-dev"])]
         ),
         .target(name: "CAirlockShims", linkerSettings: [.linkedLibrary("seccomp")]),
-        .target(name: "AirlockSystem", dependencies: ["CAirlockShims"]),
-        .target(name: "AirlockPolicy", dependencies: ["AirlockSystem"]),
-        .target(name: "AirlockDecoding", dependencies: ["AirlockPolicy", "AirlockSystem", "CArchive", "CIsal", "CLzma", "CMagic", "CAirlockShims"]),
-        .target(name: "AirlockCore", dependencies: ["AirlockDecoding", "AirlockPolicy", "AirlockSystem", "CCrypto", "CJansson", "CAirlockShims"]),
-        .target(name: "AirlockWatcher", dependencies: ["AirlockCore", "AirlockSystem", "CInotifyTools", "CSystemd", "CAirlockShims"]),
-        .executableTarget(name: "airlock", dependencies: ["AirlockWatcher", "AirlockCore"]),
-        .executableTarget(name: "airlock-decoder", dependencies: ["AirlockDecoding"]),
-        .target(name: "AirlockKeyed", dependencies: ["AirlockDecoding", "AirlockPolicy", "AirlockSystem"]),
-        .executableTarget(name: "airlock-keyed-decoder", dependencies: ["AirlockKeyed"]),
-        .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockDecoding", "AirlockCore", "AirlockKeyed", "AirlockWatcher"]),
+        .target(name: "AirlockText"),
+        .target(name: "AirlockSystem", dependencies: ["AirlockText", "CAirlockShims"]),
+        .target(name: "AirlockPolicy", dependencies: ["AirlockText"]),
+        .target(name: "AirlockFormats"),
+        .target(name: "AirlockChild", dependencies: ["AirlockPolicy", "AirlockSystem", "AirlockText", "CMagic"]),
+        .target(name: "AirlockArchive", dependencies: [
+            "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CArchive", "CIsal", "CLzma",
+        ]),
+        .target(name: "AirlockCore", dependencies: [
+            "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CCrypto", "CJansson",
+        ]),
+        .target(name: "AirlockWatcher", dependencies: [
+            "AirlockCore", "AirlockPolicy", "AirlockSystem", "AirlockText", "CInotifyTools", "CSystemd",
+        ]),
+        .executableTarget(name: "airlock", dependencies: ["AirlockWatcher", "AirlockCore", "AirlockPolicy", "AirlockSystem", "AirlockText"]),
+        .executableTarget(name: "airlock-decoder", dependencies: ["AirlockArchive", "AirlockChild", "AirlockSystem"]),
+        .target(name: "AirlockKeyed", dependencies: ["AirlockChild", "AirlockPolicy", "AirlockSystem", "AirlockText"]),
+        .executableTarget(name: "airlock-keyed-decoder", dependencies: ["AirlockKeyed", "AirlockSystem"]),
+        .testTarget(name: "AirlockTextTests", dependencies: ["AirlockText"]),
+        .testTarget(name: "AirlockSystemTests", dependencies: ["AirlockSystem"]),
+        .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy"]),
+        .testTarget(name: "AirlockChildTests", dependencies: ["AirlockChild"]),
+        .testTarget(name: "AirlockArchiveTests", dependencies: ["AirlockArchive", "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem"]),
+        .testTarget(name: "AirlockKeyedTests", dependencies: ["AirlockKeyed", "AirlockPolicy"]),
+        .testTarget(name: "AirlockCoreTests", dependencies: ["AirlockCore", "AirlockChild", "AirlockPolicy", "AirlockSystem"]),
+        .testTarget(name: "AirlockWatcherTests", dependencies: ["AirlockWatcher", "AirlockCore", "AirlockSystem"]),
         .testTarget(name: "AirlockEndToEndTests", dependencies: ["AirlockSystem"]),
     ]
 )

@@ -4,10 +4,39 @@ import AirlockSystem
 public struct ClaimTicket: Sendable, Hashable {
     public let id: String
     public let dropName: [UInt8]
+    /// The drop as it was claimed; nil for a claim found again after a restart or
+    /// retried after a deferral, which is judged from the moment it is opened.
+    public let claimedAs: ClaimedDrop?
 
-    public init(id: String, dropName: [UInt8]) {
+    public init(id: String, dropName: [UInt8], claimedAs: ClaimedDrop? = nil) {
         self.id = id
         self.dropName = dropName
+        self.claimedAs = claimedAs
+    }
+}
+
+/// The drop's identity, size and modification time, read from the inbox just
+/// before the claim's rename. A rename keeps all of them (it changes only the
+/// change time), so a later difference is a write that landed after the claim:
+/// the bytes a decoder would see are no longer the bytes that were claimed.
+public struct ClaimedDrop: Sendable, Hashable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
+    let modifiedSeconds: Int
+    let modifiedNanoseconds: Int
+
+    init(_ status: FileStatus) {
+        device = status.device
+        inode = status.inode
+        size = status.size
+        modifiedSeconds = status.modified.tv_sec
+        modifiedNanoseconds = status.modified.tv_nsec
+    }
+
+    /// Whether `status` is the same file with the same size and modification time.
+    func matches(_ status: FileStatus) -> Bool {
+        self == ClaimedDrop(status)
     }
 }
 
@@ -27,6 +56,7 @@ struct Claim {
     let id: String
     let directory: FileDescriptor
     let dropName: [UInt8]
+    var claimedAs: ClaimedDrop? = nil
 
     var idBytes: [UInt8] { Array(id.utf8) }
 
@@ -52,6 +82,10 @@ struct Claim {
             }
         }
         let directory = try claimed.openDirectory(Array(id.utf8))
+        // Read before the rename: a write that lands after it then shows as a change,
+        // however soon after the rename it comes. (An entry that is no longer there
+        // is left to the rename to report.)
+        let claimedAs = (try? inbox.status(of: name)).map(ClaimedDrop.init)
         do {
             // The name is written before the drop moves, so a claim holding a drop
             // always knows its name (after a power cut it may read empty: then the
@@ -68,15 +102,16 @@ struct Claim {
             throw error
         }
         directory.close()
-        return ClaimTicket(id: id, dropName: name)
+        return ClaimTicket(id: id, dropName: name, claimedAs: claimedAs)
     }
 
     /// Opens the claim a ticket names.
     static func open(_ ticket: ClaimTicket, in claimed: FileDescriptor) throws(SystemError) -> Claim {
-        Claim(id: ticket.id, directory: try claimed.openDirectory(Array(ticket.id.utf8)), dropName: ticket.dropName)
+        Claim(id: ticket.id, directory: try claimed.openDirectory(Array(ticket.id.utf8)), dropName: ticket.dropName,
+              claimedAs: ticket.claimedAs)
     }
 
-    var ticket: ClaimTicket { ClaimTicket(id: id, dropName: dropName) }
+    var ticket: ClaimTicket { ClaimTicket(id: id, dropName: dropName, claimedAs: claimedAs) }
 
     /// Reopens a claim left by an earlier run.
     static func reopen(id: [UInt8], in claimed: FileDescriptor) throws(SystemError) -> Claim {
@@ -88,6 +123,13 @@ struct Claim {
         let text = String(decoding: id, as: UTF8.self)
         if name.isEmpty || name.contains(0) || name.contains(UInt8(ascii: "/")) { name = id }
         return Claim(id: text, directory: directory, dropName: name)
+    }
+
+    /// changed-during-ingest when the opened drop is not the drop as it was claimed:
+    /// what a decoder would read is then not what was handed over.
+    func change(since opened: FileStatus) -> Rejection? {
+        guard let claimedAs, !claimedAs.matches(opened) else { return nil }
+        return Rejection(.changedDuringIngest, "the drop changed after it was claimed")
     }
 
     func has(_ file: [UInt8]) -> Bool {

@@ -1,4 +1,4 @@
-import AirlockDecoding
+import AirlockChild
 import AirlockPolicy
 import AirlockSystem
 import Foundation
@@ -101,9 +101,9 @@ public struct Configuration: Sendable, Equatable {
     /// against its range in `numericSettings`, the others by their own rules.
     public init(json: Data) throws(ConfigurationError) {
         try ConfigurationText.check(json)
-        let value: Any
+        let value: JSONValue
         do {
-            value = try JSONSerialization.jsonObject(with: json, options: [])
+            value = JSONValue(try JSONSerialization.jsonObject(with: json, options: []))
         } catch {
             throw ConfigurationError("not valid JSON: \((error as NSError).localizedDescription)")
         }
@@ -246,11 +246,11 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
 
 /// Walks one JSON object, taking keys one by one and refusing leftovers.
 struct ObjectReader {
-    private var remaining: [String: Any]
+    private var remaining: [String: JSONValue]
     private let path: String
 
-    init(_ value: Any, path: String) throws(ConfigurationError) {
-        guard let object = value as? [String: Any] else {
+    init(_ value: JSONValue, path: String) throws(ConfigurationError) {
+        guard case .object(let object) = value else {
             throw ConfigurationError("\(path.isEmpty ? "the configuration" : path): must be a JSON object")
         }
         // Keys beginning with "//" are comments (the example configuration gives
@@ -268,23 +268,22 @@ struct ObjectReader {
 
     mutating func stringArray(_ key: String) throws(ConfigurationError) -> [String]? {
         guard let value = remaining.removeValue(forKey: key) else { return nil }
-        guard let list = value as? [Any], let strings = list as? [String], strings.count == list.count else {
-            throw ConfigurationError("\(name(key)): must be an array of strings")
-        }
+        guard case .array(let list) = value else { throw ConfigurationError("\(name(key)): must be an array of strings") }
+        var strings: [String] = []
+        for case .string(let text) in list { strings.append(text) }
+        guard strings.count == list.count else { throw ConfigurationError("\(name(key)): must be an array of strings") }
         return strings
     }
 
     mutating func bool(_ key: String) throws(ConfigurationError) -> Bool? {
         guard let value = remaining.removeValue(forKey: key) else { return nil }
-        guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else {
-            throw ConfigurationError("\(name(key)): must be true or false")
-        }
-        return number.boolValue
+        guard case .boolean(let flag) = value else { throw ConfigurationError("\(name(key)): must be true or false") }
+        return flag
     }
 
     mutating func string(_ key: String) throws(ConfigurationError) -> String? {
         guard let value = remaining.removeValue(forKey: key) else { return nil }
-        guard let text = value as? String else { throw ConfigurationError("\(name(key)): must be a string") }
+        guard case .string(let text) = value else { throw ConfigurationError("\(name(key)): must be a string") }
         return text
     }
 
@@ -294,10 +293,8 @@ struct ObjectReader {
     mutating func integer(_ setting: NumericSetting) throws(ConfigurationError) -> Int64?? {
         guard let value = remaining.removeValue(forKey: setting.key) else { return nil }
         let range = "\(setting.range.lowerBound) to \(setting.range.upperBound)\(setting.acceptsAuto ? ", or \"auto\"" : "")"
-        if setting.acceptsAuto, let text = value as? String, text == "auto" { return .some(nil) }
-        // JSONSerialization gives NSNumber for numbers and booleans alike (and `is Bool`
-        // holds for both on Linux): a boolean is the one whose ObjC type is "c".
-        guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else {
+        if setting.acceptsAuto, case .string("auto") = value { return .some(nil) }
+        guard case .number(let number) = value else {
             throw ConfigurationError("\(name(setting.key)): must be an integer from \(range), got \(ObjectReader.describe(value))")
         }
         let double = number.doubleValue
@@ -314,13 +311,14 @@ struct ObjectReader {
     }
 
     /// A JSON value that is not a number, named for a message.
-    static func describe(_ value: Any) -> String {
+    static func describe(_ value: JSONValue) -> String {
         switch value {
-        case let text as String: return JSONObjectWriter.quote(text)
-        case is NSNumber: return "a boolean"
-        case is [Any]: return "an array"
-        case is [String: Any]: return "an object"
-        default: return "null"
+        case .string(let text): return JSONObjectWriter.quote(text)
+        case .boolean: return "a boolean"
+        case .number(let number): return "\(number)"
+        case .array: return "an array"
+        case .object: return "an object"
+        case .null: return "null"
         }
     }
 

@@ -68,7 +68,8 @@ extension Configuration {
         if components.count == 1, ["airlock.json", "inbox", "outbox", "quarantine", "state"].contains(path) { return path }
         guard components.count == 2, components[0] == "state" else { return nil }
         let name = components[1]
-        let journal = name.hasPrefix("journal.") && (name.hasSuffix(".jsonl") || name == "journal.lock")
+        let journal = name.hasPrefix("journal.")
+            && (name.hasSuffix(".jsonl") || ["journal.lock", "journal.next", "journal.generations", "journal.generations.tmp"].contains(name))
         if journal || ["airlock.pid", "claimed", "staging", "purging"].contains(name) { return path }
         return nil
     }

@@ -1,5 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Foundation
 
 /// The types a decoder child detected, as its verdict carries them: escaped entry

@@ -1,4 +1,4 @@
-import AirlockDecoding
+import AirlockChild
 import AirlockSystem
 
 /// Whether what the content rules need works right now, for `status` and

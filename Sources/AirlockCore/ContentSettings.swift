@@ -1,4 +1,4 @@
-import AirlockDecoding
+import AirlockChild
 import AirlockPolicy
 import Foundation
 

@@ -1,4 +1,4 @@
-import AirlockDecoding
+import AirlockFormats
 import AirlockSystem
 
 /// What a drop is, from its first bytes, and which decoder child reads it.

@@ -5,31 +5,41 @@ import Foundation
 /// `airlock events`: the journal's records as JSON Lines, each with a cursor a
 /// consumer keeps to resume after exactly that record.
 ///
-/// A cursor is `INODE:OFFSET`: the journal file's inode and the byte offset just
-/// past the record. Rotation renames files (`journal.jsonl` → `journal.1.jsonl`
-/// …) and a rename keeps the inode, so a cursor still finds its file and place
-/// after any number of rotations, as long as the file is kept
-/// (`journal.keep`). Only whole lines are read: a record being appended is
-/// picked up once its newline is there. A cursor whose file has been rotated
-/// away is refused rather than guessed at.
+/// A cursor is `INODE:GENERATION:OFFSET`: the journal file's inode and generation
+/// and the byte offset just past the record. Rotation renames files
+/// (`journal.jsonl` → `journal.1.jsonl` …) and a rename keeps the inode, so a
+/// cursor still finds its file and place after any number of rotations, as long as
+/// the file is kept (`journal.keep`). The generation tells that file from a later
+/// one that was given the inode of a deleted file (see JournalGenerations). Only
+/// whole lines are read: a record being appended is picked up once its newline is
+/// there. A cursor whose file has been rotated away is refused rather than guessed
+/// at; so is one of the older form `INODE:OFFSET` unless its inode is a file
+/// written before generations existed.
 public struct EventFeed {
     public struct Cursor: Equatable, Sendable, CustomStringConvertible {
         public let inode: UInt64
+        public let generation: UInt64
         public let offset: Int64
 
         public init?(_ text: String) {
-            let parts = text.split(separator: ":")
-            guard parts.count == 2, let inode = UInt64(parts[0]), let offset = Int64(parts[1]), offset >= 0 else { return nil }
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            // Two fields: a cursor printed before journal files had generations.
+            guard parts.count == 2 || parts.count == 3,
+                  let inode = UInt64(parts[0]), let offset = Int64(parts[parts.count - 1]), offset >= 0 else { return nil }
+            let generation = parts.count == 3 ? UInt64(parts[1]) : 0
+            guard let generation else { return nil }
             self.inode = inode
+            self.generation = generation
             self.offset = offset
         }
 
-        init(inode: UInt64, offset: Int64) {
+        init(inode: UInt64, generation: UInt64, offset: Int64) {
             self.inode = inode
+            self.generation = generation
             self.offset = offset
         }
 
-        public var description: String { "\(inode):\(offset)" }
+        public var description: String { "\(inode):\(generation):\(offset)" }
     }
 
     /// The cursor names a journal file that is no longer kept.
@@ -45,21 +55,32 @@ public struct EventFeed {
         keep = configuration.journalKeep
     }
 
+    init(state: FileDescriptor, keep: Int) {
+        self.state = state
+        self.keep = keep
+    }
+
     /// Every whole record after `cursor` (from the oldest kept with nil), oldest
     /// first, each as its JSON text with `cursor` added first; and the cursor to
     /// continue from.
     public func read(after cursor: Cursor?) throws -> (lines: [String], next: Cursor?) {
         // Oldest first; a file missing (not rotated yet) is skipped.
-        var files: [(inode: UInt64, fd: FileDescriptor)] = []
+        var files: [(inode: UInt64, generation: UInt64, fd: FileDescriptor)] = []
         defer { files.forEach { $0.fd.close() } }
         for name in (1...keep).reversed().map(Journal.rotated) + [Journal.current] {
             guard let fd = try? state.open(name, [.readOnly, .noFollow]) else { continue }
-            files.append((try fd.status().inode, fd))
+            files.append((try fd.status().inode, 0, fd))
+        }
+        // Read after the files are open: a file is named journal.jsonl only once its
+        // generation is recorded, so every file opened above is in the table.
+        let generations = try JournalGenerations(state: state).entries()
+        for index in files.indices {
+            files[index].generation = JournalGenerations.generation(of: files[index].inode, in: generations)
         }
         var start = 0
         var offset: Int64 = 0
         if let cursor {
-            guard let index = files.firstIndex(where: { $0.inode == cursor.inode }) else {
+            guard let index = files.firstIndex(where: { $0.inode == cursor.inode && $0.generation == cursor.generation }) else {
                 throw Expired(description: "cursor \(cursor) names a journal file that has been rotated away (journal.keep); start again without --after")
             }
             start = index
@@ -74,7 +95,7 @@ public struct EventFeed {
             for (index, byte) in bytes.enumerated() where byte == 0x0A {
                 let line = bytes[lineStart..<index]
                 lineStart = index + 1
-                let after = Cursor(inode: file.inode, offset: from + Int64(lineStart))
+                let after = Cursor(inode: file.inode, generation: file.generation, offset: from + Int64(lineStart))
                 next = after
                 // A torn line (a crash mid-append) is skipped, never repaired.
                 guard line.first == UInt8(ascii: "{"), line.count > 1, JournalEntry.read(line) != nil else { continue }

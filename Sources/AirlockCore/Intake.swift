@@ -1,17 +1,19 @@
-import AirlockDecoding
+import AirlockFormats
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Dispatch
 import Foundation
+import Synchronization
 
 /// The supervisor's side of ingest: claim, identify, hand the drop to a decoder
 /// child, audit what it wrote, then commit to the outbox or quarantine the
 /// original with a report. It never parses a drop beyond its first bytes.
 ///
-/// Its state is fixed at creation (`showsProgress` is set before any drop), so
-/// one Intake serves several worker threads at once: each drop has its own id,
-/// claim and staging directory, and the directories are shared descriptors.
-public final class Intake: @unchecked Sendable {
+/// Its state is fixed at creation, so one Intake serves several worker threads
+/// at once: each drop has its own id, claim and staging directory, and the
+/// directories are shared descriptors.
+public final class Intake: Sendable {
     let layout: RootLayout
     let configuration: Configuration
     let decoderDirectory: String
@@ -19,13 +21,14 @@ public final class Intake: @unchecked Sendable {
     let log: Log
     let journal: Journal
     /// Show progress of large drops on standard error (one-shot runs on a terminal).
-    public var showsProgress = false
+    public let showsProgress: Bool
 
     /// - Parameter children: where a long-running daemon tracks decoder children to
     ///   kill when it stops; nil for one-shot commands.
     /// - Parameter decoderDirectory: where `airlock-decoder` and `airlock-keyed-decoder` are.
     public init(layout: RootLayout, configuration: Configuration, decoderDirectory: String, log: Log,
-                children: DecoderChildren? = nil) {
+                children: DecoderChildren? = nil, showsProgress: Bool = false) {
+        self.showsProgress = showsProgress
         self.layout = layout
         self.configuration = configuration
         self.decoderDirectory = decoderDirectory
@@ -67,19 +70,17 @@ public final class Intake: @unchecked Sendable {
         process(tickets, workers: workers, emit)
     }
 
-    /// Decodes claimed drops `workers` at a time; `emit` is serialised.
+    /// Decodes claimed drops `workers` at a time, on the pool the daemon uses
+    /// too; `emit` is serialised. Returns once every drop has been processed.
     public func process(_ tickets: [ClaimTicket], workers: Int, _ emit: @escaping @Sendable (DropOutcome) -> Void) {
         guard workers > 1, tickets.count > 1 else {
             tickets.forEach { emit(process($0)) }
             return
         }
-        let queue = TicketQueue(tickets)
-        DispatchQueue.concurrentPerform(iterations: min(workers, tickets.count)) { _ in
-            while let ticket = queue.next() {
-                let outcome = self.process(ticket)
-                queue.serialised { emit(outcome) }
-            }
-        }
+        let pool = WorkerPool(self, reported: emit)
+        pool.start(min(workers, tickets.count))
+        pool.enqueue(tickets)
+        pool.finish()
     }
 
     /// Moves `name` out of `inbox` into a new claim; nil when it vanished first.
@@ -153,39 +154,56 @@ public final class Intake: @unchecked Sendable {
         var decoderMaxRSSKiB: Int64?
     }
 
-    /// Decides and, for an accepted drop, commits. Rejections are returned for the caller to quarantine.
-    private func decide(_ claim: Claim, _ context: inout ReportContext) -> DropOutcome.Verdict {
+    /// A claimed drop opened for reading, or the verdict that ended it first.
+    private enum OpenedDrop {
+        /// The descriptor, and the inode the name had before it was opened.
+        case drop(FileDescriptor, inode: UInt64)
+        case ended(DropOutcome.Verdict)
+    }
+
+    /// The claimed drop, opened once it is known to be one regular file, or the
+    /// verdict that ends it before anything reads it.
+    private func openDrop(_ claim: Claim, _ context: inout ReportContext) -> OpenedDrop {
         let before: FileStatus
         do {
             before = try claim.directory.status(of: Claim.dropFile)
         } catch {
-            return .deferred(detail: "\(error)")
+            return .ended(.deferred(detail: "\(error)"))
         }
         context.uploader = Uploader(uid: before.owner)
         guard before.kind == .regular, before.linkCount == 1 else {
             journalClaimed(claim, context)
-            return .rejected(notRegular(before))
+            return .ended(.rejected(notRegular(before)))
         }
-        let drop: FileDescriptor
         do {
-            drop = try claim.directory.open(Claim.dropFile, [.readOnly, .noFollow, .nonBlocking])
+            return .drop(try claim.directory.open(Claim.dropFile, [.readOnly, .noFollow, .nonBlocking]), inode: before.inode)
         } catch where error.errno == .tooManyLinks {
-            return .rejected(Rejection(.notRegularFile, "the drop was replaced by a symbolic link"))
+            return .ended(.rejected(Rejection(.notRegularFile, "the drop was replaced by a symbolic link")))
         } catch where UnreadableDrop.applies(to: error) {
             context.size = before.size
             journalClaimed(claim, context)
-            return .rejected(UnreadableDrop.rejection(error, before))
+            return .ended(.rejected(UnreadableDrop.rejection(error, before)))
         } catch {
-            return error.errno.isEnvironmental ? .deferred(detail: "\(error)") : .rejected(Rejection(.notRegularFile, "\(error)"))
+            return .ended(error.errno.isEnvironmental ? .deferred(detail: "\(error)") : .rejected(Rejection(.notRegularFile, "\(error)")))
+        }
+    }
+
+    /// Decides and, for an accepted drop, commits. Rejections are returned for the caller to quarantine.
+    private func decide(_ claim: Claim, _ context: inout ReportContext) -> DropOutcome.Verdict {
+        let drop: FileDescriptor, inode: UInt64
+        switch openDrop(claim, &context) {
+        case .drop(let opened, let named): (drop, inode) = (opened, named)
+        case .ended(let verdict): return verdict
         }
         defer { drop.close() }
         do {
             let opened = try drop.status()
-            guard opened.kind == .regular, opened.linkCount == 1, opened.inode == before.inode else {
+            guard opened.kind == .regular, opened.linkCount == 1, opened.inode == inode else {
                 journalClaimed(claim, context)
                 return .rejected(notRegular(opened))
             }
             context.size = opened.size
+            if let change = claim.change(since: opened) { journalClaimed(claim, context); return .rejected(change) }
             // Size first (the policy's limit, or the keyed one once the first bytes
             // name the format): nothing reads a drop whose size already rejects it.
             let identified = try Intake.identify(drop, size: opened.size, configuration: configuration)
@@ -283,76 +301,62 @@ public final class Intake: @unchecked Sendable {
             try layout.staging.removeTree(claim.idBytes)
             return .deferred(detail: detail)
         case .accepted(let files, let bytes):
-            let audit: StagingAudit.Totals
-            do {
-                audit = try StagingAudit(policy: policy, fsyncEach: configuration.sync == .fsync).audit(staging)
-            } catch let failure as StagingAudit.Failure {
-                try layout.staging.removeTree(claim.idBytes)
-                return .rejected(Rejection(.decoderFailed, "the decoder left something it must not: \(failure.detail)"))
-            } catch let error as SystemError {
-                try layout.staging.removeTree(claim.idBytes)
-                throw error
-            } catch {
-                preconditionFailure("unexpected error \(error)")
-            }
-            guard audit.files == files, audit.bytes == bytes else {
-                try layout.staging.removeTree(claim.idBytes)
-                return .rejected(Rejection(.decoderFailed,
-                    "the decoder reported \(files) files and \(bytes) bytes, staging holds \(audit.files) and \(audit.bytes)"))
-            }
-            if let stop = try judgeContent(claim, staging: staging, audit: audit, types: context.types) { return stop }
-            do {
-                // The manifest names the drop's hash: wait for it (computed beside the decoder).
-                context.sha256 = awaitHash()
-                try Manifest.write(into: staging, Manifest.Drop(id: claim.id, name: claim.dropName, format: format.name, size: context.size,
-                                                                sha256: context.sha256, uploader: context.uploader, types: context.types),
-                                   policy: policy)
-                try configuration.outboxModes.apply(to: staging, fsyncEach: configuration.sync == .fsync)
-                let output = try commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)
-                return .accepted(output: output, files: audit.files, bytes: audit.bytes)
-            } catch {
-                try? layout.staging.removeTree(claim.idBytes)
-                try? claim.directory.removeTree(Claim.commitFile)
-                throw error
-            }
+            return try auditAndCommit(claim, staging: staging, format: format, files: files, bytes: bytes,
+                                      context: &context, awaitHash: awaitHash)
+        }
+    }
+
+    /// Checks what an accepting decoder left in staging against what it reported
+    /// and the content policy, then writes the manifest and commits to the outbox.
+    private func auditAndCommit(_ claim: Claim, staging: FileDescriptor, format: DropFormat, files: Int64, bytes: Int64,
+                                context: inout ReportContext, awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
+        let audit: StagingAudit.Totals
+        do {
+            audit = try StagingAudit(policy: policy, fsyncEach: configuration.sync == .fsync).audit(staging)
+        } catch let failure as StagingAudit.Failure {
+            try layout.staging.removeTree(claim.idBytes)
+            return .rejected(Rejection(.decoderFailed, "the decoder left something it must not: \(failure.detail)"))
+        } catch let error as SystemError {
+            try layout.staging.removeTree(claim.idBytes)
+            throw error
+        } catch {
+            preconditionFailure("unexpected error \(error)")
+        }
+        guard audit.files == files, audit.bytes == bytes else {
+            try layout.staging.removeTree(claim.idBytes)
+            return .rejected(Rejection(.decoderFailed,
+                "the decoder reported \(files) files and \(bytes) bytes, staging holds \(audit.files) and \(audit.bytes)"))
+        }
+        if let stop = try judgeContent(claim, staging: staging, audit: audit, types: context.types) { return stop }
+        do {
+            // The manifest names the drop's hash: wait for it (computed beside the decoder).
+            context.sha256 = awaitHash()
+            try Manifest.write(into: staging, Manifest.Drop(id: claim.id, name: claim.dropName, format: format.name, size: context.size,
+                                                            sha256: context.sha256, uploader: context.uploader, types: context.types),
+                               policy: policy)
+            try configuration.outboxModes.apply(to: staging, fsyncEach: configuration.sync == .fsync)
+            let output = try commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)
+            return .accepted(output: output, files: audit.files, bytes: audit.bytes)
+        } catch {
+            try? layout.staging.removeTree(claim.idBytes)
+            try? claim.directory.removeTree(Claim.commitFile)
+            throw error
         }
     }
 }
 
-/// Hands out tickets to worker threads one at a time.
-private final class TicketQueue: @unchecked Sendable {
-    private let lock = NSLock()
-    private let tickets: [ClaimTicket]
-    private var index = 0
-
-    init(_ tickets: [ClaimTicket]) { self.tickets = tickets }
-
-    func next() -> ClaimTicket? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard index < tickets.count else { return nil }
-        index += 1
-        return tickets[index - 1]
-    }
-
-    func serialised(_ body: () -> Void) {
-        lock.lock()
-        defer { lock.unlock() }
-        body()
-    }
-}
-
 /// SHA-256 of a drop on a background thread; `done` runs there with the result.
-private final class HashJob: @unchecked Sendable {
+private final class HashJob: Sendable {
     private let group = DispatchGroup()
-    private var result: String?
+    private let result = Mutex<String?>(nil)
 
     init(drop: FileDescriptor, limit: Int64, done: @escaping @Sendable (String?) -> Void) {
         group.enter()
         DispatchQueue.global().async { [self] in
             // pread only: the decoder child shares this descriptor's file offset.
-            result = (try? Digest.sha256(of: drop, limit: limit)) ?? nil
-            done(result)
+            let sha256 = (try? Digest.sha256(of: drop, limit: limit)) ?? nil
+            result.withLock { $0 = sha256 }
+            done(sha256)
             group.leave()
         }
     }
@@ -360,6 +364,6 @@ private final class HashJob: @unchecked Sendable {
     /// Waits for the hash; nil when the drop could not be read.
     func wait() -> String? {
         group.wait()
-        return result
+        return result.withLock { $0 }
     }
 }

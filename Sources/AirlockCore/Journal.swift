@@ -6,6 +6,13 @@ import Foundation
 /// each appended with O_APPEND and made durable with fsync before the call
 /// returns. Rotated by size into `journal.1.jsonl` … `journal.N.jsonl`.
 ///
+/// Appends from several threads of one process share their fsyncs (see
+/// `JournalBatch`). A `claimed` record is the exception to "durable on return":
+/// it decides nothing (recovery works from the claim directory and decodes an
+/// undecided claim again whatever the journal says), so it is written without an
+/// fsync and becomes durable with the next one, at the latest its drop's own
+/// terminal or `deferred` record.
+///
 /// Writers in several processes (the daemon's workers, `quarantine release` and
 /// `purge`) serialise on an flock of `journal.lock`, so a rotation never races an
 /// append. A crash can tear at most the line being written; readers skip it.
@@ -16,6 +23,9 @@ public struct Journal: Sendable {
     let state: FileDescriptor
     let maxBytes: Int64
     let keep: Int
+    /// Shared by every copy of this value, so the workers of one intake group
+    /// their appends.
+    let batch = JournalBatch()
 
     public init(state: FileDescriptor, maxBytes: Int64 = 16 << 20, keep: Int = 5) {
         self.state = state
@@ -25,9 +35,27 @@ public struct Journal: Sendable {
 
     static func rotated(_ index: Int) -> [UInt8] { Array("journal.\(index).jsonl".utf8) }
 
-    /// Appends one record, `time` first.
+    /// Appends one record, `time` first; durable on return unless it is `claimed`.
     public func append(_ record: JournalRecord) throws(SystemError) {
-        try locked { () throws(SystemError) in try appendLocked(record) }
+        let line = Journal.line(record)
+        guard Journal.waitsForSync(record) else {
+            try locked { () throws(SystemError) in try writeLocked([line], sync: false) }
+            return
+        }
+        try batch.append(line) { (lines) throws(SystemError) in
+            try locked { () throws(SystemError) in try writeLocked(lines, sync: true) }
+        }
+    }
+
+    /// Whether `append` returns only once the record is durable: every record but
+    /// `claimed`, the one that neither decides a drop nor changes anything.
+    static func waitsForSync(_ record: JournalRecord) -> Bool {
+        if case .claimed = record { return false }
+        return true
+    }
+
+    static func line(_ record: JournalRecord) -> [UInt8] {
+        Array((JournalEntry(time: timestamp(), record: record).line + "\n").utf8)
     }
 
     /// Appends a record of `event` for `id` unless the journal already holds one of
@@ -41,7 +69,7 @@ public struct Journal: Sendable {
         guard let id = record.id else { preconditionFailure("a \(record.event) record has no id to append once") }
         return try locked { () throws(SystemError) -> Bool in
             if try recordLocked(id: id, events: events) != nil { return false }
-            try appendLocked(record)
+            try writeLocked([Journal.line(record)], sync: true)
             return true
         }
     }
@@ -60,18 +88,37 @@ public struct Journal: Sendable {
         return try body()
     }
 
-    private func appendLocked(_ record: JournalRecord) throws(SystemError) {
-        let line = Array((JournalEntry(time: timestamp(), record: record).line + "\n").utf8)
-        var file = try state.open(Journal.current, [.readWrite, .append, .create, .noFollow], mode: 0o600)
+    /// Writes `lines`, then fsyncs them when `sync` is set. Each line is checked
+    /// against the size limit as if appended alone, so a batch rotates the journal
+    /// where single appends would; the lines between two rotations go out in one
+    /// write.
+    private func writeLocked(_ lines: [[UInt8]], sync: Bool) throws(SystemError) {
+        var file = try openCurrent()
         defer { file.close() }
-        let size = try file.status().size
-        if size > 0 && size + Int64(line.count) > maxBytes {
-            file.close()
-            try rotate()
-            file = try state.open(Journal.current, [.readWrite, .append, .create, .noFollow], mode: 0o600)
+        var size = try file.status().size
+        var chunk: [UInt8] = []
+        for line in lines {
+            if size > 0 && size + Int64(line.count) > maxBytes {
+                try Journal.write(chunk, to: file)
+                // A `claimed` line may not be durable yet: it is before the file stops being current.
+                try file.sync()
+                file.close()
+                try rotate()
+                file = try openCurrent()
+                size = try file.status().size
+                chunk = []
+            }
+            chunk += line
+            size += Int64(line.count)
         }
-        // A crash mid-append leaves a torn last line: start on a fresh one so the
-        // torn fragment does not swallow this record too.
+        try Journal.write(chunk, to: file)
+        if sync { try file.sync() }
+    }
+
+    /// Appends `bytes` on a fresh line: a crash mid-append leaves a torn last
+    /// line, and the torn fragment must not swallow these records too.
+    private static func write(_ bytes: [UInt8], to file: FileDescriptor) throws(SystemError) {
+        guard !bytes.isEmpty else { return }
         var last: UInt8 = 0x0A
         let end = try file.status().size
         if end > 0 {
@@ -79,8 +126,35 @@ public struct Journal: Sendable {
                 Result { () throws(SystemError) in try file.read(into: raw, at: end - 1) }
             }.get()
         }
-        try file.writeAll(last == 0x0A ? line : [0x0A] + line)
-        try file.sync()
+        try file.writeAll(last == 0x0A ? bytes : [0x0A] + bytes)
+    }
+
+    /// Opens `journal.jsonl` for appending, creating it with the next generation
+    /// when there is none (see JournalGenerations).
+    private func openCurrent() throws(SystemError) -> FileDescriptor {
+        do {
+            return try state.open(Journal.current, [.readWrite, .append, .noFollow])
+        } catch where error.errno == .noEntry {
+            try createCurrent()
+            return try state.open(Journal.current, [.readWrite, .append, .noFollow])
+        }
+    }
+
+    /// Creates an empty `journal.jsonl` whose generation is recorded before the name
+    /// exists, so no reader ever sees the file without its generation.
+    private func createCurrent() throws(SystemError) {
+        let generations = JournalGenerations(state: state)
+        // A file left by a crash between its creation and its rename holds no record.
+        try? state.unlink(JournalGenerations.newFileName)
+        let inode = try state.open(JournalGenerations.newFileName, [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
+            .closeAfter { (fd) throws(SystemError) in try fd.status().inode }
+        var kept: Set<UInt64> = [inode]
+        for index in 1...keep {
+            if let status = try? state.status(of: Journal.rotated(index)) { kept.insert(status.inode) }
+        }
+        try generations.record(inode, kept: kept)
+        try state.rename(JournalGenerations.newFileName, to: state, Journal.current)
+        try state.sync()
     }
 
     /// Scans the kept files, oldest first; only the lines that mention `id` are

@@ -1,5 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 
 /// `.airlock:manifest.json` in every accepted outbox entry: every file's path,
 /// size, SHA-256 and detected type, and the drop's id, name, size, hash and
@@ -27,7 +28,10 @@ public enum Manifest {
         let types: [(entry: String, type: String)]?
     }
 
-    /// Writes the manifest of `staging` (already audited) into it, durably.
+    /// Writes the manifest of `staging` (already audited) into it. Not synced
+    /// here: the commit makes staging durable as a whole after this, with the one
+    /// syncfs, or with `commit.sync: "fsync"` by the outbox modes' fsync of every
+    /// entry, which comes after the manifest too.
     static func write(into staging: FileDescriptor, _ drop: Drop, policy: Policy) throws(SystemError) {
         var json = JSONObjectWriter()
         json.add("manifest_version", version)
@@ -45,9 +49,7 @@ public enum Manifest {
         try staging.open(name, [.writeOnly, .create, .exclusive, .noFollow], mode: FileMode(policy.fileMode)).closeAfter { (fd) throws(SystemError) in
             try fd.changeMode(FileMode(policy.fileMode))
             try fd.writeAll(Array((json.text + "\n").utf8))
-            try fd.sync()
         }
-        try staging.sync()
     }
 
     /// Every regular file beneath `directory`, in byte order of its path.

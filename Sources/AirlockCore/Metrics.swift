@@ -1,68 +1,67 @@
 import AirlockPolicy
 import AirlockSystem
 import Foundation
+import Synchronization
 
 /// The daemon's counters, written as Prometheus text (the node_exporter textfile
 /// collector convention: a temporary file, fsync, rename into place).
-public final class Metrics: @unchecked Sendable {
-    private let lock = NSLock()
-    private var drops: [String: Int64] = [:]          // outcome → count
-    private var rejections: [String: Int64] = [:]     // reason → count
-    private var root: RootGauges?
-    private var bytesIn: Int64 = 0
-    private var bytesOut: Int64 = 0
-    private var durationBuckets = [Int64](repeating: 0, count: Metrics.bounds.count)
-    private var durationSum: Double = 0
-    private var durationCount: Int64 = 0
-    private var decoderFailures: Int64 = 0
-    private var deferredRetries: Int64 = 0
-    private var queueDepth: Int64 = 0
+public final class Metrics: Sendable {
+    private struct Counters: Sendable {
+        var drops: [String: Int64] = [:]          // outcome → count
+        var rejections: [String: Int64] = [:]     // reason → count
+        var root: RootGauges?
+        var bytesIn: Int64 = 0
+        var bytesOut: Int64 = 0
+        var durationBuckets = [Int64](repeating: 0, count: Metrics.bounds.count)
+        var durationSum: Double = 0
+        var durationCount: Int64 = 0
+        var decoderFailures: Int64 = 0
+        var deferredRetries: Int64 = 0
+        var queueDepth: Int64 = 0
+    }
+
+    private let counters = Mutex(Counters())
 
     static let bounds: [Double] = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
 
     public init() {}
 
     public func record(_ outcome: DropOutcome) {
-        lock.lock()
-        defer { lock.unlock() }
-        let key: String
-        switch outcome.verdict {
-        case .accepted(_, _, let bytes):
-            key = "accepted"
-            bytesOut += bytes
-        case .rejected(let rejection):
-            key = "rejected"
-            rejections[rejection.reason.rawValue, default: 0] += 1
-            if rejection.reason == .decoderFailed { decoderFailures += 1 }
-        case .deferred:
-            key = "deferred"
-            deferredRetries += 1
+        counters.withLock { counters in
+            let key: String
+            switch outcome.verdict {
+            case .accepted(_, _, let bytes):
+                key = "accepted"
+                counters.bytesOut += bytes
+            case .rejected(let rejection):
+                key = "rejected"
+                counters.rejections[rejection.reason.rawValue, default: 0] += 1
+                if rejection.reason == .decoderFailed { counters.decoderFailures += 1 }
+            case .deferred:
+                key = "deferred"
+                counters.deferredRetries += 1
+            }
+            counters.drops[key, default: 0] += 1
+            counters.bytesIn += outcome.size ?? 0
+            for (index, bound) in Metrics.bounds.enumerated() where outcome.seconds <= bound { counters.durationBuckets[index] += 1 }
+            counters.durationSum += outcome.seconds
+            counters.durationCount += 1
         }
-        drops[key, default: 0] += 1
-        bytesIn += outcome.size ?? 0
-        for (index, bound) in Metrics.bounds.enumerated() where outcome.seconds <= bound { durationBuckets[index] += 1 }
-        durationSum += outcome.seconds
-        durationCount += 1
     }
 
     public func setQueueDepth(_ depth: Int) {
-        lock.lock()
-        queueDepth = Int64(depth)
-        lock.unlock()
+        counters.withLock { $0.queueDepth = Int64(depth) }
     }
 
     /// The root's state as last measured, for the gauges; nil leaves them out.
     public func setRoot(_ gauges: RootGauges?) {
-        lock.lock()
-        root = gauges
-        lock.unlock()
+        counters.withLock { $0.root = gauges }
     }
 
     /// The exposition text. Names follow Prometheus' conventions (base units,
     /// `_total` for counters) and no sample carries an empty label.
     public func text() -> String {
-        lock.lock()
-        defer { lock.unlock() }
+        let counters = self.counters.withLock { $0 }
         var lines: [String] = []
         func family(_ name: String, _ type: String, _ help: String) {
             lines.append("# HELP \(name) \(help)")
@@ -70,30 +69,30 @@ public final class Metrics: @unchecked Sendable {
         }
         family("airlock_drops_total", "counter", "Drops finished, by outcome.")
         for outcome in ["accepted", "rejected", "deferred"] {
-            lines.append("airlock_drops_total{outcome=\"\(outcome)\"} \(drops[outcome] ?? 0)")
+            lines.append("airlock_drops_total{outcome=\"\(outcome)\"} \(counters.drops[outcome] ?? 0)")
         }
         family("airlock_rejections_total", "counter", "Drops rejected, by reason code.")
-        for reason in rejections.keys.sorted() {
-            lines.append("airlock_rejections_total{reason=\"\(Metrics.escape(reason))\"} \(rejections[reason]!)")
+        for reason in counters.rejections.keys.sorted() {
+            lines.append("airlock_rejections_total{reason=\"\(Metrics.escape(reason))\"} \(counters.rejections[reason]!)")
         }
         family("airlock_received_bytes_total", "counter", "Bytes of drops taken in.")
-        lines.append("airlock_received_bytes_total \(bytesIn)")
+        lines.append("airlock_received_bytes_total \(counters.bytesIn)")
         family("airlock_outbox_written_bytes_total", "counter", "Bytes written to the outbox.")
-        lines.append("airlock_outbox_written_bytes_total \(bytesOut)")
+        lines.append("airlock_outbox_written_bytes_total \(counters.bytesOut)")
         family("airlock_processing_seconds", "histogram", "Time from claim to verdict.")
         for (index, bound) in Metrics.bounds.enumerated() {
-            lines.append("airlock_processing_seconds_bucket{le=\"\(Metrics.number(bound))\"} \(durationBuckets[index])")
+            lines.append("airlock_processing_seconds_bucket{le=\"\(Metrics.number(bound))\"} \(counters.durationBuckets[index])")
         }
-        lines.append("airlock_processing_seconds_bucket{le=\"+Inf\"} \(durationCount)")
-        lines.append("airlock_processing_seconds_sum \(Metrics.number(durationSum))")
-        lines.append("airlock_processing_seconds_count \(durationCount)")
+        lines.append("airlock_processing_seconds_bucket{le=\"+Inf\"} \(counters.durationCount)")
+        lines.append("airlock_processing_seconds_sum \(Metrics.number(counters.durationSum))")
+        lines.append("airlock_processing_seconds_count \(counters.durationCount)")
         family("airlock_queue_depth", "gauge", "Drops claimed and waiting for, or in, a decoder.")
-        lines.append("airlock_queue_depth \(queueDepth)")
+        lines.append("airlock_queue_depth \(counters.queueDepth)")
         lines += ScanHealth.shared.metricLines
         family("airlock_decoder_failures_total", "counter", "Drops rejected because the decoder crashed, hit a limit or timed out.")
-        lines.append("airlock_decoder_failures_total \(decoderFailures)")
+        lines.append("airlock_decoder_failures_total \(counters.decoderFailures)")
         family("airlock_deferred_retries_total", "counter", "Drops deferred (disk full, permissions) and retried later.")
-        lines.append("airlock_deferred_retries_total \(deferredRetries)")
+        lines.append("airlock_deferred_retries_total \(counters.deferredRetries)")
         if let confinement = DecoderConfinementState.current {
             family("airlock_decoder_confinement", "gauge",
                    "1 for each mechanism's state as decoders last found it (in-force, not-offered, refused).")
@@ -105,7 +104,7 @@ public final class Metrics: @unchecked Sendable {
         }
         family("airlock_unconfined_deferrals_total", "counter", "Drops deferred because decoders could not be confined.")
         lines.append("airlock_unconfined_deferrals_total \(DecoderConfinementState.withheldDrops)")
-        lines += Metrics.stateLines(root)
+        lines += Metrics.stateLines(counters.root)
         return lines.joined(separator: "\n") + "\n"
     }
 

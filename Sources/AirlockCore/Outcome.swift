@@ -1,5 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Foundation
 
 /// How one drop ended, as the event line on standard output says it.

@@ -1,5 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Foundation
 
 /// Progress of one large drop on standard error, rewritten in place: bytes of the

@@ -1,4 +1,4 @@
-import AirlockDecoding
+import AirlockFormats
 import AirlockPolicy
 import AirlockSystem
 import Foundation

@@ -1,5 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Foundation
 
 /// The operator's side of the quarantine: list, show, release, purge. Safe while a

@@ -1,5 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Foundation
 
 // How `quarantine release` and `purge` change an entry so that a stop at any

@@ -3,7 +3,7 @@ import Foundation
 
 /// An airlock root opened for work: a descriptor for each of its directories, all
 /// checked to sit on one filesystem, because every hand-over is a rename.
-public struct RootLayout {
+public struct RootLayout: Sendable {
     public let path: String
     public let root: FileDescriptor
     public let outbox: FileDescriptor

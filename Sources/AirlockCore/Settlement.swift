@@ -1,5 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Foundation
 
 // How a claimed drop reaches its outcome so that a stop at any instant (SIGKILL,
@@ -29,6 +30,9 @@ import Foundation
 //   R1 reported                    + report.json (tmp, fsync, rename)   append `rejected`, move to quarantine
 //   R2 journalled                  + `rejected` in the journal          move to quarantine (no record)
 //   -- done                        quarantine/ID/{drop,report.json}     nothing
+//
+// The journal's `claimed` record is no step of either path: recovery never reads
+// it, so it need not be durable before decoding starts (see Journal.append).
 //
 // A claim with no drop is one whose drop never moved in (the producer took it
 // back) or whose removal had begun after A3: it is removed without a record.
@@ -180,13 +184,23 @@ extension Intake {
         return nil
     }
 
-    /// A1 → A2: makes staging durable, notes its inode (and totals) in the claim,
-    /// then renames it to a free outbox name with RENAME_NOREPLACE, so an existing
-    /// entry is never replaced.
+    /// A1 → A2: makes staging and a note of its inode (and totals) in the claim
+    /// durable, then renames it to a free outbox name with RENAME_NOREPLACE, so an
+    /// existing entry is never replaced.
     func commit(_ claim: Claim, staging: FileDescriptor, files: Int64, bytes: Int64) throws(SystemError) -> [UInt8] {
-        if configuration.sync == .syncfs { try SyncGroup.shared.sync(staging) }
         let identity = try staging.status()
-        try CommitNote(device: identity.device, inode: identity.inode, files: files, bytes: bytes).write(claim)
+        let note = CommitNote(device: identity.device, inode: identity.inode, files: files, bytes: bytes)
+        let claimDevice = try claim.directory.status().device
+        if configuration.sync == .syncfs && claimDevice == identity.device {
+            // The syncfs that staging needs anyway covers the note and its name
+            // too when they are on staging's filesystem: both are written before
+            // it starts. A note torn by a stop before it reads as no note (A1).
+            try note.write(claim, sync: false)
+            try SyncGroup.shared.sync(staging)
+        } else {
+            if configuration.sync == .syncfs { try SyncGroup.shared.sync(staging) }
+            try note.write(claim, sync: true)
+        }
         let base = OutboxName.base(for: claim.dropName, id: claim.id, policy: policy)
         var committed: [UInt8]?
         for candidate in OutboxName.candidates(base: base) {
@@ -203,7 +217,7 @@ extension Intake {
             committed = claim.idBytes
         }
         do {
-            try layout.outbox.sync()
+            try DirectorySyncs.shared.sync(layout.outbox)
         } catch {
             // The rename happened: failing now would retry the drop and commit it twice.
             log.warning("fsync of the outbox after committing \(claim.id): \(error)")
@@ -220,7 +234,7 @@ extension Intake {
             try claim.directory.removeTree(file)
         }
         try layout.claimed.removeDirectory(claim.idBytes)
-        try layout.claimed.sync()
+        try DirectorySyncs.shared.sync(layout.claimed)
     }
 
     /// C → R1: writes report.json into the claim (temporary file, fsync, rename,
@@ -251,13 +265,13 @@ extension Intake {
         try claim.directory.removeTree(Claim.reportTemporary)
         try claim.directory.sync()
         try layout.claimed.renameNoReplace(claim.idBytes, to: layout.quarantine, claim.idBytes)
-        try layout.quarantine.sync()
-        try layout.claimed.sync()
+        try DirectorySyncs.shared.sync(layout.quarantine)
+        try DirectorySyncs.shared.sync(layout.claimed)
     }
 }
 
-/// claimed/ID/commit: the staging directory's identity, written (and fsynced)
-/// before the outbox rename, and the totals its `accepted` record carries.
+/// claimed/ID/commit: the staging directory's identity, durable before the
+/// outbox rename, and the totals its `accepted` record carries.
 /// Older notes have the identity alone.
 struct CommitNote {
     let device: UInt64
@@ -265,13 +279,15 @@ struct CommitNote {
     var files: Int64?
     var bytes: Int64?
 
-    func write(_ claim: Claim) throws(SystemError) {
+    /// Writes the note; with `sync`, fsyncs it and the claim directory, else the
+    /// caller makes both durable (a syncfs of their filesystem) before the rename.
+    func write(_ claim: Claim, sync: Bool) throws(SystemError) {
         let text = "\(device) \(inode) \(files.map(String.init) ?? "-") \(bytes.map(String.init) ?? "-")\n"
         try claim.directory.open(Claim.commitFile, [.writeOnly, .create, .truncate, .noFollow], mode: 0o600).closeAfter { (fd) throws(SystemError) in
             try fd.writeAll(Array(text.utf8))
-            try fd.sync()
+            if sync { try fd.sync() }
         }
-        try claim.directory.sync()
+        if sync { try claim.directory.sync() }
     }
 
     /// The claim's note; nil when it is unreadable (a stop tore it before its fsync).

@@ -1,5 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 
 /// Walks what a decoder child left in staging before it is committed, and
 /// judges it by the same rules the child was to apply: only directories and

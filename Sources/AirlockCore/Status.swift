@@ -1,5 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Foundation
 
 /// `airlock status`: is a daemon running on this root, what has it done, what is

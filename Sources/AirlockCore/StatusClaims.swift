@@ -1,4 +1,5 @@
 import AirlockSystem
+import AirlockText
 
 /// A drop that has been claimed for longer than a decoder may run: it is being
 /// deferred (disk full, permissions, confinement refused) or no daemon is

@@ -1,4 +1,4 @@
-import AirlockDecoding
+import AirlockChild
 import AirlockSystem
 
 /// What the long-running process gives up: it keeps reading and executing as

@@ -1,5 +1,4 @@
 import AirlockSystem
-import Foundation
 
 /// Group commit for syncfs(2): workers whose staging completes close together
 /// share one sync instead of queueing one each behind the disk.
@@ -15,22 +14,23 @@ import Foundation
 ///
 /// One group serves the whole process: the staging directories all live on the
 /// root's filesystem, and a reload replaces the intake, not the disk.
-public final class SyncGroup: @unchecked Sendable {  // all state under `condition`
+public final class SyncGroup: Sendable {
     public static let shared = SyncGroup()
 
-    private let condition = NSCondition()
-    /// Tickets handed out so far.
-    private var taken: UInt64 = 0
-    /// Every ticket up to this one is covered by a finished sync.
-    private var covered: UInt64 = 0
-    private var syncing = false
-    private var started: UInt64 = 0
+    private struct Progress: Sendable {
+        /// Tickets handed out so far.
+        var taken: UInt64 = 0
+        /// Every ticket up to this one is covered by a finished sync.
+        var covered: UInt64 = 0
+        var syncing = false
+        var started: UInt64 = 0
+    }
+
+    private let progress = Monitor(Progress())
 
     /// syncfs calls made so far: fewer than the calls to `sync` when grouped.
     public var syncs: UInt64 {
-        condition.lock()
-        defer { condition.unlock() }
-        return started
+        progress.read { $0.started }
     }
 
     public init() {}
@@ -38,28 +38,33 @@ public final class SyncGroup: @unchecked Sendable {  // all state under `conditi
     /// Syncs the filesystem holding `fd`, or waits for a peer's sync that covers
     /// every write this thread finished before the call.
     public func sync(_ fd: FileDescriptor) throws(SystemError) {
-        condition.lock()
-        taken += 1
-        let ticket = taken
-        while covered < ticket {
-            if syncing {
-                condition.wait()
-                continue
-            }
-            syncing = true
-            let through = taken
-            started += 1
-            condition.unlock()
-            let result = Result { () throws(SystemError) in try fd.syncFilesystem() }
-            condition.lock()
-            syncing = false
-            if case .success = result { covered = max(covered, through) }
-            condition.broadcast()
-            if case .failure(let failure) = result {
-                condition.unlock()
-                throw failure
-            }
+        try share { () throws(SystemError) in try fd.syncFilesystem() }
+    }
+
+    /// Runs `operation`, or waits for a peer's run of its own that started after
+    /// this call. Every caller of one group passes an operation that covers the
+    /// same writes: the writes to one filesystem, or to one directory.
+    func share(_ operation: () throws(SystemError) -> Void) throws(SystemError) {
+        let ticket = progress.withLock { progress in
+            progress.taken += 1
+            return progress.taken
         }
-        condition.unlock()
+        while true {
+            // Covered already, or nobody running: then this thread leads the next run,
+            // which covers every ticket taken so far.
+            let leading: UInt64? = progress.withLock(when: { $0.covered >= ticket || !$0.syncing }) { progress, _ in
+                guard progress.covered < ticket else { return nil }
+                progress.syncing = true
+                progress.started += 1
+                return progress.taken
+            }
+            guard let through = leading else { return }
+            let result = Result { () throws(SystemError) in try operation() }
+            progress.withLock { progress in
+                progress.syncing = false
+                if case .success = result { progress.covered = max(progress.covered, through) }
+            }
+            try result.get()
+        }
     }
 }

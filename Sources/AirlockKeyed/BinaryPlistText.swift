@@ -1,5 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 
 /// Checks every string a binary property list holds, before Foundation reads it.
 ///

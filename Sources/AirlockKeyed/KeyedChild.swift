@@ -1,6 +1,7 @@
-import AirlockDecoding
+import AirlockChild
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Foundation
 
 /// The keyed-archive decoder child: the same descriptors, confinement and result

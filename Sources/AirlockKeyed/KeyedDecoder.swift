@@ -38,33 +38,23 @@ public struct KeyedDecoder {
         // The property list first: is it a keyed archive at all, and which class
         // names does it use (including fallbacks in $classes, which the unarchiver
         // would try in turn)? Nothing is allowed because the input names it.
-        let plist: Any
+        let plist: PropertyListValue
         do {
-            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            plist = PropertyListValue(try PropertyListSerialization.propertyList(from: data, options: [], format: nil))
         } catch {
             return .rejected(.corruptArchive, "not a readable property list: \(describe(error))")
         }
-        guard let top = plist as? [String: Any] else {
+        guard let top = plist.dictionaryValue else {
             return .rejected(.unsupportedFormat, "a property list that is not a keyed archive")
         }
-        guard top["$archiver"] as? String == "NSKeyedArchiver" else {
+        guard top["$archiver"]?.stringValue == "NSKeyedArchiver" else {
             return .rejected(.unsupportedFormat, "a property list whose $archiver is not NSKeyedArchiver")
         }
-        guard let objects = top["$objects"] as? [Any] else {
+        guard let objects = top["$objects"]?.arrayValue else {
             return .rejected(.corruptArchive, "the keyed archive has no $objects table")
         }
-        let accepted = Set(settings.classNames)
-        for object in objects {
-            guard let description = object as? [String: Any], description["$classname"] != nil || description["$classes"] != nil else { continue }
-            var names: [Any] = [description["$classname"] as Any]
-            names += (description["$classes"] as? [Any]) ?? []
-            for case let name as String in names {
-                if accepted.contains(name) || KeyedDecoder.structuralClasses.contains(name) || KeyedDecoder.valueClasses.contains(name) { continue }
-                return .rejected(.unknownClass, "the archive names class \"\(name)\", which is not configured")
-            }
-            for name in names where !(name is String) {
-                return .rejected(.corruptArchive, "a class description with a non-string name \(type(of: name))")
-            }
+        if let refusal = KeyedDecoder.unconfiguredClass(in: objects, accepted: Set(settings.classNames)) {
+            return .rejected(refusal.reason, refusal.detail)
         }
 
         let shape: KeyedStructure.Shape
@@ -77,6 +67,36 @@ public struct KeyedDecoder {
         return ArchivedMemo.$maxTextUnits.withValue(Int(settings.maxTextUnits)) {
             unarchive(data, shape: shape)
         }
+    }
+
+    /// The refusal for the first class description naming a class that is neither
+    /// configured nor a Foundation class a Memo archive may use, or holding a name
+    /// that is not a string; nil when every description passes.
+    ///
+    /// A description's names are its `$classname` and then its `$classes` (the
+    /// fallbacks the unarchiver would try in turn; not an array counts as none).
+    /// Every string is judged before any non-string is. A missing or non-string
+    /// `$classname` is reported as `Optional<Any>`, a non-string fallback by the
+    /// type Foundation's reader gave it: the wording these rejections have had
+    /// since they were first written, kept so reports stay comparable.
+    static func unconfiguredClass(in objects: [PropertyListValue], accepted: Set<String>) -> KeyedStructure.Refusal? {
+        for object in objects {
+            guard let description = object.dictionaryValue,
+                  description["$classname"] != nil || description["$classes"] != nil else { continue }
+            let fallbacks = description["$classes"]?.arrayValue ?? []
+            let strings = ([description["$classname"]?.stringValue] + fallbacks.map(\.stringValue)).compactMap { $0 }
+            for name in strings {
+                if accepted.contains(name) || structuralClasses.contains(name) || valueClasses.contains(name) { continue }
+                return KeyedStructure.Refusal(.unknownClass, "the archive names class \"\(name)\", which is not configured")
+            }
+            if description["$classname"]?.stringValue == nil {
+                return KeyedStructure.Refusal(.corruptArchive, "a class description with a non-string name Optional<Any>")
+            }
+            if let odd = fallbacks.first(where: { $0.stringValue == nil }) {
+                return KeyedStructure.Refusal(.corruptArchive, "a class description with a non-string name \(odd.foundationTypeName)")
+            }
+        }
+        return nil
     }
 
     /// Decodes the checked property list with NSKeyedUnarchiver, as secure coding

@@ -12,7 +12,7 @@ import Foundation
 /// every Memo's fields are judged here first, each with its own reason; the
 /// unarchiver then decodes a graph already known to be of the expected shape.
 struct KeyedStructure {
-    let objects: [Any]
+    let objects: [PropertyListValue]
     let settings: KeyedSettings
 
     enum Shape: Equatable {
@@ -29,29 +29,8 @@ struct KeyedStructure {
         }
     }
 
-    /// The value of a UID (`CF$UID`). Foundation on Linux hands them out as an
-    /// internal class whose only stored value is `value`; an XML reader may give a
-    /// `{"CF$UID": n}` dictionary.
-    static func uid(_ value: Any) -> Int? {
-        if let dictionary = value as? [String: Any], dictionary.count == 1, let number = dictionary["CF$UID"] as? Int { return number }
-        guard String(describing: type(of: value)).hasSuffix("KeyedArchiverUID") else { return nil }
-        for child in Mirror(reflecting: value).children where child.label == "value" {
-            if let number = child.value as? UInt32 { return Int(number) }
-            if let number = child.value as? Int { return number }
-            if let number = child.value as? UInt64 { return Int(exactly: number) }
-        }
-        return nil
-    }
-
-    /// Booleans and numbers both arrive as NSNumber (and `is Bool` holds for both on
-    /// Linux): a boolean is the one whose ObjC type is "c".
-    static func isBoolean(_ value: Any) -> Bool {
-        guard let number = value as? NSNumber else { return false }
-        return String(cString: number.objCType) == "c"
-    }
-
-    func object(_ reference: Any, _ what: String) throws(Refusal) -> Any {
-        guard let index = KeyedStructure.uid(reference) else {
+    func object(_ reference: PropertyListValue, _ what: String) throws(Refusal) -> PropertyListValue {
+        guard let index = reference.uidValue else {
             throw Refusal(.corruptArchive, "\(what) is not an object reference")
         }
         guard index > 0, index < objects.count else {
@@ -61,30 +40,29 @@ struct KeyedStructure {
     }
 
     /// The class name of an archived object, nil for a plain property-list value.
-    func className(_ object: Any, _ what: String) throws(Refusal) -> String? {
-        guard let dictionary = object as? [String: Any], let reference = dictionary["$class"] else { return nil }
-        guard let description = try self.object(reference, "the class of \(what)") as? [String: Any],
-              let name = description["$classname"] as? String else {
+    func className(_ object: PropertyListValue, _ what: String) throws(Refusal) -> String? {
+        guard let reference = object.dictionaryValue?["$class"] else { return nil }
+        guard let name = try self.object(reference, "the class of \(what)").dictionaryValue?["$classname"]?.stringValue else {
             throw Refusal(.corruptArchive, "the class of \(what) has no name")
         }
         return name
     }
 
-    func describe(_ object: Any, className: String?) -> String {
+    func describe(_ object: PropertyListValue, className: String?) -> String {
         if let className { return className }
-        if KeyedStructure.isBoolean(object) { return "a boolean" }
         switch object {
-        case is String: return "a string"
-        case is Int, is Double, is NSNumber: return "a number"
-        case is Data: return "data"
-        case is [Any]: return "a bare array"
-        case is [String: Any]: return "a bare dictionary"
-        default: return "\(type(of: object))"
+        case .boolean: return "a boolean"
+        case .string: return "a string"
+        case .integer, .largeInteger, .real: return "a number"
+        case .data: return "data"
+        case .array: return "a bare array"
+        case .dictionary: return "a bare dictionary"
+        case .date, .uid, .other: return object.foundationTypeName
         }
     }
 
-    func validate(top: [String: Any]) throws(Refusal) -> Shape {
-        guard let topLevel = top["$top"] as? [String: Any], let rootReference = topLevel["root"] else {
+    func validate(top: [String: PropertyListValue]) throws(Refusal) -> Shape {
+        guard let rootReference = top["$top"]?.dictionaryValue?["root"] else {
             throw Refusal(.corruptArchive, "the archive has no root object")
         }
         let root = try object(rootReference, "the root")
@@ -93,10 +71,10 @@ struct KeyedStructure {
             try validateMemo(root, "the memo")
             return .memo
         }
-        guard rootClass == "NSArray" || rootClass == "NSMutableArray", let array = root as? [String: Any] else {
+        guard rootClass == "NSArray" || rootClass == "NSMutableArray", let array = root.dictionaryValue else {
             throw Refusal(.wrongRootClass, "the root is \(describe(root, className: rootClass)), not a Memo or an array of them")
         }
-        guard let items = array["NS.objects"] as? [Any] else {
+        guard let items = array["NS.objects"]?.arrayValue else {
             throw Refusal(.corruptArchive, "the array has no NS.objects")
         }
         guard Int64(items.count) <= settings.maxItems else {
@@ -115,10 +93,10 @@ struct KeyedStructure {
 
     /// schema: present, an integer, the supported one; text: present, a string of at
     /// most the allowed UTF-16 length.
-    func validateMemo(_ object: Any, _ what: String) throws(Refusal) {
-        guard let fields = object as? [String: Any] else { throw Refusal(.corruptArchive, "\(what) is not an object") }
+    func validateMemo(_ object: PropertyListValue, _ what: String) throws(Refusal) {
+        guard let fields = object.dictionaryValue else { throw Refusal(.corruptArchive, "\(what) is not an object") }
         guard let schema = fields["schema"] else { throw Refusal(.invalidField, "\(what) has no schema") }
-        guard let number = schema as? Int, !KeyedStructure.isBoolean(schema) else {
+        guard let number = schema.integerValue else {
             throw Refusal(.invalidField, "\(what): schema is \(describe(schema, className: nil)), not an integer")
         }
         guard number == ArchivedMemo.supportedSchema else {
@@ -128,10 +106,10 @@ struct KeyedStructure {
         let text = try self.object(textReference, "\(what)'s text")
         let textClass = try className(text, "\(what)'s text")
         let string: String
-        if let plain = text as? String, textClass == nil {
+        if let plain = text.stringValue, textClass == nil {
             string = plain
         } else if textClass == "NSString" || textClass == "NSMutableString",
-                  let boxed = (text as? [String: Any])?["NS.string"] as? String {
+                  let boxed = text.dictionaryValue?["NS.string"]?.stringValue {
             string = boxed
         } else {
             throw Refusal(.invalidField, "\(what): text is \(describe(text, className: textClass)), not a string")

@@ -1,4 +1,3 @@
-import AirlockDecoding
 import AirlockPolicy
 import AirlockSystem
 import Foundation

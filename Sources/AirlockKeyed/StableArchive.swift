@@ -15,18 +15,25 @@ public enum StableArchive {
         for (_, (cls, name)) in classNames { archiver.setClassName(name, for: cls) }
         archiver.encode(root, forKey: NSKeyedArchiveRootObjectKey)
         archiver.finishEncoding()
-        var plist = try PropertyListSerialization.propertyList(from: archiver.encodedData, options: [], format: nil) as! [String: Any]
+        let plist = PropertyListValue(try PropertyListSerialization.propertyList(from: archiver.encodedData, options: [], format: nil))
         var renames: [String: String] = [:]
         for (_, (cls, name)) in classNames { renames[NSStringFromClass(cls)] = name }
-        var objects = plist["$objects"] as! [Any]
-        for (index, object) in objects.enumerated() {
-            guard var description = object as? [String: Any], let name = description["$classname"] as? String else { continue }
-            description["$classname"] = renames[name] ?? name
-            if let chain = description["$classes"] as? [String] { description["$classes"] = chain.map { renames[$0] ?? $0 } }
-            objects[index] = description
+        guard var top = plist.dictionaryValue, let objects = top["$objects"]?.arrayValue else {
+            preconditionFailure("NSKeyedArchiver wrote a property list without an $objects table")
         }
-        plist["$objects"] = objects
-        return try PropertyListSerialization.data(fromPropertyList: plist, format: format, options: 0)
+        top["$objects"] = .array(objects.map { renamingClass(of: $0, renames) })
+        return try PropertyListValue.dictionary(top).propertyListData(format: format)
+    }
+
+    /// A class description with its class name and fallbacks renamed; any other
+    /// object as it is.
+    private static func renamingClass(of object: PropertyListValue, _ renames: [String: String]) -> PropertyListValue {
+        guard var description = object.dictionaryValue, let name = description["$classname"]?.stringValue else { return object }
+        description["$classname"] = .string(renames[name] ?? name)
+        if let chain = description["$classes"]?.arrayValue, chain.allSatisfy({ $0.stringValue != nil }) {
+            description["$classes"] = .array(chain.map { .string(renames[$0.stringValue!] ?? $0.stringValue!) })
+        }
+        return .dictionary(description)
     }
 
     /// A memo, or an array of memos, archived with the Memo class named `className`.

@@ -1,4 +1,4 @@
-import AirlockSystem
+import AirlockText
 
 /// An archive entry's name that passed the path policy: relative, `/`-separated
 /// UTF-8 components, none empty, `.` or `..`, none holding `\`, `:`, NUL or a

@@ -1,3 +1,4 @@
+import AirlockText
 #if canImport(Glibc)
 import Glibc
 #endif

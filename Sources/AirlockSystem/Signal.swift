@@ -16,10 +16,25 @@ public struct Signal: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public static let io = Signal(rawValue: SIGIO)
     /// Sent to a process that writes past RLIMIT_FSIZE.
     public static let fileSizeExceeded = Signal(rawValue: SIGXFSZ)
+    /// Sent to a process that writes to a pipe nobody reads.
+    public static let brokenPipe = Signal(rawValue: SIGPIPE)
 
     /// signal(2) with SIG_IGN: this process ignores the signal from now on.
     public func ignore() {
         _ = Glibc.signal(rawValue, SIG_IGN)
+    }
+
+    /// signal(2) with SIG_DFL: the signal does what the kernel does by default.
+    public func restoreDefault() {
+        _ = Glibc.signal(rawValue, SIG_DFL)
+    }
+
+    /// Unblocks `signals` for the calling thread, whatever mask it inherited.
+    public static func unblock(_ signals: [Signal]) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in signals { sigaddset(&set, signal.rawValue) }
+        _ = pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     public var description: String { Termination.signalName(rawValue) }

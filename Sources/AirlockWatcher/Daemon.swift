@@ -1,9 +1,9 @@
 import AirlockCore
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Dispatch
 import Foundation
-import Synchronization
 
 /// `airlock run`: watches the inbox unattended. One dispatcher thread turns
 /// inotify events into settled, complete names and claims them; a bounded pool of
@@ -11,7 +11,11 @@ import Synchronization
 /// decoder child). Claimed drops wait in a bounded queue; beyond it, drops simply
 /// wait in the inbox, so 10,000 drops at once cost names in memory, not
 /// descriptors or processes.
-public final class Daemon: @unchecked Sendable {
+///
+/// Only the dispatcher thread touches the daemon; the watch thread, the workers
+/// and the signal handlers reach it through Sendable parts: the watch's and the
+/// pool's queues, the signal flags and the wake-up pipe.
+public final class Daemon {
     public struct Setup {
         public var rootPath: String
         /// The file SIGHUP re-reads (nil: defaults, nothing to reload).
@@ -40,9 +44,7 @@ public final class Daemon: @unchecked Sendable {
     private var runLock: RunLock?
 
     private var configuration: Configuration
-    private var pool: WorkerPool!
-    /// Filled by the watch thread, emptied by the dispatcher.
-    private let watchEvents = Mutex<[InboxWatch.Event]>([])
+    private let pool: WorkerPool<Intake>
 
     // Stop and reload, asked for by signals.
     private let signals = SignalRequests()
@@ -74,10 +76,11 @@ public final class Daemon: @unchecked Sendable {
         let intake = Intake(layout: layout, configuration: setup.configuration,
                             decoderDirectory: setup.decoderDirectory, log: log, children: children)
         let events = self.events
-        self.pool = WorkerPool(intake: intake, reported: { outcome in
+        let wake = self.wake
+        self.pool = WorkerPool(intake, reported: { outcome in
             events.emit(outcome.eventLine)
             log.info(outcome.logLine)
-        }, wake: { [unowned self] in signalWake() })
+        }, collect: { wake.wake() })
     }
 
     // MARK: Running
@@ -95,12 +98,9 @@ public final class Daemon: @unchecked Sendable {
             log.error("cannot take the run lock: \(error)")
             return 74
         }
-        signals.install { [unowned self] in signalWake() }
+        signals.install { [wake] in wake.wake() }
         do {
-            watch = try InboxWatch(path: setup.rootPath + "/inbox") { [self] event in
-                watchEvents.withLock { $0.append(event) }
-                signalWake()
-            }
+            watch = try InboxWatch(path: setup.rootPath + "/inbox") { [wake] in wake.wake() }
         } catch {
             log.error("\(error)")
             return 74
@@ -129,11 +129,7 @@ public final class Daemon: @unchecked Sendable {
 
     private func step() {
         let now = monotonicNanoseconds()
-        let arrived = watchEvents.withLock { events in
-            defer { events.removeAll() }
-            return events
-        }
-        for event in arrived {
+        for event in watch.takeEvents() {
             switch event {
             case .name(let name, let renamed):
                 if inboxPresent && !Intake.isTemporaryName(name, configuration) { inbox.noteEvent(name, renamed: renamed, now: now) }
@@ -311,10 +307,6 @@ public final class Daemon: @unchecked Sendable {
         if let interval = notifier.watchdogIntervalNanoseconds { deadline = min(deadline, max(nextWatchdog, now + interval / 4)) }
         let milliseconds = Int32(clamping: deadline > now ? (deadline - now) / 1_000_000 + 1 : 0)
         wake.sleep(milliseconds: milliseconds)
-    }
-
-    private func signalWake() {
-        wake.wake()
     }
 
     // MARK: Reload, shutdown

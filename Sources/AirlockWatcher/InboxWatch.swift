@@ -1,15 +1,17 @@
 import AirlockSystem
 import CInotifyTools
 import Foundation
+import Synchronization
 
 /// inotify on the inbox, through libinotifytools, on a thread of its own.
 ///
 /// libinotifytools keeps global state, is not thread-safe, and waits only in
 /// whole seconds (in 3.22, `inotifytools_next_event(0)` blocks rather than
 /// polls). So one thread owns it: it waits up to a second at a time for events,
-/// hands each to the daemon, and between waits (re)installs the watch when the
-/// daemon asks, for instance after the inbox was replaced.
-final class InboxWatch: @unchecked Sendable {
+/// keeps each for the daemon to take and wakes it, and between waits
+/// (re)installs the watch when the daemon asks, for instance after the inbox
+/// was replaced.
+final class InboxWatch: Sendable {
     enum Event: Equatable, Sendable {
         /// A name was closed after writing (`renamed` false), or moved in (true):
         /// a rename is the producer saying the file is complete.
@@ -27,16 +29,21 @@ final class InboxWatch: @unchecked Sendable {
     static let dropEvents = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO)
     static let goneEvents = UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT | IN_IGNORED)
 
-    let path: String
-    private let deliver: @Sendable (Event) -> Void
-    private let lock = NSLock()
-    private var rewatchWanted = true
-    private var stopWanted = false
-    private var watch: Int32 = -1
+    /// What the daemon asks of the watch thread, and what the thread has for it.
+    private struct Mailbox: Sendable {
+        var rewatchWanted = true
+        var stopWanted = false
+        var events: [Event] = []
+    }
 
-    init(path: String, deliver: @escaping @Sendable (Event) -> Void) throws {
+    let path: String
+    private let mailbox = Mutex(Mailbox())
+    /// Called after each event is kept, so the daemon wakes to take it.
+    private let arrived: @Sendable () -> Void
+
+    init(path: String, arrived: @escaping @Sendable () -> Void) throws {
         self.path = path
-        self.deliver = deliver
+        self.arrived = arrived
         guard inotifytools_initialize() != 0 else {
             throw SystemError("inotify_init", text: path, Errno(rawValue: inotifytools_error()))
         }
@@ -50,26 +57,36 @@ final class InboxWatch: @unchecked Sendable {
 
     /// Asks the thread to watch the path again (it does so within a second).
     func rewatch() {
-        lock.lock()
-        rewatchWanted = true
-        lock.unlock()
+        mailbox.withLock { $0.rewatchWanted = true }
     }
 
     func stop() {
-        lock.lock()
-        stopWanted = true
-        lock.unlock()
+        mailbox.withLock { $0.stopWanted = true }
+    }
+
+    /// The events that arrived since the last call, oldest first.
+    func takeEvents() -> [Event] {
+        mailbox.withLock { mailbox in
+            defer { mailbox.events.removeAll() }
+            return mailbox.events
+        }
+    }
+
+    private func deliver(_ event: Event) {
+        mailbox.withLock { $0.events.append(event) }
+        arrived()
     }
 
     private func loop() {
+        // The watch descriptor: the thread's own, like the rest of libinotifytools' state.
+        var watch: Int32 = -1
         while true {
-            lock.lock()
-            let stop = stopWanted
-            let again = rewatchWanted
-            rewatchWanted = false
-            lock.unlock()
+            let (stop, again) = mailbox.withLock { mailbox in
+                defer { mailbox.rewatchWanted = false }
+                return (mailbox.stopWanted, mailbox.rewatchWanted)
+            }
             if stop { return }
-            if again { install() }
+            if again { install(&watch) }
             guard let raw = inotifytools_next_event(1) else { continue }
             if let event = InboxWatch.translate(raw) {
                 if event == .inboxGone, raw.pointee.mask & UInt32(IN_IGNORED) != 0 { watch = -1 }
@@ -78,7 +95,7 @@ final class InboxWatch: @unchecked Sendable {
         }
     }
 
-    private func install() {
+    private func install(_ watch: inout Int32) {
         if watch >= 0 {
             _ = inotifytools_remove_watch_by_wd(watch)
             watch = -1

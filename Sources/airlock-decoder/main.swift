@@ -1,4 +1,5 @@
-import AirlockDecoding
+import AirlockArchive
+import AirlockChild
 import AirlockSystem
 
 CurrentProcess.exit(DecoderChild.main(Array(CommandLine.arguments.dropFirst())))

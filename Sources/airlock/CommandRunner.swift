@@ -1,8 +1,10 @@
 import AirlockCore
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import AirlockWatcher
 import Foundation
+import Synchronization
 
 /// sysexits(3) statuses.
 enum ExitStatus {
@@ -239,20 +241,32 @@ enum CommandRunner {
         ConfinementInForce.record("supervisor_landlock", confinement.applied)
         if confinement.applied { log.info(confinement.message) } else { log.warning(confinement.message) }
         guard once else {
-            let configurationPath: String
-            switch choice {
-            case .config(let file): configurationPath = file
-            case .root, .implicit: configurationPath = root + "/airlock.json"
-            }
-            let setup = Daemon.Setup(rootPath: root, configurationPath: configurationPath,
-                                     configuration: configuration, decoderDirectory: decoder)
-            do {
-                return try Daemon(setup, layout: layout).run()
-            } catch {
-                log.error("cannot start: \(error)")
-                return ExitStatus.ioError
-            }
+            return runDaemon(choice, root: root, configuration: configuration, layout: layout, decoder: decoder)
         }
+        return runOnce(root: root, configuration: configuration, layout: layout, decoder: decoder)
+    }
+
+    /// `airlock run`: the daemon, until a signal stops it.
+    static func runDaemon(_ choice: Command.RootChoice, root: String, configuration: Configuration, layout: RootLayout,
+                          decoder: String) -> Int32 {
+        let configurationPath: String
+        switch choice {
+        case .config(let file): configurationPath = file
+        case .root, .implicit: configurationPath = root + "/airlock.json"
+        }
+        let setup = Daemon.Setup(rootPath: root, configurationPath: configurationPath,
+                                 configuration: configuration, decoderDirectory: decoder)
+        do {
+            return try Daemon(setup, layout: layout).run()
+        } catch {
+            log.error("cannot start: \(error)")
+            return ExitStatus.ioError
+        }
+    }
+
+    /// `airlock run --once`: the claims a crash left, then every drop now in the
+    /// inbox; 75 when any drop was deferred.
+    static func runOnce(root: String, configuration: Configuration, layout: RootLayout, decoder: String) -> Int32 {
         let lock: RunLock
         do {
             guard let taken = try RunLock.acquire(layout, mode: "once") else {
@@ -265,13 +279,13 @@ enum CommandRunner {
             return ExitStatus.ioError
         }
         defer { withExtendedLifetime(lock) {} }
-        let intake = Intake(layout: layout, configuration: configuration, decoderDirectory: decoder, log: log)
-        intake.showsProgress = FileDescriptor(rawValue: 1).isTerminal
-        let counter = DeferredCounter()
+        let intake = Intake(layout: layout, configuration: configuration, decoderDirectory: decoder, log: log,
+                            showsProgress: FileDescriptor(rawValue: 1).isTerminal)
+        let deferred = Atomic(0)
         let report: @Sendable (DropOutcome) -> Void = { outcome in
             events.emit(outcome.eventLine)
             log.info(outcome.logLine)
-            if case .deferred = outcome.verdict { counter.count += 1 }
+            if case .deferred = outcome.verdict { deferred.add(1, ordering: .relaxed) }
         }
         let workers = configuration.workerCount
         do {
@@ -283,12 +297,7 @@ enum CommandRunner {
             log.error("intake stopped: \(error)")
             return ExitStatus.ioError
         }
-        return counter.count > 0 ? ExitStatus.temporaryFailure : ExitStatus.ok
-    }
-
-    /// Counts deferred drops; only touched under the intake's emit lock.
-    final class DeferredCounter: @unchecked Sendable {
-        var count = 0
+        return deferred.load(ordering: .relaxed) > 0 ? ExitStatus.temporaryFailure : ExitStatus.ok
     }
 
     /// Resolves the configuration `choice` names and finds the decoder programs,

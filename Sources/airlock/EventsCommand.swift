@@ -1,8 +1,5 @@
 import AirlockCore
 import AirlockSystem
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension Operations {
     /// `events [--follow] [--after CURSOR]`: journal records as JSON Lines with
@@ -13,13 +10,9 @@ extension Operations {
         if follow {
             // A follower is stopped by SIGTERM or SIGINT, whatever mask or disposition
             // it inherited; what it printed last carries the cursor to resume from.
-            var stopping = sigset_t()
-            sigemptyset(&stopping)
-            for number in [SIGTERM, SIGINT] {
-                sigaddset(&stopping, number)
-                signal(number, SIG_DFL)
-            }
-            pthread_sigmask(SIG_UNBLOCK, &stopping, nil)
+            let stopping: [Signal] = [.terminate, .interrupt]
+            for signal in stopping { signal.restoreDefault() }
+            Signal.unblock(stopping)
         }
         while true {
             let batch: (lines: [String], next: EventFeed.Cursor?)

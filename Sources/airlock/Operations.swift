@@ -1,6 +1,7 @@
 import AirlockCore
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Foundation
 
 /// The operator's commands: quarantine list/show/release/purge, history, status.

@@ -1,12 +1,10 @@
 import AirlockCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import AirlockSystem
 
 // Parse into a Command, then dispatch; nothing else lives here.
 // A closed standard output must not kill the intake halfway through a drop:
 // writes then fail with EPIPE instead. Decoder children get default dispositions.
-signal(SIGPIPE, SIG_IGN)
+Signal.brokenPipe.ignore()
 let status: Int32
 do {
     let command = try Command.parse(Array(CommandLine.arguments.dropFirst()))
@@ -17,4 +15,4 @@ do {
     Log().error(error.description + " (" + Help.pointer(for: arguments) + ")")
     status = ExitStatus.usage
 }
-exit(status)
+CurrentProcess.exit(status)

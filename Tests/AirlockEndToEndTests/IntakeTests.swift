@@ -114,18 +114,18 @@ struct IntakeTests {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        var appended = false
-        for _ in 0..<100 where !appended {
-            usleep(20_000)
+        // Whenever the append lands after the claim (before the supervisor opens the
+        // drop, or while the delayed decoder holds it), the drop has changed.
+        let appended = waitFor(seconds: 30) {
             for id in (try? FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path)) ?? [] {
                 let drop = sandbox.claimed.appendingPathComponent(id).appendingPathComponent("drop")
-                if let handle = try? FileHandle(forWritingTo: drop) {
-                    try handle.seekToEnd()
-                    try handle.write(contentsOf: Data("appended by a late writer".utf8))
-                    try handle.close()
-                    appended = true
-                }
+                guard let handle = try? FileHandle(forWritingTo: drop) else { continue }
+                defer { try? handle.close() }
+                guard (try? handle.seekToEnd()) != nil,
+                      (try? handle.write(contentsOf: Data("appended by a late writer".utf8))) != nil else { return false }
+                return true
             }
+            return false
         }
         #expect(appended, "the claimed drop never appeared")
         let stdout = output.fileHandleForReading.readDataToEndOfFile()

@@ -1,0 +1,78 @@
+import AirlockChild
+import AirlockPolicy
+import AirlockSystem
+import AirlockText
+import CLzma
+
+/// One ZIP entry's name: the bytes its headers store, the UTF-8 name that is
+/// judged and lands, and the name libarchive yields for it.
+struct ZipName {
+    let landing: [UInt8]
+    let key: ZipDirectory.NameKey
+    /// The legacy code page the landing name was decoded from, if it was.
+    let encoding: String?
+
+    /// Reads a stored name by the rules of `LegacyNames`, with its Unicode path
+    /// field, if any.
+    ///
+    /// The field is bound to the header name by a CRC of the header's bytes.
+    /// Readers that know it (libarchive, unzip, 7-Zip) take it over the header
+    /// name when the CRC matches and ignore it otherwise; readers that do not
+    /// (Python's zipfile) read the header name. So the field must name what the
+    /// header name decodes to, or two readers extract two different names.
+    static func resolve(stored: [UInt8], flags: UInt16, unicode: ZipExtra.UnicodePath?,
+                        converter: TextConverter) throws(ZipDirectory.Failure) -> ZipName {
+        let flaggedUTF8 = flags & 0x0800 != 0
+        let storedText = String(validating: stored, as: UTF8.self)
+        var landing = stored, encoding: String? = nil
+        if !flaggedUTF8, storedText == nil, let decoded = converter.utf8(stored) {
+            landing = decoded
+            encoding = converter.encoding
+        }
+        guard let unicode else { return ZipName(landing: landing, key: .init(stored), encoding: encoding) }
+        let label = EscapedName(stored)
+        guard unicode.version == 1, let text = String(validating: unicode.name, as: UTF8.self) else {
+            throw .malformed("\(label): its Unicode path field is not version 1 UTF-8")
+        }
+        guard let landingText = String(validating: landing, as: UTF8.self), landingText == text else {
+            if unicode.nameCRC != ZipCRC.of(stored) {
+                throw .malformed("\(label): its Unicode path field, whose checksum does not match the name, names another entry")
+            }
+            throw .malformed("\(label): its Unicode path field names \(EscapedName(unicode.name)), the name itself reads as \(EscapedName(landing))"
+                + (flaggedUTF8 ? "" : " in \(encoding ?? "UTF-8"); readers that ignore the field would extract another name"
+                   + " (if the archive comes from a system with another code page, set zip.legacy_encoding)"))
+        }
+        // A matching CRC: the field's spelling is what the readers that know it extract.
+        if unicode.nameCRC == ZipCRC.of(stored) {
+            return ZipName(landing: unicode.name, key: .init(unicode.name), encoding: encoding)
+        }
+        return ZipName(landing: landing, key: .init(stored), encoding: encoding)
+    }
+}
+
+/// The CRC-32 of ZIP, liblzma's, for the names a Unicode path field is checked against.
+enum ZipCRC {
+    static func of(_ bytes: [UInt8]) -> UInt32 { lzma_crc32(bytes, bytes.count, 0) }
+}
+
+extension EntryScan {
+    /// Decodes a tar name that is not UTF-8 from the configured encoding, or
+    /// rejects it saying which setting would read it. A tar header records no
+    /// encoding (GNU tar writes the bytes of the system's locale; a pax header
+    /// with `hdrcharset=BINARY` says only that they are not UTF-8), so nothing
+    /// but the operator can say what the bytes mean.
+    func judgeTarName(_ yielded: [UInt8], judge: inout EntryJudge, findings: inout Findings) {
+        guard String(validating: yielded, as: UTF8.self) == nil else { return }
+        guard let converter = legacyNames?.tar else {
+            findings.record(judge.violation(.unsafePath, "the name is not UTF-8; if the archive comes from a system with a legacy"
+                + " encoding, set tar.legacy_encoding to it (for example \"latin1\")"))
+            return
+        }
+        guard let decoded = converter.utf8(yielded) else {
+            findings.record(judge.violation(.unsafePath, "the name is neither UTF-8 nor valid \(converter.encoding)"))
+            return
+        }
+        judge = EntryJudge(policy: judge.policy, raw: decoded, index: judge.index)
+        judge.stored = (yielded, converter.encoding)
+    }
+}

@@ -1,0 +1,198 @@
+import AirlockChild
+import AirlockPolicy
+import AirlockSystem
+import CLzma
+
+/// A 7z archive's header, read by airlock itself for the one property that
+/// libarchive does not report: deletion markers ("anti-items", which
+/// `7z u -u-... '-up0q3x2z0!diff.7z'` writes for files deleted since the base
+/// archive). 7-Zip applies one by deleting the file; libarchive ignores the
+/// marker and yields an empty file or directory (or, in some versions, fails).
+/// Readers that disagree on what an entry is make the archive corrupt.
+struct SevenZipHeader {
+    /// The anti-items' names (UTF-8), in header order.
+    private(set) var antiItems: [[UInt8]] = []
+    /// How many entries (files and directories) the header lists.
+    private(set) var fileCount = 0
+    /// Every entry's name (UTF-8, converted from the header's UTF-16 as it
+    /// stands), in header order, which is the order libarchive yields them in;
+    /// empty when the header holds no names.
+    private(set) var names: [[UInt8]] = []
+
+    struct Failure: Error {
+        let reason: Reason
+        let detail: String
+        init(_ detail: String, _ reason: Reason = .corruptArchive) {
+            self.reason = reason
+            self.detail = detail
+        }
+    }
+
+    /// Headers are small: a thousand entries with long names fit in well under this.
+    static let maxHeaderBytes: UInt64 = 8 << 20
+
+    /// Reads the header of the 7z `drop`. Nil when the header is encrypted, which
+    /// libarchive reports as such.
+    static func read(drop: DropFile, dropSize: Int64) throws(SystemError) -> Result<SevenZipHeader?, Failure> {
+        let start = try SevenZipHeader.bytes(drop, at: 0, count: 32, dropSize: dropSize)
+        guard let start else { return .failure(Failure("the 7z signature header is truncated")) }
+        var cursor = SevenZipCursor(start[12..<32])
+        let offset = cursor.fixed64(), size = cursor.fixed64()
+        guard size <= maxHeaderBytes, offset <= UInt64(dropSize) else { return .failure(Failure("the 7z header is too large")) }
+        if size == 0 { return .success(SevenZipHeader()) }
+        guard var header = try bytes(drop, at: 32 + Int64(offset), count: Int(size), dropSize: dropSize) else {
+            return .failure(Failure("the 7z header lies beyond the end of the drop"))
+        }
+        // An encoded header is a packed stream holding the real one; 7-Zip nests it once.
+        for _ in 0..<4 {
+            guard header.first == 0x17 else { break }
+            do {
+                var cursor = SevenZipCursor(header[1...])
+                let info = try SevenZipStreams(&cursor)
+                guard let decoded = try decode(info, drop: drop, dropSize: dropSize) else { return .success(nil) }
+                header = decoded
+            } catch let failure as Failure {
+                return .failure(failure)
+            } catch {
+                return .failure(Failure("reading the 7z header: \(error)"))
+            }
+        }
+        do {
+            var cursor = SevenZipCursor(header[...])
+            return .success(try SevenZipHeader(&cursor))
+        } catch let failure as Failure {
+            return .failure(failure)
+        } catch {
+            return .failure(Failure("reading the 7z header: \(error)"))
+        }
+    }
+
+    init() {}
+
+    /// Parses a plain header (`kHeader`) up to and through its files.
+    private init(_ cursor: inout SevenZipCursor) throws {
+        guard try cursor.byte() == 0x01 else { throw Failure("the 7z header does not start with kHeader") }
+        var type = try cursor.number()
+        if type == 0x02 {  // archive properties: (type, size, bytes) until 0
+            while try cursor.number() != 0 { try cursor.skip(try cursor.number()) }
+            type = try cursor.number()
+        }
+        if type == 0x03 { _ = try SevenZipStreams(&cursor); type = try cursor.number() }
+        if type == 0x04 { _ = try SevenZipStreams(&cursor); type = try cursor.number() }
+        if type == 0x05 { (fileCount, antiItems, names) = try SevenZipHeader.files(&cursor); type = try cursor.number() }
+        guard type == 0 else { throw Failure("the 7z header holds an unexpected property \(type)") }
+    }
+
+    /// The number of entries in the FilesInfo block, the names of those it
+    /// marks as anti-items, and every entry's name.
+    private static func files(_ cursor: inout SevenZipCursor) throws -> (Int, [[UInt8]], [[UInt8]]) {
+        let files = try cursor.count()
+        var emptyStream: [Bool]?
+        var anti: [Bool]?
+        var names: [[UInt8]] = []
+        while true {
+            let type = try cursor.number()
+            if type == 0 { break }
+            var property = SevenZipCursor(try cursor.take(try cursor.number()))
+            switch type {
+            case 0x0E: emptyStream = try property.bits(files)
+            case 0x10:
+                guard let emptyStream else { throw Failure("a 7z anti-item vector without empty streams") }
+                anti = try property.bits(emptyStream.filter { $0 }.count)
+            case 0x11:
+                guard try property.byte() == 0 else { throw Failure("7z names stored outside the header", .unsupportedFormat) }
+                names = try property.utf16Names(files)
+            default: break
+            }
+        }
+        guard let anti, anti.contains(true), let emptyStream else { return (files, [], names) }
+        let emptyFiles = emptyStream.indices.filter { emptyStream[$0] }
+        return (files, anti.indices.filter { anti[$0] }.map { index in
+            let file = emptyFiles[index]
+            return file < names.count ? names[file] : Array("file \(file + 1)".utf8)
+        }, names)
+    }
+
+    /// Decodes the packed stream an encoded header points to; nil when it is encrypted.
+    private static func decode(_ info: SevenZipStreams, drop: DropFile, dropSize: Int64) throws -> [UInt8]? {
+        // An encrypted header (AES in the chain): libarchive reports it as encrypted.
+        if info.folders.contains(where: { $0.coders.contains { $0.id == [0x06, 0xF1, 0x07, 0x01] } }) { return nil }
+        guard info.folders.count == 1, let folder = info.folders.first, folder.coders.count == 1,
+              info.packSizes.count == 1, let unpacked = folder.unpackSizes.first else {
+            throw Failure("a 7z encoded header that is not one packed stream", .unsupportedFormat)
+        }
+        let coder = folder.coders[0]
+        guard info.packSizes[0] <= maxHeaderBytes, unpacked <= 2 * maxHeaderBytes,
+              info.packPosition <= UInt64(Int64.max - 32) else {
+            throw Failure("the 7z encoded header is too large")
+        }
+        guard let packed = try bytes(drop, at: 32 + Int64(info.packPosition), count: Int(info.packSizes[0]), dropSize: dropSize) else {
+            throw Failure("the 7z encoded header lies beyond the end of the drop")
+        }
+        let header = try SevenZipHeader.unpack(packed, coder: coder, size: Int(unpacked))
+        if let crc = folder.crc, lzma_crc32(header, header.count, 0) != crc {
+            throw Failure("the 7z header's CRC does not match")
+        }
+        return header
+    }
+
+    /// Runs the header's coder: LZMA (what 7-Zip writes), LZMA2, or copy.
+    private static func unpack(_ packed: [UInt8], coder: SevenZipStreams.Coder, size: Int) throws -> [UInt8] {
+        if coder.id == [0x00] { return packed }
+        var options = lzma_options_lzma()
+        let filterID: UInt64
+        if coder.id == [0x03, 0x01, 0x01], coder.properties.count == 5, coder.properties[0] < 9 * 5 * 5 {
+            filterID = 0x4000_0000_0000_0001  // LZMA_FILTER_LZMA1
+            let byte = UInt32(coder.properties[0])
+            options.lc = byte % 9
+            options.lp = (byte / 9) % 5
+            options.pb = byte / 45
+            options.dict_size = coder.properties[1..<5].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        } else if coder.id == [0x21], coder.properties.count == 1, coder.properties[0] <= 40 {
+            filterID = 0x21  // LZMA_FILTER_LZMA2
+            let bits = UInt32(coder.properties[0])
+            options.dict_size = bits == 40 ? UInt32.max : (2 | (bits & 1)) << (bits / 2 + 11)
+        } else {
+            throw Failure("a 7z header packed with a method airlock does not read", .unsupportedFormat)
+        }
+        // The dictionary need not exceed what it decodes: a hostile size costs no memory.
+        options.dict_size = max(4096, min(options.dict_size, UInt32(clamping: size)))
+        return try withUnsafeMutablePointer(to: &options) { pointer in
+            var filters = [lzma_filter(id: filterID, options: pointer), lzma_filter(id: UInt64.max, options: nil)]
+            var stream = lzma_stream()
+            guard lzma_raw_decoder(&stream, &filters) == LZMA_OK else { throw Failure("liblzma cannot decode the 7z header") }
+            defer { lzma_end(&stream) }
+            var output = [UInt8](repeating: 0, count: size)
+            let status = packed.withUnsafeBufferPointer { input in
+                output.withUnsafeMutableBufferPointer { out in
+                    stream.next_in = input.baseAddress
+                    stream.avail_in = input.count
+                    stream.next_out = out.baseAddress
+                    stream.avail_out = out.count
+                    return lzma_code(&stream, LZMA_RUN)
+                }
+            }
+            guard status == LZMA_OK || status == LZMA_STREAM_END, stream.avail_out == 0 else {
+                throw Failure("the 7z header does not decompress")
+            }
+            return output
+        }
+    }
+
+    /// `count` bytes at `offset`, or nil when the drop ends first.
+    private static func bytes(_ drop: DropFile, at offset: Int64, count: Int, dropSize: Int64) throws(SystemError) -> [UInt8]? {
+        guard offset >= 0, count >= 0, offset <= dropSize - Int64(count) else { return nil }
+        var buffer = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = try buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(SystemError) in
+                    try drop.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[done...]), at: offset + Int64(done))
+                }
+            }.get()
+            if n == 0 { return nil }
+            done += n
+        }
+        return buffer
+    }
+}

@@ -1,0 +1,48 @@
+import AirlockPolicy
+import AirlockSystem
+
+/// What every decoder child says to the supervisor, whichever format it reads:
+/// the verdict written to the result pipe with what confinement was granted,
+/// the verdicts of a child that may not decode or whose system call failed,
+/// and its exit statuses. The archive decoder adds its `main` to this type.
+public enum DecoderChild {
+    /// Exit status for arguments the supervisor should never have produced.
+    public static let usageStatus: Int32 = 64
+
+    /// Adds what confinement was granted to a verdict and writes it to the result
+    /// pipe; the child's exit status.
+    public static func report(_ message: inout VerdictMessage, _ confinement: ConfinementReport, program: String) -> Int32 {
+        message.confinement = VerdictMessage.ConfinementFields(
+            landlockABI: Int64(confinement.landlockABI), landlockState: confinement.landlockState.rawValue,
+            seccompState: confinement.seccompState.rawValue,
+            problems: confinement.problems.isEmpty ? nil : confinement.problems.joined(separator: "; "))
+        do {
+            try Confinement.resultDescriptor.writeAll(Array(message.jsonText.utf8))
+        } catch {
+            printError("\(program): cannot report: \(error)")
+            return 71
+        }
+        return 0
+    }
+
+    /// The verdict of a child that may not decode: the kernel offers a mechanism
+    /// that something refused, and confinement is required. The drop is not read.
+    public static func unconfined(_ confinement: ConfinementReport) -> VerdictMessage {
+        VerdictMessage(.unconfined(detail: confinement.problems.joined(separator: "; ")))
+    }
+
+    /// The verdict for a failed system call: `stage` tells the supervisor whether
+    /// the drop could not be read or staging could not be written.
+    public static func failure(_ error: SystemError, while stage: SystemFailureStage = .writingStaging) -> VerdictMessage {
+        if error.errno == .fileTooLarge {
+            // The kernel's RLIMIT_FSIZE stopped a write our own count should have stopped first.
+            return VerdictMessage(.rejected(VerdictMessage.Rejected(
+                reason: Reason.fileTooLarge.rawValue, detail: "the kernel refused a write past the file-size limit: \(error)")))
+        }
+        return VerdictMessage(.failed(VerdictMessage.Failed(stage: stage.rawValue, errno: error.errno.rawValue, detail: error.description)))
+    }
+
+    public static func printError(_ text: String) {
+        try? FileDescriptor(rawValue: 2).writeAll(Array((text + "\n").utf8))
+    }
+}

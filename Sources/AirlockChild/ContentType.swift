@@ -1,0 +1,130 @@
+import AirlockPolicy
+import AirlockSystem
+import AirlockText
+import CMagic
+
+/// Names a file's type (a MIME type such as `image/png`) from its first bytes
+/// with libmagic. A decoder child makes one before it confines itself: loading
+/// the database opens and maps a file, which Landlock forbids afterwards; the
+/// mapping stays readable once the descriptor is closed.
+public final class ContentTypeDetector {
+    /// How many leading bytes of each file are judged; libmagic's own rules look
+    /// no further than this for the types airlock's policy names.
+    public static let headBytes = 64 * 1024
+
+    /// libmagic's answer for bytes it has no better name for.
+    public static let unknown = "application/octet-stream"
+
+    private let cookie: OpaquePointer
+
+    /// magic_open(3) and magic_load(3) with MIME types only, no decompression and
+    /// no scanning beyond `headBytes`.
+    ///
+    /// - Throws: `ContentTypeError` naming the database when it cannot be loaded.
+    public init(database: String) throws(ContentTypeError) {
+        guard let cookie = magic_open(MAGIC_MIME_TYPE | MAGIC_ERROR | MAGIC_NO_CHECK_COMPRESS) else {
+            throw ContentTypeError(database: database, detail: "magic_open: \(Errno.current)")
+        }
+        var limit = ContentTypeDetector.headBytes
+        _ = magic_setparam(cookie, MAGIC_PARAM_BYTES_MAX, &limit)
+        // libmagic reads the database by path: no EINTR to retry, it reports errors itself.
+        guard magic_load(cookie, database) == 0 else {
+            let detail = magic_error(cookie).map { String(cString: $0) } ?? "\(Errno(rawValue: magic_errno(cookie)))"
+            magic_close(cookie)
+            throw ContentTypeError(database: database, detail: detail)
+        }
+        self.cookie = cookie
+    }
+
+    deinit { magic_close(cookie) }
+
+    /// magic_buffer(3) on a file's first bytes: its MIME type, lowercased, or
+    /// `unknown` when libmagic gives no well-formed answer.
+    public func type(of head: UnsafeRawBufferPointer) -> String {
+        var empty: UInt8 = 0
+        let found = head.isEmpty ? magic_buffer(cookie, &empty, 0) : magic_buffer(cookie, head.baseAddress!, head.count)
+        guard let answer = found else { return ContentTypeDetector.unknown }
+        let text = String(decoding: [UInt8](cString: answer), as: UTF8.self).lowercased()
+        return MediaType.isWellFormed(text) ? text : ContentTypeDetector.unknown
+    }
+
+    public func type(of bytes: [UInt8]) -> String {
+        bytes.withUnsafeBytes { type(of: UnsafeRawBufferPointer(rebasing: $0.prefix(ContentTypeDetector.headBytes))) }
+    }
+}
+
+/// The magic database could not be loaded: not the drop's fault, so the drop waits.
+public struct ContentTypeError: Error, Sendable, CustomStringConvertible {
+    public let database: String
+    public let detail: String
+    public var description: String { "cannot load the magic database \(database): \(detail)" }
+}
+
+/// A sink that names the type of every file it passes on, from the first
+/// `headBytes` bytes the scan hands it anyway: no second read of the drop.
+public struct TypingSink<Inner: EntrySink>: EntrySink {
+    public private(set) var inner: Inner
+    private let detector: ContentTypeDetector
+    private var head: [UInt8] = []
+    private var name: [UInt8] = []
+    /// Each file written, by raw entry name, with its detected type, in scan order.
+    public private(set) var types: [(entry: [UInt8], type: String)] = []
+
+    public init(_ inner: Inner, detector: ContentTypeDetector) {
+        self.inner = inner
+        self.detector = detector
+    }
+
+    public mutating func makeDirectory(_ path: EntryPath) throws(SystemError) { try inner.makeDirectory(path) }
+
+    public mutating func beginFile(_ path: EntryPath) throws(SystemError) {
+        try inner.beginFile(path)
+        head.removeAll(keepingCapacity: true)
+        name = path.raw
+    }
+
+    public mutating func write(_ chunk: UnsafeRawBufferPointer) throws(SystemError) {
+        try inner.write(chunk)
+        let room = ContentTypeDetector.headBytes - head.count
+        if room > 0 { head.append(contentsOf: chunk.prefix(room)) }
+    }
+
+    public mutating func endFile() throws(SystemError) {
+        try inner.endFile()
+        types.append((name, detector.type(of: head)))
+    }
+
+    public mutating func close() { inner.close() }
+
+    /// The types as the verdict carries them: escaped entry name to type.
+    public var escapedTypes: [(String, String)] { types.map { (EscapedName($0.entry).text, $0.type) } }
+}
+
+/// The decoder children's side of type detection: the argument that names the
+/// database, loading it, and a scan through a typing sink.
+public enum ContentTypes {
+    public static let databaseArgument = "--magic-database="
+
+    /// Takes `--magic-database=PATH` out of `arguments`; the path, if there was one.
+    public static func takeDatabaseArgument(_ arguments: inout [String]) -> String? {
+        guard let index = arguments.firstIndex(where: { $0.hasPrefix(databaseArgument) }) else { return nil }
+        let path = String(arguments.remove(at: index).dropFirst(databaseArgument.count))
+        return path
+    }
+
+    /// The detector for `database`; success(nil) when detection is off.
+    public static func load(_ database: String?) -> Result<ContentTypeDetector?, ContentTypeError> {
+        guard let database else { return .success(nil) }
+        do {
+            return .success(try ContentTypeDetector(database: database))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The verdict of a child that could not load its database: the supervisor
+    /// defers the drop, for nothing about it has been judged.
+    public static func unavailable(_ error: ContentTypeError) -> VerdictMessage {
+        VerdictMessage(.unavailable(detail: error.description))
+    }
+}

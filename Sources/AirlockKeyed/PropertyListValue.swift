@@ -1,0 +1,138 @@
+import Foundation
+
+/// One property-list value, typed: what `PropertyListSerialization` returns,
+/// converted once, so the checks of a keyed archive ask a value what it is
+/// instead of casting untyped objects at each step.
+///
+/// The conversion keeps the distinctions swift-corelibs-foundation's reader makes
+/// and the checks rely on: a boolean arrives as `Bool` (an NSNumber whose ObjC
+/// type is "c") and is never an integer; an integer too large for `Int` (a binary
+/// list holds unsigned 64-bit ones) stays a number that is not an `Int`; a UID is
+/// an internal `_NSKeyedArchiverUID` object whose only stored value is `value`,
+/// and the XML reader turns a `{"CF$UID": n}` dictionary into one too.
+///
+/// The conversion recurses into containers; that is bounded because both of
+/// Foundation's readers refuse a list nested deeper than about 512 levels
+/// ("Too many nested arrays or dictionaries" from the XML reader, a read error
+/// from the binary one), before anything here runs.
+package enum PropertyListValue: Equatable {
+    case dictionary([String: PropertyListValue])
+    case array([PropertyListValue])
+    case string(String)
+    case integer(Int)
+    /// An integer above `Int.max`.
+    case largeInteger(UInt64)
+    case real(Double)
+    case boolean(Bool)
+    case data(Data)
+    case date(Date)
+    /// An object reference (`CF$UID`).
+    case uid(Int)
+    /// Anything else the reader returned, by its Swift type name: a dictionary
+    /// with a key that is not a string, a UID whose value cannot be read.
+    case other(typeName: String)
+
+    /// The value of what `PropertyListSerialization` returned.
+    package init(_ object: Any) {
+        if let number = object as? NSNumber {
+            self = PropertyListValue(number: number)
+        } else if let text = object as? String {
+            self = .string(text)
+        } else if let bytes = object as? Data {
+            self = .data(bytes)
+        } else if let date = object as? Date {
+            self = .date(date)
+        } else if let list = object as? [Any] {
+            self = .array(list.map(PropertyListValue.init))
+        } else if let fields = object as? [String: Any] {
+            self = .dictionary(fields.mapValues(PropertyListValue.init))
+        } else if let reference = PropertyListValue.uidValue(object) {
+            self = .uid(reference)
+        } else {
+            self = .other(typeName: "\(type(of: object))")
+        }
+    }
+
+    /// Booleans and numbers both bridge to NSNumber (and `is Bool` holds for both on
+    /// Linux): a boolean is the one whose ObjC type is "c". A real is "d" or "f";
+    /// every other number is an integer, and only an unsigned one ("Q", which
+    /// Foundation reports only above `Int64.max`) can fail to fit an `Int`. Read
+    /// this way rather than with `as? Int`, which costs a bridging cast for each of
+    /// the up to a million numbers a list can hold.
+    private init(number: NSNumber) {
+        switch String(cString: number.objCType) {
+        case "c": self = .boolean(number.boolValue)
+        case "d", "f": self = .real(number.doubleValue)
+        case "Q", "L", "I", "S", "C":
+            let value = number.uint64Value
+            self = value <= UInt64(Int.max) ? .integer(Int(value)) : .largeInteger(value)
+        default: self = .integer(number.intValue)
+        }
+    }
+
+    /// The value of Foundation's UID object, read through reflection: its class is
+    /// internal to swift-corelibs-foundation.
+    private static func uidValue(_ object: Any) -> Int? {
+        guard String(describing: type(of: object)).hasSuffix("KeyedArchiverUID") else { return nil }
+        for child in Mirror(reflecting: object).children where child.label == "value" {
+            if let number = child.value as? UInt32 { return Int(number) }
+            if let number = child.value as? Int { return number }
+            if let number = child.value as? UInt64 { return Int(exactly: number) }
+        }
+        return nil
+    }
+}
+
+extension PropertyListValue {
+    package var dictionaryValue: [String: PropertyListValue]? {
+        if case .dictionary(let fields) = self { return fields }
+        return nil
+    }
+
+    package var arrayValue: [PropertyListValue]? {
+        if case .array(let items) = self { return items }
+        return nil
+    }
+
+    package var stringValue: String? {
+        if case .string(let text) = self { return text }
+        return nil
+    }
+
+    /// The value as an `Int` where Foundation's `as? Int` gives one: an integer that
+    /// fits, or a real with an exact integral value (a schema of `1.0` is schema 1);
+    /// never a boolean.
+    package var integerValue: Int? {
+        switch self {
+        case .integer(let value): return value
+        case .real(let value): return Int(exactly: value)
+        default: return nil
+        }
+    }
+
+    /// The index a reference names: a UID, or a dictionary whose one key is
+    /// `CF$UID` holding an integer (the XML spelling, should a reader keep it).
+    package var uidValue: Int? {
+        switch self {
+        case .uid(let index): return index
+        case .dictionary(let fields) where fields.count == 1: return fields["CF$UID"]?.integerValue
+        default: return nil
+        }
+    }
+
+    /// The Swift type name Foundation's reader gives this value, as rejection
+    /// details have always worded a value of an unexpected kind.
+    package var foundationTypeName: String {
+        switch self {
+        case .dictionary: return "Dictionary<AnyHashable, Any>"
+        case .array: return "Array<Any>"
+        case .string: return "String"
+        case .integer, .largeInteger, .real: return "NSNumber"
+        case .boolean: return "Bool"
+        case .data: return "Data"
+        case .date: return "Date"
+        case .uid: return "_NSKeyedArchiverUID"
+        case .other(let typeName): return typeName
+        }
+    }
+}

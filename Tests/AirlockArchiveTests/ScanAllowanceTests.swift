@@ -1,0 +1,92 @@
+@testable import AirlockArchive
+import AirlockChild
+import AirlockPolicy
+import AirlockSystem
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A ustar archive of regular files of the given sizes, each filled with its index.
+private func tar(_ sizes: [Int]) -> [UInt8] {
+    var bytes: [UInt8] = []
+    for (index, size) in sizes.enumerated() {
+        var header = [UInt8](repeating: 0, count: 512)
+        func put(_ text: String, at offset: Int) { header.replaceSubrange(offset..<(offset + text.utf8.count), with: Array(text.utf8)) }
+        put("file-\(index)", at: 0)
+        put("0000644\0", at: 100)
+        let octal = String(size, radix: 8)
+        put(String(repeating: "0", count: 11 - octal.count) + octal + "\0", at: 124)
+        put("00000000000\0", at: 136)
+        header[156] = UInt8(ascii: "0")
+        put("ustar\u{0}00", at: 257)
+        put("        ", at: 148)
+        let sum = String(header.reduce(0) { $0 + Int($1) }, radix: 8)
+        put(String(repeating: "0", count: 6 - sum.count) + sum + "\0 ", at: 148)
+        bytes += header + [UInt8](repeating: UInt8(index + 1), count: size) + [UInt8](repeating: 0, count: (512 - size % 512) % 512)
+    }
+    return bytes + [UInt8](repeating: 0, count: 1024)
+}
+
+/// Counts what the scan hands over, chunk by chunk.
+private struct CountingSink: EntrySink {
+    var chunks = 0
+    var bytes = 0
+    mutating func makeDirectory(_ path: EntryPath) {}
+    mutating func beginFile(_ path: EntryPath) {}
+    mutating func write(_ chunk: UnsafeRawBufferPointer) {
+        chunks += 1
+        bytes += chunk.count
+    }
+    mutating func endFile() {}
+    mutating func close() {}
+}
+
+/// Scans `archive` as a tar under `policy`: the outcome, and what reached the sink.
+private func scan(_ archive: [UInt8], _ policy: Policy) throws -> (outcome: ScanOutcome, sink: CountingSink) {
+    let fd = try ZipVerdict.scratchFile(holding: archive)
+    defer { fd.close() }
+    #expect(lseek(fd.rawValue, 0, SEEK_SET) == 0)
+    var sink = CountingSink()
+    let names = LegacyNames(zip: try TextConverter(from: "CP437"), tar: nil)
+    let outcome = ArchiveScan(format: .tar, policy: policy, drop: fd, dropSize: Int64(archive.count), legacyNames: names).run(into: &sink)
+    return (outcome, sink)
+}
+
+@Suite("The scan counts extracted bytes against the total chunk by chunk, across entries, inclusive")
+struct ScanAllowanceTests {
+    static func policy(total: Int64) -> Policy {
+        var policy = Policy()
+        policy.maxFileBytes = 40_000
+        policy.maxTotalBytes = total
+        return policy
+    }
+
+    @Test("entries filling max_total_bytes exactly are written whole, in many chunks")
+    func totalExactlyAtTheLimit() throws {
+        let (outcome, sink) = try scan(tar([30_000, 30_000]), Self.policy(total: 60_000))
+        #expect(outcome.findings.isClean, "\(String(describing: outcome.findings.worst))")
+        #expect(outcome.bytesWritten == 60_000 && sink.bytes == 60_000)
+        #expect(sink.chunks > 2, "the data came in more chunks than entries")
+    }
+
+    @Test("one byte past max_total_bytes, in the last chunk of the last entry, is total-too-large")
+    func totalOneByteOver() throws {
+        let (outcome, sink) = try scan(tar([30_000, 30_001]), Self.policy(total: 60_000))
+        #expect(outcome.findings.worst?.reason == .totalTooLarge)
+        #expect(outcome.findings.worst?.detail == "more than 60000 bytes in all")
+        #expect(sink.bytes < 60_001, "the chunk that passes the total is never written")
+        #expect(outcome.bytesWritten == Int64(sink.bytes))
+    }
+
+    @Test("limits at Int64.max let a drop through without an overflow")
+    func limitsAtInt64Max() throws {
+        var policy = Policy()
+        policy.maxFileBytes = .max
+        policy.maxTotalBytes = .max
+        policy.maxRatio = .max
+        let (outcome, sink) = try scan(tar([20_000, 1, 0]), policy)
+        #expect(outcome.findings.isClean, "\(String(describing: outcome.findings.worst))")
+        #expect(sink.bytes == 20_001)
+    }
+}

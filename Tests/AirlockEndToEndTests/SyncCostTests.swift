@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+
+/// What durability costs an accepted drop, counted with strace: the syncs the
+/// commit protocol needs and none that a later sync already covers.
+@Suite("Sync cost: an accepted drop costs one syncfs and three fsyncs at most, none covered by the syncfs")
+struct SyncCostTests {
+    static let strace = "/usr/bin/strace"
+
+    @Test("ten accepted drops: no fsync of a claim, its commit note or the manifest; one journal fsync each",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: strace), "needs strace (package strace)"))
+    func acceptedDropSyncs() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        // One worker, so no sync is shared and the counts are per drop.
+        try sandbox.configure("watch", ["workers": 1])
+        let drops = 10
+        let zip = try Data(contentsOf: Samples.fixture("zip-deflate-valid.zip"))
+        for index in 0..<drops { try sandbox.drop(zip, as: "d\(index).zip") }
+        let trace = sandbox.logs.appendingPathComponent("syncs.trace")
+        let result = try airlock(["run", "--once", "--root", sandbox.root.path],
+                                 under: [SyncCostTests.strace, "-f", "-qq", "-y", "-e", "trace=fsync,fdatasync,syncfs", "-o", trace.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == drops)
+        try sandbox.expectInvariants()
+
+        // Each line: `PID fsync(FD</path>) = 0`; resumed and signal lines carry no call.
+        let calls = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").compactMap { line -> (call: String, path: String)? in
+            guard let open = line.firstIndex(of: "("), let start = line.firstIndex(of: "<"), let end = line.firstIndex(of: ">") else { return nil }
+            let call = line[line.startIndex..<open].split(separator: " ").last.map(String.init) ?? ""
+            return (call, String(line[line.index(after: start)..<end]))
+        }
+        // strace names descriptors by their resolved paths.
+        let root = sandbox.root.resolvingSymlinksInPath()
+        let state = root.appendingPathComponent("state").path
+        func count(_ call: String, _ matches: (String) -> Bool) -> Int { calls.filter { $0.call == call && matches($0.path) }.count }
+        #expect(count("syncfs") { _ in true } == drops, "one syncfs per drop, on staging")
+        #expect(count("fdatasync") { _ in true } == 0)
+        #expect(count("fsync") { $0.hasPrefix(state + "/claimed/") } == 0, "the claim and its commit note are covered by the syncfs")
+        #expect(count("fsync") { $0.hasPrefix(state + "/staging/") } == 0, "staging and its manifest are covered by the syncfs")
+        #expect(count("fsync") { $0 == state + "/journal.jsonl" } == drops, "the accepted record only; claimed is not fsynced")
+        #expect(count("fsync") { $0 == root.appendingPathComponent("outbox").path } == drops)
+        #expect(count("fsync") { $0 == state + "/claimed" } == drops)
+        // Besides, once per root: the decoder confinement state, and the first journal
+        // file's generation table (the table, state/, and state/ after the rename).
+        #expect(count("fsync") { _ in true } <= 3 * drops + 4, "\(calls.map(\.path))")
+    }
+}
