@@ -11,13 +11,21 @@ import AirlockText
 /// Arguments: `FORMAT [--inspect] --limit-...=N ... POLICY_KEY=VALUE ...`, or
 /// `--probe --limit-...=N ...` to confine itself and report what it was granted.
 /// Descriptors: 3 the drop (read-only), 4 the staging directory (absent with
-/// `--inspect` and `--probe`), 5 the result pipe.
+/// `--inspect` and `--probe`), 5 the result pipe. Started ahead of need, with
+/// `--await-hand-over` alone, it receives both later (`WarmStart`).
 extension DecoderChild {
-    public static func main(_ arguments: [String]) -> Int32 {
-        guard var request = Request(arguments) else {
+    public static func main(_ commandLine: [String]) -> Int32 {
+        #if DEBUG
+        let start = WarmStart.start(commandLine, beforeWaiting: TestFaults.spinWhileWaiting)
+        #else
+        let start = WarmStart.start(commandLine)
+        #endif
+        guard let start else { return WarmStart.unusedStatus }
+        guard var request = Request(start.arguments) else {
             printError("airlock-decoder: bad arguments (this program is started by airlock, not by hand)")
             return usageStatus
         }
+        request.limits.cpuSeconds += start.cpuSecondsSpent
         // Locale data and the magic database are read now, while files may still be opened.
         CurrentProcess.setCharacterLocale("C.UTF-8")
         request.detector = ContentTypes.load(request.magicDatabase)

@@ -76,6 +76,18 @@ enum TestFaults {
         }
     }
 
+    /// A child started ahead of need burns AIRLOCK_TEST_WARM_SPIN_MS milliseconds of
+    /// CPU before it waits for its drop, so a test can tell whether its CPU limit
+    /// counts from its start or from the hand-over.
+    static func spinWhileWaiting() {
+        guard let text = getenv("AIRLOCK_TEST_WARM_SPIN_MS").map({ String(cString: $0) }), let milliseconds = Int(text) else { return }
+        let start = clock()
+        var sink: UInt64 = 0
+        // clock() counts microseconds of this process's CPU time (CLOCKS_PER_SEC is a million on POSIX).
+        while (clock() - start) / 1000 < milliseconds { sink &+= 1 }
+        if sink == 0 { report("warm-spin", 0) }
+    }
+
     /// Runs one escape attempt, says on standard error how it ended, then dies:
     /// a decoder that tried to escape must not produce a verdict.
     private static func attempt(_ name: String, _ body: () -> Int32) {

@@ -150,11 +150,17 @@ public enum Confinement {
         if CurrentProcess.parentID != supervisor { CurrentProcess.kill() }
     }
 
+    /// Makes the supervisor's death this process's death: the parent-death
+    /// signal, then the check that the supervisor had not already gone.
+    public static func tieToSupervisor() throws(SystemError) {
+        try CurrentProcess.setParentDeathSignal(.kill)
+        dieIfOrphaned()
+    }
+
     private static func applyLimits(_ limits: DecoderLimits) throws(SystemError) {
         try CurrentProcess.closeDescriptors(from: FileDescriptor(rawValue: resultDescriptor.rawValue + 1))
         try forbidNewPrivileges()
-        try CurrentProcess.setParentDeathSignal(.kill)
-        dieIfOrphaned()
+        try tieToSupervisor()
         // A write past RLIMIT_FSIZE should fail with EFBIG rather than kill us with SIGXFSZ.
         Signal.fileSizeExceeded.ignore()
         try ResourceLimit.coreFileSize.set(0)

@@ -17,6 +17,9 @@ public final class DecoderChildren: Sendable {
 
     private let state = Mutex(State())
 
+    /// The children waiting for a drop; the daemon stops it when it stops taking drops.
+    public let launcher = DecoderLauncher()
+
     public init() {}
 
     /// Records a started child; false (and the child killed) once abandoning began.

@@ -7,7 +7,9 @@ import AirlockSystem
 /// The child is `airlock-decoder`, installed beside `airlock`. It inherits the drop
 /// (read-only) as descriptor 3, the staging directory as 4 and the result pipe as
 /// 5, nothing else; signal dispositions and mask are reset; the environment is
-/// empty. Past the wall-clock limit it is killed.
+/// empty. Past the wall-clock limit, counted from when it has its drop, it is
+/// killed. In a daemon the child may have been started ahead of need
+/// (`DecoderLauncher`) and receive the same descriptors and arguments then.
 struct DecoderProcess {
     let executable: String
     let timeoutSeconds: Int64
@@ -34,17 +36,31 @@ struct DecoderProcess {
         // Our copy of the child's end goes as soon as the child has its own, so the
         // pipe reports EOF when the child exits.
         let child = try pipe.write.closeAfter { (result) throws(SystemError) in
-            try ChildProcess.spawn(executable, arguments: arguments, environment: Self.childEnvironment(),
-                                   descriptors: Self.childDescriptors(drop: drop, staging: staging, result: result))
+            try launch(arguments: arguments, drop: drop, staging: staging, result: result)
         }
         defer { child.close() }
         _ = children?.started(child)
+        // Started while this drop's child decodes: this thread only waits then, and
+        // the exec and loading of the next child overlap the decoding.
+        if staging != nil { children?.launcher.prepare(executable, environment: Self.childEnvironment()) }
         let collected = Result { () throws(SystemError) in try collect(child, from: pipe.read, progress: progress) }
         // Forgotten before the pidfd closes, so an abandoning daemon never signals it after.
         let abandoned = children?.finished(child) == true
         var run = try collected.get()
         if abandoned { run.abandoned = true }
         return run
+    }
+
+    /// The drop's child: in a daemon, the one this thread started ahead of need
+    /// if it takes the hand-over, otherwise one started now with its descriptors.
+    private func launch(arguments: [String], drop: FileDescriptor, staging: FileDescriptor?,
+                        result: FileDescriptor) throws(SystemError) -> ChildProcess {
+        if let staging, let waiting = children?.launcher.handOver(executable, arguments: arguments,
+                                                                   descriptors: [drop, staging, result]) {
+            return waiting
+        }
+        return try ChildProcess.spawn(executable, arguments: arguments, environment: Self.childEnvironment(),
+                                      descriptors: Self.childDescriptors(drop: drop, staging: staging, result: result))
     }
 
     /// What the child finds at each descriptor: /dev/null for standard input and

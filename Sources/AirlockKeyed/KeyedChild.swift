@@ -10,14 +10,16 @@ import Foundation
 ///
 /// Arguments: `keyed --limit-…=N … POLICY_KEY=VALUE … class_name=NAME … max_bytes=N …`.
 public enum KeyedChild {
-    public static func main(_ arguments: [String]) -> Int32 {
-        guard arguments.first == "keyed" else { return usage() }
-        var rest = Array(arguments.dropFirst())
+    public static func main(_ commandLine: [String]) -> Int32 {
+        guard let start = WarmStart.start(commandLine) else { return WarmStart.unusedStatus }
+        guard start.arguments.first == "keyed" else { return usage() }
+        var rest = Array(start.arguments.dropFirst())
         let inspect = rest.first == "--inspect"
         if inspect { rest.removeFirst() }
         let database = ContentTypes.takeDatabaseArgument(&rest)
-        guard let limits = DecoderLimits(taking: &rest), let settings = KeyedSettings(taking: &rest),
+        guard var limits = DecoderLimits(taking: &rest), let settings = KeyedSettings(taking: &rest),
               let policy = Policy(arguments: rest) else { return usage() }
+        limits.cpuSeconds += start.cpuSecondsSpent
         _ = setlocale(LC_CTYPE, "C.UTF-8")
         let detector = ContentTypes.load(database)
         let confinement: ConfinementReport

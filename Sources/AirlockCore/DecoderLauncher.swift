@@ -1,0 +1,145 @@
+import AirlockChild
+import AirlockSystem
+import Synchronization
+
+/// Decoder children started ahead of need, so that a drop's child has already
+/// been executed and loaded when the drop is claimed.
+///
+/// At most one child waits per worker thread and per decoder program, and each
+/// decodes exactly one drop: it is taken out of the launcher when its drop is
+/// handed over, and another is started for the next one. A waiting child has
+/// read nothing and is not yet confined; it receives its arguments and the
+/// drop, staging and result descriptors in one message, puts them in place,
+/// acknowledges, and only then takes the same path as a freshly started child:
+/// confinement (its CPU limit counting from the hand-over), then the drop.
+///
+/// Children are kept per thread because the parent-death signal, which a
+/// waiting child sets before anything else, follows the thread that started
+/// it: a child is only ever handed a drop by the thread that will wait for it,
+/// as a freshly started one is. A child whose thread has exited is dead, and
+/// its hand-over fails.
+///
+/// Whatever goes wrong with a waiting child (it died, the message could not be
+/// sent, no acknowledgement came) ends it through its pidfd, and the drop's
+/// child is started fresh.
+public final class DecoderLauncher: Sendable {
+    private struct Key: Hashable {
+        let executable: String
+        let thread: UInt
+    }
+
+    private final class Waiting: Sendable {
+        let child: ChildProcess
+        let socket: HandOverSocket
+
+        init(child: ChildProcess, socket: HandOverSocket) {
+            self.child = child
+            self.socket = socket
+        }
+
+        /// Whether the child has exited (its pidfd polls readable then).
+        var hasExited: Bool {
+            guard let pidfd = child.descriptorNumber else { return true }
+            return (try? waitReadable(FileDescriptor(rawValue: pidfd), milliseconds: 0)) ?? false
+        }
+    }
+
+    private struct State {
+        var waiting: [Key: Waiting] = [:]
+        var stopped = false
+    }
+
+    private let state = Mutex(State())
+
+    /// How long a waiting child may take to acknowledge its hand-over before it
+    /// is given up on; it is blocked in recvmsg, so it normally answers at once.
+    static let acknowledgementNanoseconds: UInt64 = 5_000_000_000
+
+    public init() {}
+
+    /// Starts a child of `executable` for this thread's next drop, unless one is
+    /// waiting already or the launcher has stopped. A failure to start only means
+    /// that the next drop starts its own child.
+    func prepare(_ executable: String, environment: [String]) {
+        let key = Key(executable: executable, thread: CurrentThread.id)
+        guard state.withLock({ !$0.stopped && $0.waiting[key] == nil }) else { return }
+        endExited()
+        guard let waiting = try? Self.start(executable, environment: environment) else { return }
+        let kept = state.withLock { state in
+            guard !state.stopped, state.waiting[key] == nil else { return false }
+            state.waiting[key] = waiting
+            return true
+        }
+        if !kept { Self.end(waiting) }
+    }
+
+    /// Hands a drop to this thread's waiting child of `executable`: that child,
+    /// now running with `arguments` and `descriptors` (the drop, the staging
+    /// directory, the result pipe); nil when none was waiting or the hand-over
+    /// failed, in which case the child has been killed and reaped.
+    func handOver(_ executable: String, arguments: [String], descriptors: [FileDescriptor]) -> ChildProcess? {
+        let key = Key(executable: executable, thread: CurrentThread.id)
+        guard let waiting = state.withLock({ $0.waiting.removeValue(forKey: key) }) else { return nil }
+        do {
+            try waiting.socket.send(HandOverMessage(arguments: arguments).encoded, passing: descriptors)
+            let deadline = monotonicNanoseconds() + Self.acknowledgementNanoseconds
+            if try waiting.socket.reply(until: deadline) == WarmStart.acknowledgement { return waiting.child }
+        } catch {
+            // Handled below like a missing acknowledgement: the drop gets a fresh child.
+        }
+        Self.end(waiting)
+        return nil
+    }
+
+    /// Kills and reaps every waiting child, and starts none from now on.
+    public func stop() {
+        let all = state.withLock { state in
+            state.stopped = true
+            defer { state.waiting = [:] }
+            return Array(state.waiting.values)
+        }
+        all.forEach(Self.end)
+    }
+
+    /// Ends the waiting children that have exited, taken by the end of the thread
+    /// that started them: that thread will never ask for them, and they would stay
+    /// zombies until the daemon stops.
+    private func endExited() {
+        let exited = state.withLock { state in
+            let gone = state.waiting.filter { $0.value.hasExited }
+            for key in gone.keys { state.waiting[key] = nil }
+            return Array(gone.values)
+        }
+        exited.forEach(Self.end)
+    }
+
+    /// The pid of this thread's waiting child of `executable`, for tests.
+    func waitingChild(_ executable: String) -> Int32? {
+        state.withLock { $0.waiting[Key(executable: executable, thread: CurrentThread.id)]?.child.pid }
+    }
+
+    /// How many children are waiting, for tests.
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
+
+    /// A child of `executable` started with only the hand-over flag: /dev/null at
+    /// 0, 1 and the drop's three numbers, the hand-over socket at 6.
+    private static func start(_ executable: String, environment: [String]) throws(SystemError) -> Waiting {
+        let (mine, theirs) = try HandOverSocket.pair()
+        // Our copy of the child's end closes when `theirs` goes, at the end of this
+        // scope: the child is then its only holder, and a supervisor that dies
+        // leaves a waiting child reading end-of-file.
+        let child = try ChildProcess.spawn(
+            executable, arguments: [WarmStart.flag], environment: environment,
+            descriptors: [.nullInput(0), .nullOutput(1),
+                          .nullInput(Confinement.dropDescriptor.rawValue), .nullInput(Confinement.stagingDescriptor.rawValue),
+                          .nullInput(Confinement.resultDescriptor.rawValue),
+                          .inherit(theirs.descriptor, as: WarmStart.socketDescriptor.rawValue)])
+        return Waiting(child: child, socket: mine)
+    }
+
+    private static func end(_ waiting: Waiting) {
+        waiting.child.signal(.kill)
+        _ = try? waiting.child.wait()
+        waiting.child.close()
+    }
+}

@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CAirlockShims
+
+/// One end of a local socket pair that carries whole messages with descriptors
+/// (SOCK_SEQPACKET, SCM_RIGHTS): how a child started ahead of need receives what
+/// its work needs. The owner closes it; `deinit` closes what is still open.
+public final class HandOverSocket: Sendable {
+    public let descriptor: FileDescriptor
+
+    /// The most descriptors one message carries.
+    public static let maxDescriptors = Int(AIRLOCK_HANDOVER_MAX_DESCRIPTORS)
+
+    /// Takes ownership of an open socket, such as one a child inherited.
+    public init(adopting descriptor: FileDescriptor) {
+        self.descriptor = descriptor
+    }
+
+    deinit { descriptor.close() }
+
+    /// socketpair(2) of two connected SOCK_SEQPACKET ends, both close-on-exec.
+    public static func pair() throws(SystemError) -> (HandOverSocket, HandOverSocket) {
+        var fds: [Int32] = [-1, -1]
+        _ = try retrying("socketpair") { airlock_handover_pair(&fds) }
+        return (HandOverSocket(adopting: FileDescriptor(rawValue: fds[0])), HandOverSocket(adopting: FileDescriptor(rawValue: fds[1])))
+    }
+
+    /// sendmsg(2) of `bytes` as one message carrying `passing` (SCM_RIGHTS): the
+    /// receiver gets its own descriptors for the same open files.
+    ///
+    /// - Throws: `sendmsg` with EPIPE when the peer is gone, EMSGSIZE for a message too large.
+    public func send(_ bytes: [UInt8], passing: [FileDescriptor]) throws(SystemError) {
+        precondition(passing.count <= Self.maxDescriptors, "more descriptors than one message carries")
+        let fds = passing.map(\.rawValue)
+        let sent = try bytes.withUnsafeBytes { buffer in
+            Result { () throws(SystemError) in
+                try retrying("sendmsg(SCM_RIGHTS)") {
+                    airlock_handover_send(descriptor.rawValue, fds, Int32(fds.count), buffer.baseAddress, buffer.count)
+                }
+            }
+        }.get()
+        // A datagram-like socket sends the whole message or fails.
+        guard sent == bytes.count else { throw SystemError("sendmsg(SCM_RIGHTS)", nil, Errno(rawValue: EMSGSIZE)) }
+    }
+
+    /// recvmsg(2) of one message of at most `limit` bytes with its descriptors
+    /// (close-on-exec, owned by the caller); nil when the peer closed first.
+    ///
+    /// - Throws: `recvmsg` with EMSGSIZE for a message or descriptor list that did
+    ///   not fit (whatever descriptors did arrive are closed).
+    public func receive(limit: Int) throws(SystemError) -> (bytes: [UInt8], descriptors: [FileDescriptor])? {
+        var bytes = [UInt8](repeating: 0, count: limit)
+        var fds = [Int32](repeating: -1, count: Self.maxDescriptors)
+        var count: Int32 = 0
+        let received = try bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(SystemError) in
+                try retrying("recvmsg(SCM_RIGHTS)") {
+                    airlock_handover_receive(descriptor.rawValue, &fds, Int32(fds.count), &count, buffer.baseAddress, buffer.count)
+                }
+            }
+        }.get()
+        let descriptors = fds.prefix(Int(count)).map { FileDescriptor(rawValue: $0) }
+        guard received > 0 else {
+            descriptors.forEach { $0.close() }
+            return nil
+        }
+        return (Array(bytes.prefix(received)), descriptors)
+    }
+
+    /// Waits until `deadline` (CLOCK_MONOTONIC nanoseconds) for a one-byte reply:
+    /// the byte, or nil when the peer closed first or the deadline passed.
+    public func reply(until deadline: UInt64) throws(SystemError) -> UInt8? {
+        while true {
+            let now = monotonicNanoseconds()
+            guard now < deadline else { return nil }
+            let milliseconds = Int32(min((deadline - now) / 1_000_000 + 1, 1000))
+            guard try waitReadable(descriptor, milliseconds: milliseconds) else { continue }
+            var byte: UInt8 = 0
+            let n = try retrying("recv") { recv(descriptor.rawValue, &byte, 1, 0) }
+            return n == 1 ? byte : nil
+        }
+    }
+
+    /// send(2) of one byte with MSG_NOSIGNAL.
+    public func reply(_ byte: UInt8) throws(SystemError) {
+        var byte = byte
+        _ = try retrying("send") { airlock_send(descriptor.rawValue, &byte, 1) }
+    }
+}
+
+extension FileDescriptor {
+    /// dup2(2) of this descriptor onto `target`, which is closed first if open;
+    /// the copy is inherited across exec. `target` must differ from this one.
+    public func duplicate(onto target: FileDescriptor) throws(SystemError) {
+        precondition(target != self, "dup2 onto itself would leave the descriptor close-on-exec")
+        _ = try retrying("dup2") { dup2(rawValue, target.rawValue) }
+    }
+}
