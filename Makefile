@@ -39,6 +39,7 @@ run: build
 # ldd names nothing from the toolchain), then the unit and end-to-end tests.
 test: build
 	$(MAKE) --no-print-directory check-imports
+	$(MAKE) --no-print-directory check-sizes
 	$(MAKE) --no-print-directory static-ldd
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
@@ -48,6 +49,11 @@ test: build
 .PHONY: check-imports
 check-imports:
 	python3 scripts/check_imports.py
+
+# No Swift source file over 400 lines and no function over 60 (part of make test).
+.PHONY: check-sizes
+check-sizes:
+	python3 scripts/check_sizes.py Sources
 
 # Chaos soak, not part of test: producers drop valid and hostile archives into a
 # daemon that is SIGKILLed and restarted at random for SECONDS; then every drop must
