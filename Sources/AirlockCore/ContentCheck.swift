@@ -8,7 +8,12 @@ import Foundation
 public enum DetectedTypes {
     /// The pairs, sorted by entry; nil when the verdict has none, or a malformed list.
     public static func parse(_ output: [UInt8]) -> [(entry: String, type: String)]? {
-        guard case .success(let message) = VerdictMessage.read(output), let types = message.types else { return nil }
+        from(VerdictMessage.read(output))
+    }
+
+    /// The same, from a verdict already decoded.
+    static func from(_ read: Result<VerdictMessage, VerdictMessage.ReadFailure>) -> [(entry: String, type: String)]? {
+        guard case .success(let message) = read, let types = message.types else { return nil }
         var pairs: [(entry: String, type: String)] = []
         for detected in types {
             guard MediaType.isWellFormed(detected.type), !detected.entry.isEmpty else { return nil }

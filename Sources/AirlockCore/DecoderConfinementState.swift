@@ -51,7 +51,7 @@ public struct DecoderConfinementState: Sendable, Equatable {
     /// Records what a decoder child reported; says so in the log and in
     /// `state/decoder-confinement` when it differs from what was known.
     static func observe(_ run: DecoderProcess.Run, required: Bool, log: Log, state: FileDescriptor) {
-        guard case .success(let message) = VerdictMessage.read(run.output),
+        guard case .success(let message) = run.message,
               let seen = DecoderConfinementState(message, required: required) else { return }
         if case .unconfined = message.outcome { withheld.add(1, ordering: .relaxed) }
         record(seen, log: log, state: state)

@@ -1,4 +1,5 @@
 import AirlockChild
+import AirlockPolicy
 import Foundation
 import AirlockSystem
 
@@ -17,12 +18,23 @@ struct DecoderProcess {
 
     struct Run {
         var termination: Termination
-        var output: [UInt8]
+        let output: [UInt8]
+        /// `output` decoded as the child's verdict, once for every reader of it.
+        let message: Result<VerdictMessage, VerdictMessage.ReadFailure>
         var timedOut: Bool
         /// Killed because the daemon is stopping: no verdict on the drop.
         var abandoned = false
         /// The child's peak resident set size.
         var maxRSSKiB: Int64 = 0
+
+        init(termination: Termination, output: [UInt8], timedOut: Bool, abandoned: Bool = false, maxRSSKiB: Int64 = 0) {
+            self.termination = termination
+            self.output = output
+            message = VerdictMessage.read(output)
+            self.timedOut = timedOut
+            self.abandoned = abandoned
+            self.maxRSSKiB = maxRSSKiB
+        }
     }
 
     static let maxOutputBytes = 64 * 1024

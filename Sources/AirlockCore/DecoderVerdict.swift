@@ -33,7 +33,7 @@ enum DecoderVerdict: Equatable {
             return .rejected(Rejection(.decoderFailed, detail))
         }
         let message: VerdictMessage
-        switch VerdictMessage.read(run.output) {
+        switch run.message {
         case .success(let read): message = read
         case .failure(.refused(let refusal)): return .rejected(Rejection(.decoderFailed, refusal.description))
         case .failure(.unreadable): return .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict"))

@@ -32,7 +32,7 @@ public struct Doctor {
         defer { nothing.close() }
         let decoder = DecoderProcess(executable: decoderExecutable, timeoutSeconds: 30)
         let run = try decoder.run(arguments: ["--probe"] + configuration.decoderLimits.arguments, drop: nothing, staging: nil)
-        guard run.termination == .exited(0), case .success(let message) = VerdictMessage.read(run.output),
+        guard run.termination == .exited(0), case .success(let message) = run.message,
               case .probe(let probe) = message.outcome, let fields = message.confinement,
               let confinement = DecoderConfinementState(message, required: configuration.decoderConfinementRequired) else {
             throw SystemError("probe", Array(decoderExecutable.utf8), .protocolError)

@@ -287,7 +287,7 @@ public final class Intake: Sendable {
         DecoderConfinementState.observe(run, required: configuration.decoderConfinementRequired, log: log, state: layout.state)
         let after = try drop.status()
         var verdict = DecoderVerdict.interpret(run, timeoutSeconds: configuration.decoderTimeoutSeconds)
-        context.types = DetectedTypes.parse(run.output)
+        context.types = DetectedTypes.from(run.message)
         if !after.isUnchanged(comparedTo: before) {
             // Whatever the decoder concluded, it concluded about bytes that are no longer the drop's.
             verdict = .rejected(Rejection(.changedDuringIngest, "the drop changed while it was decoded"))

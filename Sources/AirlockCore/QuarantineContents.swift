@@ -47,7 +47,7 @@ public struct QuarantineContents {
         let decoder = DecoderProcess(for: format, in: decoderDirectory, timeoutSeconds: configuration.decoderTimeoutSeconds)
         let run = try decoder.run(arguments: format.decoderArguments(configuration, inspect: true) + ["--list"],
                                   drop: drop, staging: nil, progress: nil)
-        guard run.termination == .exited(0), !run.timedOut, case .success(let message) = VerdictMessage.read(run.output),
+        guard run.termination == .exited(0), !run.timedOut, case .success(let message) = run.message,
               case .listing(let listed) = message.outcome else {
             throw QuarantineDesk.Refusal("the decoder could not list \(id): it \(run.timedOut ? "ran out of time" : "\(run.termination)")")
         }
