@@ -333,8 +333,7 @@ public final class Intake: Sendable {
             context.sha256 = awaitHash()
             try Manifest.write(into: staging, Manifest.Drop(id: claim.id, name: claim.dropName, format: format.name, size: context.size,
                                                             sha256: context.sha256, uploader: context.uploader, types: context.types),
-                               policy: policy)
-            try configuration.outboxModes.apply(to: staging, fsyncEach: configuration.sync == .fsync)
+                               policy: policy, modes: configuration.outboxModes, fsyncEach: configuration.sync == .fsync)
             let output = try commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)
             return .accepted(output: output, files: audit.files, bytes: audit.bytes)
         } catch {
