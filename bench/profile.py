@@ -65,7 +65,8 @@ def perf_section(binary, work, files):
 
     lines = [f"accepted {accepted} of {len(files)} drops", "", "CPU by process and library (share of all samples):",
              "```", *report("--sort", "comm,dso")[:20], "```", ""]
-    for comm in ("airlock", "airlock-decoder", "airlock-keyed-decoder"):
+    # perf keeps the first 15 characters of a process name.
+    for comm in ("airlock", "airlock-decoder", "airlock-keyed-d"):
         top = report("--comm", comm, "--sort", "dso,sym")[:15]
         if top:
             lines += [f"Hottest symbols in {comm}:", "```", *top, "```", ""]
