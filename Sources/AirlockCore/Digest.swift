@@ -50,7 +50,11 @@ extension Digest {
         DispatchQueue.concurrentPerform(iterations: names.count) { index in
             let result = Result { () throws(SystemError) -> String? in
                 try directory.open(names[index], [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
-                    try sha256(of: fd, limit: limit)
+                    // The commit's syncfs (or fsync) waits for these pages: start
+                    // writing them now, while they are hashed. Only a head start:
+                    // durability is the later call's, which reports any failure.
+                    try? fd.startWriteback()
+                    return try sha256(of: fd, limit: limit)
                 }
             }
             results.withLock { $0[index] = result }
