@@ -101,7 +101,7 @@ extension EntryScan {
 
     /// Counts one chunk against the allowances and writes it while the findings are clean.
     mutating func feed<Sink: EntrySink>(_ chunk: UnsafeRawBufferPointer, _ data: inout EntryData, sink: inout Sink,
-                                                outcome: inout ScanOutcome) -> DataEnd {
+                                        outcome: inout ScanOutcome) -> DataEnd {
         let n = Int64(chunk.count)
         let judge = data.judge
         let declared = data.sizes.declared, compressed = data.sizes.compressed
