@@ -29,8 +29,8 @@ public enum Manifest {
     }
 
     /// Gives `staging` (already audited) the outbox's modes and group and writes
-    /// its manifest into it, in one walk: each file is hashed while it is open
-    /// for its mode. Synced only with `fsyncEach` (`commit.sync: "fsync"`), and
+    /// its manifest into it, in one walk: each directory's files are hashed once
+    /// their modes are set. Synced only with `fsyncEach` (`commit.sync: "fsync"`), and
     /// then every entry after its change and the manifest after it is written;
     /// otherwise the commit's one syncfs makes staging durable as a whole.
     static func write(into staging: FileDescriptor, _ drop: Drop, policy: Policy, modes: OutboxModes,
@@ -46,14 +46,19 @@ public enum Manifest {
         drop.uploader?.add(to: &json)
         let types = Dictionary((drop.types ?? []).map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first })
         var files: [(path: [[UInt8]], file: JSONObjectWriter)] = []
-        try modes.apply(to: staging, fsyncEach: fsyncEach) { (path, fd, status) throws(SystemError) in
-            let shown = EscapedName(path).text
-            var file = JSONObjectWriter()
-            file.add("entry", shown)
-            file.add("entry_size", status.size)
-            if let sha256 = try Digest.sha256(of: fd, limit: policy.maxFileBytes) { file.add("sha256", sha256) }
-            if let type = types[shown] { file.add("mime_type", type) }
-            files.append((path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init), file))
+        try modes.apply(to: staging, fsyncEach: fsyncEach) { (path, directory, regular) throws(SystemError) in
+            // The files of each directory are hashed together, on every processor.
+            let hashes = try Digest.sha256(ofFiles: regular.map(\.name), in: directory, limit: policy.maxFileBytes)
+            for ((name, status), sha256) in zip(regular, hashes) {
+                let inner = path.isEmpty ? name : path + [UInt8(ascii: "/")] + name
+                let shown = EscapedName(inner).text
+                var file = JSONObjectWriter()
+                file.add("entry", shown)
+                file.add("entry_size", status.size)
+                if let sha256 { file.add("sha256", sha256) }
+                if let type = types[shown] { file.add("mime_type", type) }
+                files.append((inner.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init), file))
+            }
         }
         // Depth first, each directory's names in byte order, as the entry is listed.
         files.sort { $0.path.lexicographicallyPrecedes($1.path) { $0.lexicographicallyPrecedes($1) } }
