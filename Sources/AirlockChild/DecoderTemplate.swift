@@ -63,6 +63,9 @@ public enum DecoderTemplate {
     /// template then (or when it must stop), a child's start in a forked child.
     private static func serve() -> WarmStart.Start? {
         let socket = HandOverSocket(adopting: socketDescriptor)
+        #if DEBUG
+        let template = CurrentProcess.id
+        #endif
         while true {
             guard let received = try? socket.receive(limit: HandOverMessage.maxBytes) else { return nil }
             guard received.descriptors.count == requestDescriptors, let message = HandOverMessage(decoding: received.bytes) else {
@@ -75,6 +78,12 @@ public enum DecoderTemplate {
             }
             switch side {
             case .child:
+                #if DEBUG
+                // Test-only: say which template forked this child, so tests can see templates used and replaced.
+                if CurrentProcess.environment("AIRLOCK_TEST_TEMPLATE_TRACE") != nil {
+                    DecoderChild.printError("decoder: forked by template \(template)")
+                }
+                #endif
                 return childStart(message, received.descriptors)
             case .parent(let pid, let pidfd):
                 // The drop's descriptors leave the template before the supervisor hears of the child.

@@ -1,5 +1,6 @@
 import AirlockChild
 import AirlockSystem
+import Foundation
 import Synchronization
 
 /// Decoder templates: one running decoder program per program and set of
@@ -68,7 +69,23 @@ public final class DecoderTemplates: Sendable {
     private let state = Mutex(State())
 
     /// The most children one template forks before it is replaced.
-    static let maxChildren = 256
+    static let maxChildren: Int = {
+        #if DEBUG
+        // Test-only: recycling after a few children instead of 256.
+        if let text = ProcessInfo.processInfo.environment["AIRLOCK_TEST_TEMPLATE_CHILDREN"], let count = Int(text) { return count }
+        #endif
+        return 256
+    }()
+
+    /// Whether drops' children come from templates at all: always in a release
+    /// build; a debug build's tests turn them off to reach the other ways.
+    static let enabled: Bool = {
+        #if DEBUG
+        return ProcessInfo.processInfo.environment["AIRLOCK_TEST_DECODER_TEMPLATES"] != "off"
+        #else
+        return true
+        #endif
+    }()
     /// How long a template may take to answer a request, its start-up included on the first.
     static let replyNanoseconds: UInt64 = 10_000_000_000
     /// How long a program whose template failed before its first child runs without one.
@@ -82,6 +99,7 @@ public final class DecoderTemplates: Sendable {
     /// failed to start or to answer), and the drop's child must be started another way.
     func fork(_ executable: String, startUp: [String], environment: [String], arguments: [String],
               descriptors: [FileDescriptor]) -> ChildProcess? {
+        guard Self.enabled else { return nil }
         let key = Key(executable: executable, startUp: startUp)
         let found = state.withLock { state -> SlotLock? in
             guard !state.stopped else { return nil }
