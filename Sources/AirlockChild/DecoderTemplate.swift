@@ -49,7 +49,15 @@ public enum DecoderTemplate {
         guard commandLine.first == flag else {
             return WarmStart.start(commandLine, beforeWaiting: beforeWaiting).map { ($0, nil) }
         }
-        do { try Confinement.tieToSupervisor() } catch { return nil }
+        // Whatever the supervisor let slip into this process (a descriptor opened
+        // without close-on-exec by a library) would live as long as the template
+        // and reach every child until it confines itself: none is kept.
+        do {
+            try Confinement.tieToSupervisor()
+            try CurrentProcess.closeDescriptors(from: FileDescriptor(rawValue: socketDescriptor.rawValue + 1))
+        } catch {
+            return nil
+        }
         var startUp = Array(commandLine.dropFirst())
         let database = ContentTypes.takeDatabaseArgument(&startUp)
         CurrentProcess.setCharacterLocale("C.UTF-8")
