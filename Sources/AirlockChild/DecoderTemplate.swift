@@ -63,6 +63,7 @@ public enum DecoderTemplate {
         CurrentProcess.setCharacterLocale("C.UTF-8")
         let preloaded = Preloaded(magicDatabase: database, detector: ContentTypes.load(database))
         warmUp(try? preloaded.detector.get())
+        SiblingFork.trimHeap()
         guard let start = serve() else { return nil }
         return (start, preloaded)
     }

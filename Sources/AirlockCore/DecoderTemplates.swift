@@ -170,8 +170,10 @@ public final class DecoderTemplates: Sendable {
         let (mine, theirs) = try HandOverSocket.pair()
         // Our copy of the template's end closes with `theirs`: the template is then
         // its only holder, and reads end-of-file once this process is gone.
+        // LD_BIND_NOW: the dynamic linker resolves every symbol once, in the
+        // template, rather than each child resolving the ones it calls first.
         let child = try TemplateStarter.shared.spawn(
-            key.executable, arguments: [DecoderTemplate.flag] + key.startUp, environment: environment,
+            key.executable, arguments: [DecoderTemplate.flag] + key.startUp, environment: environment + ["LD_BIND_NOW=1"],
             descriptors: [.nullInput(0), .nullOutput(1),
                           .nullInput(Confinement.dropDescriptor.rawValue), .nullInput(Confinement.stagingDescriptor.rawValue),
                           .nullInput(Confinement.resultDescriptor.rawValue),

@@ -11,7 +11,7 @@ import Foundation
 /// Arguments: `keyed --limit-…=N … POLICY_KEY=VALUE … class_name=NAME … max_bytes=N …`.
 public enum KeyedChild {
     public static func main(_ commandLine: [String]) -> Int32 {
-        guard let (start, preloaded) = DecoderTemplate.start(commandLine) else { return WarmStart.unusedStatus }
+        guard let (start, preloaded) = DecoderTemplate.start(commandLine, warmUp: KeyedWarmUp.run) else { return WarmStart.unusedStatus }
         guard start.arguments.first == "keyed" else { return usage() }
         var rest = Array(start.arguments.dropFirst())
         let inspect = rest.first == "--inspect"

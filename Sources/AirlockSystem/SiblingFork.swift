@@ -29,6 +29,12 @@ public enum SiblingFork {
         return pid == 0 ? .child : .parent(pid: pid, pidfd: FileDescriptor(rawValue: pidfd))
     }
 
+    /// malloc_trim(3): returns the heap's free pages to the kernel before children
+    /// are forked, so that they neither copy those pages on write nor unmap them at exit.
+    public static func trimHeap() {
+        _ = airlock_trim_heap()
+    }
+
     /// How many threads this process has, from /proc/self/stat.
     public static func threadCount() throws(SystemError) -> Int {
         Int(try retrying("read /proc/self/stat") { airlock_thread_count() })

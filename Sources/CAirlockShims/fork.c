@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -68,4 +69,8 @@ int airlock_thread_count(void) {
         if (*field == ' ') spaces++;
     }
     return atoi(field);
+}
+
+int airlock_trim_heap(void) {
+    return malloc_trim(0);
 }

@@ -16,6 +16,11 @@
 /// do not run (the caller has no other threads whose locks they would repair).
 pid_t airlock_fork_sibling(int *pidfd);
 
+/// malloc_trim(3) with no padding: the heap's free pages go back to the kernel,
+/// so that children forked afterwards neither copy them on write nor unmap them
+/// at exit. 1 when memory was released, 0 when there was none to release.
+int airlock_trim_heap(void);
+
 /// This process's number of threads, from /proc/self/stat; -1 and errno when it
 /// cannot be read.
 int airlock_thread_count(void);
