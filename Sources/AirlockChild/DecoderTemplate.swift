@@ -62,6 +62,10 @@ public enum DecoderTemplate {
         let database = ContentTypes.takeDatabaseArgument(&startUp)
         CurrentProcess.setCharacterLocale("C.UTF-8")
         let preloaded = Preloaded(magicDatabase: database, detector: ContentTypes.load(database))
+        // Never closed, in the template or in a child: closing frees the database
+        // entry by entry, which in a child would copy every heap page it shares
+        // with the template just to exit (a third of a child's page faults).
+        if case .success(let detector?) = preloaded.detector { _ = Unmanaged.passRetained(detector) }
         warmUp(try? preloaded.detector.get())
         SiblingFork.trimHeap()
         guard let start = serve() else { return nil }
