@@ -61,7 +61,7 @@ public enum DecoderTemplate {
         var startUp = Array(commandLine.dropFirst())
         let database = ContentTypes.takeDatabaseArgument(&startUp)
         CurrentProcess.setCharacterLocale("C.UTF-8")
-        let preloaded = Preloaded(magicDatabase: database, detector: ContentTypes.load(database))
+        let preloaded = Preloaded(magicDatabase: database, detector: loadShared(database))
         // Never closed, in the template or in a child: closing frees the database
         // entry by entry, which in a child would copy every heap page it shares
         // with the template just to exit (a third of a child's page faults).
@@ -70,6 +70,17 @@ public enum DecoderTemplate {
         SiblingFork.trimHeap()
         guard let start = serve() else { return nil }
         return (start, preloaded)
+    }
+
+    /// The detector for `database`, loaded from a copy in memory the children
+    /// share without faulting it in again (libmagic maps the file otherwise);
+    /// from the file as any child loads it when that copy cannot be made.
+    private static func loadShared(_ database: String?) -> Result<ContentTypeDetector?, ContentTypeError> {
+        guard let database, let bytes = try? SiblingFork.readShared(database),
+              let detector = try? ContentTypeDetector(database: database, bytes: bytes) else {
+            return ContentTypes.load(database)
+        }
+        return .success(detector)
     }
 
     /// Serves requests until the supervisor closes the socket: nil in the

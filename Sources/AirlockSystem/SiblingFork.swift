@@ -35,6 +35,19 @@ public enum SiblingFork {
         _ = airlock_trim_heap()
     }
 
+    /// The whole file at `path` in anonymous memory that children forked later
+    /// share without a page fault (aligned and advised for huge pages, so the
+    /// fork copies few page-table entries). Never released: it lives as long as
+    /// the process, as a template's loaded data does.
+    /// - Throws: `read` with the path, and the errno of open, fstat, mmap or read.
+    public static func readShared(_ path: String) throws(SystemError) -> UnsafeRawBufferPointer {
+        var length = 0
+        guard let start = airlock_read_file_anonymous(path, &length) else {
+            throw SystemError("read", Array(path.utf8), Errno.current)
+        }
+        return UnsafeRawBufferPointer(start: start, count: length)
+    }
+
     /// How many threads this process has, from /proc/self/stat.
     public static func threadCount() throws(SystemError) -> Int {
         Int(try retrying("read /proc/self/stat") { airlock_thread_count() })

@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <malloc.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -73,4 +75,51 @@ int airlock_thread_count(void) {
 
 int airlock_trim_heap(void) {
     return malloc_trim(0);
+}
+
+void *airlock_read_file_anonymous(const char *path, size_t *length) {
+    const size_t huge = 2u << 20;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return NULL;
+    }
+    if (st.st_size <= 0) {
+        close(fd);
+        errno = EINVAL;
+        return NULL;
+    }
+    size_t size = (size_t)st.st_size;
+    size_t span = (size + huge - 1) / huge * huge;
+    char *raw = mmap(NULL, span + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return NULL;
+    }
+    char *start = (char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
+    if (start > raw) munmap(raw, (size_t)(start - raw));
+    munmap(start + span, (size_t)(raw + span + huge - (start + span)));
+    (void)madvise(start, span, MADV_HUGEPAGE);
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = read(fd, start + done, size - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            int saved = n < 0 ? errno : EIO;
+            close(fd);
+            munmap(start, span);
+            errno = saved;
+            return NULL;
+        }
+        done += (size_t)n;
+    }
+    close(fd);
+    *length = size;
+    return start;
 }

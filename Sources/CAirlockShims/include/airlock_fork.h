@@ -21,6 +21,13 @@ pid_t airlock_fork_sibling(int *pidfd);
 /// at exit. 1 when memory was released, 0 when there was none to release.
 int airlock_trim_heap(void);
 
+/// The whole file at `path` read into anonymous memory aligned to 2 MiB and
+/// advised for transparent huge pages (MADV_HUGEPAGE; ignored where the kernel
+/// has none): a fork copies a few page-table entries for it, and the children
+/// read it without a page fault, where a file mapping is faulted in again by
+/// every child. Never unmapped. Its length in `*length`; NULL and errno on failure.
+void *airlock_read_file_anonymous(const char *path, size_t *length);
+
 /// This process's number of threads, from /proc/self/stat; -1 and errno when it
 /// cannot be read.
 int airlock_thread_count(void);
