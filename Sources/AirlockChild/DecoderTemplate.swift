@@ -31,9 +31,12 @@ public enum DecoderTemplate {
         public let magicDatabase: String?
         public let detector: Result<ContentTypeDetector?, ContentTypeError>
 
-        /// The detector for `database`: the template's when it is the same database, else loaded now.
+        /// The detector for `database`: the template's when it is the same database
+        /// and it loaded; else loaded now, so that a template whose load failed
+        /// does not pass its failure on to every child it forks.
         public func detector(for database: String?) -> Result<ContentTypeDetector?, ContentTypeError> {
-            database == magicDatabase ? detector : ContentTypes.load(database)
+            if database == magicDatabase, case .success = detector { return detector }
+            return ContentTypes.load(database)
         }
     }
 
