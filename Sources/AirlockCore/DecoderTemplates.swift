@@ -19,9 +19,10 @@ import Synchronization
 /// template costs each drop nothing.
 ///
 /// Every child of one template is a copy of the same process: they share its
-/// address-space layout (ASLR) and its stack-protector canary, which a child
-/// that learned them could tell a sibling's exploit. A template therefore forks
-/// at most `maxChildren` children and is then replaced, as a fresh process.
+/// address-space layout (ASLR), its stack-protector canary and the Swift
+/// runtime's hashing seed, which a child that learned them could tell the
+/// exploit of a later drop. A template therefore forks at most `maxChildren`
+/// children and is then replaced, as a fresh process with fresh ones.
 public final class DecoderTemplates: Sendable {
     struct Key: Hashable, Sendable {
         let executable: String
