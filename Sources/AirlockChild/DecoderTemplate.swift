@@ -1,3 +1,4 @@
+import AirlockPolicy
 import AirlockSystem
 
 /// A decoder program run as a template: started once, it loads what does not
@@ -70,9 +71,21 @@ public enum DecoderTemplate {
         // with the template just to exit (a third of a child's page faults).
         if case .success(let detector?) = preloaded.detector { _ = Unmanaged.passRetained(detector) }
         warmUp(try? preloaded.detector.get())
+        warmVerdict()
         SiblingFork.trimHeap()
         guard let start = serve() else { return nil }
         return (start, preloaded)
+    }
+
+    /// Writes a made-up verdict's JSON once, and throws it away: the first
+    /// writing instantiates the generic metadata it needs, which every child
+    /// would otherwise look up again for its one verdict.
+    private static func warmVerdict() {
+        var message = VerdictMessage(.accepted(VerdictMessage.Accepted(files: 1, directories: 0, entries: 1, bytesWritten: 1)),
+                                     types: [DetectedType(entry: "warm-up.txt", type: "text/plain")])
+        message.confinement = VerdictMessage.ConfinementFields(landlockABI: 1, landlockState: "in-force", seccompState: "in-force",
+                                                               problems: ["none"].joined(separator: "; "))
+        _ = message.jsonText
     }
 
     /// The detector for `database`, loaded from a copy in memory the children
