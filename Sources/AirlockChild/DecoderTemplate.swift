@@ -68,7 +68,7 @@ public enum DecoderTemplate {
         let preloaded = Preloaded(magicDatabase: database, detector: loadShared(database))
         // Never closed, in the template or in a child: closing frees the database
         // entry by entry, which in a child would copy every heap page it shares
-        // with the template just to exit (a third of a child's page faults).
+        // with the template just to exit (half of a child's page faults).
         if case .success(let detector?) = preloaded.detector { _ = Unmanaged.passRetained(detector) }
         warmUp(try? preloaded.detector.get())
         warmVerdict()
