@@ -198,6 +198,26 @@ struct DecoderTemplateTests {
         try sandbox.expectInvariants()
     }
 
+    @Test("a forked child that cannot confine itself decodes nothing: under a filter that refuses Landlock the drop waits, deferred and claimed",
+          .enabled(if: !UnitFilterTests.toolsMissing, "needs systemd-analyze, cc and libseccomp-dev"),
+          .enabled(if: KernelConfinement.landlockAndSeccomp, "this kernel does not offer both Landlock and seccomp"))
+    func failsClosed() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        var filter = try UnitFilter.load()
+        filter = UnitFilter(allowed: filter.allowed.subtracting(UnitFilter.landlockCalls), errorNumber: filter.errorNumber)
+        let wrapper = try filter.wrapper(in: sandbox.logs)
+        try sandbox.drop(Samples.validZip, as: "photos.zip")
+        let refused = try airlock(["run", "--once", "--root", sandbox.root.path], environment: Self.trace, under: wrapper)
+        #expect(refused.status == 75, "\(refused.stderr)")
+        #expect(templatesTraced(refused.stderr).count == 1, "the drop's child came from a template: \(refused.stderr)")
+        #expect(refused.events.map { $0["event"] as? String } == ["deferred"], "\(refused.stdout)")
+        #expect(try sandbox.listing(sandbox.outbox) == [] && sandbox.listing(sandbox.quarantine) == [] && sandbox.listing(sandbox.staging) == [])
+        let claims = try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path)
+        #expect(claims.count == 1)
+        #expect(try Data(contentsOf: sandbox.claimed.appendingPathComponent(claims[0]).appendingPathComponent("drop")) == Samples.validZip)
+    }
+
     @Test("where clone3 is refused with ENOSYS, as systemd's RestrictNamespaces= does, templates fork with clone under the unit's filter",
           .enabled(if: !UnitFilterTests.toolsMissing, "needs systemd-analyze, cc and libseccomp-dev"),
           .enabled(if: KernelConfinement.landlockAndSeccomp, "this kernel does not offer both Landlock and seccomp"))
