@@ -80,6 +80,17 @@ fuzz-zip: build
 bench-quick: deps
 	QUICK=1 bash bench/run.sh
 
+# Where the time goes in each benchmark case (perf record -g and strace -f -c of
+# `run --once` on the static release build): bench/results/profile.md.
+# make profile [CASES="many-tiny keyed one-kib large-zip large-tar-zst small-zip"]
+# perf is only needed here, so it is installed here rather than by deps.
+.PHONY: profile
+profile: deps
+	@command -v perf >/dev/null || apt-get install -y linux-perf >/dev/null
+	swift build -c release --static-swift-stdlib >/dev/null
+	work=$$(mktemp -d); trap 'rm -rf "$$work"' EXIT; \
+		python3 bench/profile.py .build/release/airlock "$$work" bench/results/profile.md $(CASES)
+
 # Regenerates fixtures/keyed/: the Foundation-made samples, then the hand-built ones and the manifest.
 keyed-fixtures:
 	swiftc -package-name airlock fixtures/keyed/generator/main.swift Sources/AirlockKeyed/ArchivedMemo.swift \

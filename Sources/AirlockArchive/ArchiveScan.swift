@@ -128,6 +128,7 @@ public struct ArchiveScan {
         entryScan.legacyNames = legacyNames
         entryScan.format = format
         entryScan.rarEntries = listings.rar?.entries
+        if format == .zip { entryScan.inflater = ZipInflater(file: DropFile(drop), blockSize: blockSize) }
         entryScan.readEntries(into: &sink, expected: &listings.expected, outcome: &outcome)
         if entryScan.reachedEnd {
             judgeEnd(tar: tar, sevenZipEntries: listings.sevenZipEntries ?? listings.rar?.entries.count, outcome: &outcome)

@@ -27,7 +27,12 @@ extension EntryScan {
         var data = EntryData(judge: judge, sizes: sizes, writing: writing)
         let rawStart = stream.consumed
         dataCRC = 0
-        let end = readBlocks(&data, sink: &sink, outcome: &outcome)
+        let end: DataEnd
+        if let deflate = sizes.deflate, let inflater {
+            end = readDeflated(deflate, inflater: inflater, &data, sink: &sink, outcome: &outcome)
+        } else {
+            end = readBlocks(&data, sink: &sink, outcome: &outcome)
+        }
         guard end == .complete else { return end }
         // A sparse file may end in a hole, which no data block reports: its
         // declared size is where it ends, as bsdtar and GNU tar extract it.
@@ -95,8 +100,8 @@ extension EntryScan {
     }
 
     /// Counts one chunk against the allowances and writes it while the findings are clean.
-    private mutating func feed<Sink: EntrySink>(_ chunk: UnsafeRawBufferPointer, _ data: inout EntryData, sink: inout Sink,
-                                                outcome: inout ScanOutcome) -> DataEnd {
+    mutating func feed<Sink: EntrySink>(_ chunk: UnsafeRawBufferPointer, _ data: inout EntryData, sink: inout Sink,
+                                        outcome: inout ScanOutcome) -> DataEnd {
         let n = Int64(chunk.count)
         let judge = data.judge
         let declared = data.sizes.declared, compressed = data.sizes.compressed

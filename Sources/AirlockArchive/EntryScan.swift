@@ -23,6 +23,8 @@ struct EntryScan {
     var rarEntries: [RarListing.Entry]?
     /// The CRC32 of the current entry's data so far, kept for a RAR.
     var dataCRC: UInt32 = 0
+    /// Inflates a ZIP's deflate entries in place of libarchive's zlib.
+    var inflater: ZipInflater?
     private var tracker = ConflictTracker()
     /// The file, total and ratio quotas, counted chunk by chunk across entries.
     var allowance: ByteAllowance
@@ -163,6 +165,8 @@ struct EntryScan {
         /// Its compressed size, where the format records one (a ZIP's directory).
         var compressed: Int64?
         var sparse: Bool
+        /// A ZIP entry's deflate data, which the scan inflates itself.
+        var deflate: DeflateData?
     }
 
     /// The entry's declared sizes, the ZIP directory's taking precedence; nil
@@ -174,6 +178,7 @@ struct EntryScan {
         if let listed {
             sizes.compressed = listed.compressedSize
             if kind == .file {
+                sizes.deflate = DeflateData(listed)
                 if let size = sizes.declared, size != listed.uncompressedSize {
                     findings.record(judge.violation(.corruptArchive, "local and central sizes disagree"))
                     return nil

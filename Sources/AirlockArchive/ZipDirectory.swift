@@ -24,6 +24,8 @@ public struct ZipDirectory: Sendable {
         public let localHeaderOffset: Int64
         /// Where the entry's local record ends (header, name, extra, data, descriptor).
         public var recordEnd: Int64 = 0
+        /// Where the entry's compressed data starts, after its local header's name and extra field.
+        public var dataOffset: Int64 = 0
         public let madeByUnix: Bool
         public let externalAttributes: UInt32
         /// The directory record has a ZIP64 field (so its data descriptor, if any, is wide).

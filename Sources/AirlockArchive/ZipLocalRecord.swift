@@ -40,7 +40,8 @@ enum ZipLocalRecord {
                 throw .malformed("\(label): local header disagrees on the CRC or the sizes")
             }
         }
-        let dataEnd = try Reader.sum(extraStart, Int64(extraLength), entry.compressedSize)
+        entry.dataOffset = try Reader.sum(extraStart, Int64(extraLength))
+        let dataEnd = try Reader.sum(entry.dataOffset, entry.compressedSize)
         var recordEnd = dataEnd
         if entry.hasDataDescriptor {
             recordEnd = try Reader.sum(dataEnd, try descriptorLength(entry, wide: entry.usesZip64 || extra.hasZip64, at: dataEnd, reader: reader))

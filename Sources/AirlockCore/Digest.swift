@@ -1,5 +1,7 @@
 import AirlockSystem
 import CCrypto
+import Dispatch
+import Synchronization
 
 /// SHA-256 of an open file, through OpenSSL's libcrypto.
 enum Digest {
@@ -34,5 +36,33 @@ enum Digest {
             let hex = String(byte, radix: 16)
             return byte < 16 ? "0" + hex : hex
         }.joined()
+    }
+}
+
+extension Digest {
+    /// The SHA-256 of each regular file `names` names in `directory`, in the same
+    /// order (nil for one over `limit` bytes), on as many threads as there are
+    /// processors: the manifest re-reads every byte the decoder wrote, after it
+    /// has exited and before the commit, and a drop of a few large files would
+    /// otherwise wait for them one after another on one core.
+    static func sha256(ofFiles names: [[UInt8]], in directory: FileDescriptor, limit: Int64) throws(SystemError) -> [String?] {
+        let results = Mutex<[Result<String?, SystemError>?]>(Array(repeating: nil, count: names.count))
+        DispatchQueue.concurrentPerform(iterations: names.count) { index in
+            let result = Result { () throws(SystemError) -> String? in
+                try directory.open(names[index], [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
+                    // The commit's syncfs (or fsync) waits for these pages: start
+                    // writing them now, while they are hashed. Only a head start:
+                    // durability is the later call's, which reports any failure.
+                    try? fd.startWriteback()
+                    return try sha256(of: fd, limit: limit)
+                }
+            }
+            results.withLock { $0[index] = result }
+        }
+        let hashes = results.withLock { $0 }
+        var output: [String?] = []
+        output.reserveCapacity(hashes.count)
+        for hash in hashes { output.append(try hash!.get()) }
+        return output
     }
 }

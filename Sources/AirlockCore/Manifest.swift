@@ -52,14 +52,20 @@ public enum Manifest {
         }
     }
 
-    /// Every regular file beneath `directory`, in byte order of its path.
+    /// Every regular file beneath `directory`, in byte order of its path; the
+    /// files of each directory are hashed together, on every processor.
     private static func describe(_ directory: FileDescriptor, prefix: [UInt8], depth: Int, policy: Policy, types: [String: String],
                                  into files: inout [JSONObjectWriter]) throws(SystemError) {
         // The audit has bounded the tree already; this only keeps the walk finite.
         guard depth <= policy.maxDepth else { return }
+        var children: [(name: [UInt8], status: FileStatus)] = []
         for child in try directory.entryNames().sorted(by: { $0.lexicographicallyPrecedes($1) }) where child != name {
+            children.append((child, try directory.status(of: child)))
+        }
+        let regular = children.filter { $0.status.kind == .regular }.map(\.name)
+        var hashes = try Digest.sha256(ofFiles: regular, in: directory, limit: policy.maxFileBytes).makeIterator()
+        for (child, status) in children {
             let path = prefix.isEmpty ? child : prefix + [UInt8(ascii: "/")] + child
-            let status = try directory.status(of: child)
             switch status.kind {
             case .directory:
                 let inner = try directory.openDirectory(child)
@@ -68,13 +74,10 @@ public enum Manifest {
                 }
             case .regular:
                 let shown = EscapedName(path).text
-                let sha256 = try directory.open(child, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
-                    try Digest.sha256(of: fd, limit: policy.maxFileBytes)
-                }
                 var file = JSONObjectWriter()
                 file.add("entry", shown)
                 file.add("entry_size", status.size)
-                if let sha256 { file.add("sha256", sha256) }
+                if let sha256 = hashes.next() ?? nil { file.add("sha256", sha256) }
                 if let type = types[shown] { file.add("mime_type", type) }
                 files.append(file)
             default:

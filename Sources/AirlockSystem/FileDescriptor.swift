@@ -114,6 +114,13 @@ public struct FileDescriptor: Hashable, Sendable {
         _ = try retrying("fsync") { fsync(rawValue) }
     }
 
+    /// sync_file_range(2) with SYNC_FILE_RANGE_WRITE over the whole file: starts
+    /// writing its dirty pages out and returns without waiting for them, so a
+    /// later fsync or syncfs finds less left to wait for. It makes nothing durable.
+    public func startWriteback() throws(SystemError) {
+        _ = try retrying("sync_file_range") { airlock_start_writeback(rawValue) }
+    }
+
     /// syncfs(2): everything on this descriptor's filesystem.
     public func syncFilesystem() throws(SystemError) {
         _ = try retrying("syncfs") { airlock_syncfs(rawValue) }

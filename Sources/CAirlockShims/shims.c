@@ -15,6 +15,10 @@ int airlock_syncfs(int fd) {
     return syncfs(fd);
 }
 
+int airlock_start_writeback(int fd) {
+    return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
 int airlock_close_from(unsigned int first) {
     if (close_range(first, ~0U, 0) == 0) {
         return 0;

@@ -16,6 +16,10 @@ int airlock_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, 
 /// syncfs(2): flush the filesystem holding fd.
 int airlock_syncfs(int fd);
 
+/// sync_file_range(2) over the whole file with SYNC_FILE_RANGE_WRITE: starts
+/// writeback of its dirty pages without waiting for it.
+int airlock_start_writeback(int fd);
+
 /// close_range(2) from first to the highest descriptor; falls back to a close loop
 /// on kernels without it.
 int airlock_close_from(unsigned int first);
