@@ -16,19 +16,20 @@ import AirlockText
 extension DecoderChild {
     public static func main(_ commandLine: [String]) -> Int32 {
         #if DEBUG
-        let start = WarmStart.start(commandLine, beforeWaiting: TestFaults.spinWhileWaiting)
+        let started = DecoderTemplate.start(commandLine, beforeWaiting: TestFaults.spinWhileWaiting, warmUp: DecoderWarmUp.run)
         #else
-        let start = WarmStart.start(commandLine)
+        let started = DecoderTemplate.start(commandLine, warmUp: DecoderWarmUp.run)
         #endif
-        guard let start else { return WarmStart.unusedStatus }
+        guard let (start, preloaded) = started else { return WarmStart.unusedStatus }
         guard var request = Request(start.arguments) else {
             printError("airlock-decoder: bad arguments (this program is started by airlock, not by hand)")
             return usageStatus
         }
         request.limits.cpuSeconds += start.cpuSecondsSpent
-        // Locale data and the magic database are read now, while files may still be opened.
+        // Locale data and the magic database are read now, while files may still be
+        // opened (a template's child has both from its template).
         CurrentProcess.setCharacterLocale("C.UTF-8")
-        request.detector = ContentTypes.load(request.magicDatabase)
+        request.detector = preloaded?.detector(for: request.magicDatabase) ?? ContentTypes.load(request.magicDatabase)
         // Each converter loads its gconv module now; confinement forbids it later.
         if !request.probe {
             switch LegacyNames.open(taking: &request.encodingArguments) {
@@ -38,7 +39,7 @@ extension DecoderChild {
                 return 70
             }
         }
-        let started = monotonicNanoseconds()
+        let confining = monotonicNanoseconds()
         let confinement: ConfinementReport
         do {
             confinement = try Confinement.apply(request.limits, staging: request.writesStaging ? Confinement.stagingDescriptor : nil)
@@ -46,7 +47,7 @@ extension DecoderChild {
             printError("airlock-decoder: cannot confine: \(error)")
             return 70
         }
-        let confineMicroseconds = Int64((monotonicNanoseconds() - started) / 1000)
+        let confineMicroseconds = Int64((monotonicNanoseconds() - confining) / 1000)
         #if DEBUG
         // Faults are for drops: the start-up probe of `airlock run` must not hang on one.
         if !request.probe { TestFaults.inject(request) }

@@ -36,6 +36,27 @@ public final class ContentTypeDetector {
         self.cookie = cookie
     }
 
+    /// magic_load_buffers(3) of a compiled database already in memory (`bytes`,
+    /// which must outlive the detector): how a decoder template loads it into
+    /// memory its children share.
+    ///
+    /// - Throws: `ContentTypeError` naming `database` when libmagic refuses the bytes.
+    public init(database: String, bytes: UnsafeRawBufferPointer) throws(ContentTypeError) {
+        guard let cookie = magic_open(MAGIC_MIME_TYPE | MAGIC_ERROR | MAGIC_NO_CHECK_COMPRESS) else {
+            throw ContentTypeError(database: database, detail: "magic_open: \(Errno.current)")
+        }
+        var limit = ContentTypeDetector.headBytes
+        _ = magic_setparam(cookie, MAGIC_PARAM_BYTES_MAX, &limit)
+        var buffer: UnsafeMutableRawPointer? = UnsafeMutableRawPointer(mutating: bytes.baseAddress)
+        var size = bytes.count
+        guard magic_load_buffers(cookie, &buffer, &size, 1) == 0 else {
+            let detail = magic_error(cookie).map { String(cString: $0) } ?? "\(Errno(rawValue: magic_errno(cookie)))"
+            magic_close(cookie)
+            throw ContentTypeError(database: database, detail: detail)
+        }
+        self.cookie = cookie
+    }
+
     deinit { magic_close(cookie) }
 
     /// magic_buffer(3) on a file's first bytes: its MIME type, lowercased, or

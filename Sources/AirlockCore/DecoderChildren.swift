@@ -20,6 +20,15 @@ public final class DecoderChildren: Sendable {
     /// The children waiting for a drop; the daemon stops it when it stops taking drops.
     public let launcher = DecoderLauncher()
 
+    /// The templates that fork each drop's child; stopped, like the launcher, when no more drops come.
+    public let templates = DecoderTemplates()
+
+    /// Ends the templates and the waiting children: no more drops come.
+    public func stopStarting() {
+        templates.stop()
+        launcher.stop()
+    }
+
     public init() {}
 
     /// Records a started child; false (and the child killed) once abandoning began.

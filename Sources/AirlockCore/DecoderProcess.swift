@@ -47,14 +47,14 @@ struct DecoderProcess {
         defer { pipe.read.close() }
         // Our copy of the child's end goes as soon as the child has its own, so the
         // pipe reports EOF when the child exits.
-        let child = try pipe.write.closeAfter { (result) throws(SystemError) in
+        let (child, forked) = try pipe.write.closeAfter { (result) throws(SystemError) in
             try launch(arguments: arguments, drop: drop, staging: staging, result: result)
         }
         defer { child.close() }
         _ = children?.started(child)
-        // Started while this drop's child decodes: this thread only waits then, and
-        // the exec and loading of the next child overlap the decoding.
-        if staging != nil { children?.launcher.prepare(executable, environment: Self.childEnvironment()) }
+        // Without a template: started while this drop's child decodes (this thread
+        // only waits then), so the exec and loading of the next child overlap the decoding.
+        if staging != nil && !forked { children?.launcher.prepare(executable, environment: Self.childEnvironment()) }
         let collected = Result { () throws(SystemError) in try collect(child, from: pipe.read, progress: progress) }
         // Forgotten before the pidfd closes, so an abandoning daemon never signals it after.
         let abandoned = children?.finished(child) == true
@@ -63,16 +63,30 @@ struct DecoderProcess {
         return run
     }
 
-    /// The drop's child: in a daemon, the one this thread started ahead of need
-    /// if it takes the hand-over, otherwise one started now with its descriptors.
+    /// The drop's child: with `children`, one forked by the program's template,
+    /// else the one this thread started ahead of need if it takes the hand-over;
+    /// otherwise one started now with its descriptors. `forked`: by a template.
     private func launch(arguments: [String], drop: FileDescriptor, staging: FileDescriptor?,
-                        result: FileDescriptor) throws(SystemError) -> ChildProcess {
-        if let staging, let waiting = children?.launcher.handOver(executable, arguments: arguments,
-                                                                   descriptors: [drop, staging, result]) {
-            return waiting
+                        result: FileDescriptor) throws(SystemError) -> (child: ChildProcess, forked: Bool) {
+        if let staging, let children {
+            let descriptors = [drop, staging, result]
+            if let forked = children.templates.fork(executable, startUp: Self.startUpArguments(arguments),
+                                                    environment: Self.childEnvironment(), arguments: arguments,
+                                                    descriptors: descriptors) {
+                return (forked, true)
+            }
+            if let waiting = children.launcher.handOver(executable, arguments: arguments, descriptors: descriptors) {
+                return (waiting, false)
+            }
         }
-        return try ChildProcess.spawn(executable, arguments: arguments, environment: Self.childEnvironment(),
-                                      descriptors: Self.childDescriptors(drop: drop, staging: staging, result: result))
+        let child = try ChildProcess.spawn(executable, arguments: arguments, environment: Self.childEnvironment(),
+                                           descriptors: Self.childDescriptors(drop: drop, staging: staging, result: result))
+        return (child, false)
+    }
+
+    /// What a template loads for every child, from a drop's arguments: the magic database.
+    static func startUpArguments(_ arguments: [String]) -> [String] {
+        arguments.filter { $0.hasPrefix(ContentTypes.databaseArgument) }
     }
 
     /// What the child finds at each descriptor: /dev/null for standard input and
@@ -86,7 +100,7 @@ struct DecoderProcess {
     }
 
     /// The child's whole environment.
-    private static func childEnvironment() -> [String] {
+    static func childEnvironment() -> [String] {
         // Swift's crash backtracer would exec swift-backtrace, which the child's
         // seccomp filter kills as SIGSYS and which has no business in a confined
         // process: a crash must show as the signal that caused it.

@@ -11,7 +11,7 @@ import Foundation
 /// Arguments: `keyed --limit-…=N … POLICY_KEY=VALUE … class_name=NAME … max_bytes=N …`.
 public enum KeyedChild {
     public static func main(_ commandLine: [String]) -> Int32 {
-        guard let start = WarmStart.start(commandLine) else { return WarmStart.unusedStatus }
+        guard let (start, preloaded) = DecoderTemplate.start(commandLine, warmUp: KeyedWarmUp.run) else { return WarmStart.unusedStatus }
         guard start.arguments.first == "keyed" else { return usage() }
         var rest = Array(start.arguments.dropFirst())
         let inspect = rest.first == "--inspect"
@@ -21,7 +21,7 @@ public enum KeyedChild {
               let policy = Policy(arguments: rest) else { return usage() }
         limits.cpuSeconds += start.cpuSecondsSpent
         _ = setlocale(LC_CTYPE, "C.UTF-8")
-        let detector = ContentTypes.load(database)
+        let detector = preloaded?.detector(for: database) ?? ContentTypes.load(database)
         let confinement: ConfinementReport
         do {
             confinement = try Confinement.apply(limits, staging: inspect ? nil : Confinement.stagingDescriptor)

@@ -30,7 +30,7 @@ public final class ChildProcess: Sendable {
     /// another thread never races the close and reaches a reused descriptor number.
     private let pidfd: Mutex<Int32?>
 
-    private init(pid: Int32, pidfd: Int32) {
+    init(pid: Int32, pidfd: Int32) {
         self.pid = pid
         self.pidfd = Mutex(pidfd)
     }

@@ -345,8 +345,9 @@ public final class Daemon {
     private func shutDown() -> Int32 {
         notifier.stopping()
         watch.stop()
-        // Children waiting for a drop get none now: killed and reaped here.
-        children.launcher.stop()
+        // Templates and children waiting for a drop get none now: killed and reaped
+        // here (children the templates forked are in flight, and finish or are abandoned below).
+        children.stopStarting()
         log.info("stopping: no new drops; \(pool.inFlight) in flight get \(configuration.watch.graceSeconds) s to finish")
         let abandoned = pool.stop()
         if abandoned > 0 { log.info("\(abandoned) claimed drops stay claimed for the next start") }

@@ -279,8 +279,11 @@ enum CommandRunner {
             return ExitStatus.ioError
         }
         defer { withExtendedLifetime(lock) {} }
+        // Decoder templates serve this run as they serve a daemon; ended before it exits.
+        let children = DecoderChildren()
+        defer { children.stopStarting() }
         let intake = Intake(layout: layout, configuration: configuration, decoderDirectory: decoder, log: log,
-                            showsProgress: FileDescriptor(rawValue: 1).isTerminal)
+                            children: children, showsProgress: FileDescriptor(rawValue: 1).isTerminal)
         let deferred = Atomic(0)
         let report: @Sendable (DropOutcome) -> Void = { outcome in
             events.emit(outcome.eventLine)

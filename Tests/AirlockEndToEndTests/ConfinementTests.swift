@@ -68,13 +68,16 @@ struct ConfinementTests {
         EscapeCase(mode: "escape-allocate", errnos: ["ENOMEM"], signal: nil, reason: "decoder-failed"),
     ]
 
-    func attempt(_ item: EscapeCase) throws {
+    /// One escape through `run --once`; its outcome, for the checks of a caller
+    /// that chose how the child starts through `environment`.
+    @discardableResult
+    func attempt(_ item: EscapeCase, environment: [String: String] = [:]) throws -> Outcome {
         try KernelConfinement.requireDoctor()
         let sandbox = try Sandbox()
         try sandbox.initialise()
         let tmpBefore = try FileManager.default.contentsOfDirectory(atPath: "/tmp").filter { $0.hasPrefix("airlock-escape") }
         try sandbox.drop(Samples.validZip, as: "\(item.mode).zip")
-        let result = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": item.mode])
+        let result = try sandbox.runOnce(environment: environment.merging(["AIRLOCK_TEST_DECODER_FAULT": item.mode]) { $1 })
         #expect(result.status == 0, "\(result.stderr)")
         let event = try #require(result.events.first)
         #expect(event["reason"] as? String == item.reason, "\(event)")
@@ -91,6 +94,7 @@ struct ConfinementTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
         let quarantined = try #require(try sandbox.onlyQuarantined())
         #expect(try Data(contentsOf: quarantined.drop) == Samples.validZip)
+        return result
     }
 
     @Test("writing outside staging or reading any other file fails", .enabled(if: KernelConfinement.landlock, "skipped: the kernel offers no Landlock (airlock doctor)"),

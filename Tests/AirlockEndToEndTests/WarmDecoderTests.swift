@@ -41,6 +41,10 @@ struct WaitingDecoders {
 @Suite("Decoders started ahead of need: each takes one drop, confined as any other, limits from the hand-over, none left at exit",
        .serialized)
 struct WarmDecoderTests {
+    /// Children come from templates first; these tests reach the pre-started ones
+    /// that serve when no template can (a debug build's switch).
+    static let noTemplates = "AIRLOCK_TEST_DECODER_TEMPLATES"
+
     func renamedDrop(_ data: Data, as name: String, in sandbox: Sandbox) throws {
         let temporary = sandbox.inbox.appendingPathComponent(".\(name).tmp")
         try data.write(to: temporary)
@@ -81,7 +85,7 @@ struct WarmDecoderTests {
         try sandbox.initialise()
         try sandbox.configure("watch", ["workers": 1])
         let tmpBefore = try FileManager.default.contentsOfDirectory(atPath: "/tmp").filter { $0.hasPrefix("airlock-escape") }
-        let daemon = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_DECODER_FAULT": item.mode])
+        let daemon = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_DECODER_FAULT": item.mode, Self.noTemplates: "off"])
         let (verdicts, last) = try twoDrops(Samples.validZip, sandbox, daemon)
         stop(daemon, waiting: WaitingDecoders(daemon: daemon.process.processIdentifier), last: last)
         let second = try #require(verdicts.first { $0["drop"] as? String == "second.zip" })
@@ -108,7 +112,7 @@ struct WarmDecoderTests {
         try sandbox.initialise(decoder: ["cpu_seconds": 1, "timeout_seconds": 2])
         try sandbox.configure("watch", ["workers": 1])
         // Each waiting child burns 1.5 s of CPU before it can take a drop.
-        let daemon = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_WARM_SPIN_MS": "1500"])
+        let daemon = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_WARM_SPIN_MS": "1500", Self.noTemplates: "off"])
         let (verdicts, last) = try twoDrops(Samples.validZip, sandbox, daemon) { warm in
             // Past both limits, counted from the child's start, before its drop arrives.
             // 1.4: /proc counts in clock ticks, and the child stops at 1.5 s by its own finer clock.
@@ -129,7 +133,7 @@ struct WarmDecoderTests {
         try sandbox.initialise()
         try sandbox.configure("watch", ["workers": 1])
         let wrapper = try UnitFilter.load().wrapper(in: sandbox.logs)
-        let daemon = try RunningDaemon(sandbox, under: wrapper)
+        let daemon = try RunningDaemon(sandbox, environment: [Self.noTemplates: "off"], under: wrapper)
         let waiting = WaitingDecoders(daemon: daemon.process.processIdentifier)
         let zip = try UnitFilterTests.fixture("fixtures/archives/zip-deflate-valid.zip")
         let memo = try UnitFilterTests.fixture("fixtures/keyed/memo-binary.plist")

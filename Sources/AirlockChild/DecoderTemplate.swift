@@ -1,0 +1,175 @@
+import AirlockPolicy
+import AirlockSystem
+
+/// A decoder program run as a template: started once, it loads what does not
+/// depend on any drop (its libraries, the magic database, whatever `warmUp`
+/// touches), then forks one child per drop the supervisor sends it. It never
+/// receives or reads a drop's bytes: it holds a drop's descriptors only from the
+/// request until the fork, and the child, not the template, reads them.
+///
+/// Each child is forked as the supervisor's own child (`SiblingFork`) and starts
+/// exactly where a child started ahead of need stands after its hand-over: its
+/// descriptors at 3, 4 and 5, then confinement, the decode, the verdict and its
+/// exit. Before it takes its descriptors it waits for the supervisor's go-ahead
+/// on a socket of its own: a child whose pidfd never reached the supervisor (the
+/// template died after the fork) reads end-of-file there and exits untouched.
+public enum DecoderTemplate {
+    /// The first argument of a template; the rest are its start-up arguments.
+    public static let flag = "--template"
+    /// The template's request socket (where a waiting child has its hand-over socket).
+    public static let socketDescriptor = WarmStart.socketDescriptor
+    /// The first byte of the template's reply, which carries the child's pidfd
+    /// and then its pid (4 bytes, little-endian).
+    public static let replyVersion: UInt8 = 1
+    /// The supervisor's go-ahead to a forked child.
+    public static let goAhead: UInt8 = 0x06
+    /// A request carries the drop, the staging directory, the result pipe and the child's go-ahead socket.
+    public static let requestDescriptors = 4
+
+    /// What a template loaded for its children before the first fork.
+    public struct Preloaded {
+        /// The magic database its start-up arguments named (nil: none).
+        public let magicDatabase: String?
+        public let detector: Result<ContentTypeDetector?, ContentTypeError>
+
+        /// The detector for `database`: the template's when it is the same database
+        /// and it loaded; else loaded now, so that a template whose load failed
+        /// does not pass its failure on to every child it forks.
+        public func detector(for database: String?) -> Result<ContentTypeDetector?, ContentTypeError> {
+            if database == magicDatabase, case .success = detector { return detector }
+            return ContentTypes.load(database)
+        }
+    }
+
+    /// A decoder program's start, however it was started: with its drop, ahead of
+    /// need (`WarmStart`), or as a template, in which case this returns only in a
+    /// forked child. nil: the program has nothing to do and exits with
+    /// `WarmStart.unusedStatus` (its socket closed, a malformed request, a failed fork).
+    ///
+    /// - Parameter warmUp: run once in a template, after the magic database is
+    ///   loaded (it is given the detector) and before the first request.
+    public static func start(_ commandLine: [String], beforeWaiting: () -> Void = {},
+                             warmUp: (ContentTypeDetector?) -> Void = { _ in }) -> (WarmStart.Start, Preloaded?)? {
+        guard commandLine.first == flag else {
+            return WarmStart.start(commandLine, beforeWaiting: beforeWaiting).map { ($0, nil) }
+        }
+        // Whatever the supervisor let slip into this process (a descriptor opened
+        // without close-on-exec by a library) would live as long as the template
+        // and reach every child until it confines itself: none is kept.
+        do {
+            try Confinement.tieToSupervisor()
+            try CurrentProcess.closeDescriptors(from: FileDescriptor(rawValue: socketDescriptor.rawValue + 1))
+        } catch {
+            return nil
+        }
+        var startUp = Array(commandLine.dropFirst())
+        let database = ContentTypes.takeDatabaseArgument(&startUp)
+        CurrentProcess.setCharacterLocale("C.UTF-8")
+        let preloaded = Preloaded(magicDatabase: database, detector: loadShared(database))
+        // Never closed, in the template or in a child: closing frees the database
+        // entry by entry, which in a child would copy every heap page it shares
+        // with the template just to exit (half of a child's page faults).
+        if case .success(let detector?) = preloaded.detector { _ = Unmanaged.passRetained(detector) }
+        warmUp(try? preloaded.detector.get())
+        warmVerdict()
+        SiblingFork.trimHeap()
+        guard let start = serve() else { return nil }
+        return (start, preloaded)
+    }
+
+    /// Writes a made-up verdict's JSON once, and throws it away: the first
+    /// writing instantiates the generic metadata it needs, which every child
+    /// would otherwise look up again for its one verdict.
+    private static func warmVerdict() {
+        var message = VerdictMessage(.accepted(VerdictMessage.Accepted(files: 1, directories: 0, entries: 1, bytesWritten: 1)),
+                                     types: [DetectedType(entry: "warm-up.txt", type: "text/plain")])
+        message.confinement = VerdictMessage.ConfinementFields(landlockABI: 1, landlockState: "in-force", seccompState: "in-force",
+                                                               problems: ["none"].joined(separator: "; "))
+        _ = message.jsonText
+    }
+
+    /// The detector for `database`, loaded from a copy in memory the children
+    /// share without faulting it in again (libmagic maps the file otherwise);
+    /// from the file as any child loads it when that copy cannot be made.
+    private static func loadShared(_ database: String?) -> Result<ContentTypeDetector?, ContentTypeError> {
+        guard let database, let bytes = try? SiblingFork.readShared(database),
+              let detector = try? ContentTypeDetector(database: database, bytes: bytes) else {
+            return ContentTypes.load(database)
+        }
+        return .success(detector)
+    }
+
+    /// Serves requests until the supervisor closes the socket: nil in the
+    /// template then (or when it must stop), a child's start in a forked child.
+    private static func serve() -> WarmStart.Start? {
+        let socket = HandOverSocket(adopting: socketDescriptor)
+        #if DEBUG
+        let template = CurrentProcess.id
+        #endif
+        while true {
+            guard let received = try? socket.receive(limit: HandOverMessage.maxBytes) else { return nil }
+            guard received.descriptors.count == requestDescriptors, let message = HandOverMessage(decoding: received.bytes) else {
+                received.descriptors.forEach { $0.close() }
+                return nil
+            }
+            guard let side = forkOnce() else {
+                received.descriptors.forEach { $0.close() }
+                return nil
+            }
+            switch side {
+            case .child:
+                #if DEBUG
+                // Test-only: say which template forked this child, so tests can see templates used and replaced.
+                if CurrentProcess.environment("AIRLOCK_TEST_TEMPLATE_TRACE") != nil {
+                    DecoderChild.printError("decoder: forked by template \(template)")
+                }
+                #endif
+                return childStart(message, received.descriptors)
+            case .parent(let pid, let pidfd):
+                // The drop's descriptors leave the template before the supervisor hears of the child.
+                received.descriptors.forEach { $0.close() }
+                defer { pidfd.close() }
+                var reply = [replyVersion]
+                withUnsafeBytes(of: pid.littleEndian) { reply += $0 }
+                do { try socket.send(reply, passing: [pidfd]) } catch { return nil }
+            }
+        }
+    }
+
+    /// Forks, once this process is known to have one thread: a second thread
+    /// (which nothing here starts, but a library could) might hold a lock that
+    /// would then stay locked in the child, so a template that has one stops.
+    /// nil: no child (said on standard error); the template stops and the
+    /// supervisor starts the drop's child another way.
+    private static func forkOnce() -> ForkSide? {
+        do {
+            let threads = try SiblingFork.threadCount()
+            guard threads == 1 else {
+                DecoderChild.printError("decoder template: \(threads) threads; a template forks only while it has one")
+                return nil
+            }
+            return try SiblingFork.fork()
+        } catch {
+            DecoderChild.printError("decoder template: \(error)")
+            return nil
+        }
+    }
+
+    /// In the forked child: tied to the supervisor, then the go-ahead, then the
+    /// drop, staging and result descriptors in place. nil when no go-ahead comes.
+    private static func childStart(_ message: HandOverMessage, _ descriptors: [FileDescriptor]) -> WarmStart.Start? {
+        defer { descriptors.forEach { $0.close() } }
+        do { try Confinement.tieToSupervisor() } catch { return nil }
+        let go = descriptors[3]
+        var byte: UInt8 = 0
+        let n = withUnsafeMutableBytes(of: &byte) { buffer in (try? go.read(into: buffer)) ?? 0 }
+        guard n == 1, byte == goAhead else { return nil }
+        let targets = [Confinement.dropDescriptor, Confinement.stagingDescriptor, Confinement.resultDescriptor]
+        do {
+            for (descriptor, target) in zip(descriptors, targets) { try descriptor.duplicate(onto: target) }
+        } catch {
+            return nil
+        }
+        return WarmStart.Start(arguments: message.arguments, cpuSecondsSpent: CurrentProcess.cpuSecondsSpent())
+    }
+}

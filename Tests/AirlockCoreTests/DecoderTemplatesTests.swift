@@ -1,0 +1,67 @@
+@testable import AirlockCore
+import AirlockChild
+import AirlockSystem
+import Foundation
+import Testing
+
+@Suite("Decoder templates from the supervisor's side: a forked child is the supervisor's own, and a template that cannot serve gives none",
+       .serialized)
+struct DecoderTemplatesTests {
+    /// Runs `--probe` through `templates`: the child, and what it wrote on its result pipe.
+    func probe(_ templates: DecoderTemplates, _ executable: String) throws -> (ChildProcess?, String) {
+        let nothing = try FileDescriptor.openDirectory(path: "/")
+        defer { nothing.close() }
+        let pipe = try makePipe()
+        defer { pipe.read.close() }
+        let child = pipe.write.closeAfter { result in
+            templates.fork(executable, startUp: [], environment: [], arguments: ["--probe"] + DecoderLauncherTests.limits.arguments,
+                           descriptors: [nothing, nothing, result])
+        }
+        guard let child else { return (nil, "") }
+        return (child, String(decoding: try pipe.read.readAll(limit: 1 << 16), as: UTF8.self))
+    }
+
+    @Test("a forked child is this process's child, waited for through its pidfd; the template stays for the next, and stop ends it")
+    func childIsOurs() throws {
+        let templates = DecoderTemplates()
+        defer { templates.stop() }
+        let decoder = DecoderLauncherTests.decoder
+        var templatePid: Int32?
+        for _ in 0..<2 {
+            let (forked, output) = try probe(templates, decoder)
+            let child = try #require(forked)
+            defer { child.close() }
+            #expect(DecoderLauncherTests.parent(of: child.pid) == CurrentProcess.id, "the supervisor's own child, not the template's")
+            #expect(try child.wait().termination == .exited(0), "\(output)")
+            #expect(output.contains("\"limit_cpu\":"), "\(output)")
+            let current = templates.templatePid(decoder, startUp: [])
+            #expect(current != nil && current != child.pid)
+            #expect(templatePid == nil || templatePid == current, "one template serves both")
+            templatePid = current
+        }
+        let pid = try #require(templatePid)
+        templates.stop()
+        #expect(!DecoderLauncherTests.exists(pid), "killed and reaped")
+        #expect(try probe(templates, decoder).0 == nil, "none after stop")
+    }
+
+    @Test("a program that is no template gives no child at once, and is not started again for the next drop")
+    func failedTemplateFallsBack() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("airlock-template-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A program that notes each start and exits: it never answers a request.
+        let program = directory.appendingPathComponent("no-template")
+        try "#!/bin/sh\necho started >> \(directory.path)/starts\n".write(to: program, atomically: true, encoding: .utf8)
+        #expect(chmod(program.path, 0o755) == 0)
+        let templates = DecoderTemplates()
+        defer { templates.stop() }
+        let started = Date()
+        #expect(try probe(templates, program.path).0 == nil)
+        #expect(templates.templatePid(program.path, startUp: []) == nil)
+        #expect(try probe(templates, program.path).0 == nil)
+        #expect(Date().timeIntervalSince(started) < 5, "its end-of-file ends the wait for a reply")
+        let starts = try String(contentsOf: directory.appendingPathComponent("starts"), encoding: .utf8)
+        #expect(starts == "started\n", "started once, not once per drop")
+    }
+}

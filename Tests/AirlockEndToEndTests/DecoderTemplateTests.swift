@@ -1,0 +1,241 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A supervisor's decoder processes started with `--template`, as /proc shows
+/// them: the templates themselves and the children they forked (which keep the
+/// template's command line, and whose parent is the supervisor too).
+struct TemplateProcesses {
+    let supervisor: Int32
+
+    var pids: Set<Int32> {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return Set(entries.compactMap(Int32.init).filter { pid in
+            guard Self.field(pid, 1) == String(supervisor),
+                  let commandLine = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            return String(decoding: commandLine, as: UTF8.self).contains("--template")
+        })
+    }
+
+    /// Every process started with `--template` and its parent, for failure messages.
+    static func everyTemplate() -> [Int32: String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        var found: [Int32: String] = [:]
+        for pid in entries.compactMap(Int32.init) {
+            guard let commandLine = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+                  String(decoding: commandLine, as: UTF8.self).contains("--template") else { continue }
+            found[pid] = "parent \(field(pid, 1) ?? "?") state \(field(pid, 0) ?? "?")"
+        }
+        return found
+    }
+
+    /// Field `index` after the name in /proc/PID/stat (0: the state, 1: the parent's pid).
+    static func field(_ pid: Int32, _ index: Int) -> String? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > index ? String(fields[index]) : nil
+    }
+
+    /// Whether `pid` runs (a zombie has ended, whoever reaps it).
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard let state = field(pid, 0) else { return false }
+        return state != "Z"
+    }
+
+    /// Each open descriptor of `pid` and what it names (`readlink /proc/PID/fd/N`).
+    static func descriptors(_ pid: Int32) -> [Int: String] {
+        let directory = "/proc/\(pid)/fd"
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        var found: [Int: String] = [:]
+        for entry in entries {
+            guard let number = Int(entry), let target = try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + entry) else { continue }
+            found[number] = target
+        }
+        return found
+    }
+
+    /// Whether `pid` is a forked child that has confined itself: it holds the
+    /// staging directory of a drop and nothing above its result pipe. (A template
+    /// holds a drop's descriptors, above 6, from the request until the fork.)
+    static func isConfinedChild(_ pid: Int32, _ sandbox: Sandbox) -> Bool {
+        let held = descriptors(pid)
+        return held[4]?.contains("/\(sandbox.base.lastPathComponent)/root/state/staging/") == true && held.keys.allSatisfy { $0 <= 5 }
+    }
+}
+
+/// The template lines that debug builds print with AIRLOCK_TEST_TEMPLATE_TRACE: one per forked child.
+func templatesTraced(_ stderr: String) -> [String] {
+    stderr.split(separator: "\n").compactMap { line in
+        line.firstMatch(of: /decoder: forked by template ([0-9]+)/).map { String($0.1) }
+    }
+}
+
+@Suite("Decoder templates: each drop's child forked from a loaded template, confined as any other, one drop each",
+       .serialized)
+struct DecoderTemplateTests {
+    static let trace = ["AIRLOCK_TEST_TEMPLATE_TRACE": "1"]
+
+    /// Verdicts by drop name, with what they say about the drop.
+    static func verdicts(_ events: [[String: Any]]) -> [String: String] {
+        var found: [String: String] = [:]
+        for event in events {
+            guard let drop = event["drop"] as? String else { continue }
+            found[drop] = [event["event"], event["reason"], event["files"], event["bytes"], event["entry"]]
+                .map { $0.map { "\($0)" } ?? "-" }.joined(separator: " ")
+        }
+        return found
+    }
+
+    static let corpus: [(String, String)] = [
+        ("fixtures/archives/zip-deflate-valid.zip", "valid.zip"), ("fixtures/archives/zip-traversal.zip", "traversal.zip"),
+        ("fixtures/keyed/memo-binary.plist", "memo.plist"), ("fixtures/archives/zip-deflate-valid.zip", "again.zip"),
+        ("fixtures/keyed/memo-binary.plist", "memo2.plist"),
+    ]
+
+    @Test("run --once decodes every drop in a child a template forked, with the verdicts and outbox of fresh children")
+    func sameAsFreshChildren() throws {
+        var outcomes: [[String: String]] = []
+        var outboxes: [[String: String]] = []
+        for environment in [Self.trace, ["AIRLOCK_TEST_DECODER_TEMPLATES": "off"].merging(Self.trace) { $1 }] {
+            let sandbox = try Sandbox()
+            try sandbox.initialise()
+            for (path, name) in Self.corpus { try sandbox.drop(UnitFilterTests.fixture(path), as: name) }
+            let result = try sandbox.runOnce(environment: environment)
+            #expect(result.status == 0, "\(result.stderr)")
+            let forked = templatesTraced(result.stderr)
+            #expect(forked.count == (environment["AIRLOCK_TEST_DECODER_TEMPLATES"] == nil ? Self.corpus.count : 0), "\(result.stderr)")
+            outcomes.append(Self.verdicts(result.events))
+            let files = try sandbox.listing(sandbox.outbox).filter { !$0.hasSuffix("/") }
+            outboxes.append(try sha256Hexes(files, in: sandbox.outbox))
+            try sandbox.expectInvariants()
+        }
+        #expect(outcomes[0].count == Self.corpus.count)
+        #expect(outcomes[0] == outcomes[1])
+        #expect(outboxes[0] == outboxes[1])
+        #expect(!outboxes[0].isEmpty)
+    }
+
+    @Test("an escaping child forked by a template is refused like a fresh one",
+          .enabled(if: KernelConfinement.landlockAndSeccomp, "skipped: the kernel does not put both Landlock and seccomp in force (airlock doctor)"),
+          arguments: ConfinementTests.landlockCases + ConfinementTests.seccompCases + ConfinementTests.limitCases)
+    func escapes(_ item: EscapeCase) throws {
+        let result = try ConfinementTests().attempt(item, environment: Self.trace)
+        #expect(templatesTraced(result.stderr).count == 1, "the drop's child came from a template: \(result.stderr)")
+    }
+
+    @Test("while its child decodes, the template holds none of the drop's descriptors; both die with the supervisor, and the drop is not lost")
+    func descriptorsAndSupervisorDeath() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise(decoder: ["timeout_seconds": 120])
+        try sandbox.configure("watch", ["workers": 1])
+        let daemon = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_DECODER_FAULT": "hang"])
+        let processes = TemplateProcesses(supervisor: daemon.process.processIdentifier)
+        try sandbox.drop(Samples.validZip, as: "held.zip")
+        var child: Int32?
+        #expect(waitFor(seconds: 30) {
+            child = processes.pids.first { TemplateProcesses.isConfinedChild($0, sandbox) }
+            return child != nil
+        }, "no forked child holds the staging directory: \(daemon.stderr)")
+        let templates = processes.pids.subtracting(child.map { [$0] } ?? [])
+        #expect(templates.count == 1, "one template for the archive decoder: \(templates) child \(String(describing: child)) \(TemplateProcesses.everyTemplate()) \(daemon.stderr)")
+        for template in templates {
+            let held = TemplateProcesses.descriptors(template)
+            #expect(Set(held.keys) == [0, 1, 2, 3, 4, 5, 6], "template \(template), child \(String(describing: child)): \(held) \(child.map(TemplateProcesses.descriptors) ?? [:])")
+            #expect([0, 1, 3, 4, 5].allSatisfy { held[$0] == "/dev/null" }, "\(held)")
+            #expect(held[6]?.hasPrefix("socket:") == true, "\(held)")
+            #expect(!held.values.contains { $0.contains("/\(sandbox.base.lastPathComponent)/root") || $0.hasPrefix("pipe:") }, "\(held)")
+        }
+        let everyone = templates.union(child.map { [$0] } ?? [])
+        daemon.signal(SIGKILL)
+        _ = daemon.waitForExit(seconds: 15)
+        #expect(waitFor(seconds: 15) { everyone.allSatisfy { !TemplateProcesses.isAlive($0) } }, "a decoder outlived its supervisor")
+        // The drop stayed claimed; the next run takes it.
+        let rerun = try sandbox.runOnce()
+        #expect(rerun.events.map { $0["event"] as? String } == ["accepted"], "\(rerun.stdout) \(rerun.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["held"])
+        try sandbox.expectInvariants()
+    }
+
+    @Test("a template killed mid-run is replaced and no drop is lost; the daemon's templates end when it stops")
+    func killedTemplateLosesNothing() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("watch", ["workers": 2])
+        let daemon = try RunningDaemon(sandbox, environment: Self.trace)
+        let processes = TemplateProcesses(supervisor: daemon.process.processIdentifier)
+        let count = 40
+        for index in 0..<count { try sandbox.drop(Samples.validZip, as: "d\(index).zip") }
+        #expect(waitFor(seconds: 60) { daemon.events.count >= 3 }, "\(daemon.stderr)")
+        let first = try #require(templatesTraced(daemon.stderr).first.flatMap(Int32.init))
+        #expect(kill(first, SIGKILL) == 0)
+        let verdicts = daemon.waitForVerdicts(count, seconds: 120)
+        #expect(verdicts.count == count && verdicts.allSatisfy { $0["event"] as? String == "accepted" }, "\(daemon.stderr)")
+        let traced = Set(templatesTraced(daemon.stderr))
+        #expect(traced.count >= 2 && traced.contains(String(first)), "a second template took over: \(traced)")
+        let running = processes.pids
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 60) == 0, "\(daemon.stderr)")
+        #expect(running.allSatisfy { !TemplateProcesses.isAlive($0) }, "a template outlived the daemon")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == count)
+        try sandbox.expectInvariants()
+    }
+
+    @Test("a template forks at most its bound of children, then a fresh one takes over")
+    func recycled() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("watch", ["workers": 1])
+        for index in 0..<7 { try sandbox.drop(Samples.validZip, as: "d\(index).zip") }
+        let result = try sandbox.runOnce(environment: Self.trace.merging(["AIRLOCK_TEST_TEMPLATE_CHILDREN": "3"]) { $1 })
+        #expect(result.events.count == 7 && result.events.allSatisfy { $0["event"] as? String == "accepted" }, "\(result.stderr)")
+        let traced = templatesTraced(result.stderr)
+        #expect(traced.count == 7)
+        let perTemplate = Dictionary(grouping: traced, by: { $0 }).mapValues(\.count)
+        #expect(perTemplate.count == 3 && perTemplate.values.allSatisfy { $0 <= 3 }, "\(perTemplate)")
+        try sandbox.expectInvariants()
+    }
+
+    @Test("a forked child that cannot confine itself decodes nothing: under a filter that refuses Landlock the drop waits, deferred and claimed",
+          .enabled(if: !UnitFilterTests.toolsMissing, "needs systemd-analyze, cc and libseccomp-dev"),
+          .enabled(if: KernelConfinement.landlockAndSeccomp, "this kernel does not offer both Landlock and seccomp"))
+    func failsClosed() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        var filter = try UnitFilter.load()
+        filter = UnitFilter(allowed: filter.allowed.subtracting(UnitFilter.landlockCalls), errorNumber: filter.errorNumber)
+        let wrapper = try filter.wrapper(in: sandbox.logs)
+        try sandbox.drop(Samples.validZip, as: "photos.zip")
+        let refused = try airlock(["run", "--once", "--root", sandbox.root.path], environment: Self.trace, under: wrapper)
+        #expect(refused.status == 75, "\(refused.stderr)")
+        #expect(templatesTraced(refused.stderr).count == 1, "the drop's child came from a template: \(refused.stderr)")
+        #expect(refused.events.map { $0["event"] as? String } == ["deferred"], "\(refused.stdout)")
+        #expect(try sandbox.listing(sandbox.outbox) == [] && sandbox.listing(sandbox.quarantine) == [] && sandbox.listing(sandbox.staging) == [])
+        let claims = try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path)
+        #expect(claims.count == 1)
+        #expect(try Data(contentsOf: sandbox.claimed.appendingPathComponent(claims[0]).appendingPathComponent("drop")) == Samples.validZip)
+    }
+
+    @Test("where clone3 is refused with ENOSYS, as systemd's RestrictNamespaces= does, templates fork with clone under the unit's filter",
+          .enabled(if: !UnitFilterTests.toolsMissing, "needs systemd-analyze, cc and libseccomp-dev"),
+          .enabled(if: KernelConfinement.landlockAndSeccomp, "this kernel does not offer both Landlock and seccomp"))
+    func underTheUnitFilter() throws {
+        for refuseClone3 in [false, true] {
+            let sandbox = try Sandbox()
+            try sandbox.initialise()
+            var filter = try UnitFilter.load()
+            #expect(filter.allowed.isSuperset(of: ["clone", "clone3", "pidfd_open", "pidfd_send_signal", "waitid"]))
+            if refuseClone3 { filter = UnitFilter(allowed: filter.allowed.subtracting(["clone3"]), errorNumber: 38) }
+            let wrapper = try filter.wrapper(in: sandbox.logs)
+            for (path, name) in Self.corpus { try sandbox.drop(UnitFilterTests.fixture(path), as: name) }
+            let result = try airlock(["run", "--once", "--root", sandbox.root.path], environment: Self.trace, under: wrapper)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(templatesTraced(result.stderr).count == Self.corpus.count, "\(result.stderr)")
+            #expect(Self.verdicts(result.events).values.filter { $0.hasPrefix("accepted") }.count == 4, "\(result.stdout)")
+            #expect(!result.stderr.contains("partial confinement") && !result.stderr.contains("not confined"), "\(result.stderr)")
+            try sandbox.expectInvariants()
+        }
+    }
+}
