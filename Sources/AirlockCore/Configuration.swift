@@ -65,7 +65,7 @@ public struct Configuration: Sendable, Equatable {
         public var maxWaitSeconds: Int64 = 600
         /// Full inbox rescan, for anything events missed.
         public var rescanSeconds: Int64 = 60
-        /// Decoder children at once; nil means the number of cores.
+        /// Decoder children at once; nil means twice the number of cores, at most 8 more than the cores.
         public var workers: Int64? = nil
         /// Claimed drops waiting for a worker; beyond it drops wait in the inbox.
         public var queueLimit: Int64 = 64
@@ -81,9 +81,18 @@ public struct Configuration: Sendable, Equatable {
 
     public init() {}
 
-    /// Decoder children at once: `watch.workers`, or the number of cores.
+    /// Decoder children at once: `watch.workers`, or twice the number of cores,
+    /// at most 8 more than the cores.
+    ///
+    /// More than one per core, because a worker spends much of a small drop
+    /// waiting rather than computing: for its child to exit, for the syncfs and
+    /// the fsyncs of its commit. With one worker per core a core idles through
+    /// each of those waits, and two workers' syncs seldom come close enough
+    /// together to be shared. At most 8 more, since each worker keeps a child
+    /// waiting and a few extra ones already cover the waits.
     public var workerCount: Int {
-        Int(watch.workers ?? Int64(Processors.online))
+        let cores = Int64(Processors.online)
+        return Int(watch.workers ?? cores + min(cores, 8))
     }
 
     /// The limits a decoder child sets on itself; the file-size limit is one byte

@@ -14,7 +14,10 @@ enum Digest {
         guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
             throw SystemError("EVP_DigestInit_ex", nil, Errno(rawValue: 22))
         }
-        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        // No bigger than the file needs: most files are small, and a buffer is
+        // zeroed and faulted in whole each time one is hashed.
+        let size = try file.status().size
+        var buffer = [UInt8](repeating: 0, count: Int(max(4096, min(256 * 1024, min(size, limit) + 1))))
         var offset: Int64 = 0
         while true {
             let wanted = Int(min(Int64(buffer.count), limit - offset + 1))

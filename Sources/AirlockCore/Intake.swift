@@ -219,7 +219,9 @@ public final class Intake: Sendable {
                 claimed.sha256 = sha256
                 journalClaimed(claim, claimed)
             }
-            defer { context.sha256 = hashing.wait() }
+            // The drop's `claimed` record goes before its terminal one, which
+            // the caller appends once this returns.
+            defer { context.sha256 = hashing.waitUntilDone() }
             switch identified {
             case .failure(let rejection):
                 return .rejected(rejection)
@@ -333,8 +335,7 @@ public final class Intake: Sendable {
             context.sha256 = awaitHash()
             try Manifest.write(into: staging, Manifest.Drop(id: claim.id, name: claim.dropName, format: format.name, size: context.size,
                                                             sha256: context.sha256, uploader: context.uploader, types: context.types),
-                               policy: policy)
-            try configuration.outboxModes.apply(to: staging, fsyncEach: configuration.sync == .fsync)
+                               policy: policy, modes: configuration.outboxModes, fsyncEach: configuration.sync == .fsync)
             let output = try commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)
             return .accepted(output: output, files: audit.files, bytes: audit.bytes)
         } catch {
@@ -346,24 +347,37 @@ public final class Intake: Sendable {
 }
 
 /// SHA-256 of a drop on a background thread; `done` runs there with the result.
+///
+/// The hash is handed over before `done` runs, so a worker that needs only the
+/// hash (for the manifest) does not also wait for `done`'s journal append, which
+/// may queue behind another worker's journal fsync.
 private final class HashJob: Sendable {
-    private let group = DispatchGroup()
+    private let hashed = DispatchGroup()
+    private let finished = DispatchGroup()
     private let result = Mutex<String?>(nil)
 
     init(drop: FileDescriptor, limit: Int64, done: @escaping @Sendable (String?) -> Void) {
-        group.enter()
+        hashed.enter()
+        finished.enter()
         DispatchQueue.global().async { [self] in
             // pread only: the decoder child shares this descriptor's file offset.
             let sha256 = (try? Digest.sha256(of: drop, limit: limit)) ?? nil
             result.withLock { $0 = sha256 }
+            hashed.leave()
             done(sha256)
-            group.leave()
+            finished.leave()
         }
     }
 
     /// Waits for the hash; nil when the drop could not be read.
     func wait() -> String? {
-        group.wait()
+        hashed.wait()
         return result.withLock { $0 }
+    }
+
+    /// Waits for the hash and for `done` to return.
+    func waitUntilDone() -> String? {
+        finished.wait()
+        return wait()
     }
 }

@@ -19,6 +19,7 @@ import Foundation
 public struct Journal: Sendable {
     static let current: [UInt8] = Array("journal.jsonl".utf8)
     static let lockName: [UInt8] = Array("journal.lock".utf8)
+    static let claimedName: [UInt8] = Array("claimed".utf8)
 
     let state: FileDescriptor
     let maxBytes: Int64
@@ -174,6 +175,7 @@ public struct Journal: Sendable {
 
     /// journal.N-1 → journal.N, …, journal.jsonl → journal.1.jsonl; the oldest beyond `keep` goes.
     private func rotate() throws(SystemError) {
+        try syncClaims()
         try state.removeTree(Journal.rotated(keep))
         for index in stride(from: keep - 1, through: 1, by: -1) {
             do {
@@ -184,6 +186,19 @@ public struct Journal: Sendable {
         }
         try state.rename(Journal.current, to: state, Journal.rotated(1))
         try state.sync()
+    }
+
+    /// fsyncs `claimed/`. A committed drop's claim is removed without an fsync of
+    /// its own: a stop that loses the removal brings the claim back, and recovery
+    /// tells from its `accepted` record that it is only to be removed again. The
+    /// record must then still be in a kept file, so every removal made so far is
+    /// made durable before a rotation moves records towards the oldest file.
+    private func syncClaims() throws(SystemError) {
+        do {
+            try state.openDirectory(Journal.claimedName).closeAfter { (fd) throws(SystemError) in try fd.sync() }
+        } catch where error.errno == .noEntry {
+            return
+        }
     }
 
     /// Every whole record, oldest first; a torn or unreadable line is skipped.

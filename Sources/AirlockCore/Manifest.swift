@@ -28,11 +28,13 @@ public enum Manifest {
         let types: [(entry: String, type: String)]?
     }
 
-    /// Writes the manifest of `staging` (already audited) into it. Not synced
-    /// here: the commit makes staging durable as a whole after this, with the one
-    /// syncfs, or with `commit.sync: "fsync"` by the outbox modes' fsync of every
-    /// entry, which comes after the manifest too.
-    static func write(into staging: FileDescriptor, _ drop: Drop, policy: Policy) throws(SystemError) {
+    /// Gives `staging` (already audited) the outbox's modes and group and writes
+    /// its manifest into it, in one walk: each directory's files are hashed once
+    /// their modes are set. Synced only with `fsyncEach` (`commit.sync: "fsync"`), and
+    /// then every entry after its change and the manifest after it is written;
+    /// otherwise the commit's one syncfs makes staging durable as a whole.
+    static func write(into staging: FileDescriptor, _ drop: Drop, policy: Policy, modes: OutboxModes,
+                      fsyncEach: Bool) throws(SystemError) {
         var json = JSONObjectWriter()
         json.add("manifest_version", version)
         json.add("time", timestamp())
@@ -43,46 +45,29 @@ public enum Manifest {
         if let sha256 = drop.sha256 { json.add("sha256", sha256) }
         drop.uploader?.add(to: &json)
         let types = Dictionary((drop.types ?? []).map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first })
-        var files: [JSONObjectWriter] = []
-        try describe(staging, prefix: [], depth: 0, policy: policy, types: types, into: &files)
-        json.add("outbox_files", objects: files)
-        try staging.open(name, [.writeOnly, .create, .exclusive, .noFollow], mode: FileMode(policy.fileMode)).closeAfter { (fd) throws(SystemError) in
-            try fd.changeMode(FileMode(policy.fileMode))
-            try fd.writeAll(Array((json.text + "\n").utf8))
-        }
-    }
-
-    /// Every regular file beneath `directory`, in byte order of its path; the
-    /// files of each directory are hashed together, on every processor.
-    private static func describe(_ directory: FileDescriptor, prefix: [UInt8], depth: Int, policy: Policy, types: [String: String],
-                                 into files: inout [JSONObjectWriter]) throws(SystemError) {
-        // The audit has bounded the tree already; this only keeps the walk finite.
-        guard depth <= policy.maxDepth else { return }
-        var children: [(name: [UInt8], status: FileStatus)] = []
-        for child in try directory.entryNames().sorted(by: { $0.lexicographicallyPrecedes($1) }) where child != name {
-            children.append((child, try directory.status(of: child)))
-        }
-        let regular = children.filter { $0.status.kind == .regular }.map(\.name)
-        var hashes = try Digest.sha256(ofFiles: regular, in: directory, limit: policy.maxFileBytes).makeIterator()
-        for (child, status) in children {
-            let path = prefix.isEmpty ? child : prefix + [UInt8(ascii: "/")] + child
-            switch status.kind {
-            case .directory:
-                let inner = try directory.openDirectory(child)
-                try inner.closeAfter { (fd) throws(SystemError) in
-                    try describe(fd, prefix: path, depth: depth + 1, policy: policy, types: types, into: &files)
-                }
-            case .regular:
-                let shown = EscapedName(path).text
+        var files: [(path: [[UInt8]], file: JSONObjectWriter)] = []
+        try modes.apply(to: staging, fsyncEach: fsyncEach) { (path, directory, regular) throws(SystemError) in
+            // The files of each directory are hashed together, on every processor.
+            let hashes = try Digest.sha256(ofFiles: regular.map(\.name), in: directory, limit: policy.maxFileBytes)
+            for ((name, status), sha256) in zip(regular, hashes) {
+                let inner = path.isEmpty ? name : path + [UInt8(ascii: "/")] + name
+                let shown = EscapedName(inner).text
                 var file = JSONObjectWriter()
                 file.add("entry", shown)
                 file.add("entry_size", status.size)
-                if let sha256 = hashes.next() ?? nil { file.add("sha256", sha256) }
+                if let sha256 { file.add("sha256", sha256) }
                 if let type = types[shown] { file.add("mime_type", type) }
-                files.append(file)
-            default:
-                continue
+                files.append((inner.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init), file))
             }
         }
+        // Depth first, each directory's names in byte order, as the entry is listed.
+        files.sort { $0.path.lexicographicallyPrecedes($1.path) { $0.lexicographicallyPrecedes($1) } }
+        json.add("outbox_files", objects: files.map(\.file))
+        try staging.open(name, [.writeOnly, .create, .exclusive, .noFollow], mode: modes.fileMode).closeAfter { (fd) throws(SystemError) in
+            try modes.set(on: fd)
+            try fd.writeAll(Array((json.text + "\n").utf8))
+            if fsyncEach { try fd.sync() }
+        }
+        if fsyncEach { try staging.sync() }
     }
 }

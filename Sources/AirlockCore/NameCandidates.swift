@@ -30,8 +30,11 @@ public enum NameCandidates {
     /// number and the suffix fit. A prefix of a name the path policy accepts cut
     /// there is accepted too (no component turns empty, `.` or `..`, no byte is
     /// split), and the suffix stays, so the outbox name still follows from it.
-    public static func candidates(stem: [UInt8], suffix: [UInt8]) -> [[UInt8]] {
-        (1...999).map { number in
+    ///
+    /// Made as they are asked for: nearly every drop takes the first.
+    public static func candidates(stem: [UInt8], suffix: [UInt8]) -> LazyMapSequence<Range<Int>, [UInt8]> {
+        (0..<999).lazy.map { index in
+            let number = index + 1
             let tail = (number == 1 ? [] : Array("-\(number)".utf8)) + suffix
             return shortened(stem, to: max(1, maxNameBytes - tail.count)) + tail
         }

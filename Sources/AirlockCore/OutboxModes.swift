@@ -38,33 +38,54 @@ public struct OutboxModes: Sendable, Equatable {
     }
 
     /// Sets the modes and group on `directory` and everything beneath it (the
-    /// audit has checked it holds only directories and regular files).
+    /// audit has checked it holds only directories and regular files), and hands
+    /// each directory's regular files, once set, to `eachDirectory` with the
+    /// directory's path beneath `directory`: the manifest hashes the files on
+    /// this walk rather than on one of its own.
     ///
     /// - Parameter fsyncEach: fsync every entry after the change, for
     ///   `commit.sync: "fsync"`, where the audit's fsyncs came before it (with
     ///   syncfs the commit's one syncfs covers it).
-    public func apply(to directory: FileDescriptor, fsyncEach: Bool = false, depthLimit: Int = 256) throws(SystemError) {
+    func apply(to directory: FileDescriptor, fsyncEach: Bool = false, eachDirectory: DirectoryVisit) throws(SystemError) {
+        try apply(to: directory, path: [], fsyncEach: fsyncEach, depthLimit: 256, eachDirectory: eachDirectory)
+    }
+
+    /// A directory's path beneath the top, the directory, and its regular files.
+    typealias DirectoryVisit = (_ path: [UInt8], _ directory: FileDescriptor,
+                                _ regular: [(name: [UInt8], status: FileStatus)]) throws(SystemError) -> Void
+
+    private func apply(to directory: FileDescriptor, path: [UInt8], fsyncEach: Bool, depthLimit: Int,
+                       eachDirectory: DirectoryVisit) throws(SystemError) {
         if let group { try directory.changeGroup(group) }
         try directory.changeMode(directoryMode)
+        var regular: [(name: [UInt8], status: FileStatus)] = []
         for name in try directory.entryNames() {
             let status = try directory.status(of: name)
             switch status.kind {
             case .directory:
                 guard depthLimit > 0 else { throw SystemError("outbox modes", name, .tooManyLinks) }
+                let inner = path.isEmpty ? name : path + [UInt8(ascii: "/")] + name
                 try directory.openDirectory(name).closeAfter { (child) throws(SystemError) in
-                    try apply(to: child, fsyncEach: fsyncEach, depthLimit: depthLimit - 1)
+                    try apply(to: child, path: inner, fsyncEach: fsyncEach, depthLimit: depthLimit - 1, eachDirectory: eachDirectory)
                 }
             case .regular:
                 try directory.open(name, [.readOnly, .noFollow, .nonBlocking, .noControllingTerminal]).closeAfter { (file) throws(SystemError) in
-                    if let group { try file.changeGroup(group) }
-                    try file.changeMode(fileMode)
+                    try set(on: file)
                     if fsyncEach { try file.sync() }
                 }
+                regular.append((name, status))
             default:
                 throw SystemError("outbox modes", name, .notPermitted)
             }
         }
+        try eachDirectory(path, directory, regular)
         if fsyncEach { try directory.sync() }
+    }
+
+    /// Gives one open file the outbox's file mode and group.
+    func set(on file: FileDescriptor) throws(SystemError) {
+        if let group { try file.changeGroup(group) }
+        try file.changeMode(fileMode)
     }
 }
 

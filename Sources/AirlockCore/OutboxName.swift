@@ -15,7 +15,7 @@ enum OutboxName {
     }
 
     /// The candidates in order: base, base-2, … base-999, each fitting a directory entry.
-    static func candidates(base: [UInt8]) -> [[UInt8]] {
+    static func candidates(base: [UInt8]) -> LazyMapSequence<Range<Int>, [UInt8]> {
         NameCandidates.candidates(stem: base, suffix: [])
     }
 }

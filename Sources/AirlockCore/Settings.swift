@@ -11,7 +11,7 @@ public struct NumericSetting: Sendable {
     public let range: ClosedRange<Int64>
     /// The range in words, as the README and the example configuration say it.
     public let bounds: String
-    /// Whether the string `"auto"` stands for "no value" (the number of cores).
+    /// Whether the string `"auto"` stands for "no value" (for `watch.workers`, twice the number of cores, at most 8 more than the cores).
     public let acceptsAuto: Bool
     let read: @Sendable (Configuration) -> Int64?
     let write: @Sendable (inout Configuration, Int64?) -> Void

@@ -227,6 +227,13 @@ extension Intake {
 
     /// A3 → done: removes the claim of a committed drop, its drop first, so a
     /// claim without a drop is always one recovery may simply remove.
+    ///
+    /// The removal is not fsynced: a stop that loses it brings the claim back
+    /// at A3 (or A4), whose `accepted` record is durable already, and recovery
+    /// removes it again without a record. What that needs is the record still in
+    /// the journal when the claim comes back; the journal fsyncs `claimed/`
+    /// before each rotation (see Journal.rotate), so no removal is still pending
+    /// by the time a rotation could carry its record away.
     func release(_ claim: Claim) throws(SystemError) {
         try claim.directory.removeTree(Claim.dropFile)
         CrashPoint.claimHalfRemoved.reach()
@@ -234,7 +241,6 @@ extension Intake {
             try claim.directory.removeTree(file)
         }
         try layout.claimed.removeDirectory(claim.idBytes)
-        try DirectorySyncs.shared.sync(layout.claimed)
     }
 
     /// C → R1: writes report.json into the claim (temporary file, fsync, rename,

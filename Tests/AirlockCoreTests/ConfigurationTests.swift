@@ -1,5 +1,6 @@
 import AirlockCore
 import AirlockPolicy
+import AirlockSystem
 import Foundation
 import Testing
 
@@ -12,6 +13,15 @@ struct ConfigurationTests {
     @Test("an empty object gives every default")
     func defaults() throws {
         #expect(try decode("{}") == Configuration())
+    }
+
+    @Test("workers \"auto\": more workers than cores, so waits on children and syncs leave no core idle, at most 8 more; a number is taken as it is")
+    func workerCount() throws {
+        let cores = Processors.online
+        let automatic = try decode(#"{"watch": {"workers": "auto"}}"#).workerCount
+        #expect(automatic == cores + min(cores, 8))
+        #expect(automatic > cores)
+        #expect(try decode(#"{"watch": {"workers": 3}}"#).workerCount == 3)
     }
 
     @Test("what init writes decodes back to the same configuration")
