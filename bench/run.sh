@@ -22,13 +22,15 @@ if [ "${QUICK:-0}" = 1 ]; then
   out=bench/results/quick.md
   export RUNS=1 MANY_DROPS=300 LATENCY_DROPS=20 FLOOD_DROPS=300 SUPERVISOR_DROPS=1000
 fi
+# Read before anything is written: the results file is itself tracked.
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (uncommitted changes)')"
 {
   echo "# airlock benchmarks"
   echo
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "- machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "- filesystem: $(df -T . | awk 'NR==2 {print $2}')"
-  echo "- airlock $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (uncommitted changes)'), static stdlib, $(swift --version 2>&1 | head -1)"
+  echo "- airlock $commit, static stdlib, $(swift --version 2>&1 | head -1)"
   echo "- every ratio is airlock against its peer measured in the same run; absolute times depend on the load"
   echo
 } > "$out"
