@@ -10,9 +10,10 @@ import CIsal
 /// the last is not. It is one of the `StreamDecoder`s a `TarStream` reads.
 final class GzipSource {
     private let file: DropFile
-    private let state: UnsafeMutablePointer<inflate_state>
-    private var input: UnsafeMutableRawBufferPointer
-    private var output: UnsafeMutableRawBufferPointer
+    private let buffers: IgzipBuffers
+    private var state: UnsafeMutablePointer<inflate_state> { buffers.state }
+    private var input: UnsafeMutableRawBufferPointer { buffers.input }
+    private var output: UnsafeMutableRawBufferPointer { buffers.output }
     private var inputEnded = false
     private var memberEnded = false
     /// Raw bytes read from the drop so far.
@@ -24,17 +25,7 @@ final class GzipSource {
 
     init(file: DropFile, blockSize: Int) {
         self.file = file
-        state = .allocate(capacity: 1)
-        input = .allocate(byteCount: blockSize, alignment: 64)
-        output = .allocate(byteCount: 128 * 1024, alignment: 64)
-        isal_inflate_init(state)
-        state.pointee.crc_flag = UInt32(ISAL_GZIP)
-    }
-
-    deinit {
-        state.deallocate()
-        input.deallocate()
-        output.deallocate()
+        buffers = IgzipBuffers(blockSize: blockSize, crcFlag: ISAL_GZIP)
     }
 
     /// The next decompressed block: its length, 0 at the end, -1 on failure.

@@ -14,9 +14,10 @@ import CIsal
 /// that runs past them is truncated. One inflater serves every entry in turn.
 final class ZipInflater {
     private let file: DropFile
-    private let state: UnsafeMutablePointer<inflate_state>
-    private let input: UnsafeMutableRawBufferPointer
-    private let output: UnsafeMutableRawBufferPointer
+    private let buffers: IgzipBuffers
+    private var state: UnsafeMutablePointer<inflate_state> { buffers.state }
+    private var input: UnsafeMutableRawBufferPointer { buffers.input }
+    private var output: UnsafeMutableRawBufferPointer { buffers.output }
     /// The next compressed byte to read from the drop, and how many are left.
     private var position: Int64 = 0
     private var remaining: Int64 = 0
@@ -30,22 +31,13 @@ final class ZipInflater {
 
     init(file: DropFile, blockSize: Int) {
         self.file = file
-        state = .allocate(capacity: 1)
-        input = .allocate(byteCount: blockSize, alignment: 64)
-        output = .allocate(byteCount: 128 * 1024, alignment: 64)
-    }
-
-    deinit {
-        state.deallocate()
-        input.deallocate()
-        output.deallocate()
+        buffers = IgzipBuffers(blockSize: blockSize, crcFlag: ISAL_GZIP_NO_HDR)
     }
 
     /// Starts on an entry whose `compressedSize` bytes of raw deflate begin at `offset`.
     func start(at offset: Int64, compressedSize: Int64) {
-        isal_inflate_init(state)
         // Raw deflate, with the gzip CRC-32 of the output kept in state.crc.
-        state.pointee.crc_flag = UInt32(ISAL_GZIP_NO_HDR)
+        buffers.reset(crcFlag: ISAL_GZIP_NO_HDR)
         position = offset
         remaining = compressedSize
         consumed = 0
