@@ -27,6 +27,8 @@ public struct Journal: Sendable {
     /// Shared by every copy of this value, so the workers of one intake group
     /// their appends.
     let batch = JournalBatch()
+    /// Shared the same way: one failed fsync stops every copy (see JournalSyncFailure).
+    let syncFailure = JournalSyncFailure()
 
     public init(state: FileDescriptor, maxBytes: Int64 = 16 << 20, keep: Int = 5) {
         self.state = state
@@ -83,6 +85,7 @@ public struct Journal: Sendable {
     /// Runs `body` holding the journal's flock, so no rotation or append of another
     /// process interleaves.
     private func locked<T>(_ body: () throws(SystemError) -> T) throws(SystemError) -> T {
+        try syncFailure.check()
         let lock = try state.open(Journal.lockName, [.readWrite, .create, .noFollow], mode: 0o600)
         defer { lock.close() }
         try lock.lockExclusive()
@@ -102,7 +105,7 @@ public struct Journal: Sendable {
             if size > 0 && size + Int64(line.count) > maxBytes {
                 try Journal.write(chunk, to: file)
                 // A `claimed` line may not be durable yet: it is before the file stops being current.
-                try file.sync()
+                try synced(file)
                 file.close()
                 try rotate()
                 file = try openCurrent()
@@ -113,7 +116,18 @@ public struct Journal: Sendable {
             size += Int64(line.count)
         }
         try Journal.write(chunk, to: file)
-        if sync { try file.sync() }
+        if sync { try synced(file) }
+    }
+
+    /// fsyncs `fd`, a journal file or the state directory; a failure is kept, and
+    /// the journal is trusted no more in this process.
+    private func synced(_ fd: FileDescriptor) throws(SystemError) {
+        do {
+            try fd.sync()
+        } catch {
+            syncFailure.record(error)
+            throw error
+        }
     }
 
     /// Appends `bytes` on a fresh line: a crash mid-append leaves a torn last
@@ -155,7 +169,7 @@ public struct Journal: Sendable {
         }
         try generations.record(inode, kept: kept)
         try state.rename(JournalGenerations.newFileName, to: state, Journal.current)
-        try state.sync()
+        try synced(state)
     }
 
     /// Scans the kept files, oldest first; only the lines that mention `id` are
@@ -185,7 +199,7 @@ public struct Journal: Sendable {
             }
         }
         try state.rename(Journal.current, to: state, Journal.rotated(1))
-        try state.sync()
+        try synced(state)
     }
 
     /// fsyncs `claimed/`. A committed drop's claim is removed without an fsync of
@@ -195,7 +209,7 @@ public struct Journal: Sendable {
     /// made durable before a rotation moves records towards the oldest file.
     private func syncClaims() throws(SystemError) {
         do {
-            try state.openDirectory(Journal.claimedName).closeAfter { (fd) throws(SystemError) in try fd.sync() }
+            try state.openDirectory(Journal.claimedName).closeAfter { (fd) throws(SystemError) in try synced(fd) }
         } catch where error.errno == .noEntry {
             return
         }
