@@ -10,19 +10,8 @@ struct SyncCostTests {
     @Test("ten accepted drops: no fsync of a claim, its commit note, its removal or the manifest; one journal fsync each",
           .enabled(if: FileManager.default.isExecutableFile(atPath: strace), "needs strace (package strace)"))
     func acceptedDropSyncs() throws {
-        let sandbox = try Sandbox()
-        try sandbox.initialise()
-        // One worker, so no sync is shared and the counts are per drop.
-        try sandbox.configure("watch", ["workers": 1])
         let drops = 10
-        let zip = try Data(contentsOf: Samples.fixture("zip-deflate-valid.zip"))
-        for index in 0..<drops { try sandbox.drop(zip, as: "d\(index).zip") }
-        let trace = sandbox.logs.appendingPathComponent("syncs.trace")
-        let result = try airlock(["run", "--once", "--root", sandbox.root.path],
-                                 under: [SyncCostTests.strace, "-f", "-qq", "-y", "-e", "trace=fsync,fdatasync,syncfs", "-o", trace.path])
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == drops)
-        try sandbox.expectInvariants()
+        let (sandbox, trace) = try tracedRun(drops: drops, calls: "fsync,fdatasync,syncfs")
 
         // Each line: `PID fsync(FD</path>) = 0`; resumed and signal lines carry no call.
         let calls = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").compactMap { line -> (call: String, path: String)? in
@@ -52,19 +41,10 @@ struct SyncCostTests {
     @Test("with a journal that rotates at every record, claimed/ is fsynced before each rotation",
           .enabled(if: FileManager.default.isExecutableFile(atPath: strace), "needs strace (package strace)"))
     func rotationSyncsClaims() throws {
-        let sandbox = try Sandbox()
-        try sandbox.initialise()
-        try sandbox.configure("watch", ["workers": 1])
-        try sandbox.configure("journal", ["max_bytes": 1, "keep": 1])
         let drops = 4
-        let zip = try Data(contentsOf: Samples.fixture("zip-deflate-valid.zip"))
-        for index in 0..<drops { try sandbox.drop(zip, as: "d\(index).zip") }
-        let trace = sandbox.logs.appendingPathComponent("rotation.trace")
-        let result = try airlock(["run", "--once", "--root", sandbox.root.path],
-                                 under: [SyncCostTests.strace, "-f", "-qq", "-y", "-e", "trace=fsync,renameat,renameat2", "-o", trace.path])
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == drops)
-        try sandbox.expectInvariants()
+        let (sandbox, trace) = try tracedRun(drops: drops, calls: "fsync,renameat,renameat2") { sandbox in
+            try sandbox.configure("journal", ["max_bytes": 1, "keep": 1])
+        }
 
         let claimed = sandbox.root.resolvingSymlinksInPath().appendingPathComponent("state/claimed").path
         var synced = false, rotations = 0
@@ -77,5 +57,25 @@ struct SyncCostTests {
         }
         // Two records (claimed, accepted) per drop, each past the limit.
         #expect(rotations >= drops)
+    }
+
+    /// `run --once` over `drops` copies of a valid ZIP with one worker (so no sync
+    /// is shared and the counts are per drop), under strace tracing `calls`; every
+    /// drop accepted and the invariants held. Returns the sandbox and the trace.
+    private func tracedRun(drops: Int, calls: String,
+                           configure: (Sandbox) throws -> Void = { _ in }) throws -> (Sandbox, URL) {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("watch", ["workers": 1])
+        try configure(sandbox)
+        let zip = try Data(contentsOf: Samples.fixture("zip-deflate-valid.zip"))
+        for index in 0..<drops { try sandbox.drop(zip, as: "d\(index).zip") }
+        let trace = sandbox.logs.appendingPathComponent("syscalls.trace")
+        let result = try airlock(["run", "--once", "--root", sandbox.root.path],
+                                 under: [SyncCostTests.strace, "-f", "-qq", "-y", "-e", "trace=" + calls, "-o", trace.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == drops)
+        try sandbox.expectInvariants()
+        return (sandbox, trace)
     }
 }
