@@ -21,19 +21,9 @@ public final class ContentTypeDetector {
     /// no scanning beyond `headBytes`.
     ///
     /// - Throws: `ContentTypeError` naming the database when it cannot be loaded.
-    public init(database: String) throws(ContentTypeError) {
-        guard let cookie = magic_open(MAGIC_MIME_TYPE | MAGIC_ERROR | MAGIC_NO_CHECK_COMPRESS) else {
-            throw ContentTypeError(database: database, detail: "magic_open: \(Errno.current)")
-        }
-        var limit = ContentTypeDetector.headBytes
-        _ = magic_setparam(cookie, MAGIC_PARAM_BYTES_MAX, &limit)
+    public convenience init(database: String) throws(ContentTypeError) {
         // libmagic reads the database by path: no EINTR to retry, it reports errors itself.
-        guard magic_load(cookie, database) == 0 else {
-            let detail = magic_error(cookie).map { String(cString: $0) } ?? "\(Errno(rawValue: magic_errno(cookie)))"
-            magic_close(cookie)
-            throw ContentTypeError(database: database, detail: detail)
-        }
-        self.cookie = cookie
+        try self.init(database: database) { magic_load($0, database) }
     }
 
     /// magic_load_buffers(3) of a compiled database already in memory (`bytes`,
@@ -41,15 +31,22 @@ public final class ContentTypeDetector {
     /// memory its children share.
     ///
     /// - Throws: `ContentTypeError` naming `database` when libmagic refuses the bytes.
-    public init(database: String, bytes: UnsafeRawBufferPointer) throws(ContentTypeError) {
+    public convenience init(database: String, bytes: UnsafeRawBufferPointer) throws(ContentTypeError) {
+        try self.init(database: database) { cookie in
+            var buffer: UnsafeMutableRawPointer? = UnsafeMutableRawPointer(mutating: bytes.baseAddress)
+            var size = bytes.count
+            return magic_load_buffers(cookie, &buffer, &size, 1)
+        }
+    }
+
+    /// A cookie with airlock's flags and byte limit, loaded by `load` (0 on success).
+    private init(database: String, load: (OpaquePointer) -> Int32) throws(ContentTypeError) {
         guard let cookie = magic_open(MAGIC_MIME_TYPE | MAGIC_ERROR | MAGIC_NO_CHECK_COMPRESS) else {
             throw ContentTypeError(database: database, detail: "magic_open: \(Errno.current)")
         }
         var limit = ContentTypeDetector.headBytes
         _ = magic_setparam(cookie, MAGIC_PARAM_BYTES_MAX, &limit)
-        var buffer: UnsafeMutableRawPointer? = UnsafeMutableRawPointer(mutating: bytes.baseAddress)
-        var size = bytes.count
-        guard magic_load_buffers(cookie, &buffer, &size, 1) == 0 else {
+        guard load(cookie) == 0 else {
             let detail = magic_error(cookie).map { String(cString: $0) } ?? "\(Errno(rawValue: magic_errno(cookie)))"
             magic_close(cookie)
             throw ContentTypeError(database: database, detail: detail)
