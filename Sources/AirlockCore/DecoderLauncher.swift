@@ -28,21 +28,7 @@ public final class DecoderLauncher: Sendable {
         let thread: UInt
     }
 
-    private final class Waiting: Sendable {
-        let child: ChildProcess
-        let socket: HandOverSocket
-
-        init(child: ChildProcess, socket: HandOverSocket) {
-            self.child = child
-            self.socket = socket
-        }
-
-        /// Whether the child has exited (its pidfd polls readable then).
-        var hasExited: Bool {
-            guard let pidfd = child.descriptorNumber else { return true }
-            return (try? waitReadable(FileDescriptor(rawValue: pidfd), milliseconds: 0)) ?? false
-        }
-    }
+    private typealias Waiting = SocketChild
 
     private struct State {
         var waiting: [Key: Waiting] = [:]
@@ -70,7 +56,7 @@ public final class DecoderLauncher: Sendable {
             state.waiting[key] = waiting
             return true
         }
-        if !kept { Self.end(waiting) }
+        if !kept { waiting.end() }
     }
 
     /// Hands a drop to this thread's waiting child of `executable`: that child,
@@ -87,7 +73,7 @@ public final class DecoderLauncher: Sendable {
         } catch {
             // Handled below like a missing acknowledgement: the drop gets a fresh child.
         }
-        Self.end(waiting)
+        waiting.end()
         return nil
     }
 
@@ -98,7 +84,7 @@ public final class DecoderLauncher: Sendable {
             defer { state.waiting = [:] }
             return Array(state.waiting.values)
         }
-        all.forEach(Self.end)
+        all.forEach { $0.end() }
     }
 
     /// Ends the waiting children that have exited, taken by the end of the thread
@@ -106,11 +92,11 @@ public final class DecoderLauncher: Sendable {
     /// zombies until the daemon stops.
     private func endExited() {
         let exited = state.withLock { state in
-            let gone = state.waiting.filter { $0.value.hasExited }
+            let gone = state.waiting.filter { $0.value.hasExited(ifUnknown: false) }
             for key in gone.keys { state.waiting[key] = nil }
             return Array(gone.values)
         }
-        exited.forEach(Self.end)
+        exited.forEach { $0.end() }
     }
 
     /// The pid of this thread's waiting child of `executable`, for tests.
@@ -121,25 +107,11 @@ public final class DecoderLauncher: Sendable {
     /// How many children are waiting, for tests.
     var waitingCount: Int { state.withLock { $0.waiting.count } }
 
-    /// A child of `executable` started with only the hand-over flag: /dev/null at
-    /// 0, 1 and the drop's three numbers, the hand-over socket at 6.
+    /// A child of `executable` started with only the hand-over flag.
     private static func start(_ executable: String, environment: [String]) throws(SystemError) -> Waiting {
-        let (mine, theirs) = try HandOverSocket.pair()
-        // Our copy of the child's end closes when `theirs` goes, at the end of this
-        // scope: the child is then its only holder, and a supervisor that dies
-        // leaves a waiting child reading end-of-file.
-        let child = try ChildProcess.spawn(
-            executable, arguments: [WarmStart.flag], environment: environment,
-            descriptors: [.nullInput(0), .nullOutput(1),
-                          .nullInput(Confinement.dropDescriptor.rawValue), .nullInput(Confinement.stagingDescriptor.rawValue),
-                          .nullInput(Confinement.resultDescriptor.rawValue),
-                          .inherit(theirs.descriptor, as: WarmStart.socketDescriptor.rawValue)])
-        return Waiting(child: child, socket: mine)
-    }
-
-    private static func end(_ waiting: Waiting) {
-        waiting.child.signal(.kill)
-        _ = try? waiting.child.wait()
-        waiting.child.close()
+        try SocketChild.start(executable, arguments: [WarmStart.flag], environment: environment) {
+            (executable, arguments, environment, descriptors) throws(SystemError) in
+            try ChildProcess.spawn(executable, arguments: arguments, environment: environment, descriptors: descriptors)
+        }
     }
 }

@@ -29,27 +29,20 @@ public final class DecoderTemplates: Sendable {
         let startUp: [String]
     }
 
+    /// A running template and how many children it has forked.
     final class Template: Sendable {
-        let child: ChildProcess
-        let socket: HandOverSocket
+        let process: SocketChild
         let forked = Atomic(0)
 
-        init(child: ChildProcess, socket: HandOverSocket) {
-            self.child = child
-            self.socket = socket
-        }
+        init(_ process: SocketChild) { self.process = process }
 
-        var hasExited: Bool {
-            guard let pidfd = child.descriptorNumber else { return true }
-            return (try? waitReadable(FileDescriptor(rawValue: pidfd), milliseconds: 0)) ?? true
-        }
+        var socket: HandOverSocket { process.socket }
+        var child: ChildProcess { process.child }
+        /// A template whose state cannot be polled counts as gone, and is replaced.
+        var hasExited: Bool { process.hasExited(ifUnknown: true) }
 
         /// Kills and reaps the template; its children, this process's own, live on.
-        func end() {
-            child.signal(.kill)
-            _ = try? child.wait()
-            child.close()
-        }
+        func end() { process.end() }
     }
 
     /// A key's template, if one runs, and when to try again after one failed.
@@ -165,20 +158,17 @@ public final class DecoderTemplates: Sendable {
         return lock.slot.withLock { $0.template?.child.pid }
     }
 
-    /// A template of `key.executable` started with `DecoderTemplate.flag` and the
-    /// start-up arguments: /dev/null at 0, 1, 3, 4 and 5, its request socket at 6.
+    /// A template of `key.executable` started, on the starter's thread, with
+    /// `DecoderTemplate.flag` and the start-up arguments; its request socket is
+    /// the hand-over socket.
     private static func start(_ key: Key, environment: [String]) throws(SystemError) -> Template {
-        let (mine, theirs) = try HandOverSocket.pair()
-        // Our copy of the template's end closes with `theirs`: the template is then
-        // its only holder, and reads end-of-file once this process is gone.
         // LD_BIND_NOW: the dynamic linker resolves every symbol once, in the
         // template, rather than each child resolving the ones it calls first.
-        let child = try TemplateStarter.shared.spawn(
-            key.executable, arguments: [DecoderTemplate.flag] + key.startUp, environment: environment + ["LD_BIND_NOW=1"],
-            descriptors: [.nullInput(0), .nullOutput(1),
-                          .nullInput(Confinement.dropDescriptor.rawValue), .nullInput(Confinement.stagingDescriptor.rawValue),
-                          .nullInput(Confinement.resultDescriptor.rawValue),
-                          .inherit(theirs.descriptor, as: DecoderTemplate.socketDescriptor.rawValue)])
-        return Template(child: child, socket: mine)
+        let process = try SocketChild.start(key.executable, arguments: [DecoderTemplate.flag] + key.startUp,
+                                            environment: environment + ["LD_BIND_NOW=1"]) {
+            (executable, arguments, environment, descriptors) throws(SystemError) in
+            try TemplateStarter.shared.spawn(executable, arguments: arguments, environment: environment, descriptors: descriptors)
+        }
+        return Template(process)
     }
 }
