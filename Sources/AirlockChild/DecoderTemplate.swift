@@ -83,6 +83,7 @@ public enum DecoderTemplate {
     private static func warmVerdict() {
         var message = VerdictMessage(.accepted(VerdictMessage.Accepted(files: 1, directories: 0, entries: 1, bytesWritten: 1)),
                                      types: [DetectedType(entry: "warm-up.txt", type: "text/plain")])
+        // Problems joined as a child's report joins them, so that call is warmed too.
         message.confinement = VerdictMessage.ConfinementFields(landlockABI: 1, landlockState: "in-force", seccompState: "in-force",
                                                                problems: ["none"].joined(separator: "; "))
         _ = message.jsonText

@@ -19,7 +19,7 @@ struct JournalSyncFailureTests {
 
     @Test("a real fsync failure (the journal is a FIFO) stops appends, look-ups and appendOnce, and writes nothing more")
     func latched() throws {
-        let state = try JournalJig()
+        let state = try JournalLookupTests.StateDirectory()
         // fsync(2) of a FIFO fails with EINVAL: the journal's own write path meets a
         // real failed fsync, with the line already written into the FIFO.
         #expect(mkfifo(state.path + "/journal.jsonl", 0o600) == 0)
@@ -57,23 +57,5 @@ struct JournalSyncFailureTests {
             #expect(error.description.contains("fsync \"journal.jsonl\""), "the first failure is the one named: \(error)")
             #expect(error.description.contains("restart airlock"))
         }
-    }
-}
-
-/// A fresh state directory for one journal; removed afterwards.
-final class JournalJig {
-    let path: String
-    let descriptor: FileDescriptor
-
-    init() throws {
-        var template = Array((NSTemporaryDirectory() + "/airlock-journal-sync.XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-        path = String(cString: made)
-        descriptor = try FileDescriptor.openDirectory(path: path)
-    }
-
-    deinit {
-        descriptor.close()
-        try? FileManager.default.removeItem(atPath: path)
     }
 }
