@@ -11,37 +11,21 @@ struct TemplateProcesses {
     let supervisor: Int32
 
     var pids: Set<Int32> {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return Set(entries.compactMap(Int32.init).filter { pid in
-            guard Self.field(pid, 1) == String(supervisor),
-                  let commandLine = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
-            return String(decoding: commandLine, as: UTF8.self).contains("--template")
-        })
+        ProcessTable.processes(commandLineContaining: "--template", parent: supervisor)
     }
 
     /// Every process started with `--template` and its parent, for failure messages.
     static func everyTemplate() -> [Int32: String] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         var found: [Int32: String] = [:]
-        for pid in entries.compactMap(Int32.init) {
-            guard let commandLine = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
-                  String(decoding: commandLine, as: UTF8.self).contains("--template") else { continue }
-            found[pid] = "parent \(field(pid, 1) ?? "?") state \(field(pid, 0) ?? "?")"
+        for pid in ProcessTable.processes(commandLineContaining: "--template") {
+            found[pid] = "parent \(ProcessTable.statField(pid, 1) ?? "?") state \(ProcessTable.statField(pid, 0) ?? "?")"
         }
         return found
     }
 
-    /// Field `index` after the name in /proc/PID/stat (0: the state, 1: the parent's pid).
-    static func field(_ pid: Int32, _ index: Int) -> String? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        return fields.count > index ? String(fields[index]) : nil
-    }
-
     /// Whether `pid` runs (a zombie has ended, whoever reaps it).
     static func isAlive(_ pid: Int32) -> Bool {
-        guard let state = field(pid, 0) else { return false }
+        guard let state = ProcessTable.statField(pid, 0) else { return false }
         return state != "Z"
     }
 

@@ -10,14 +10,7 @@ struct WaitingDecoders {
 
     /// The pids of the daemon's children started ahead of need and still waiting.
     var pids: Set<Int32> {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return Set(entries.compactMap(Int32.init).filter { pid in
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")"),
-                  Int32(stat[stat.index(after: close)...].split(separator: " ")[1]) == daemon,
-                  let commandLine = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
-            return String(decoding: commandLine, as: UTF8.self).contains("--await-hand-over")
-        })
+        ProcessTable.processes(commandLineContaining: "--await-hand-over", parent: daemon)
     }
 
     /// The one waiting child, once there is exactly one.
@@ -29,11 +22,8 @@ struct WaitingDecoders {
 
     /// CPU seconds (user and system) `pid` has spent, from /proc.
     static func cpuSeconds(_ pid: Int32) -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        // After the name: state is field 0, utime 11 and stime 12.
-        let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
+        guard let user = ProcessTable.statField(pid, 11), let system = ProcessTable.statField(pid, 12) else { return 0 }
+        let ticks = (Double(user) ?? 0) + (Double(system) ?? 0)
         return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }
