@@ -11,6 +11,7 @@ import json, os, shutil, statistics, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_inputs import make_inputs  # noqa: E402  (the one input generator the benchmarks share)
+from scratch import fresh_directory, scratch  # noqa: E402  (each measurement on a new filesystem)
 
 RUNS = int(os.environ.get("RUNS", "5"))
 MANY = int(os.environ.get("MANY_DROPS", "2000"))
@@ -23,8 +24,7 @@ class Airlock:
         self.binary, self.work = binary, work
 
     def fresh_root(self):
-        root = os.path.join(self.work, "root")
-        shutil.rmtree(root, ignore_errors=True)
+        root = os.path.join(scratch(self.work).renew(), "root")
         subprocess.run([self.binary, "init", "--root", root], check=True, stderr=subprocess.DEVNULL)
         return root
 
@@ -48,10 +48,15 @@ class Airlock:
         return elapsed, journal
 
 
-def timed_shell(command, out):
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
-    subprocess.run(["sync", "-f", os.path.dirname(out)], check=True)
+def peer_output(work):
+    """Where a peer extracts: one path, on the filesystem timed_shell renews each time."""
+    return os.path.join(scratch(work).mountpoint, "peer-out")
+
+
+def timed_shell(command, work):
+    """Runs `command`, which writes into peer_output(work), on a new filesystem."""
+    out = fresh_directory(work, "peer-out")
+    subprocess.run(["sync", "-f", out], check=True)
     start = time.perf_counter()
     subprocess.run(["bash", "-c", command], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
@@ -93,8 +98,8 @@ def main():
             ours, theirs, ratios = [], [], []
             for _ in range(RUNS):
                 seconds, _ = airlock.run([path])
-                env_command = PEERS[peer].replace('"$IN"', f'"{path}"').replace('"$OUT"', f'"{os.path.join(work, "peer-out")}"')
-                other = timed_shell(env_command, os.path.join(work, "peer-out"))
+                env_command = PEERS[peer].replace('"$IN"', f'"{path}"').replace('"$OUT"', f'"{peer_output(work)}"')
+                other = timed_shell(env_command, work)
                 ours.append(seconds)
                 theirs.append(other)
                 ratios.append(seconds / other)
@@ -125,7 +130,7 @@ def main():
     supervisor_rss = []
     for _ in range(RUNS):
         seconds, journal = airlock.run([tiny] * MANY, names)
-        other = timed_shell(loop.replace('"$OUT', f'"{os.path.join(work, "peer-out")}'), os.path.join(work, "peer-out"))
+        other = timed_shell(loop.replace('"$OUT', f'"{peer_output(work)}'), work)
         ours.append(MANY / seconds)
         theirs.append(MANY / other)
         ratios.append((MANY / seconds) / (MANY / other))

@@ -16,6 +16,7 @@ import os, shutil, subprocess, sys, zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_inputs import make_inputs  # noqa: E402
+from scratch import scratch  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MEMO = os.path.join(HERE, "..", "fixtures", "keyed", "memo-binary.plist")
@@ -41,8 +42,7 @@ def cases(inputs, work):
 
 
 def fresh_root(binary, work, files):
-    root = os.path.join(work, "root")
-    shutil.rmtree(root, ignore_errors=True)
+    root = os.path.join(scratch(work).renew(), "root")
     subprocess.run([binary, "init", "--root", root], check=True, capture_output=True)
     for index, path in enumerate(files):
         shutil.copyfile(path, os.path.join(root, "inbox", f"d-{index}{os.path.splitext(path)[1]}"))

@@ -22,6 +22,9 @@ if [ "${QUICK:-0}" = 1 ]; then
   out=bench/results/quick.md
   export RUNS=1 MANY_DROPS=300 LATENCY_DROPS=20 FLOOD_DROPS=300 SUPERVISOR_DROPS=1000
 fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/airlock-bench.XXXXXX")
+# Each measurement mounts a new filesystem at $work/scratch (bench/scratch.py).
+trap 'umount "$work/scratch" 2>/dev/null; rm -rf "$work"' EXIT
 # Read before anything is written: the results file is itself tracked.
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (uncommitted changes)')"
 {
@@ -29,7 +32,7 @@ commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --qu
   echo
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "- machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "- filesystem: $(df -T . | awk 'NR==2 {print $2}')"
+  echo "- filesystem: $(python3 bench/scratch.py "$work"); the work directory is on $(df -T "$work" | awk 'NR==2 {print $2}')"
   echo "- airlock $commit, static stdlib, $(swift --version 2>&1 | head -1)"
   echo "- every ratio is airlock against its peer measured in the same run; absolute times depend on the load"
   echo
@@ -39,8 +42,6 @@ echo '```' >> "$out"
 bash bench/sync-methods.sh | tee -a "$out"
 echo '```' >> "$out"
 echo >> "$out"
-work=$(mktemp -d "${TMPDIR:-/tmp}/airlock-bench.XXXXXX")
-trap 'rm -rf "$work"' EXIT
 bin=.build/release/airlock
 python3 bench/cases.py "$bin" "$work" "$out"
 python3 bench/content.py "$bin" "$work" "$out"

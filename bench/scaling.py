@@ -9,7 +9,7 @@ Usage: scaling.py AIRLOCK_BIN WORKDIR OUT.md   (RUNS, MANY_DROPS as in cases.py)
 import io, json, os, random, shutil, statistics, subprocess, sys, zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cases import Airlock, timed_shell, RUNS, MANY  # noqa: E402
+from cases import Airlock, peer_output, timed_shell, RUNS, MANY  # noqa: E402
 from make_inputs import text_like  # noqa: E402
 
 SIZES = [("1 KiB", 1 << 10), ("64 KiB", 64 << 10), ("1 MiB", 1 << 20), ("16 MiB", 16 << 20), ("90 MiB", 90 << 20)]
@@ -48,7 +48,7 @@ def main():
     os.makedirs(loop_dir)
     for name in names:
         shutil.copyfile(tiny, os.path.join(loop_dir, name))
-    peer_out = os.path.join(work, "peer-out")
+    peer_out = peer_output(work)
     loop = f'cd "{loop_dir}" && for f in *.zip; do mkdir "{peer_out}/$f" && bsdtar -xf "$f" -C "{peer_out}/$f" && sync -f "{peer_out}"; done'
     lines = ["## How cost grows", "",
              f"### Throughput against workers: {MANY} small ZIPs, `run --once` (median of {RUNS}, min–max)", "",
@@ -59,7 +59,7 @@ def main():
         for _ in range(RUNS):
             seconds, _ = airlock.run([tiny] * MANY, names)
             ours.append(MANY / seconds)
-            theirs.append(MANY / timed_shell(loop, peer_out))
+            theirs.append(MANY / timed_shell(loop, work))
         ratios = [o / t for o, t in zip(ours, theirs)]
         lines.append(f"| {count} | {statistics.median(ours):.0f} ({min(ours):.0f}–{max(ours):.0f}) | "
                      f"{statistics.median(theirs):.0f} ({min(theirs):.0f}–{max(theirs):.0f}) | "
@@ -75,7 +75,7 @@ def main():
         for _ in range(RUNS):
             seconds, _ = airlock.run([path])
             ours.append(seconds)
-            theirs.append(timed_shell(f'bsdtar -xf "{path}" -C "{peer_out}" && sync -f "{peer_out}"', peer_out))
+            theirs.append(timed_shell(f'bsdtar -xf "{path}" -C "{peer_out}" && sync -f "{peer_out}"', work))
         mib = size / 1048576
         m = statistics.median(ours)
         ratios = [o / t for o, t in zip(ours, theirs)]

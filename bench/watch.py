@@ -18,6 +18,9 @@ Usage: watch.py AIRLOCK_BIN[=LABEL] ... FIXTURE OUT.md
 """
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scratch import scratch  # noqa: E402  (each pipeline on a new filesystem)
+
 LATENCY_DROPS = int(os.environ.get("LATENCY_DROPS", "60"))
 FLOOD_DROPS = int(os.environ.get("FLOOD_DROPS", "1000"))
 FLOOD_ROUNDS = int(os.environ.get("RUNS", "5"))
@@ -124,31 +127,46 @@ def main():
     *binaries, fixture, out = sys.argv[1:]
     data = open(fixture, "rb").read()
     settle = int(os.environ.get("SETTLE_MS", "500"))
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="airlock-bench-") as work:
-        ref = Reference(os.path.join(work))
-        airlocks, labels = [], []
-        for index, spec in enumerate(binaries):
-            binary, _, label = spec.partition("=")
-            sub = os.path.join(work, f"airlock-{index}")
-            os.makedirs(sub)
-            airlocks.append(Airlock(binary, sub, settle))
-            labels.append(label or binary)
-        renamed = latencies([ref] + airlocks, data)
-        written = latencies([ref] + airlocks, data, drop_written, "written")
-        # Floods cannot be interleaved drop by drop: they alternate by round, the
-        # reference first, and each airlock round is a ratio to the mean of the
-        # reference rounds just before and after it.
-        ref_rates = [flood(ref, data)]
-        rates = [[] for _ in airlocks]
-        for round in range(FLOOD_ROUNDS):
-            for index, airlock in enumerate(airlocks):
-                rates[index].append(flood(airlock, data, round=round))
-            ref_rates.append(flood(ref, data, round=round + 1))
-        ratios = [[r / statistics.mean(ref_rates[i:i + 2]) for i, r in enumerate(each)] for each in rates]
-        ref.stop()
-        for airlock in airlocks:
-            airlock.stop()
+    with tempfile.TemporaryDirectory(prefix="airlock-bench-") as base:
+        try:
+            results = measure(binaries, data, settle, base)
+        finally:
+            for name in os.listdir(base):
+                scratch(os.path.join(base, name)).close()
+    report(results, data, settle, out)
+
+def pipeline_directory(base, name):
+    """A new filesystem of the pipeline's own: no pipeline pays for another's deletions."""
+    work = os.path.join(base, name)
+    os.makedirs(work)
+    return scratch(work).renew()
+
+def measure(binaries, data, settle, base):
+    ref = Reference(pipeline_directory(base, "ref"))
+    airlocks, labels = [], []
+    for index, spec in enumerate(binaries):
+        binary, _, label = spec.partition("=")
+        airlocks.append(Airlock(binary, pipeline_directory(base, f"airlock-{index}"), settle))
+        labels.append(label or binary)
+    renamed = latencies([ref] + airlocks, data)
+    written = latencies([ref] + airlocks, data, drop_written, "written")
+    # Floods cannot be interleaved drop by drop: they alternate by round, the
+    # reference first, and each airlock round is a ratio to the mean of the
+    # reference rounds just before and after it.
+    ref_rates = [flood(ref, data)]
+    rates = [[] for _ in airlocks]
+    for round in range(FLOOD_ROUNDS):
+        for index, airlock in enumerate(airlocks):
+            rates[index].append(flood(airlock, data, round=round))
+        ref_rates.append(flood(ref, data, round=round + 1))
+    ratios = [[r / statistics.mean(ref_rates[i:i + 2]) for i, r in enumerate(each)] for each in rates]
+    ref.stop()
+    for airlock in airlocks:
+        airlock.stop()
+    return labels, renamed, written, ref_rates, rates, ratios
+
+def report(results, data, settle, out):
+    labels, renamed, written, ref_rates, rates, ratios = results
     ref_lat, ref_written, ref_rate = renamed[0], written[0], statistics.mean(ref_rates)
     rows = list(zip(labels, renamed[1:], written[1:], rates, ratios))
     r50, r99 = pct(ref_lat, 50), pct(ref_lat, 99)

@@ -1,0 +1,95 @@
+"""Where a measurement writes: a filesystem made new for each measurement.
+
+Why: on ext4 without a journal (this machine's root filesystem), allocating an
+inode skips every inode of its block group freed in the last 60 seconds (360
+while that inode-table block is still dirty), reading each one's inode-table
+block to see when it was freed. A measurement taken on a filesystem where the
+previous one had just deleted its roots and outputs paid for those deletions:
+three rounds in a row of `run --once` over 1,000 tiny ZIPs on the root
+filesystem gave 255, 199 and 151 drops/s as the deleted inodes piled up, and
+keyed memos 224/s, against 560–579/s on a new filesystem. Every measurement,
+airlock's and its peer's alike, now starts on a filesystem of its own, so it
+pays for its own deletions and nobody else's.
+
+The filesystem is a sparse image in the bench's work directory, loop-mounted.
+BENCH_MKFS is the command that makes it (default: ext4 without a journal, as
+the root filesystem here); BENCH_FS=here measures in the work directory
+instead (also the fallback when mounting is not possible, which is reported).
+"""
+import atexit, os, shlex, shutil, subprocess
+
+MKFS = os.environ.get("BENCH_MKFS", "mkfs.ext4 -q -F -O ^has_journal -i 8192")
+SIZE = 6 << 30
+
+_scratches = {}
+
+
+class Scratch:
+    def __init__(self, work):
+        self.work = work
+        self.image = os.path.join(work, "scratch.img")
+        self.mountpoint = os.path.join(work, "scratch")
+        self.mounted = False
+        self.problem = None
+        self.fresh = os.environ.get("BENCH_FS", "fresh") != "here"
+        atexit.register(self.close)
+
+    def renew(self):
+        """An empty directory on a filesystem no earlier measurement has touched
+        (or, measuring here, an emptied directory in the work directory)."""
+        if self.fresh:
+            try:
+                self._remake()
+                return self.mountpoint
+            except (OSError, subprocess.CalledProcessError) as error:
+                self.problem = f"cannot make a new filesystem ({error}); measuring in the work directory"
+                self.fresh = False
+                self.close()
+        shutil.rmtree(self.mountpoint, ignore_errors=True)
+        os.makedirs(self.mountpoint)
+        return self.mountpoint
+
+    def _remake(self):
+        self.close()
+        os.makedirs(self.mountpoint, exist_ok=True)
+        # Truncating to nothing first leaves a sparse image: the inode tables read
+        # as zeros, so mkfs and the kernel need not write them (noinit_itable).
+        with open(self.image, "wb") as f:
+            f.truncate(SIZE)
+        subprocess.run(shlex.split(MKFS) + [self.image], check=True, capture_output=True)
+        subprocess.run(["mount", "-o", "loop,noinit_itable", self.image, self.mountpoint], check=True, capture_output=True)
+        self.mounted = True
+
+    def close(self):
+        if self.mounted:
+            subprocess.run(["umount", self.mountpoint], check=False, capture_output=True)
+            self.mounted = False
+        elif os.path.ismount(self.mountpoint):
+            subprocess.run(["umount", self.mountpoint], check=False, capture_output=True)
+
+    def describe(self):
+        if self.fresh:
+            return f"a new filesystem for each measurement (`{MKFS}` on a loop-mounted {SIZE >> 30} GiB sparse image)"
+        return self.problem or "the work directory's filesystem (BENCH_FS=here)"
+
+
+def scratch(work):
+    """The one Scratch of this process for `work`."""
+    if work not in _scratches:
+        _scratches[work] = Scratch(work)
+    return _scratches[work]
+
+
+def fresh_directory(work, name):
+    """`name`, created empty on a renewed scratch filesystem."""
+    path = os.path.join(scratch(work).renew(), name)
+    os.makedirs(path)
+    return path
+
+
+if __name__ == "__main__":
+    # bench/run.sh: says where the measurements will be taken (a trial renewal).
+    import sys
+    trial = scratch(sys.argv[1])
+    trial.renew()
+    print(trial.describe())
