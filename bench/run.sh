@@ -24,7 +24,7 @@ if [ "${QUICK:-0}" = 1 ]; then
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/airlock-bench.XXXXXX")
 # Each measurement mounts a new filesystem at $work/scratch (bench/scratch.py).
-trap 'umount "$work/scratch" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'umount "$work/scratch" 2>/dev/null || true; rm -rf "$work"' EXIT
 # Read before anything is written: the results file is itself tracked.
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (uncommitted changes)')"
 {
