@@ -100,6 +100,8 @@ def main():
         lines += [f"## {name}: {what}", ""]
         lines += perf_section(binary, work, files)
         lines += strace_section(binary, work, files)
+    # Known once a run has tried to make its filesystem.
+    lines[2] += f" Filesystem: {scratch(work).describe()}."
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print(f"wrote {out}", file=sys.stderr)

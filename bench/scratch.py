@@ -32,6 +32,7 @@ class Scratch:
         self.mounted = False
         self.problem = None
         self.fresh = os.environ.get("BENCH_FS", "fresh") != "here"
+        self.kept = False
         atexit.register(self.close)
 
     def renew(self):
@@ -61,6 +62,8 @@ class Scratch:
         self.mounted = True
 
     def close(self):
+        if self.kept:
+            return
         if self.mounted:
             subprocess.run(["umount", self.mountpoint], check=False, capture_output=True)
             self.mounted = False
@@ -88,8 +91,14 @@ def fresh_directory(work, name):
 
 
 if __name__ == "__main__":
-    # bench/run.sh: says where the measurements will be taken (a trial renewal).
+    # scratch.py WORK: says where the measurements will be taken (a trial renewal).
+    # scratch.py WORK --keep: renews it and prints the directory, left mounted for
+    # a shell script's measurement (the script unmounts WORK/scratch when done).
     import sys
     trial = scratch(sys.argv[1])
-    trial.renew()
-    print(trial.describe())
+    directory = trial.renew()
+    if sys.argv[2:] == ["--keep"]:
+        trial.kept = True
+        print(directory)
+    else:
+        print(trial.describe())
