@@ -140,14 +140,31 @@ public final class DecoderTemplates: Sendable {
     /// Ends every template and starts none from now on. Their children are
     /// this process's own and are not touched.
     public func stop() {
-        let all = state.withLock { state in
+        endTemplates(state.withLock { state in
             state.stopped = true
             return Array(state.slots.values)
-        }
-        for lock in all {
+        })
+    }
+
+    /// Ends every running template, so that the next request starts a fresh one:
+    /// after a configuration reload no template idles on a magic database that
+    /// is no longer configured (nothing would ever ask it again), and a decoder
+    /// program replaced on disk serves the next drop rather than the 257th. A
+    /// program waiting out a failed start is tried again at once. Children
+    /// already forked are this process's own and run on.
+    public func replaceAll() {
+        endTemplates(state.withLock { Array($0.slots.values) }, retryNow: true)
+    }
+
+    /// Ends the templates of `slots`, each under its slot's lock, so that a
+    /// request in progress finishes first. The slots stay: a request holding one
+    /// starts its template there, where `stop` and `replaceAll` find it.
+    private func endTemplates(_ slots: [SlotLock], retryNow: Bool = false) {
+        for lock in slots {
             lock.slot.withLock { slot in
                 slot.template?.end()
                 slot.template = nil
+                if retryNow { slot.retryAfter = 0 }
             }
         }
     }

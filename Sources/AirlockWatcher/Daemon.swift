@@ -331,6 +331,9 @@ public final class Daemon {
             let replacement = Intake(layout: layout, configuration: fresh, decoderDirectory: setup.decoderDirectory,
                                      log: log, children: children)
             pool.replaceIntake(replacement)
+            // The next drop's template starts from the new configuration (its
+            // magic database) and from the decoder programs now on disk.
+            children.templates.replaceAll()
             configuration = fresh
             inbox.settle = UInt64(fresh.watch.settleMilliseconds) * 1_000_000
             log.info("SIGHUP: configuration reloaded from \(path)")

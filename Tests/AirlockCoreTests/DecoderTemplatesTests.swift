@@ -45,15 +45,25 @@ struct DecoderTemplatesTests {
         #expect(try probe(templates, decoder).0 == nil, "none after stop")
     }
 
-    @Test("a program that is no template gives no child at once, and is not started again for the next drop")
-    func failedTemplateFallsBack() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("airlock-template-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        // A program that notes each start and exits: it never answers a request.
+    /// A program that notes each start in `directory`/starts and exits: it never answers a request.
+    func noTemplate(in directory: URL) throws -> URL {
         let program = directory.appendingPathComponent("no-template")
         try "#!/bin/sh\necho started >> \(directory.path)/starts\n".write(to: program, atomically: true, encoding: .utf8)
         #expect(chmod(program.path, 0o755) == 0)
+        return program
+    }
+
+    func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("airlock-template-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        return directory
+    }
+
+    @Test("a program that is no template gives no child at once, and is not started again for the next drop")
+    func failedTemplateFallsBack() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let program = try noTemplate(in: directory)
         let templates = DecoderTemplates()
         defer { templates.stop() }
         let started = Date()
@@ -63,5 +73,35 @@ struct DecoderTemplatesTests {
         #expect(Date().timeIntervalSince(started) < 5, "its end-of-file ends the wait for a reply")
         let starts = try String(contentsOf: directory.appendingPathComponent("starts"), encoding: .utf8)
         #expect(starts == "started\n", "started once, not once per drop")
+    }
+
+    @Test("replaceAll (a reload) ends the running template, the next request starts a fresh one, and a failed program is tried again at once")
+    func replacedOnReload() throws {
+        let templates = DecoderTemplates()
+        defer { templates.stop() }
+        let decoder = DecoderLauncherTests.decoder
+        var pids: [Int32] = []
+        for round in 0..<2 {
+            let (forked, output) = try probe(templates, decoder)
+            let child = try #require(forked)
+            defer { child.close() }
+            #expect(try child.wait().termination == .exited(0), "\(output)")
+            pids.append(try #require(templates.templatePid(decoder, startUp: [])))
+            if round == 0 {
+                templates.replaceAll()
+                #expect(!DecoderLauncherTests.exists(pids[0]), "killed and reaped")
+                #expect(templates.templatePid(decoder, startUp: []) == nil)
+            }
+        }
+        #expect(pids[0] != pids[1], "a fresh template served the request after the reload")
+
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let program = try noTemplate(in: directory)
+        #expect(try probe(templates, program.path).0 == nil)
+        templates.replaceAll()
+        #expect(try probe(templates, program.path).0 == nil)
+        let starts = try String(contentsOf: directory.appendingPathComponent("starts"), encoding: .utf8)
+        #expect(starts == "started\nstarted\n", "not left waiting out its failure after the reload")
     }
 }

@@ -167,6 +167,40 @@ struct DecoderTemplateTests {
         try sandbox.expectInvariants()
     }
 
+    @Test("after SIGHUP no template serves the old configuration: the next drop's child comes from a fresh one with the new magic database")
+    func reloadReplacesTemplates() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let daemon = try RunningDaemon(sandbox, environment: Self.trace)
+        let processes = TemplateProcesses(supervisor: daemon.process.processIdentifier)
+        try sandbox.drop(Samples.validZip, as: "before.zip")
+        #expect(daemon.waitForVerdicts(1).first?["event"] as? String == "accepted", "\(daemon.stderr)")
+        let first = try #require(templatesTraced(daemon.stderr).first.flatMap(Int32.init))
+        #expect(TemplateProcesses.isAlive(first))
+
+        let database = sandbox.base.appendingPathComponent("magic-copy.mgc")
+        try FileManager.default.copyItem(atPath: "/usr/lib/file/magic.mgc", toPath: database.path)
+        try sandbox.configure("content", ["magic_database": database.path])
+        daemon.signal(SIGHUP)
+        #expect(waitFor(seconds: 10) { daemon.stderr.contains("configuration reloaded") }, "\(daemon.stderr)")
+        #expect(waitFor(seconds: 5) { !TemplateProcesses.isAlive(first) }, "the old template is gone: \(TemplateProcesses.everyTemplate())")
+
+        try sandbox.drop(Samples.validZip, as: "after.zip")
+        let verdicts = daemon.waitForVerdicts(2)
+        #expect(verdicts.count == 2 && verdicts.allSatisfy { $0["event"] as? String == "accepted" }, "\(daemon.stderr)")
+        let traced = templatesTraced(daemon.stderr).compactMap(Int32.init)
+        let second = try #require(traced.last)
+        #expect(traced.count == 2 && second != first, "\(traced)")
+        let onNewDatabase = ProcessTable.processes(commandLineContaining: database.path, parent: processes.supervisor)
+        #expect(processes.pids.contains(second) && onNewDatabase.contains(second), "\(TemplateProcesses.everyTemplate())")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 15) == 0, "\(daemon.stderr)")
+        #expect(!TemplateProcesses.isAlive(second), "a template outlived the daemon")
+        // The test's own file beside the root, not anything airlock wrote there.
+        try FileManager.default.removeItem(at: database)
+        try sandbox.expectInvariants()
+    }
+
     @Test("a template forks at most its bound of children, then a fresh one takes over")
     func recycled() throws {
         let sandbox = try Sandbox()
