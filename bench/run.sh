@@ -43,6 +43,13 @@ bash bench/sync-methods.sh | tee -a "$out"
 echo '```' >> "$out"
 echo >> "$out"
 bin=.build/release/airlock
+# The header says static stdlib: checked here, after everything that builds.
+for program in "$bin" .build/release/airlock-decoder .build/release/airlock-keyed-decoder; do
+  if ldd "$program" | grep -q libswiftCore; then
+    echo "bench: $program is linked against the dynamic Swift standard library" >&2
+    exit 1
+  fi
+done
 python3 bench/cases.py "$bin" "$work" "$out"
 python3 bench/content.py "$bin" "$work" "$out"
 python3 bench/scaling.py "$bin" "$work" "$out"

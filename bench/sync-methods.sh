@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
-swift build -c release >/dev/null
+# The same build as bench/run.sh: a plain `-c release` here would relink the
+# binaries against the dynamic standard library under the cases measured next.
+swift build -c release --static-swift-stdlib >/dev/null
 BIN=.build/release/airlock
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/airlock-bench.XXXXXX")
 # Each run on a new filesystem at $WORK/scratch (bench/scratch.py).
