@@ -14,7 +14,9 @@ Latency drops go to the reference and each airlock in turn, one at a time, so
 the machine's load falls on all alike; every airlock figure is a ratio to the
 reference measured in the same invocation.
 
-Usage: watch.py AIRLOCK_BIN[=LABEL] ... FIXTURE OUT.md
+Usage: watch.py AIRLOCK_BIN[=LABEL[=untyped]] ... FIXTURE OUT.md
+(untyped: that pipeline runs with content.detect_types off, to show what type
+detection costs; it is not the default, and its verdicts are not the targets')
 """
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -49,13 +51,15 @@ def drop_written(inbox, name, data):
     return time.monotonic()
 
 class Airlock:
-    def __init__(self, binary, work, settle_ms):
+    def __init__(self, binary, work, settle_ms, untyped=False):
         self.root = os.path.join(work, "root")
         subprocess.run([binary, "init", "--root", self.root], check=True, stderr=subprocess.DEVNULL)
         config_path = os.path.join(self.root, "airlock.json")
         config = json.load(open(config_path))
         config["watch"]["settle_milliseconds"] = settle_ms
         config["watch"]["queue_limit"] = 256
+        if untyped:
+            config.setdefault("content", {})["detect_types"] = False
         json.dump(config, open(config_path, "w"))
         self.inbox, self.outbox = os.path.join(self.root, "inbox"), os.path.join(self.root, "outbox")
         self.quarantine = os.path.join(self.root, "quarantine")
@@ -146,7 +150,8 @@ def measure(binaries, data, settle, base):
     airlocks, labels = [], []
     for index, spec in enumerate(binaries):
         binary, _, label = spec.partition("=")
-        airlocks.append(Airlock(binary, pipeline_directory(base, f"airlock-{index}"), settle))
+        label, _, option = label.partition("=")
+        airlocks.append(Airlock(binary, pipeline_directory(base, f"airlock-{index}"), settle, untyped=option == "untyped"))
         labels.append(label or binary)
     renamed = latencies([ref] + airlocks, data)
     written = latencies([ref] + airlocks, data, drop_written, "written")
