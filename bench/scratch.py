@@ -26,10 +26,8 @@ _scratches = {}
 
 class Scratch:
     def __init__(self, work):
-        self.work = work
         self.image = os.path.join(work, "scratch.img")
         self.mountpoint = os.path.join(work, "scratch")
-        self.mounted = False
         self.problem = None
         self.fresh = os.environ.get("BENCH_FS", "fresh") != "here"
         self.kept = False
@@ -59,15 +57,11 @@ class Scratch:
             f.truncate(SIZE)
         subprocess.run(shlex.split(MKFS) + [self.image], check=True, capture_output=True)
         subprocess.run(["mount", "-o", "loop,noinit_itable", self.image, self.mountpoint], check=True, capture_output=True)
-        self.mounted = True
 
     def close(self):
-        if self.kept:
-            return
-        if self.mounted:
-            subprocess.run(["umount", self.mountpoint], check=False, capture_output=True)
-            self.mounted = False
-        elif os.path.ismount(self.mountpoint):
+        # Asked of the kernel rather than remembered: an earlier process (a
+        # `--keep` renewal, or one that died) may have left it mounted.
+        if not self.kept and os.path.ismount(self.mountpoint):
             subprocess.run(["umount", self.mountpoint], check=False, capture_output=True)
 
     def describe(self):

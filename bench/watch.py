@@ -146,12 +146,22 @@ def pipeline_directory(base, name):
     return scratch(work).renew()
 
 def measure(binaries, data, settle, base):
-    ref = Reference(pipeline_directory(base, "ref"))
-    airlocks, labels = [], []
+    # Every pipeline started is stopped, whatever happens: a daemon left running
+    # keeps its filesystem busy, and main could not unmount it.
+    pipelines = [Reference(pipeline_directory(base, "ref"))]
+    try:
+        return measure_pipelines(binaries, data, settle, base, pipelines)
+    finally:
+        for pipeline in pipelines:
+            pipeline.stop()
+
+def measure_pipelines(binaries, data, settle, base, pipelines):
+    ref, airlocks, labels = pipelines[0], [], []
     for index, spec in enumerate(binaries):
         binary, _, label = spec.partition("=")
         label, _, option = label.partition("=")
         airlocks.append(Airlock(binary, pipeline_directory(base, f"airlock-{index}"), settle, untyped=option == "untyped"))
+        pipelines.append(airlocks[-1])
         labels.append(label or binary)
     renamed = latencies([ref] + airlocks, data)
     written = latencies([ref] + airlocks, data, drop_written, "written")
@@ -165,9 +175,6 @@ def measure(binaries, data, settle, base):
             rates[index].append(flood(airlock, data, round=round))
         ref_rates.append(flood(ref, data, round=round + 1))
     ratios = [[r / statistics.mean(ref_rates[i:i + 2]) for i, r in enumerate(each)] for each in rates]
-    ref.stop()
-    for airlock in airlocks:
-        airlock.stop()
     return labels, renamed, written, ref_rates, rates, ratios
 
 def report(results, data, settle, out):
