@@ -282,9 +282,21 @@ public final class Intake: Sendable {
         defer { staging.close() }
         let display = showsProgress ? ProgressDisplay(name: claim.dropName) : nil
         defer { display?.finish() }
+        // Large files are hashed as the child closes them; closed (their leases
+        // let go) before staging is.
+        let headStart = SyncHeadStart.forStaging(staging, configuration)
+        defer { headStart?.close() }
+        let early = EarlyDigests(staging: staging, policy: policy, headStart: headStart)
+        defer { early.close() }
         let run = try decoder(for: format).run(arguments: format.decoderArguments(configuration, inspect: false, progress: display != nil),
                                                drop: drop, staging: staging,
-                                               progress: display.map { display in { display.update(done: $0, total: $1) } })
+                                               progress: display.map { display in { display.update(done: $0, total: $1) } },
+                                               written: { early.written($0) })
+        // Asked before anything else waits: the last large file is still being hashed.
+        if case .success(let message) = run.message, case .accepted(let accepted) = message.outcome {
+            headStart?.decoderExited(wroteAtLeast: accepted.bytesWritten)
+        }
+        early.finish()
         context.decoderMaxRSSKiB = run.maxRSSKiB
         DecoderConfinementState.observe(run, required: configuration.decoderConfinementRequired, log: log, state: layout.state)
         let after = try drop.status()
@@ -304,14 +316,15 @@ public final class Intake: Sendable {
             return .deferred(detail: detail)
         case .accepted(let files, let bytes):
             return try auditAndCommit(claim, staging: staging, format: format, files: files, bytes: bytes,
-                                      context: &context, awaitHash: awaitHash)
+                                      context: &context, early: early, awaitHash: awaitHash)
         }
     }
 
     /// Checks what an accepting decoder left in staging against what it reported
     /// and the content policy, then writes the manifest and commits to the outbox.
     private func auditAndCommit(_ claim: Claim, staging: FileDescriptor, format: DropFormat, files: Int64, bytes: Int64,
-                                context: inout ReportContext, awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
+                                context: inout ReportContext, early: EarlyDigests,
+                                awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
         let audit: StagingAudit.Totals
         do {
             audit = try StagingAudit(policy: policy, fsyncEach: configuration.sync == .fsync).audit(staging)
@@ -335,7 +348,8 @@ public final class Intake: Sendable {
             context.sha256 = awaitHash()
             try Manifest.write(into: staging, Manifest.Drop(id: claim.id, name: claim.dropName, format: format.name, size: context.size,
                                                             sha256: context.sha256, uploader: context.uploader, types: context.types),
-                               policy: policy, modes: configuration.outboxModes, fsyncEach: configuration.sync == .fsync)
+                               policy: policy, modes: configuration.outboxModes, fsyncEach: configuration.sync == .fsync,
+                               early: early)
             let output = try commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)
             return .accepted(output: output, files: audit.files, bytes: audit.bytes)
         } catch {

@@ -225,6 +225,10 @@ enum CommandRunner {
             log.error("\(error)")
             return ExitStatus.ioError
         }
+        // A read lease the intake holds (on a drop while the watcher checks it, on a
+        // decoder's file while it is hashed) is broken with SIGIO, whose default
+        // action would end the process; the lease is checked instead.
+        Signal.io.ignore()
         let root: String, configuration: Configuration, layout: RootLayout
         switch openRoot(choice) {
         case .failed(let status): return status
