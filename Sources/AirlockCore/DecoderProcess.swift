@@ -66,6 +66,41 @@ struct DecoderProcess {
         return run
     }
 
+    /// A child started by `start`, whose verdict `finish` collects.
+    struct Pending {
+        fileprivate let process: DecoderProcess
+        fileprivate let child: ChildProcess
+        fileprivate let pipe: FileDescriptor
+
+        /// Waits for the child (killed past the wall-clock limit) and its verdict;
+        /// closes what `start` opened, whatever happens.
+        func finish() throws(SystemError) -> Run {
+            defer {
+                pipe.close()
+                child.close()
+            }
+            return try process.collect(child, from: pipe, progress: nil, written: nil)
+        }
+    }
+
+    /// Starts a child that needs no staging, no template and no tracking (the
+    /// confinement probe), for `Pending.finish` to collect later: what the caller
+    /// does in between overlaps the child's start. `drop` may be closed once this returns.
+    func start(arguments: [String], drop: FileDescriptor) throws(SystemError) -> Pending {
+        let pipe = try makePipe()
+        let child: ChildProcess
+        do {
+            child = try pipe.write.closeAfter { (result) throws(SystemError) in
+                try ChildProcess.spawn(executable, arguments: arguments, environment: Self.childEnvironment(),
+                                       descriptors: Self.childDescriptors(drop: drop, staging: nil, result: result))
+            }
+        } catch {
+            pipe.read.close()
+            throw error
+        }
+        return Pending(process: self, child: child, pipe: pipe.read)
+    }
+
     /// The drop's child: with `children`, one forked by the program's template,
     /// else the one this thread started ahead of need if it takes the hand-over;
     /// otherwise one started now with its descriptors. `forked`: by a template.

@@ -37,6 +37,25 @@ public final class Intake: Sendable {
         self.journal = Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep)
     }
 
+    /// Whether the inbox holds anything to claim now (false when it cannot be read:
+    /// processing it then says why).
+    public func inboxHasDrops() -> Bool {
+        guard let inbox = try? layout.openInbox() else { return false }
+        return inbox.closeAfter { inbox in
+            (try? inbox.entryNames().contains { !Intake.isTemporaryName($0, configuration) }) ?? false
+        }
+    }
+
+    /// Starts the archive decoder's template ahead of the first drop (most drops
+    /// are archives), without waiting for it to load.
+    public func prestartArchiveTemplate() {
+        guard let children else { return }
+        let format = DropFormat.archive(.zip)
+        children.templates.prestart(decoder(for: format).executable,
+                                    startUp: DecoderProcess.startUpArguments(format.decoderArguments(configuration, inspect: false)),
+                                    environment: DecoderProcess.childEnvironment())
+    }
+
     func decoder(for format: DropFormat) -> DecoderProcess {
         DecoderProcess(for: format, in: decoderDirectory, timeoutSeconds: configuration.decoderTimeoutSeconds, children: children)
     }
