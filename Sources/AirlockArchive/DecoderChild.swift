@@ -89,7 +89,8 @@ extension DecoderChild {
         if request.inspect {
             (outcome, types) = ContentTypes.scan(&scan, into: DiscardingSink(), detector: detector)
         } else {
-            let writer = StagingWriter(root: Confinement.stagingDescriptor, policy: request.policy)
+            var writer = StagingWriter(root: Confinement.stagingDescriptor, policy: request.policy)
+            writer.announcesLargeFiles = true
             (outcome, types) = ContentTypes.scan(&scan, into: writer, detector: detector)
         }
         if let error = outcome.systemError { return failure(error, while: outcome.failedWhile) }

@@ -29,6 +29,13 @@ public struct StagingWriter: EntrySink {
     private var made: Set<[UInt8]> = []
     private var file: FileDescriptor?
     private var fileName: [UInt8] = []
+    /// The open file's path beneath the root, and what has been written to it.
+    private var filePath: [UInt8] = []
+    private var fileBytes: Int64 = 0
+
+    /// Whether each closed file of at least `WrittenFileNotice.minimumBytes` is
+    /// announced on the result pipe, so the supervisor can hash it while the rest decodes.
+    public var announcesLargeFiles = false
 
     public private(set) var filesWritten: Int64 = 0
     public private(set) var directoriesMade: Int64 = 0
@@ -49,12 +56,15 @@ public struct StagingWriter: EntrySink {
         let name = path.components[path.components.count - 1]
         file = try parent.open(name, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)
         fileName = path.raw
+        filePath = Array(path.components.joined(separator: [UInt8(ascii: "/")]))
+        fileBytes = 0
     }
 
     public mutating func write(_ chunk: UnsafeRawBufferPointer) throws(SystemError) {
         guard let file else { preconditionFailure("write without an open file") }
         do {
             try file.writeAll(chunk)
+            fileBytes += Int64(chunk.count)
         } catch {
             throw SystemError("write", fileName, error.errno)
         }
@@ -65,6 +75,11 @@ public struct StagingWriter: EntrySink {
         file = nil
         try done.closeAfter { (fd) throws(SystemError) in try fd.changeMode(fileMode) }
         filesWritten += 1
+        // Closed, so no descriptor of this process can write to it any more. A
+        // notice that cannot be written only costs the supervisor its head start.
+        if announcesLargeFiles && fileBytes >= WrittenFileNotice.minimumBytes {
+            try? Confinement.resultDescriptor.writeAll(WrittenFileNotice.line(for: filePath))
+        }
     }
 
     public mutating func close() {

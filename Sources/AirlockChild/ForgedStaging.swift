@@ -1,11 +1,16 @@
 #if DEBUG
 import AirlockPolicy
 import AirlockSystem
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Test-only faults of a subverted decoder that lies: it writes into staging
-/// what the policy forbids, then reports success. Compiled into debug builds
-/// only and selected like the other test faults (AIRLOCK_TEST_DECODER_FAULT);
-/// the supervisor's audit of staging must refuse each.
+/// what the policy forbids, then reports success (the supervisor's audit of
+/// staging must refuse each), or announces a large file as written and then
+/// changes what is at its name (the manifest must hash what is there at the
+/// end). Compiled into debug builds only and selected like the other test
+/// faults (AIRLOCK_TEST_DECODER_FAULT).
 package enum ForgedStaging {
     /// Writes the forged files for `fault` and exits with an accepted verdict;
     /// returns for a fault it does not know.
@@ -21,9 +26,56 @@ package enum ForgedStaging {
         case "forge-entry-count":
             let files = (0...policy.maxEntries).map { ("f\($0)", [UInt8]()) }
             forge(files, policy: policy)
+        case "forge-rewrite-mapped":
+            rewriteAfterNotice(policy: policy, throughMapping: true)
+        case "forge-replace-announced":
+            rewriteAfterNotice(policy: policy, throughMapping: false)
         default:
             return
         }
+    }
+
+    /// Writes `big.bin` (2 MiB of "a"), announces it as written, gives the
+    /// supervisor time to hash it, and then makes `big.bin` hold "b"s: through a
+    /// shared writable mapping kept from before the close, or by renaming
+    /// another file over the name. Reports the one file as accepted.
+    private static func rewriteAfterNotice(policy: Policy, throughMapping: Bool) -> Never {
+        let staging = Confinement.stagingDescriptor
+        let size = 2 << 20
+        let name = Array("big.bin".utf8)
+        do {
+            let fd = try staging.open(name, [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
+            var mapping: UnsafeMutableRawPointer?
+            try fd.closeAfter { (fd) throws(SystemError) in
+                try fd.writeAll([UInt8](repeating: 0x61, count: size))
+                try fd.changeMode(FileMode(policy.fileMode))
+                if throughMapping {
+                    let mapped = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.rawValue, 0)
+                    guard let mapped, mapped != MAP_FAILED else { throw SystemError("mmap", name, Errno.current) }
+                    mapping = mapped
+                }
+            }
+            try Confinement.resultDescriptor.writeAll(WrittenFileNotice.line(for: name))
+            WallClock.sleep(milliseconds: 500)
+            if let mapping {
+                mapping.initializeMemory(as: UInt8.self, repeating: 0x62, count: size)
+                munmap(mapping, size)
+            } else {
+                let other = Array("big.new".utf8)
+                try staging.open(other, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600).closeAfter { (fd) throws(SystemError) in
+                    try fd.writeAll([UInt8](repeating: 0x62, count: size))
+                    try fd.changeMode(FileMode(policy.fileMode))
+                }
+                try staging.rename(other, to: staging, name)
+            }
+        } catch {
+            DecoderChild.printError("airlock-decoder: test fault: cannot rewrite big.bin: \(error)")
+            CurrentProcess.abort()
+        }
+        let message = VerdictMessage(.accepted(VerdictMessage.Accepted(files: 1, directories: 0, entries: 1, bytesWritten: Int64(size))),
+                                     types: [DetectedType(entry: "big.bin", type: "text/plain")])
+        try? Confinement.resultDescriptor.writeAll(Array(message.jsonText.utf8))
+        CurrentProcess.exit(0)
     }
 
     private static func forge(_ files: [(String, [UInt8])], policy: Policy) -> Never {

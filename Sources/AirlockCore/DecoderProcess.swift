@@ -39,10 +39,13 @@ struct DecoderProcess {
 
     static let maxOutputBytes = 64 * 1024
 
-    /// - Parameter progress: called with (bytes of the drop read, drop size) as the
-    ///   child reports them; the child reports only when given `--progress`.
+    /// - Parameters:
+    ///   - progress: called with (bytes of the drop read, drop size) as the
+    ///     child reports them; the child reports only when given `--progress`.
+    ///   - written: called with the staging path of each large file the child
+    ///     says it has closed (`WrittenFileNotice`), while it decodes.
     func run(arguments: [String], drop: FileDescriptor, staging: FileDescriptor?,
-             progress: ((Int64, Int64) -> Void)? = nil) throws(SystemError) -> Run {
+             progress: ((Int64, Int64) -> Void)? = nil, written: (([UInt8]) -> Void)? = nil) throws(SystemError) -> Run {
         let pipe = try makePipe()
         defer { pipe.read.close() }
         // Our copy of the child's end goes as soon as the child has its own, so the
@@ -55,12 +58,47 @@ struct DecoderProcess {
         // Without a template: started while this drop's child decodes (this thread
         // only waits then), so the exec and loading of the next child overlap the decoding.
         if staging != nil && !forked { children?.launcher.prepare(executable, environment: Self.childEnvironment()) }
-        let collected = Result { () throws(SystemError) in try collect(child, from: pipe.read, progress: progress) }
+        let collected = Result { () throws(SystemError) in try collect(child, from: pipe.read, progress: progress, written: written) }
         // Forgotten before the pidfd closes, so an abandoning daemon never signals it after.
         let abandoned = children?.finished(child) == true
         var run = try collected.get()
         if abandoned { run.abandoned = true }
         return run
+    }
+
+    /// A child started by `start`, whose verdict `finish` collects.
+    struct Pending {
+        fileprivate let process: DecoderProcess
+        fileprivate let child: ChildProcess
+        fileprivate let pipe: FileDescriptor
+
+        /// Waits for the child (killed past the wall-clock limit) and its verdict;
+        /// closes what `start` opened, whatever happens.
+        func finish() throws(SystemError) -> Run {
+            defer {
+                pipe.close()
+                child.close()
+            }
+            return try process.collect(child, from: pipe, progress: nil, written: nil)
+        }
+    }
+
+    /// Starts a child that needs no staging, no template and no tracking (the
+    /// confinement probe), for `Pending.finish` to collect later: what the caller
+    /// does in between overlaps the child's start. `drop` may be closed once this returns.
+    func start(arguments: [String], drop: FileDescriptor) throws(SystemError) -> Pending {
+        let pipe = try makePipe()
+        let child: ChildProcess
+        do {
+            child = try pipe.write.closeAfter { (result) throws(SystemError) in
+                try ChildProcess.spawn(executable, arguments: arguments, environment: Self.childEnvironment(),
+                                       descriptors: Self.childDescriptors(drop: drop, staging: nil, result: result))
+            }
+        } catch {
+            pipe.read.close()
+            throw error
+        }
+        return Pending(process: self, child: child, pipe: pipe.read)
     }
 
     /// The drop's child: with `children`, one forked by the program's template,
@@ -118,8 +156,8 @@ struct DecoderProcess {
         return environment
     }
 
-    private func collect(_ child: ChildProcess, from pipe: FileDescriptor,
-                         progress: ((Int64, Int64) -> Void)?) throws(SystemError) -> Run {
+    private func collect(_ child: ChildProcess, from pipe: FileDescriptor, progress: ((Int64, Int64) -> Void)?,
+                         written: (([UInt8]) -> Void)?) throws(SystemError) -> Run {
         let deadline = monotonicNanoseconds() + UInt64(timeoutSeconds) * 1_000_000_000
         var output: [UInt8] = []
         var timedOut = false
@@ -140,7 +178,7 @@ struct DecoderProcess {
                 break reading
             }
             output += chunk[0..<n]
-            output = Self.takeProgressLines(output, progress)
+            output = Self.takeNotices(output, progress: progress, written: written)
         }
         if timedOut { child.signal(.kill) }
         let (termination, maxRSS) = try child.wait()
@@ -156,14 +194,21 @@ extension DecoderProcess {
 
     static let progressPrefix = Array(#"{"progress":"#.utf8)
 
-    /// Removes complete `{"progress":N,"total":M}` lines from the front of `output`,
-    /// handing each to `progress`; what remains is the verdict (or its beginning).
-    static func takeProgressLines(_ output: [UInt8], _ progress: ((Int64, Int64) -> Void)?) -> [UInt8] {
+    /// Removes complete notice lines from the front of `output`: each
+    /// `{"progress":N,"total":M}` goes to `progress`, each `WrittenFileNotice` to
+    /// `written`; what remains is the verdict (or its beginning).
+    static func takeNotices(_ output: [UInt8], progress: ((Int64, Int64) -> Void)?,
+                            written: (([UInt8]) -> Void)?) -> [UInt8] {
         var rest = output[...]
-        while rest.starts(with: progressPrefix), let newline = rest.firstIndex(of: 0x0A) {
-            let line = String(decoding: rest[rest.startIndex..<newline], as: UTF8.self)
-            let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }
-            if numbers.count == 2 { progress?(numbers[0], numbers[1]) }
+        while rest.starts(with: progressPrefix) || rest.starts(with: WrittenFileNotice.prefix),
+              let newline = rest.firstIndex(of: 0x0A) {
+            let line = rest[rest.startIndex..<newline]
+            if line.starts(with: progressPrefix) {
+                let numbers = String(decoding: line, as: UTF8.self).split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }
+                if numbers.count == 2 { progress?(numbers[0], numbers[1]) }
+            } else if let path = WrittenFileNotice.path(in: line) {
+                written?(path)
+            }
             rest = rest[(newline + 1)...]
         }
         return Array(rest)

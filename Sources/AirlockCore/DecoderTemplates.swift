@@ -95,14 +95,7 @@ public final class DecoderTemplates: Sendable {
               descriptors: [FileDescriptor]) -> ChildProcess? {
         guard Self.enabled else { return nil }
         let key = Key(executable: executable, startUp: startUp)
-        let found = state.withLock { state -> SlotLock? in
-            guard !state.stopped else { return nil }
-            if let existing = state.slots[key] { return existing }
-            let made = SlotLock()
-            state.slots[key] = made
-            return made
-        }
-        guard let lock = found else { return nil }
+        guard let lock = slot(for: key) else { return nil }
         return lock.slot.withLock { slot -> ChildProcess? in
             guard let template = current(&slot, key, environment: environment) else { return nil }
             let request = TemplateRequest(socket: template.socket, deadline: monotonicNanoseconds() + Self.replyNanoseconds)
@@ -117,6 +110,27 @@ public final class DecoderTemplates: Sendable {
                 slot.template = nil
             }
             return child
+        }
+    }
+
+    /// Starts the template for `executable` and `startUp` now, if none runs, so
+    /// that its loading overlaps whatever comes before the first drop's request;
+    /// it does not wait for the template to be ready.
+    func prestart(_ executable: String, startUp: [String], environment: [String]) {
+        guard Self.enabled else { return }
+        let key = Key(executable: executable, startUp: startUp)
+        guard let lock = slot(for: key) else { return }
+        lock.slot.withLock { slot in _ = current(&slot, key, environment: environment) }
+    }
+
+    /// The slot for `key`, made on first use; nil once the templates are stopped.
+    private func slot(for key: Key) -> SlotLock? {
+        state.withLock { state -> SlotLock? in
+            guard !state.stopped else { return nil }
+            if let existing = state.slots[key] { return existing }
+            let made = SlotLock()
+            state.slots[key] = made
+            return made
         }
     }
 

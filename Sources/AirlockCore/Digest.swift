@@ -48,11 +48,14 @@ extension Digest {
     /// processors: the manifest re-reads every byte the decoder wrote, after it
     /// has exited and before the commit, and a drop of a few large files would
     /// otherwise wait for them one after another on one core.
-    static func sha256(ofFiles names: [[UInt8]], in directory: FileDescriptor, limit: Int64) throws(SystemError) -> [String?] {
+    /// A file `early` hashed while the decoder ran, and whose lease still stands, is not read again.
+    static func sha256(ofFiles names: [[UInt8]], in directory: FileDescriptor, limit: Int64,
+                       early: EarlyDigests? = nil) throws(SystemError) -> [String?] {
         let results = Mutex<[Result<String?, SystemError>?]>(Array(repeating: nil, count: names.count))
         DispatchQueue.concurrentPerform(iterations: names.count) { index in
             let result = Result { () throws(SystemError) -> String? in
-                try directory.open(names[index], [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
+                try directory.open(names[index], [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) -> String? in
+                    if let known = early?.sha256(of: fd) { return known }
                     // The commit's syncfs (or fsync) waits for these pages: start
                     // writing them now, while they are hashed. Only a head start:
                     // durability is the later call's, which reports any failure.

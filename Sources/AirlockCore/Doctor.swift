@@ -28,10 +28,32 @@ public struct Doctor {
     var decoderExecutable: String { decoderDirectory + "/" + DropFormat.archive(.zip).program }
 
     public func probe() throws(SystemError) -> Findings {
+        try startProbe().finish()
+    }
+
+    /// A probe child started and not yet waited for.
+    public struct PendingProbe {
+        fileprivate let doctor: Doctor
+        fileprivate let pending: DecoderProcess.Pending
+
+        /// Waits for the probe child and reads what it found.
+        public func finish() throws(SystemError) -> Findings {
+            try doctor.findings(pending.finish())
+        }
+    }
+
+    /// Starts the probe child without waiting for it, so that what comes next
+    /// overlaps its start. The child is confined where it starts: a probe started
+    /// before the supervisor applies its own ruleset reports what a decoder is
+    /// granted beside, not beneath, that ruleset.
+    public func startProbe() throws(SystemError) -> PendingProbe {
         let nothing = try FileDescriptor.open(path: "/dev/null", [.readOnly])
         defer { nothing.close() }
         let decoder = DecoderProcess(executable: decoderExecutable, timeoutSeconds: 30)
-        let run = try decoder.run(arguments: ["--probe"] + configuration.decoderLimits.arguments, drop: nothing, staging: nil)
+        return PendingProbe(doctor: self, pending: try decoder.start(arguments: ["--probe"] + configuration.decoderLimits.arguments, drop: nothing))
+    }
+
+    private func findings(_ run: DecoderProcess.Run) throws(SystemError) -> Findings {
         guard run.termination == .exited(0), case .success(let message) = run.message,
               case .probe(let probe) = message.outcome, let fields = message.confinement,
               let confinement = DecoderConfinementState(message, required: configuration.decoderConfinementRequired) else {

@@ -37,6 +37,25 @@ public final class Intake: Sendable {
         self.journal = Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep)
     }
 
+    /// Whether the inbox holds anything to claim now (false when it cannot be read:
+    /// processing it then says why).
+    public func inboxHasDrops() -> Bool {
+        guard let inbox = try? layout.openInbox() else { return false }
+        return inbox.closeAfter { inbox in
+            (try? inbox.entryNames().contains { !Intake.isTemporaryName($0, configuration) }) ?? false
+        }
+    }
+
+    /// Starts the archive decoder's template ahead of the first drop (most drops
+    /// are archives), without waiting for it to load.
+    public func prestartArchiveTemplate() {
+        guard let children else { return }
+        let format = DropFormat.archive(.zip)
+        children.templates.prestart(decoder(for: format).executable,
+                                    startUp: DecoderProcess.startUpArguments(format.decoderArguments(configuration, inspect: false)),
+                                    environment: DecoderProcess.childEnvironment())
+    }
+
     func decoder(for format: DropFormat) -> DecoderProcess {
         DecoderProcess(for: format, in: decoderDirectory, timeoutSeconds: configuration.decoderTimeoutSeconds, children: children)
     }
@@ -282,9 +301,21 @@ public final class Intake: Sendable {
         defer { staging.close() }
         let display = showsProgress ? ProgressDisplay(name: claim.dropName) : nil
         defer { display?.finish() }
+        // Large files are hashed as the child closes them; closed (their leases
+        // let go) before staging is.
+        let headStart = SyncHeadStart.forStaging(staging, configuration)
+        defer { headStart?.close() }
+        let early = EarlyDigests(staging: staging, policy: policy, headStart: headStart)
+        defer { early.close() }
         let run = try decoder(for: format).run(arguments: format.decoderArguments(configuration, inspect: false, progress: display != nil),
                                                drop: drop, staging: staging,
-                                               progress: display.map { display in { display.update(done: $0, total: $1) } })
+                                               progress: display.map { display in { display.update(done: $0, total: $1) } },
+                                               written: { early.written($0) })
+        // Asked before anything else waits: the last large file is still being hashed.
+        if case .success(let message) = run.message, case .accepted(let accepted) = message.outcome {
+            headStart?.decoderExited(wroteAtLeast: accepted.bytesWritten)
+        }
+        early.finish()
         context.decoderMaxRSSKiB = run.maxRSSKiB
         DecoderConfinementState.observe(run, required: configuration.decoderConfinementRequired, log: log, state: layout.state)
         let after = try drop.status()
@@ -304,14 +335,15 @@ public final class Intake: Sendable {
             return .deferred(detail: detail)
         case .accepted(let files, let bytes):
             return try auditAndCommit(claim, staging: staging, format: format, files: files, bytes: bytes,
-                                      context: &context, awaitHash: awaitHash)
+                                      context: &context, early: early, awaitHash: awaitHash)
         }
     }
 
     /// Checks what an accepting decoder left in staging against what it reported
     /// and the content policy, then writes the manifest and commits to the outbox.
     private func auditAndCommit(_ claim: Claim, staging: FileDescriptor, format: DropFormat, files: Int64, bytes: Int64,
-                                context: inout ReportContext, awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
+                                context: inout ReportContext, early: EarlyDigests,
+                                awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
         let audit: StagingAudit.Totals
         do {
             audit = try StagingAudit(policy: policy, fsyncEach: configuration.sync == .fsync).audit(staging)
@@ -335,7 +367,8 @@ public final class Intake: Sendable {
             context.sha256 = awaitHash()
             try Manifest.write(into: staging, Manifest.Drop(id: claim.id, name: claim.dropName, format: format.name, size: context.size,
                                                             sha256: context.sha256, uploader: context.uploader, types: context.types),
-                               policy: policy, modes: configuration.outboxModes, fsyncEach: configuration.sync == .fsync)
+                               policy: policy, modes: configuration.outboxModes, fsyncEach: configuration.sync == .fsync,
+                               early: early)
             let output = try commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)
             return .accepted(output: output, files: audit.files, bytes: audit.bytes)
         } catch {
@@ -343,41 +376,5 @@ public final class Intake: Sendable {
             try? claim.directory.removeTree(Claim.commitFile)
             throw error
         }
-    }
-}
-
-/// SHA-256 of a drop on a background thread; `done` runs there with the result.
-///
-/// The hash is handed over before `done` runs, so a worker that needs only the
-/// hash (for the manifest) does not also wait for `done`'s journal append, which
-/// may queue behind another worker's journal fsync.
-private final class HashJob: Sendable {
-    private let hashed = DispatchGroup()
-    private let finished = DispatchGroup()
-    private let result = Mutex<String?>(nil)
-
-    init(drop: FileDescriptor, limit: Int64, done: @escaping @Sendable (String?) -> Void) {
-        hashed.enter()
-        finished.enter()
-        DispatchQueue.global().async { [self] in
-            // pread only: the decoder child shares this descriptor's file offset.
-            let sha256 = (try? Digest.sha256(of: drop, limit: limit)) ?? nil
-            result.withLock { $0 = sha256 }
-            hashed.leave()
-            done(sha256)
-            finished.leave()
-        }
-    }
-
-    /// Waits for the hash; nil when the drop could not be read.
-    func wait() -> String? {
-        hashed.wait()
-        return result.withLock { $0 }
-    }
-
-    /// Waits for the hash and for `done` to return.
-    func waitUntilDone() -> String? {
-        finished.wait()
-        return wait()
     }
 }

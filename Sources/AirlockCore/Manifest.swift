@@ -33,8 +33,9 @@ public enum Manifest {
     /// their modes are set. Synced only with `fsyncEach` (`commit.sync: "fsync"`), and
     /// then every entry after its change and the manifest after it is written;
     /// otherwise the commit's one syncfs makes staging durable as a whole.
+    /// Files in `early` are not hashed again.
     static func write(into staging: FileDescriptor, _ drop: Drop, policy: Policy, modes: OutboxModes,
-                      fsyncEach: Bool) throws(SystemError) {
+                      fsyncEach: Bool, early: EarlyDigests? = nil) throws(SystemError) {
         var json = JSONObjectWriter()
         json.add("manifest_version", version)
         json.add("time", timestamp())
@@ -48,7 +49,7 @@ public enum Manifest {
         var files: [(path: [[UInt8]], file: JSONObjectWriter)] = []
         try modes.apply(to: staging, fsyncEach: fsyncEach) { (path, directory, regular) throws(SystemError) in
             // The files of each directory are hashed together, on every processor.
-            let hashes = try Digest.sha256(ofFiles: regular.map(\.name), in: directory, limit: policy.maxFileBytes)
+            let hashes = try Digest.sha256(ofFiles: regular.map(\.name), in: directory, limit: policy.maxFileBytes, early: early)
             for ((name, status), sha256) in zip(regular, hashes) {
                 let inner = path.isEmpty ? name : path + [UInt8(ascii: "/")] + name
                 let shown = EscapedName(inner).text

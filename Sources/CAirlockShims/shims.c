@@ -60,3 +60,9 @@ int airlock_take_read_lease(int fd) {
 int airlock_release_lease(int fd) {
     return fcntl(fd, F_SETLEASE, F_UNLCK);
 }
+
+int airlock_holds_read_lease(int fd) {
+    int type = fcntl(fd, F_GETLEASE);
+    if (type < 0) return -1;
+    return type == F_RDLCK ? 1 : 0;
+}

@@ -225,6 +225,10 @@ enum CommandRunner {
             log.error("\(error)")
             return ExitStatus.ioError
         }
+        // A read lease the intake holds (on a drop while the watcher checks it, on a
+        // decoder's file while it is hashed) is broken with SIGIO, whose default
+        // action would end the process; the lease is checked instead.
+        Signal.io.ignore()
         let root: String, configuration: Configuration, layout: RootLayout
         switch openRoot(choice) {
         case .failed(let status): return status
@@ -232,18 +236,23 @@ enum CommandRunner {
         }
         defer { layout.close() }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
-        // What the decoders will be granted, said before the first drop (and before the
-        // supervisor's own ruleset, which would keep the probe from reading /proc).
-        if let found = try? Doctor(configuration: configuration, decoderDirectory: decoder).probe() {
-            DecoderConfinementState.record(found.confinement, log: log, state: layout.state)
-        }
+        // What the decoders will be granted, said before the first drop. The probe
+        // starts before the supervisor's own ruleset, which would keep it from
+        // reading /proc, and is waited for once the intake is ready to decode.
+        let probing = try? Doctor(configuration: configuration, decoderDirectory: decoder).startProbe()
         let confinement = SupervisorConfinement.apply(layout, configuration)
         ConfinementInForce.record("supervisor_landlock", confinement.applied)
         if confinement.applied { log.info(confinement.message) } else { log.warning(confinement.message) }
+        let sayConfinement = {
+            if let found = try? probing?.finish() {
+                DecoderConfinementState.record(found.confinement, log: log, state: layout.state)
+            }
+        }
         guard once else {
+            sayConfinement()
             return runDaemon(choice, root: root, configuration: configuration, layout: layout, decoder: decoder)
         }
-        return runOnce(root: root, configuration: configuration, layout: layout, decoder: decoder)
+        return runOnce(root: root, configuration: configuration, layout: layout, decoder: decoder, beforeDecoding: sayConfinement)
     }
 
     /// `airlock run`: the daemon, until a signal stops it.
@@ -266,15 +275,21 @@ enum CommandRunner {
 
     /// `airlock run --once`: the claims a crash left, then every drop now in the
     /// inbox; 75 when any drop was deferred.
-    static func runOnce(root: String, configuration: Configuration, layout: RootLayout, decoder: String) -> Int32 {
+    /// - Parameter beforeDecoding: runs exactly once: when the run lock is held
+    ///   and the archive decoder's template is loading, before any drop is
+    ///   decoded, or before the run gives up for want of the lock.
+    static func runOnce(root: String, configuration: Configuration, layout: RootLayout, decoder: String,
+                        beforeDecoding: () -> Void) -> Int32 {
         let lock: RunLock
         do {
             guard let taken = try RunLock.acquire(layout, mode: "once") else {
+                beforeDecoding()
                 log.error("an airlock daemon (pid \(RunLock.holder(layout).pid.map(String.init) ?? "unknown")) is running on \(root); it processes the inbox")
                 return ExitStatus.temporaryFailure
             }
             lock = taken
         } catch {
+            beforeDecoding()
             log.error("cannot take the run lock: \(error)")
             return ExitStatus.ioError
         }
@@ -284,6 +299,9 @@ enum CommandRunner {
         defer { children.stopStarting() }
         let intake = Intake(layout: layout, configuration: configuration, decoderDirectory: decoder, log: log,
                             children: children, showsProgress: FileDescriptor(rawValue: 1).isTerminal)
+        // The template loads on the other core while the probe finishes and the drops are claimed.
+        if intake.inboxHasDrops() { intake.prestartArchiveTemplate() }
+        beforeDecoding()
         let deferred = Atomic(0)
         let report: @Sendable (DropOutcome) -> Void = { outcome in
             events.emit(outcome.eventLine)

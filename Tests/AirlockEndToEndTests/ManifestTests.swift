@@ -37,6 +37,55 @@ struct ManifestTests {
         try sandbox.expectInvariants()
     }
 
+    /// The manifest of `event`'s entry, and the SHA-256 of each file it holds on disk.
+    func manifestAndHashes(_ sandbox: Sandbox, _ event: [String: Any]) throws -> (files: [String: String], onDisk: [String: String]) {
+        let entry = sandbox.root.appendingPathComponent(try #require(event["output"] as? String))
+        let data = try Data(contentsOf: entry.appendingPathComponent(manifestName))
+        let manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let files = try #require(manifest["outbox_files"] as? [[String: Any]])
+        var listed: [String: String] = [:]
+        for file in files { listed[try #require(file["entry"] as? String)] = file["sha256"] as? String }
+        let paths = try sandbox.listing(entry).filter { !$0.hasSuffix("/") }
+        return (listed, try sha256Hexes(paths, in: entry))
+    }
+
+    @Test("large files, hashed while the decoder still runs, are listed with the SHA-256 of what the entry holds")
+    func largeFilesHashedEarly() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        func data(_ size: Int, _ seed: Int) -> [UInt8] { (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ seed) } }
+        let tar = TarBuild(entries: [
+            .init(name: Array("big.bin".utf8), data: data(3 << 20, 1)),
+            .init(name: Array("deep/er/exactly-one-mib.bin".utf8), data: data(1 << 20, 2)),
+            .init(name: Array("deep/under.bin".utf8), data: data((1 << 20) - 1, 3)),
+            .init(name: Array("small.txt".utf8), data: Array("hello\n".utf8)),
+        ])
+        try sandbox.drop(tar.bytes, as: "large.tar")
+        let run = try sandbox.runOnce()
+        let event = try #require(run.events.first)
+        #expect(event["event"] as? String == "accepted", "\(event) \(run.stderr)")
+        let (listed, onDisk) = try manifestAndHashes(sandbox, event)
+        #expect(listed.count == 4 && listed == onDisk, "manifest \(listed), on disk \(onDisk)")
+        try sandbox.expectInvariants()
+    }
+
+    @Test("a decoder that changes a file after announcing it written gets the hash of what is there at the end",
+          arguments: ["forge-rewrite-mapped", "forge-replace-announced"])
+    func changedAfterNotice(_ fault: String) throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(Samples.validZip, as: "changed.zip")
+        let run = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": fault])
+        let event = try #require(run.events.first)
+        #expect(event["event"] as? String == "accepted", "\(event) \(run.stderr)")
+        let entry = sandbox.root.appendingPathComponent(try #require(event["output"] as? String))
+        let held = try Data(contentsOf: entry.appendingPathComponent("big.bin"))
+        #expect(held == Data(repeating: 0x62, count: 2 << 20), "the fault did not change the file")
+        let (listed, onDisk) = try manifestAndHashes(sandbox, event)
+        #expect(listed["big.bin"] != nil && listed == onDisk, "manifest \(listed), on disk \(onDisk)")
+        try sandbox.expectInvariants()
+    }
+
     @Test("a consumer listing the outbox while drops land never sees an entry without its manifest")
     func atomic() throws {
         let sandbox = try Sandbox()

@@ -43,4 +43,8 @@ int airlock_take_read_lease(int fd);
 /// fcntl(fd, F_SETLEASE, F_UNLCK).
 int airlock_release_lease(int fd);
 
+/// fcntl(fd, F_GETLEASE): 1 while fd's read lease stands, 0 once it is gone or
+/// being broken (someone opened the file for writing or truncated it), -1 on error.
+int airlock_holds_read_lease(int fd);
+
 #endif

@@ -1,0 +1,166 @@
+import AirlockPolicy
+import AirlockSystem
+import Dispatch
+import Synchronization
+
+/// SHA-256 of the decoder's large files while it is still decoding, on another
+/// core, so the manifest need not hash them after it exits.
+///
+/// The decoder child announces each large file it has closed
+/// (`WrittenFileNotice`). The child has parsed hostile bytes and may be
+/// anyone's by then, so the notice is only a hint, and a hash taken early is
+/// used only when it is provably the hash of what the outbox will hold:
+/// - the file is opened beneath staging one component at a time without
+///   following links, and must be a regular file;
+/// - before a byte is read, this process takes a read lease on it. The kernel
+///   grants one only while nobody has the file open for writing (a writable
+///   mapping counts), and breaks it the moment anyone opens it for writing or
+///   truncates it;
+/// - the manifest uses the hash only for the same inode (this descriptor keeps
+///   it from being freed and its number reused) and only while the lease still
+///   stands, checked after the child has exited.
+///
+/// So an unbroken lease means the file's bytes have not changed since before
+/// they were hashed. Anything else (no lease granted, a lease broken, a file
+/// renamed or replaced, a filesystem without leases) leaves the file to be
+/// hashed after the child exits, as every file was before.
+///
+/// A lease break is announced with SIGIO, which the intake ignores: a child
+/// that reopens a leased file for writing waits out the kernel's lease-break
+/// time (or its own wall-clock limit), and its file is hashed again.
+final class EarlyDigests: Sendable {
+    private struct FileKey: Hashable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    private struct Hashed {
+        let file: FileDescriptor
+        let sha256: String
+    }
+
+    private struct State {
+        var ended = false
+        var announced = 0
+        var bytes: Int64 = 0
+        var files: [FileKey: Hashed] = [:]
+    }
+
+    /// At most this many of a drop's notices are taken.
+    static let maximumFiles = 64
+    /// At most this many files are held open (each with its lease) by the whole
+    /// process, whatever the number of workers: descriptors are for the rest of it.
+    static let maximumHeld = 256
+    private static let held = Atomic<Int>(0)
+
+    private let staging: FileDescriptor
+    private let policy: Policy
+    private let headStart: SyncHeadStart?
+    private let queue = DispatchQueue(label: "airlock.early-digests")
+    private let state = Mutex(State())
+
+    /// - Parameters:
+    ///   - staging: the drop's staging directory, open until `close()` returns.
+    ///   - headStart: told of each file whose writeback this starts.
+    init(staging: FileDescriptor, policy: Policy, headStart: SyncHeadStart? = nil) {
+        self.staging = staging
+        self.policy = policy
+        self.headStart = headStart
+    }
+
+    /// Takes a child's notice that it closed the file at `path` beneath staging.
+    func written(_ path: [UInt8]) {
+        let accepted = state.withLock { state -> Bool in
+            guard !state.ended, state.announced < Self.maximumFiles else { return false }
+            state.announced += 1
+            return true
+        }
+        if accepted { queue.async { [self] in hash(path) } }
+    }
+
+    /// Waits until every notice taken so far has been handled.
+    func waitUntilIdle() {
+        queue.sync {}
+    }
+
+    /// Once the child has exited: waits for the file being hashed and skips the
+    /// ones not started, which the manifest hashes on every core instead.
+    func finish() {
+        state.withLock { $0.ended = true }
+        queue.sync {}
+    }
+
+    /// The hash taken early of the file open at `file` in staging, when it is of
+    /// the same inode and its lease still stands; nil otherwise.
+    func sha256(of file: FileDescriptor) -> String? {
+        guard let status = try? file.status() else { return nil }
+        guard let hashed = state.withLock({ $0.files[FileKey(device: status.device, inode: status.inode)] }) else { return nil }
+        guard (try? hashed.file.holdsReadLease()) == true else { return nil }
+        return hashed.sha256
+    }
+
+    /// Ends the work and closes every file held, letting their leases go.
+    func close() {
+        finish()
+        let files = state.withLock { state -> [Hashed] in
+            defer { state.files.removeAll() }
+            return Array(state.files.values)
+        }
+        for hashed in files { hashed.file.close() }
+        Self.held.subtract(files.count, ordering: .relaxed)
+    }
+
+    private func hash(_ path: [UInt8]) {
+        guard !state.withLock({ $0.ended }) else { return }
+        guard Self.held.add(1, ordering: .relaxed).newValue <= Self.maximumHeld else {
+            Self.held.subtract(1, ordering: .relaxed)
+            return
+        }
+        var kept = false
+        defer { if !kept { Self.held.subtract(1, ordering: .relaxed) } }
+        guard let file = open(path) else { return }
+        defer { if !kept { file.close() } }
+        do {
+            // Before the status and before any byte is read: from here on, a writer
+            // would have to break the lease.
+            try file.takeReadLease()
+            let status = try file.status()
+            guard status.kind == .regular, status.size <= policy.maxFileBytes else { return }
+            let key = FileKey(device: status.device, inode: status.inode)
+            let room = state.withLock { state -> Bool in
+                guard state.files[key] == nil, state.bytes + status.size <= policy.maxTotalBytes else { return false }
+                state.bytes += status.size
+                return true
+            }
+            guard room else { return }
+            // The commit's syncfs waits for these pages: a head start only.
+            if (try? file.startWriteback()) != nil { headStart?.written(status.size) }
+            guard let sha256 = try Digest.sha256(of: file, limit: policy.maxFileBytes) else { return }
+            kept = state.withLock { state -> Bool in
+                guard state.files[key] == nil else { return false }
+                state.files[key] = Hashed(file: file, sha256: sha256)
+                return true
+            }
+        } catch {
+            // No lease here (a writer still holds the file, or this filesystem
+            // grants none), or it could not be read: hashed later with the rest.
+        }
+    }
+
+    /// The file at `path` beneath staging, each directory opened without following
+    /// a link; nil for a path that could lead anywhere else or does not open.
+    private func open(_ path: [UInt8]) -> FileDescriptor? {
+        let components = path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
+        guard !components.isEmpty, components.count <= policy.maxDepth,
+              components.allSatisfy({ !$0.isEmpty && $0 != [0x2E] && $0 != [0x2E, 0x2E] && !$0.contains(0) }) else { return nil }
+        var directory = staging
+        defer { if directory != staging { directory.close() } }
+        for component in components.dropLast() {
+            guard let next = try? directory.openDirectory(component) else { return nil }
+            if directory != staging { directory.close() }
+            directory = next
+        }
+        // Non-blocking: a FIFO put in the file's place must not hold this thread.
+        return try? directory.open(components[components.count - 1], [.readOnly, .noFollow, .nonBlocking, .noControllingTerminal])
+    }
+}
