@@ -1,9 +1,6 @@
 #if DEBUG
 import AirlockPolicy
 import AirlockSystem
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Test-only faults of a subverted decoder that lies: it writes into staging
 /// what the policy forbids, then reports success (the supervisor's audit of
@@ -45,21 +42,19 @@ package enum ForgedStaging {
         let name = Array("big.bin".utf8)
         do {
             let fd = try staging.open(name, [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
-            var mapping: UnsafeMutableRawPointer?
+            var mapping: UnsafeMutableRawBufferPointer?
             try fd.closeAfter { (fd) throws(SystemError) in
                 try fd.writeAll([UInt8](repeating: 0x61, count: size))
                 try fd.changeMode(FileMode(policy.fileMode))
                 if throughMapping {
-                    let mapped = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.rawValue, 0)
-                    guard let mapped, mapped != MAP_FAILED else { throw SystemError("mmap", name, Errno.current) }
-                    mapping = mapped
+                    mapping = LateWrites.mapForWriting(fd, length: size)
+                    if mapping == nil { throw SystemError("mmap", name, Errno.current) }
                 }
             }
             try Confinement.resultDescriptor.writeAll(WrittenFileNotice.line(for: name))
             WallClock.sleep(milliseconds: 500)
             if let mapping {
-                mapping.initializeMemory(as: UInt8.self, repeating: 0x62, count: size)
-                munmap(mapping, size)
+                LateWrites.overwrite(mapping, with: 0x62)
             } else {
                 let other = Array("big.new".utf8)
                 try staging.open(other, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600).closeAfter { (fd) throws(SystemError) in

@@ -301,8 +301,8 @@ public final class Intake: Sendable {
         defer { staging.close() }
         let display = showsProgress ? ProgressDisplay(name: claim.dropName) : nil
         defer { display?.finish() }
-        // Large files are hashed as the child closes them; closed (their leases
-        // let go) before staging is.
+        // Large files are hashed, and synced ahead of the commit, as the child
+        // closes them. Both borrow staging's descriptor: they end before it closes.
         let headStart = SyncHeadStart.forStaging(staging, configuration)
         defer { headStart?.close() }
         let early = EarlyDigests(staging: staging, policy: policy, headStart: headStart)

@@ -27,11 +27,9 @@ final class SyncHeadStart: Sendable {
     private let queue = DispatchQueue(label: "airlock.sync-head-start")
     private let state = Mutex(State())
 
-    /// For the filesystem holding `directory`, through a copy of its descriptor
-    /// that `close()` closes; nil when it could not be copied.
-    init?(_ directory: FileDescriptor) {
-        guard let copy = try? directory.duplicate() else { return nil }
-        self.directory = copy
+    /// For the filesystem holding `directory`, which must stay open until `close()` returns.
+    init(_ directory: FileDescriptor) {
+        self.directory = directory
     }
 
     /// For a drop's staging when the configuration commits with one syncfs.
@@ -68,10 +66,9 @@ final class SyncHeadStart: Sendable {
         }
     }
 
-    /// Waits for the calls requested so far, then closes the descriptor.
+    /// Waits for the calls requested so far; none is started after.
     func close() {
         state.withLock { $0.closed = true }
         queue.sync {}
-        directory.close()
     }
 }

@@ -43,6 +43,15 @@ struct EarlyDigestsTests {
             return data
         }
 
+        /// open(2) of `name` for writing, without waiting out a lease: the descriptor
+        /// (closed at once) or -1, and the errno.
+        func openForWriting(_ name: String) -> (fd: Int32, errno: Int32) {
+            let fd = open(path + "/" + name, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            let error = errno
+            if fd >= 0 { close(fd) }
+            return (fd, error)
+        }
+
         /// What the manifest would find at `name`: the early hash for the file open there.
         func early(_ digests: EarlyDigests, _ name: String) throws -> String? {
             try descriptor.open(Array(name.utf8), [.readOnly, .noFollow]).closeAfter { digests.sha256(of: $0) }
@@ -72,6 +81,19 @@ struct EarlyDigestsTests {
         digests.finish()
     }
 
+    /// Runs `body` on staging holding a 3 MiB `big.bin` and on digests that have
+    /// taken its notice once `prepare` has run; the digests are closed afterwards.
+    static func withBigFileAnnounced(prepare: (Staging) throws -> Void = { _ in },
+                                     _ body: (Staging, EarlyDigests) throws -> Void) throws {
+        let staging = try Staging()
+        try staging.write("big.bin")
+        try prepare(staging)
+        let digests = EarlyDigests(staging: staging.descriptor, policy: Policy())
+        defer { digests.close() }
+        announce(digests, "big.bin")
+        try body(staging, digests)
+    }
+
     @Test("an announced file, nested or not, is hashed once and its hash is what sha256sum says")
     func hashedWhileLeaseStands() throws {
         let staging = try Staging()
@@ -86,44 +108,35 @@ struct EarlyDigestsTests {
 
     @Test("a writer that opens the file after the lease was taken breaks it: the early hash no longer counts")
     func writerBreaksLease() throws {
-        let staging = try Staging()
-        try staging.write("big.bin")
-        let digests = EarlyDigests(staging: staging.descriptor, policy: Policy())
-        defer { digests.close() }
-        Self.announce(digests, "big.bin")
-        #expect(try staging.early(digests, "big.bin") != nil)
-        // Non-blocking, so this test does not wait out the lease-break time: the open
-        // is refused, and the break has begun all the same.
-        let fd = open(staging.path + "/big.bin", O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-        let error = errno
-        if fd >= 0 { close(fd) }
-        #expect(fd == -1 && error == EWOULDBLOCK, "the lease did not hold off a writer (fd \(fd), errno \(error))")
-        #expect(try staging.early(digests, "big.bin") == nil)
+        try Self.withBigFileAnnounced { (staging, digests) throws in
+            #expect(try staging.early(digests, "big.bin") != nil)
+            // Non-blocking, so this test does not wait out the lease-break time: the
+            // open is refused, and the break has begun all the same.
+            let writer = staging.openForWriting("big.bin")
+            #expect(writer.fd == -1 && writer.errno == EWOULDBLOCK, "the lease did not hold off a writer: \(writer)")
+            #expect(try staging.early(digests, "big.bin") == nil)
+        }
     }
 
     @Test("a file someone holds open for writing gets no lease and no early hash")
     func openWriterRefusesLease() throws {
-        let staging = try Staging()
-        try staging.write("big.bin")
-        let writer = open(staging.path + "/big.bin", O_WRONLY | O_CLOEXEC)
-        #expect(writer >= 0)
-        defer { close(writer) }
-        let digests = EarlyDigests(staging: staging.descriptor, policy: Policy())
-        defer { digests.close() }
-        Self.announce(digests, "big.bin")
-        #expect(try staging.early(digests, "big.bin") == nil)
+        var writer: Int32 = -1
+        defer { if writer >= 0 { close(writer) } }
+        try Self.withBigFileAnnounced(prepare: { staging in
+            writer = open(staging.path + "/big.bin", O_WRONLY | O_CLOEXEC)
+            #expect(writer >= 0)
+        }) { (staging, digests) throws in
+            #expect(try staging.early(digests, "big.bin") == nil)
+        }
     }
 
     @Test("a file replaced at the announced name after hashing is another inode: its hash is not the early one")
     func replacedFile() throws {
-        let staging = try Staging()
-        try staging.write("big.bin")
-        let digests = EarlyDigests(staging: staging.descriptor, policy: Policy())
-        defer { digests.close() }
-        Self.announce(digests, "big.bin")
-        try staging.write("other.bin", seed: 99)
-        #expect(rename(staging.path + "/other.bin", staging.path + "/big.bin") == 0)
-        #expect(try staging.early(digests, "big.bin") == nil)
+        try Self.withBigFileAnnounced { (staging, digests) throws in
+            try staging.write("other.bin", seed: 99)
+            #expect(rename(staging.path + "/other.bin", staging.path + "/big.bin") == 0)
+            #expect(try staging.early(digests, "big.bin") == nil)
+        }
     }
 
     @Test("names that lead out of staging, through a link, or to a FIFO are not followed, and nothing waits on them")
@@ -146,15 +159,12 @@ struct EarlyDigestsTests {
 
     @Test("closing lets every lease go: a writer may open the file at once")
     func closeReleases() throws {
-        let staging = try Staging()
-        try staging.write("big.bin")
-        let digests = EarlyDigests(staging: staging.descriptor, policy: Policy())
-        Self.announce(digests, "big.bin")
-        #expect(try staging.early(digests, "big.bin") != nil)
-        digests.close()
-        let fd = open(staging.path + "/big.bin", O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-        #expect(fd >= 0, "errno \(errno)")
-        if fd >= 0 { close(fd) }
+        try Self.withBigFileAnnounced { (staging, digests) throws in
+            #expect(try staging.early(digests, "big.bin") != nil)
+            digests.close()
+            let writer = staging.openForWriting("big.bin")
+            #expect(writer.fd >= 0, "\(writer)")
+        }
     }
 
     @Test("no more is hashed early than the policy lets a drop write, and nothing after the decoder has exited")
