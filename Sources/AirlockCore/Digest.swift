@@ -7,7 +7,8 @@ import Synchronization
 enum Digest {
     /// The hash of the whole file, or nil when it holds more than `limit` bytes:
     /// then it reads `limit` + 1 bytes and no more, so a drop's declared size (a
-    /// sparse file can claim terabytes) never decides how much is read.
+    /// sparse file can claim terabytes) never decides how much is read. `known`:
+    /// the file's size, when the caller has just asked for it.
     static func sha256(of file: FileDescriptor, limit: Int64, size known: Int64? = nil) throws(SystemError) -> String? {
         guard let context = EVP_MD_CTX_new() else { throw SystemError("EVP_MD_CTX_new", nil, Errno(rawValue: 12)) }
         defer { EVP_MD_CTX_free(context) }
