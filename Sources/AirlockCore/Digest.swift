@@ -7,8 +7,9 @@ import Synchronization
 enum Digest {
     /// The hash of the whole file, or nil when it holds more than `limit` bytes:
     /// then it reads `limit` + 1 bytes and no more, so a drop's declared size (a
-    /// sparse file can claim terabytes) never decides how much is read.
-    static func sha256(of file: FileDescriptor, limit: Int64) throws(SystemError) -> String? {
+    /// sparse file can claim terabytes) never decides how much is read. `known`:
+    /// the file's size, when the caller has just asked for it.
+    static func sha256(of file: FileDescriptor, limit: Int64, size known: Int64? = nil) throws(SystemError) -> String? {
         guard let context = EVP_MD_CTX_new() else { throw SystemError("EVP_MD_CTX_new", nil, Errno(rawValue: 12)) }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
@@ -16,7 +17,8 @@ enum Digest {
         }
         // No bigger than the file needs: most files are small, and a buffer is
         // zeroed and faulted in whole each time one is hashed.
-        let size = try file.status().size
+        let size: Int64
+        if let known { size = known } else { size = try file.status().size }
         var buffer = [UInt8](repeating: 0, count: Int(max(4096, min(256 * 1024, min(size, limit) + 1))))
         var offset: Int64 = 0
         while true {
@@ -43,6 +45,9 @@ enum Digest {
 }
 
 extension Digest {
+    /// Files from this size up get their writeback started as they are hashed.
+    static let writebackMinimumBytes: Int64 = 1 << 20
+
     /// The SHA-256 of each regular file `names` names in `directory`, in the same
     /// order (nil for one over `limit` bytes), on as many threads as there are
     /// processors: the manifest re-reads every byte the decoder wrote, after it
@@ -56,11 +61,14 @@ extension Digest {
             let result = Result { () throws(SystemError) -> String? in
                 try directory.open(names[index], [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) -> String? in
                     if let known = early?.sha256(of: fd) { return known }
-                    // The commit's syncfs (or fsync) waits for these pages: start
-                    // writing them now, while they are hashed. Only a head start:
-                    // durability is the later call's, which reports any failure.
-                    try? fd.startWriteback()
-                    return try sha256(of: fd, limit: limit)
+                    // The commit's syncfs (or fsync) waits for a large file's pages:
+                    // start writing them now, while they are hashed. Only a head
+                    // start: durability is the later call's, which reports any
+                    // failure. Small files are left to that call, which writes them
+                    // together for less than a call per file costs.
+                    let size = try fd.status().size
+                    if size >= writebackMinimumBytes { try? fd.startWriteback() }
+                    return try sha256(of: fd, limit: limit, size: size)
                 }
             }
             results.withLock { $0[index] = result }

@@ -135,7 +135,7 @@ final class EarlyDigests: Sendable {
             guard room else { return }
             // The commit's syncfs waits for these pages: a head start only.
             if (try? file.startWriteback()) != nil { headStart?.written(status.size) }
-            guard let sha256 = try Digest.sha256(of: file, limit: policy.maxFileBytes) else { return }
+            guard let sha256 = try Digest.sha256(of: file, limit: policy.maxFileBytes, size: status.size) else { return }
             kept = state.withLock { state -> Bool in
                 guard state.files[key] == nil else { return false }
                 state.files[key] = Hashed(file: file, sha256: sha256)
