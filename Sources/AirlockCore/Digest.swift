@@ -60,15 +60,15 @@ extension Digest {
         DispatchQueue.concurrentPerform(iterations: names.count) { index in
             let result = Result { () throws(SystemError) -> String? in
                 try directory.open(names[index], [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) -> String? in
-                    if let known = early?.sha256(of: fd) { return known }
+                    let status = try fd.status()
+                    if let known = early?.sha256(for: status) { return known }
                     // The commit's syncfs (or fsync) waits for a large file's pages:
                     // start writing them now, while they are hashed. Only a head
                     // start: durability is the later call's, which reports any
                     // failure. Small files are left to that call, which writes them
                     // together for less than a call per file costs.
-                    let size = try fd.status().size
-                    if size >= writebackMinimumBytes { try? fd.startWriteback() }
-                    return try sha256(of: fd, limit: limit, size: size)
+                    if status.size >= writebackMinimumBytes { try? fd.startWriteback() }
+                    return try sha256(of: fd, limit: limit, size: status.size)
                 }
             }
             results.withLock { $0[index] = result }

@@ -90,10 +90,10 @@ final class EarlyDigests: Sendable {
         queue.sync {}
     }
 
-    /// The hash taken early of the file open at `file` in staging, when it is of
-    /// the same inode and its lease still stands; nil otherwise.
-    func sha256(of file: FileDescriptor) -> String? {
-        guard let status = try? file.status() else { return nil }
+    /// The hash taken early of the staging file whose status (of the descriptor
+    /// the manifest has open) is `status`, when it is of the same inode and its
+    /// lease still stands; nil otherwise.
+    func sha256(for status: FileStatus) -> String? {
         guard let hashed = state.withLock({ $0.files[FileKey(device: status.device, inode: status.inode)] }) else { return nil }
         guard (try? hashed.file.holdsReadLease()) == true else { return nil }
         return hashed.sha256

@@ -54,7 +54,7 @@ struct EarlyDigestsTests {
 
         /// What the manifest would find at `name`: the early hash for the file open there.
         func early(_ digests: EarlyDigests, _ name: String) throws -> String? {
-            try descriptor.open(Array(name.utf8), [.readOnly, .noFollow]).closeAfter { digests.sha256(of: $0) }
+            try descriptor.open(Array(name.utf8), [.readOnly, .noFollow]).closeAfter { try digests.sha256(for: $0.status()) }
         }
     }
 
@@ -153,7 +153,7 @@ struct EarlyDigestsTests {
         #expect(Date().timeIntervalSince(started) < 5, "a FIFO held the hashing thread")
         let outside = try FileDescriptor.openDirectory(path: staging.base + "/outside")
         defer { outside.close() }
-        let reached = try outside.open(Array("secret.bin".utf8), [.readOnly]).closeAfter { digests.sha256(of: $0) }
+        let reached = try outside.open(Array("secret.bin".utf8), [.readOnly]).closeAfter { try digests.sha256(for: $0.status()) }
         #expect(reached == nil, "a file outside staging was hashed")
     }
 
