@@ -1,7 +1,10 @@
 import AirlockSystem
+import AirlockText
 
 /// Human-readable log lines on standard error, one line per event. Names in them
-/// are escaped by the caller; file contents never appear.
+/// are escaped by the caller; invisible scalars (bidirectional controls and the
+/// like, see `DisplayText`) are escaped here in the whole line, whoever put them
+/// there; file contents never appear.
 public struct Log: Sendable {
     /// Under systemd each line starts with its sd-daemon(3) priority (`<3>` error,
     /// `<4>` warning, `<6>` info), which journald strips and records, so that
@@ -17,7 +20,7 @@ public struct Log: Sendable {
     private func write(_ priority: Int, _ line: String) {
         // One event, one line: a message that carries an error's own newlines would
         // otherwise become several journal entries without a priority.
-        let flat = line.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " ")
+        let flat = DisplayText.escaping(line.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " "))
         let text = (Log.toJournal ? "<\(priority)>" : "") + flat + "\n"
         // A log line that cannot be written is dropped: there is nowhere to report it.
         try? FileDescriptor(rawValue: 2).writeAll(Array(text.utf8))

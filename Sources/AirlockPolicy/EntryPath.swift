@@ -1,8 +1,10 @@
 import AirlockText
 
 /// An archive entry's name that passed the path policy: relative, `/`-separated
-/// UTF-8 components, none empty, `.` or `..`, none holding `\`, `:`, NUL or a
-/// control character, within the length and depth limits.
+/// UTF-8 components, none empty, `.` or `..`, none holding `\`, `:`, NUL, a
+/// control character or an invisible one (`InvisibleScalars`: bidirectional
+/// controls, zero-width spaces and the like, which make a name read as another),
+/// within the length and depth limits.
 public struct EntryPath: Sendable, Hashable {
     /// The name exactly as the archive spelled it.
     public let raw: [UInt8]
@@ -29,6 +31,9 @@ public struct EntryPath: Sendable, Hashable {
             if UTF8Scalar.isControl(scalar) { throw PathViolation(.unsafePath, "name holds a control character") }
             if scalar == "\\" { throw PathViolation(.unsafePath, "name holds a backslash") }
             if scalar == ":" { throw PathViolation(.unsafePath, "name holds a colon (drive letter or stream)") }
+            if InvisibleScalars.contains(scalar) {
+                throw PathViolation(.unsafePath, "name holds U+\(DisplayText.hex(scalar.value)), an invisible or bidirectional control character")
+            }
         }
         var body = raw[...]
         hasTrailingSlash = raw.last == UInt8(ascii: "/")

@@ -3,6 +3,10 @@
 ///
 /// Two different byte strings always escape to two different texts, unlike
 /// `String(decoding:)`, which repairs invalid UTF-8 and can merge names.
+///
+/// `text` keeps invisible scalars (bidirectional controls, zero-width spaces) as
+/// they are, for JSON, which must carry the exact name; `description`, which
+/// string interpolation uses, and `shown` escape them too, for a person to read.
 public struct EscapedName: Sendable, Hashable, CustomStringConvertible {
     public let text: String
 
@@ -33,7 +37,10 @@ public struct EscapedName: Sendable, Hashable, CustomStringConvertible {
         text = out
     }
 
-    public var description: String { text }
+    public var description: String { shown }
+
+    /// `text` with every invisible scalar written `\u{XXXX}` (see `DisplayText`).
+    public var shown: String { DisplayText.escaping(text) }
 
     static func hex(_ byte: UInt8) -> String {
         let digits = Array("0123456789abcdef")

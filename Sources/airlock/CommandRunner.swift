@@ -152,7 +152,7 @@ enum CommandRunner {
         var allPass = true
         for name in names {
             let bytes = Array(name.utf8)
-            let shown = EscapedName(bytes).text
+            let shown = EscapedName(bytes).shown
             do {
                 _ = try EntryPath(validating: bytes, policy: policy)
                 print("ok\t\(shown)")

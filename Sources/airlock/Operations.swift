@@ -41,12 +41,20 @@ enum Operations {
             [entry.id, String(entry.decidedAt.prefix(19)).replacingOccurrences(of: "T", with: " ") + (entry.decidedAt.hasSuffix("Z") ? " UTC" : ""),
              entry.size.map(String.init) ?? "-", entry.reason + (entry.released ? " (released)" : ""), entry.drop, entry.entry ?? ""]
         }
-        print(table(rows))
+        say(table(rows))
         return ExitStatus.ok
     }
 
-    /// Rows in columns aligned by display width, so wide (CJK) names keep them in line.
-    static func table(_ rows: [[String]]) -> String {
+    /// Writes `text` for a person to read, with every invisible scalar a name could
+    /// carry (a right-to-left override, a zero-width space) escaped: see DisplayText.
+    static func say(_ text: String) {
+        print(DisplayText.escaping(text))
+    }
+
+    /// Rows in columns aligned by display width, so wide (CJK) names keep them in line;
+    /// invisible scalars are escaped first, so the widths are those shown.
+    static func table(_ unescaped: [[String]]) -> String {
+        let rows = unescaped.map { $0.map(DisplayText.escaping) }
         var widths = [Int](repeating: 0, count: rows.first?.count ?? 0)
         for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], displayWidth(cell)) } }
         return rows.map { row in
@@ -92,7 +100,7 @@ enum Operations {
         for event in entry.history {
             lines.append("history:        \(event.action) at \(event.at) \(event.to ?? "")")
         }
-        print(lines.joined(separator: "\n"))
+        say(lines.joined(separator: "\n"))
         return ExitStatus.ok
     }
 
@@ -155,7 +163,7 @@ enum Operations {
             } else {
                 let rest = record.record.fields.filter { $0.0 != .id }.sorted { $0.0.rawValue < $1.0.rawValue }
                     .map { "\($0.0.rawValue)=\($0.1)" }.joined(separator: " ")
-                print("\(record.time)  \(record.record.event.padding(toLength: 9, withPad: " ", startingAt: 0))  \(record.record.id ?? "-")  \(rest)")
+                say("\(record.time)  \(record.record.event.padding(toLength: 9, withPad: " ", startingAt: 0))  \(record.record.id ?? "-")  \(rest)")
             }
         }
         return ExitStatus.ok
@@ -178,7 +186,7 @@ enum Operations {
                                     content: ContentHealth.check(configuration)).line)
             return ExitStatus.ok
         }
-        print(statusLines(status, layout, configuration, confinement: confinement).joined(separator: "\n"))
+        say(statusLines(status, layout, configuration, confinement: confinement).joined(separator: "\n"))
         return ExitStatus.ok
     }
 

@@ -1,6 +1,7 @@
 import AirlockCore
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 import Foundation
 
 extension Operations {
@@ -24,8 +25,8 @@ extension Operations {
                 [entry.entryType, entry.entrySize.map { "\($0)" } ?? "-",
                  entry.entry + (entry.linkTarget.map { " -> " + $0 } ?? "") + (entry.encrypted ? " (encrypted)" : "")]
             }
-            print(table(rows))
-            print("\(listing.entryCount) \(listing.entryCount == 1 ? "entry" : "entries") in this \(listing.format) archive")
+            say(table(rows))
+            say("\(listing.entryCount) \(listing.entryCount == 1 ? "entry" : "entries") in this \(listing.format) archive")
         }
         if listing.truncated {
             log.warning("only the first \(listing.entries.count) of \(listing.entryCount) entries are listed")
