@@ -99,7 +99,8 @@ keyed-fixtures:
 	SWIFT_DETERMINISTIC_HASHING=1 .build/keyed-samples fixtures/keyed
 	python3 fixtures/keyed/make_hostile.py
 
-# Regenerates Sources/AirlockPolicy/UnicodeTables/ from Debian's unicode-data (/usr/share/unicode).
+# Regenerates Sources/AirlockPolicy/UnicodeTables/ and Sources/AirlockText/InvisibleScalarRanges.swift
+# from Debian's unicode-data (/usr/share/unicode; apt-get install unicode-data, not needed by make test).
 unicode-tables:
 	python3 scripts/make_unicode_tables.py
 
