@@ -1,5 +1,6 @@
 import AirlockPolicy
 import AirlockSystem
+import AirlockText
 
 /// What every decoder child says to the supervisor, whichever format it reads:
 /// the verdict written to the result pipe with what confinement was granted,
@@ -43,6 +44,6 @@ public enum DecoderChild {
     }
 
     public static func printError(_ text: String) {
-        try? FileDescriptor(rawValue: 2).writeAll(Array((text + "\n").utf8))
+        try? FileDescriptor(rawValue: 2).writeAll(Array((DisplayText.escaping(text) + "\n").utf8))
     }
 }

@@ -15,7 +15,7 @@ final class ProgressDisplay {
     static let minimumBytes: Int64 = 8 << 20
 
     init(name: [UInt8]) {
-        self.name = EscapedName(name).text
+        self.name = EscapedName(name).shown
     }
 
     func update(done: Int64, total: Int64) {
