@@ -191,16 +191,13 @@ public struct Configuration: Sendable, Equatable {
         }
     }
 
-    /// Reads the configuration file at `path`.
+    /// Reads the configuration file at `path` as ConfigurationSource does (a
+    /// regular file, no link, owned by its directory's owner or root), as whoever
+    /// this process is: a superuser becomes the owner first (RootAccess).
     public static func load(path: String) throws(ConfigurationError) -> Configuration {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError("\(path): cannot be read")
-        }
-        do {
-            return try Configuration(json: data)
-        } catch {
-            throw ConfigurationError("\(path): \(error.message)")
-        }
+        let source = try ConfigurationSource.locate(path)
+        defer { source.close() }
+        return try source.read()
     }
 
     /// Every key with its value, as `airlock init` writes it; each numeric key is
@@ -246,10 +243,15 @@ public struct Configuration: Sendable, Equatable {
     }
 }
 
-/// A configuration problem, worded for the operator; exit status 78.
+/// A configuration problem, worded for the operator; exit status 78, or 77 when
+/// the file is refused for who owns it or a link on its way (`refusesAccess`).
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
     public let message: String
-    public init(_ message: String) { self.message = message }
+    public let refusesAccess: Bool
+    public init(_ message: String, refusesAccess: Bool = false) {
+        self.message = message
+        self.refusesAccess = refusesAccess
+    }
     public var description: String { message }
 }
 

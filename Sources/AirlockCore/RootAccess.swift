@@ -16,18 +16,55 @@ public struct RootAccessError: Error, Sendable, CustomStringConvertible {
 public enum RootAccess {
     /// Becomes the owner of `path` when running as the superuser and the owner is
     /// someone else; returns what it did, for the log, or nil.
-    public static func assumeOwner(of path: String) throws(RootAccessError) -> String? {
+    ///
+    /// The path is walked without following a link another user owns (TrustedPath):
+    /// such a link could lead a superuser to a directory root owns (`/etc`) and so
+    /// keep it root while it works there. With `orNearestAbove` (init), a root
+    /// that does not exist yet is judged by the nearest directory above it that does.
+    public static func assumeOwner(of path: String, orNearestAbove: Bool = false) throws(RootAccessError) -> String? {
         guard Accounts.effectiveUserID == 0 else { return nil }
-        guard let st = try? FileStatus(path: path), st.owner != 0 else { return nil }
-        let account = Accounts.user(st.owner)
-        let name = account?.name
-        let group = account?.group ?? st.group
-        do {
-            try Accounts.become(uid: st.owner, group: group, name: name)
-        } catch {
-            throw RootAccessError("cannot act as the owner of \(path) (uid \(st.owner)): \(error.errno); run the command as that user")
+        var candidate = path
+        while true {
+            let status: FileStatus
+            do throws(SystemError) {
+                status = try TrustedPath.openDirectory(path: candidate).closeAfter { (fd) throws(SystemError) in try fd.status() }
+            } catch where error.errno == .tooManyLinks && error.operation.hasPrefix("refuse") {
+                throw RootAccessError("\(path): \(error.operation) on the way (\(error.name ?? "")); as root, airlock follows only root's "
+                                      + "own links to a root: give the path it points to")
+            } catch where error.errno == .noEntry && orNearestAbove {
+                let parent = ConfigurationSource.split(candidate).0
+                guard parent != candidate else { return nil }
+                candidate = parent
+                continue
+            } catch {
+                return nil
+            }
+            return try become(status.owner, group: status.group, path: candidate)
         }
-        return "acting as \(name ?? "uid \(st.owner)") (uid \(st.owner)), the owner of \(path)"
+    }
+
+    /// Becomes the owner of the directory holding a configuration file before the
+    /// file is read (see ConfigurationSource), when running as the superuser.
+    public static func assumeOwner(of source: ConfigurationSource) throws(RootAccessError) -> String? {
+        guard Accounts.effectiveUserID == 0 else { return nil }
+        let (directory, _) = ConfigurationSource.split(source.path)
+        return try become(source.owner, group: source.group, path: directory)
+    }
+
+    /// Becomes `owner` (with its groups), unless that is root; a note for the log.
+    static func become(_ owner: UInt32, group: UInt32?, path: String) throws(RootAccessError) -> String? {
+        guard owner != 0 else { return nil }
+        let account = Accounts.user(owner)
+        let name = account?.name
+        guard let group = account?.group ?? group else {
+            throw RootAccessError("cannot act as the owner of \(path): uid \(owner) has no account; run the command as that user")
+        }
+        do {
+            try Accounts.become(uid: owner, group: group, name: name)
+        } catch {
+            throw RootAccessError("cannot act as the owner of \(path) (uid \(owner)): \(error.errno); run the command as that user")
+        }
+        return "acting as \(name ?? "uid \(owner)") (uid \(owner)), the owner of \(path)"
     }
 
     static func userName(_ uid: UInt32) -> String? { Accounts.user(uid)?.name }

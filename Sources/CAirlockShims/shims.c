@@ -11,6 +11,14 @@ int airlock_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, 
     return renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
 }
 
+int airlock_open_path(int dirfd, const char *name) {
+    return openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+}
+
+ssize_t airlock_read_link(int fd, char *buffer, size_t size) {
+    return readlinkat(fd, "", buffer, size);
+}
+
 int airlock_syncfs(int fd) {
     return syncfs(fd);
 }

@@ -100,39 +100,50 @@ enum CommandRunner {
     /// path, its configuration, and its directories opened.
     static func openRoot(_ choice: Command.RootChoice) -> OpenedRoot {
         do {
-            try becomeOwner(rootPath(choice) ?? resolve(choice).root)
-            let (root, configuration, layout) = try openLayout(choice)
+            let (root, configuration) = try resolveAsOwner(choice)
+            try RootAccess.check(root)
+            let layout = try openLayout(choice, root: root, configuration: configuration)
             return .opened(root: root, configuration: configuration, layout: layout)
         } catch let error as RootAccessError {
             log.error(error.message)
             return .failed(ExitStatus.noPermission)
         } catch let error as ConfigurationError {
             log.error(error.message)
-            return .failed(ExitStatus.configuration)
+            return .failed(error.refusesAccess ? ExitStatus.noPermission : ExitStatus.configuration)
         } catch {
             preconditionFailure("unexpected error \(error)")
         }
     }
 
-    /// The root's path when it is known without reading a configuration file.
-    static func rootPath(_ choice: Command.RootChoice) -> String? {
+    /// The root and its configuration for `choice`, read as their owner: run as the
+    /// superuser, a command becomes the owner of the root (`--root`) or of the
+    /// directory holding the configuration (`--config`) before it reads a byte of
+    /// either, so neither a link planted there nor the file's `root` key can make
+    /// it read or act as root on that user's behalf. With `--config` in a directory
+    /// root owns (/etc/airlock), the command then becomes the owner of the root the
+    /// file names.
+    static func resolveAsOwner(_ choice: Command.RootChoice) throws -> (root: String, configuration: Configuration) {
         switch choice {
-        case .root(let root): return root
-        case .implicit: return "var"
-        case .config: return nil
+        case .config(let file):
+            let source = try ConfigurationSource.locate(file)
+            defer { source.close() }
+            if let note = try RootAccess.assumeOwner(of: source) { log.info(note) }
+            let configuration = try source.read()
+            let root = try rootNamed(by: configuration, file: file)
+            if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
+            return (root, configuration)
+        case .root(let root):
+            if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
+            return (root, try configurationBeside(root))
+        case .implicit:
+            if let note = try RootAccess.assumeOwner(of: "var") { log.info(note) }
+            return ("var", try configurationBeside("var"))
         }
-    }
-
-    /// Acts as the owner of `root` when run as the superuser, then checks this
-    /// user may open the root's directories.
-    static func becomeOwner(_ root: String) throws(RootAccessError) {
-        if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
-        try RootAccess.check(root)
     }
 
     static func initialise(_ root: String) -> Int32 {
         do {
-            if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
+            if let note = try RootAccess.assumeOwner(of: root, orNearestAbove: true) { log.info(note) }
         } catch {
             log.error(error.message)
             return ExitStatus.noPermission
@@ -143,7 +154,7 @@ enum CommandRunner {
             return ExitStatus.ok
         } catch {
             log.error(error.message)
-            return ExitStatus.configuration
+            return error.refusesAccess ? ExitStatus.noPermission : ExitStatus.configuration
         }
     }
 
@@ -164,29 +175,19 @@ enum CommandRunner {
         return allPass ? ExitStatus.ok : ExitStatus.dataError
     }
 
-    /// The root and its configuration for `choice`.
-    static func resolve(_ choice: Command.RootChoice) throws(ConfigurationError) -> (root: String, configuration: Configuration) {
-        switch choice {
-        case .config(let file):
-            let configuration = try Configuration.load(path: file)
-            guard let root = configuration.root else {
-                throw ConfigurationError("\(file): names no root (add \"root\": \"/path\")")
-            }
-            if root.hasPrefix("/") { return (root, configuration) }
-            let base = URL(fileURLWithPath: file).deletingLastPathComponent()
-            return (base.appendingPathComponent(root).path, configuration)
-        case .root(let root):
-            return (root, try configurationBeside(root))
-        case .implicit:
-            return ("var", try configurationBeside("var"))
+    /// The root a configuration file names: its `root`, relative to the file's directory.
+    static func rootNamed(by configuration: Configuration, file: String) throws(ConfigurationError) -> String {
+        guard let root = configuration.root else {
+            throw ConfigurationError("\(file): names no root (add \"root\": \"/path\")")
         }
+        if root.hasPrefix("/") { return root }
+        let base = URL(fileURLWithPath: file).deletingLastPathComponent()
+        return base.appendingPathComponent(root).path
     }
 
-    /// The root and its configuration for `choice`, opened, with the configured
-    /// paths checked against it.
-    /// The root, its configuration and its directories, with the configured paths checked.
-    static func openLayout(_ choice: Command.RootChoice) throws(ConfigurationError) -> (String, Configuration, RootLayout) {
-        let (root, configuration) = try resolve(choice)
+    /// The root's directories opened, with the configured paths checked against them.
+    static func openLayout(_ choice: Command.RootChoice, root: String,
+                           configuration: Configuration) throws(ConfigurationError) -> RootLayout {
         let layout = try RootLayout.open(path: root)
         do {
             if case .config(let file) = choice {
@@ -198,7 +199,7 @@ enum CommandRunner {
             layout.close()
             throw error
         }
-        return (root, configuration, layout)
+        return layout
     }
 
     static func configurationBeside(_ root: String) throws(ConfigurationError) -> Configuration {
@@ -326,10 +327,15 @@ enum CommandRunner {
     static func withDecoders(_ choice: Command.RootChoice, _ body: (Configuration, String) -> Int32) -> Int32 {
         let configuration: Configuration
         do {
-            configuration = try resolve(choice).configuration
-        } catch {
+            configuration = try resolveAsOwner(choice).configuration
+        } catch let error as RootAccessError {
             log.error(error.message)
-            return ExitStatus.configuration
+            return ExitStatus.noPermission
+        } catch let error as ConfigurationError {
+            log.error(error.message)
+            return error.refusesAccess ? ExitStatus.noPermission : ExitStatus.configuration
+        } catch {
+            preconditionFailure("unexpected error \(error)")
         }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
         return body(configuration, decoder)

@@ -13,6 +13,14 @@
 /// renameat2(2) with RENAME_NOREPLACE: fails with EEXIST instead of replacing.
 int airlock_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
 
+/// openat(2) of one name with O_PATH | O_NOFOLLOW | O_CLOEXEC: a handle on the name
+/// itself, a symbolic link included, that can be examined (fstat) and walked from
+/// (as the directory of an *at call) but not read.
+int airlock_open_path(int dirfd, const char *name);
+
+/// readlinkat(2) of the link an O_PATH descriptor holds (empty path).
+ssize_t airlock_read_link(int fd, char *buffer, size_t size);
+
 /// syncfs(2): flush the filesystem holding fd.
 int airlock_syncfs(int fd);
 
