@@ -39,6 +39,10 @@ public struct Configuration: Sendable, Equatable {
     public var outboxDirectoryMode: FileMode?
     public var outboxGroup = ""
     public var outboxGroupID: GroupID?
+    /// The groups whose acknowledgements (`acks/GROUP/ID`) let `outbox sweep` remove
+    /// an entry, and whether every one of them must acknowledge it or any one.
+    public var acknowledgingGroups: [String] = []
+    public var removeWhenAllAcknowledge = true
     public var outboxModes: OutboxModes {
         OutboxModes(fileMode: outboxFileMode ?? FileMode(policy.fileMode), directoryMode: outboxDirectoryMode ?? FileMode(policy.directoryMode),
                     group: outboxGroupID)
@@ -151,6 +155,10 @@ public struct Configuration: Sendable, Equatable {
                 outboxGroup = group
                 outboxGroupID = try OutboxModes.groupID(group)
             }
+            if let groups = try reader.stringArray("acknowledging_groups") {
+                acknowledgingGroups = try Acknowledgements.validated(groups)
+            }
+            if let rule = try reader.choice("outbox.remove_when") { removeWhenAllAcknowledge = rule == "all" }
         case "keyed":
             if let names = try reader.stringArray("class_names") {
                 guard !names.isEmpty, names.count <= Configuration.maxClassNames,
@@ -234,7 +242,9 @@ public struct Configuration: Sendable, Equatable {
         case "outbox":
             return ["\"file_mode\": \(JSONObjectWriter.quote(outboxFileMode.map { "0" + String($0, radix: 8) } ?? "policy"))",
                     "\"directory_mode\": \(JSONObjectWriter.quote(outboxDirectoryMode.map { "0" + String($0, radix: 8) } ?? "policy"))",
-                    "\"group\": \(JSONObjectWriter.quote(outboxGroup))"]
+                    "\"group\": \(JSONObjectWriter.quote(outboxGroup))",
+                    "\"acknowledging_groups\": [\(acknowledgingGroups.map(JSONObjectWriter.quote).joined(separator: ", "))]",
+                    "\"remove_when\": \"\(removeWhenAllAcknowledge ? "all" : "any")\""]
         case "metrics": return ["\"path\": \(JSONObjectWriter.quote(metricsPath))"]
         case "watch": return ["\"ignore\": [\(watch.ignore.map(JSONObjectWriter.quote).joined(separator: ", "))]"]
         case "commit": return ["\"sync\": \"\(sync.rawValue)\""]

@@ -88,20 +88,3 @@ public struct OutboxModes: Sendable, Equatable {
         try file.changeMode(fileMode)
     }
 }
-
-/// Removes the outbox entries consumers have handed back. A consumer may not write
-/// into an entry, so it cannot empty one; it renames a processed entry, within the
-/// outbox, to a name beginning with a dot (which airlock never gives an entry), and
-/// the service user, who owns every entry, removes it here.
-public enum OutboxSweep {
-    /// The names removed.
-    public static func run(_ layout: RootLayout) throws(SystemError) -> [[UInt8]] {
-        var removed: [[UInt8]] = []
-        for name in try layout.outbox.entryNames() where name.first == UInt8(ascii: ".") {
-            try layout.outbox.removeTree(name)
-            removed.append(name)
-        }
-        if !removed.isEmpty { try layout.outbox.sync() }
-        return removed
-    }
-}

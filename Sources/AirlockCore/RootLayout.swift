@@ -120,18 +120,28 @@ public struct RootLayout: Sendable {
         }
         if let upgrade = try LayoutVersion.record(path, fresh: created.contains("state/claimed/")) { created.append(upgrade) }
         let configPath = path + "/airlock.json"
+        let configuration: Configuration
         if (try? FileStatus(path: configPath)) != nil {
-            _ = try Configuration.load(path: configPath)
+            configuration = try Configuration.load(path: configPath)
         } else {
-            try writeDefaultConfiguration(root: path)
+            configuration = try writeDefaultConfiguration(root: path)
             created.append("airlock.json")
+        }
+        do {
+            let root = try FileDescriptor.openDirectory(path: path)
+            defer { root.close() }
+            created += try Acknowledgements.prepare(root: root, configuration)
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw ConfigurationError("root \(path): \(error)")
         }
         return created
     }
 
     /// Writes airlock.json with every default spelled out, atomically, 0666 narrowed
     /// by the umask as any new file the operator makes.
-    private static func writeDefaultConfiguration(root path: String) throws(ConfigurationError) {
+    private static func writeDefaultConfiguration(root path: String) throws(ConfigurationError) -> Configuration {
         var configuration = Configuration()
         configuration.root = URL(fileURLWithPath: path).standardizedFileURL.path
         do throws(SystemError) {
@@ -142,6 +152,7 @@ public struct RootLayout: Sendable {
         } catch {
             throw ConfigurationError("\(path)/airlock.json: cannot write: \(error)")
         }
+        return configuration
     }
 
     /// Opens the inbox for one pass; nil when it is missing or on another

@@ -5,6 +5,13 @@ import Glibc
 /// The real-time (wall) clock, for ages and timestamps people read; intervals
 /// are measured with `monotonicNanoseconds()` instead, which never jumps.
 public enum WallClock {
+    /// clock_gettime(2) of CLOCK_REALTIME in nanoseconds since the Unix epoch.
+    public static func nanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
     /// clock_gettime(2) of CLOCK_REALTIME: whole seconds since the Unix epoch.
     public static func seconds() -> Int64 {
         var now = timespec()
@@ -45,4 +52,7 @@ public struct CalendarTime: Equatable, Sendable {
 extension FileStatus {
     /// The modification time in whole seconds since the Unix epoch.
     public var modifiedSeconds: Int64 { Int64(modified.tv_sec) }
+    /// The status change time (ctime), which no unprivileged user can set, in
+    /// nanoseconds since the Unix epoch.
+    public var changedNanoseconds: Int64 { Int64(changed.tv_sec) * 1_000_000_000 + Int64(changed.tv_nsec) }
 }

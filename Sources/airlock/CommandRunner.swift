@@ -66,16 +66,7 @@ enum CommandRunner {
         case .status(let choice, let json):
             return withRoot(choice) { layout, configuration in Operations.status(layout, configuration, json: json) }
         case .outboxSweep(let choice):
-            return withRoot(choice) { layout, _ in
-                do throws(SystemError) {
-                    let removed = try OutboxSweep.run(layout)
-                    log.info("removed \(removed.count) outbox entr\(removed.count == 1 ? "y" : "ies") consumers handed back")
-                    return ExitStatus.ok
-                } catch {
-                    log.error("outbox sweep: \(error)")
-                    return error.errno == .permissionDenied || error.errno == .notPermitted ? 77 : ExitStatus.ioError
-                }
-            }
+            return withRoot(choice) { layout, configuration in Operations.sweep(layout, configuration) }
         }
     }
 
@@ -237,6 +228,14 @@ enum CommandRunner {
         }
         defer { layout.close() }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
+        // A root laid out by an airlock before acknowledgements is brought up to date
+        // here too, not only by init: its outbox stops being writable by consumers.
+        do {
+            let changed = try Acknowledgements.prepare(root: layout.root, configuration)
+            if !changed.isEmpty { log.info("hand-back brought up to date: \(changed.joined(separator: ", "))") }
+        } catch {
+            log.warning("\(error.message); outbox sweep removes nothing a group without its directory acknowledges")
+        }
         // What the decoders will be granted, said before the first drop. The probe
         // starts before the supervisor's own ruleset, which would keep it from
         // reading /proc, and is waited for once the intake is ready to decode.
