@@ -72,7 +72,7 @@ enum Help {
                     options: [("--follow", "Keeps waiting for new records and prints them as they are written."),
                               ("--after CURSOR", "Starts after the record that carried CURSOR instead of at the oldest kept record.")] + rootOptions),
         CommandHelp(name: "outbox", synopsis: ["outbox sweep [--root DIR | --config FILE]"],
-                    summary: "Removes the outbox entries consumers have handed back by renaming them to a name that begins with a dot.",
+                    summary: "Removes the outbox entries consumers have acknowledged (a file acks/GROUP/ID, ID the entry's drop id, newer than the entry), reporting each one it cannot remove and going on with the rest.",
                     options: rootOptions),
         CommandHelp(name: "help", synopsis: ["help [COMMAND]"],
                     summary: "Prints the list of commands, or COMMAND's usage; `airlock COMMAND --help` does the same.",
