@@ -82,8 +82,10 @@ public struct OutboxSweep {
         }
     }
 
-    /// An entry's drop id (from its manifest) and when it landed (the later of the
-    /// entry's and the manifest's ctime: the commit's rename changes the entry's).
+    /// An entry's drop id and when it landed, both from its manifest: the id it
+    /// holds and its ctime, which nothing changes once the entry is committed (the
+    /// entry directory's own ctime changes with every removal in it, so a sweep
+    /// that removed part of an entry would make its acknowledgements look early).
     /// Only a directory airlock owns is an entry.
     func entry(_ name: [UInt8]) throws(SystemError) -> (id: String, landed: Int64) {
         let status = try layout.outbox.status(of: name)
@@ -99,7 +101,7 @@ public struct OutboxSweep {
                   let id = object["id"] as? String, !id.isEmpty, !id.contains("/"), id != ".", id != ".." else {
                 throw SystemError("read the manifest's id", Manifest.name, .invalidArgument)
             }
-            return (id, max(try entry.status().changedNanoseconds, manifestStatus.changedNanoseconds))
+            return (id, manifestStatus.changedNanoseconds)
         }
     }
 
@@ -119,8 +121,20 @@ public struct OutboxSweep {
     }
 
     /// Removes one entry, then its acknowledgements; a failure is reported, not thrown.
+    /// Everything else goes before the manifest, and a failure on one part does not
+    /// stop the others, so an entry left half removed still has its id for the next sweep.
     func remove(_ name: [UInt8], id: String, from acks: [FileDescriptor], _ report: inout Report) {
-        do {
+        do throws(SystemError) {
+            let status = try layout.outbox.status(of: name)
+            if status.kind == .directory {
+                var firstError: SystemError?
+                try layout.outbox.openDirectory(name).closeAfter { (entry) throws(SystemError) in
+                    for child in try entry.entryNames() where child != Manifest.name {
+                        do throws(SystemError) { try entry.removeTree(child) } catch { firstError = firstError ?? error }
+                    }
+                }
+                if let firstError { throw firstError }
+            }
             try layout.outbox.removeTree(name)
         } catch {
             report.failed.append((name, "\(error)"))

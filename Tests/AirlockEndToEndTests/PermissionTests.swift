@@ -13,6 +13,9 @@ enum Parties {
     static let producer = "airlock-t-prod1"
     static let otherProducer = "airlock-t-prod2"
     static let consumer = "airlock-t-cons"
+    /// A second consumer group, with a member of its own, for acknowledgements.
+    static let otherConsumers = "airlock-t-read2"
+    static let otherConsumer = "airlock-t-cons2"
 
     /// Whether this machine can host the parties at all: root, and the tools.
     static let available = getuid() == 0 && ["/usr/sbin/useradd", "/usr/sbin/groupadd", "/usr/bin/setpriv", "/usr/bin/setfacl"]
@@ -26,15 +29,19 @@ enum Parties {
 
     private static let made: Bool = {
         guard available else { return false }
-        for group in [producers, consumers] where getgrnam(group) == nil {
+        for group in [producers, consumers, otherConsumers] where getgrnam(group) == nil {
             _ = try? runTool("/usr/sbin/groupadd", ["--system", group])
         }
-        let members = [(service, consumers), (producer, producers), (otherProducer, producers), (consumer, consumers)]
+        let members = [(service, consumers), (producer, producers), (otherProducer, producers), (consumer, consumers),
+                       (otherConsumer, otherConsumers)]
         for (user, group) in members where getpwnam(user) == nil {
             _ = try? runTool("/usr/sbin/useradd", ["--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
                                                   "--shell", "/usr/sbin/nologin", "--groups", group, user])
         }
-        return members.allSatisfy { getpwnam($0.0) != nil } && getgrnam(producers) != nil && getgrnam(consumers) != nil
+        // The service gives each consumer group its acknowledgement directory, so it belongs to both.
+        _ = try? runTool("/usr/sbin/usermod", ["-aG", otherConsumers, service])
+        let groups: [String] = [producers, consumers, otherConsumers]
+        return members.allSatisfy { getpwnam($0.0) != nil } && groups.allSatisfy { getgrnam($0) != nil }
     }()
 
     /// Runs `script` with /bin/sh as `user` (its own uid, primary group and
@@ -53,7 +60,8 @@ struct PermissionTests {
     /// A root laid out as deploy/tmpfiles.d does it, for the test's users.
     static func layOut(_ sandbox: Sandbox) throws {
         try sandbox.initialise()
-        try sandbox.configure("outbox", ["group": Parties.consumers, "file_mode": "0640", "directory_mode": "0750"])
+        try sandbox.configure("outbox", ["group": Parties.consumers, "file_mode": "0640", "directory_mode": "0750",
+                                         "acknowledging_groups": [Parties.consumers, Parties.otherConsumers]])
         // The sandbox's own directory is root's and private; the parties must pass through it.
         #expect(chmod(sandbox.base.path, 0o711) == 0)
         let root = sandbox.root.path
@@ -64,7 +72,7 @@ struct PermissionTests {
             ["/bin/chmod", "1730", root + "/inbox"],
             ["/usr/bin/setfacl", "-m", "d:u:\(Parties.service):r", root + "/inbox"],
             ["/bin/chown", "\(Parties.service):\(Parties.consumers)", root + "/outbox"],
-            ["/bin/chmod", "0770", root + "/outbox"],
+            ["/bin/chmod", "0750", root + "/outbox"],
         ]
         for step in steps {
             let result = try runTool(step[0], Array(step.dropFirst()))
@@ -125,7 +133,10 @@ struct PermissionTests {
         try Self.refused(cons, "change an entry's file", #"echo x >> "$1""#, [sandbox.outbox.appendingPathComponent("written/" + firstFile).path])
         try Self.refused(cons, "remove a file inside an entry", #"rm -f "$1""#, [sandbox.outbox.appendingPathComponent("written/" + firstFile).path])
         try Self.refused(prod, "read an entry", #"ls "$1/written""#, [sandbox.outbox.path])
-        try Self.allowed(cons, "hand a processed entry back", #"mv "$1/written" "$1/.done-written""#, [sandbox.outbox.path])
+        try Self.refused(cons, "rename an entry", #"mv "$1/written" "$1/.done-written""#, [sandbox.outbox.path])
+        let id = try HandBackTests.id(of: sandbox.outbox.appendingPathComponent("written"))
+        try Self.allowed(cons, "acknowledge a processed entry", #"touch "$1/acks/$2/$3""#, [root, Parties.consumers, id])
+        try Self.allowed(Parties.otherConsumer, "acknowledge a processed entry", #"touch "$1/acks/$2/$3""#, [root, Parties.otherConsumers, id])
 
         let swept = try Parties.run(svc, #"exec "$1" outbox sweep --root "$2""#, [airlockBinary, root])
         #expect(swept.status == 0, "\(swept.output)")
