@@ -95,7 +95,7 @@ let package = Package(
         .executableTarget(name: "airlock-keyed-decoder", dependencies: ["AirlockKeyed", "AirlockSystem"]),
         .testTarget(name: "AirlockTextTests", dependencies: ["AirlockText"]),
         .testTarget(name: "AirlockSystemTests", dependencies: ["AirlockSystem"]),
-        .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy"]),
+        .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockText"]),
         .testTarget(name: "AirlockChildTests", dependencies: ["AirlockChild"]),
         .testTarget(name: "AirlockArchiveTests", dependencies: ["AirlockArchive", "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem"]),
         .testTarget(name: "AirlockKeyedTests", dependencies: ["AirlockKeyed", "AirlockPolicy"]),

@@ -127,16 +127,19 @@ public struct RootLayout: Sendable {
             configuration = try writeDefaultConfiguration(root: path)
             created.append("airlock.json")
         }
+        return created + (try prepareHandBack(path, configuration))
+    }
+
+    /// Acknowledgements.prepare on the root at `path`: what it changed.
+    private static func prepareHandBack(_ path: String, _ configuration: Configuration) throws(ConfigurationError) -> [String] {
+        let root: FileDescriptor
         do {
-            let root = try FileDescriptor.openDirectory(path: path)
-            defer { root.close() }
-            created += try Acknowledgements.prepare(root: root, configuration)
-        } catch let error as ConfigurationError {
-            throw error
+            root = try FileDescriptor.openDirectory(path: path)
         } catch {
             throw ConfigurationError("root \(path): \(error)")
         }
-        return created
+        defer { root.close() }
+        return try Acknowledgements.prepare(root: root, configuration)
     }
 
     /// Writes airlock.json with every default spelled out, atomically, 0666 narrowed
