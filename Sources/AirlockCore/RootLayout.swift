@@ -22,7 +22,13 @@ public struct RootLayout: Sendable {
     public static func open(path: String) throws(ConfigurationError) -> RootLayout {
         let root: FileDescriptor
         do {
-            root = try FileDescriptor.openDirectory(path: path)
+            // As root (on a root root owns), not through a link another user owns:
+            // the check that found the owner walked the same way (RootAccess).
+            root = Accounts.effectiveUserID == 0 ? try TrustedPath.openReadableDirectory(path: path)
+                : try FileDescriptor.openDirectory(path: path)
+        } catch where error.errno == .tooManyLinks && error.operation.hasPrefix("refuse") {
+            throw ConfigurationError("root \(path): \(error.operation) on the way (\(error.name ?? "")): give the path it points to",
+                                     refusesAccess: true)
         } catch {
             throw ConfigurationError("root \(path): \(error.errno); create it with 'airlock init --root \(path)'")
         }

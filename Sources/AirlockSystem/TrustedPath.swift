@@ -57,6 +57,14 @@ public enum TrustedPath {
         return current
     }
 
+    /// The directory `path` names, walked as `openDirectory(path:)` does, then
+    /// opened for reading (listing, syncing) through the very directory walked to.
+    public static func openReadableDirectory(path: String) throws(SystemError) -> FileDescriptor {
+        try openDirectory(path: path).closeAfter { (found) throws(SystemError) in
+            try found.open([UInt8(ascii: ".")], O_RDONLY | O_DIRECTORY)
+        }
+    }
+
     /// The components of a path, without empty ones and `.`.
     static func components(_ path: String) -> [[UInt8]] {
         components(Array(path.utf8))
