@@ -24,6 +24,16 @@ public enum CurrentProcess {
         Glibc.exit(status)
     }
 
+    /// execv(2): replaces this process with the program at `path`, given
+    /// `arguments` (its name first) and this process's environment. Returns only
+    /// when the exec failed.
+    public static func replace(with path: String, arguments: [String]) -> SystemError {
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        execv(path, argv)
+        return SystemError("execv", Array(path.utf8), Errno(rawValue: errno))
+    }
+
     /// getenv(3); nil when the variable is unset.
     public static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
