@@ -49,7 +49,7 @@ final class NatsServer {
     /// Starts the server and waits until it accepts connections.
     func start() throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/nats-server")
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nats-server")
         process.arguments = ["-c", configuration]
         let log = FileHandle(forWritingAtPath: directory.appendingPathComponent("server.log").path)
             ?? { FileManager.default.createFile(atPath: directory.appendingPathComponent("server.log").path, contents: nil)
@@ -121,8 +121,9 @@ final class RunningPublisher {
 struct StreamContents {
     var messages: [(sequence: Int, subject: String, id: String, payload: [String: Any])] = []
 
-    static func read(_ server: NatsServer, stream: String = "AIRLOCK", extra: [String] = [], durable: String = "check") throws -> StreamContents {
-        let output = try python(["--server", server.url, "--stream", stream, "--durable", durable, "--idle-seconds", "1.5"] + extra)
+    static func read(_ server: NatsServer, url: String? = nil, stream: String = "AIRLOCK", extra: [String] = [],
+                     durable: String = "check") throws -> StreamContents {
+        let output = try python(["--server", url ?? server.url, "--stream", stream, "--durable", durable, "--idle-seconds", "1.5"] + extra)
         var contents = StreamContents()
         for line in output.split(separator: "\n") {
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
@@ -133,8 +134,8 @@ struct StreamContents {
     }
 
     /// Messages the stream holds now (its state, through the same script).
-    static func count(_ server: NatsServer, stream: String = "AIRLOCK", extra: [String] = []) -> Int {
-        guard let output = try? python(["--server", server.url, "--stream", stream, "--info"] + extra),
+    static func count(_ server: NatsServer, url: String? = nil, stream: String = "AIRLOCK", extra: [String] = []) -> Int {
+        guard let output = try? python(["--server", url ?? server.url, "--stream", stream, "--info"] + extra),
               let state = try? JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any] else { return -1 }
         return state["messages"] as? Int ?? -1
     }
