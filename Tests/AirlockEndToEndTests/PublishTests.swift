@@ -49,42 +49,63 @@ struct PublishTests {
         let status = try airlock(["status", "--root", sandbox.root.path])
         #expect(status.stdout.range(of: #"\npublish: +0 records not yet published; 150 published"#, options: .regularExpression) != nil,
                 "\(status.stdout)")
+        // The status document, the publisher's file and every payload keep to docs/schema.json.
+        let schema = try FieldSchema()
+        let document = try #require(try airlock(["status", "--json", "--root", sandbox.root.path]).events.first)
+        #expect((document["publish"] as? [String: Any])?["lag_records"] as? Int == 0)
+        var violations = schema.violations(document, "status --json")
+        let state = sandbox.root.appendingPathComponent("state/publish-nats-test%2Ehost.json")
+        let progress = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: state)) as? [String: Any])
+        violations += schema.violations(progress, "publish-nats-INSTANCE.json")
+        for message in contents.messages { violations += schema.violations(message.payload, "stream payload") }
+        #expect(violations.isEmpty, "\(violations)")
     }
 
-    @Test("publisher SIGKILLed and nats-server killed and restarted at random during a flood: none missing, none stored twice")
+    @Test("publisher, intake daemon and nats-server killed at random during a flood: none missing, none stored twice")
     func chaos() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         let server = try NatsServer(in: sandbox.logs.appendingPathComponent("nats"))
         try sandbox.configurePublish(server)
         try sandbox.configure("watch", ["settle_milliseconds": 50])
-        let daemon = try RunningDaemon(sandbox)
+        var daemon = try RunningDaemon(sandbox)
         var publisher = try RunningPublisher(sandbox)
         var names: [String] = []
-        var publisherKills = 0, serverKills = 0
+        var kills = [0, 0, 0]
         var generator = SystemRandomNumberGenerator()
-        for round in 0..<12 {
+        for round in 0..<15 {
             names += try sandbox.flood(25, prefix: "chaos\(round)")
             usleep(UInt32.random(in: 50_000...400_000, using: &generator))
-            if Bool.random(using: &generator) {
+            let victim = Int.random(in: 0...2, using: &generator)
+            kills[victim] += 1
+            switch victim {
+            case 0:
                 publisher.kill()
-                publisherKills += 1
                 publisher = try RunningPublisher(sandbox)
-            } else {
+            case 1:
                 server.kill()
-                serverKills += 1
                 usleep(UInt32.random(in: 100_000...800_000, using: &generator))
                 try server.start()
+            default:
+                daemon.signal(SIGKILL)
+                _ = daemon.waitForExit(seconds: 10)
+                daemon = try RunningDaemon(sandbox, label: "daemon-\(round)")
             }
         }
-        daemon.waitForVerdicts(names.count, seconds: 180)
+        // Every drop ends once, whichever daemon ended it.
+        let ended = waitFor(seconds: 240) {
+            let outcomes = (try? sandbox.publishedEvents()) ?? []
+            return outcomes.filter { $0.id.hasSuffix(":accepted") || $0.id.hasSuffix(":rejected") }.count >= names.count
+        }
+        #expect(ended, "not every drop ended")
         let expected = try sandbox.publishedEvents()
+        #expect(expected.filter { $0.id.hasSuffix(":accepted") || $0.id.hasSuffix(":rejected") }.count == names.count)
         #expect(waitForStream(server, expected.count, seconds: 90), "the stream did not catch up: \(StreamContents.count(server))")
         let contents = try StreamContents.read(server)
         let (duplicates, missing) = expectStream(contents, holds: expected)
-        print("chaos: \(names.count) drops, \(publisherKills) publisher SIGKILLs, \(serverKills) nats-server kills and restarts, "
-              + "\(contents.messages.count) records in the stream of \(expected.count) outcomes, duplicates stored \(duplicates), missing \(missing)")
-        #expect(publisherKills + serverKills == 12)
+        print("chaos: \(names.count) drops, \(kills[0]) publisher SIGKILLs, \(kills[1]) nats-server SIGKILLs and restarts, "
+              + "\(kills[2]) intake daemon SIGKILLs and restarts; \(contents.messages.count) records in the stream for "
+              + "\(expected.count) outcomes, duplicates stored \(duplicates), missing \(missing)")
         #expect(publisher.stop() == 0)
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 15) == 0)
@@ -119,6 +140,38 @@ struct PublishTests {
         let metrics = try String(contentsOf: sandbox.root.appendingPathComponent("metrics/airlock.prom"), encoding: .utf8)
         #expect(metrics.contains("airlock_publish_lag_records 0"), "\(metrics)")
         #expect(metrics.range(of: #"airlock_publish_failures_total [1-9]"#, options: .regularExpression) != nil, "\(metrics)")
+    }
+
+    @Test("its cursor lost and the duplicate window past, the publisher resumes after the stream's last message: nothing stored twice")
+    func resumeAfterTheStreamsLastMessage() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let server = try NatsServer(in: sandbox.logs.appendingPathComponent("nats"))
+        try sandbox.configurePublish(server, ["duplicate_window_seconds": 1])
+        _ = try sandbox.flood(20, prefix: "first")
+        #expect(try sandbox.runOnce().status == 0)
+        var publisher = try RunningPublisher(sandbox)
+        #expect(waitForStream(server, 20, seconds: 30))
+        #expect(publisher.stop() == 0)
+        // An operator's purge is an outcome too.
+        let quarantined = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).sorted()
+        let purged = try airlock(["quarantine", "purge", "--root", sandbox.root.path, quarantined[0]])
+        #expect(purged.status == 0, "\(purged.stderr)")
+        let expected = try sandbox.publishedEvents()
+        #expect(expected.count == 21 && expected.last?.id.hasSuffix(":purged") == true)
+        // As if the publisher had died before it ever saved its cursor, and stayed down past the window.
+        let state = sandbox.root.appendingPathComponent("state")
+        for name in try FileManager.default.contentsOfDirectory(atPath: state.path) where name.hasPrefix("publish-nats-") {
+            try FileManager.default.removeItem(at: state.appendingPathComponent(name))
+        }
+        usleep(2_500_000)
+        publisher = try RunningPublisher(sandbox, label: "publisher-again")
+        #expect(waitForStream(server, expected.count, seconds: 30))
+        usleep(500_000)
+        #expect(publisher.stop() == 0)
+        _ = expectStream(try StreamContents.read(server), holds: expected)
+        let log = try String(contentsOf: publisher.stderrURL, encoding: .utf8)
+        #expect(log.contains("(the stream's last message)"), "\(log)")
     }
 
     /// A throwaway CA, a server certificate for 127.0.0.1 and a client certificate, by openssl.
