@@ -15,7 +15,7 @@ subject, the message id, and the payload (the `airlock events` line, parsed).
 
     nats-consumer.py --server nats://127.0.0.1:4222 --stream AIRLOCK --durable tickets \\
         [--subject 'airlock.*.rejected'] [--tls-ca FILE [--tls-cert FILE --tls-key FILE]] \\
-        [--user-password-file FILE] [--idle-seconds 2] [--info]
+        [--user-password-file FILE] [--idle-seconds 2] [--info] [--raw]
 
 With --info it prints the stream's state (messages, first and last sequence) and
 exits. It exits after --idle-seconds without a new message (0: never).
@@ -153,6 +153,7 @@ def main():
     parser.add_argument("--user-password-file")
     parser.add_argument("--idle-seconds", type=float, default=2)
     parser.add_argument("--info", action="store_true")
+    parser.add_argument("--raw", action="store_true", help="print each payload as the text it is, not parsed")
     args = parser.parse_args()
     user_password = None
     if args.user_password_file:
@@ -193,7 +194,8 @@ def main():
                 continue
             received += 1
             print(json.dumps({"sequence": stream_sequence(ack), "subject": subject,
-                              "msg_id": headers.get("Nats-Msg-Id", ""), "payload": json.loads(data)}), flush=True)
+                              "msg_id": headers.get("Nats-Msg-Id", ""),
+                              "payload": data.decode() if args.raw else json.loads(data)}), flush=True)
             # Acknowledged only once handled: a crash before this line means redelivery.
             nc.publish(ack, b"+ACK")
             idle_since = time.monotonic()

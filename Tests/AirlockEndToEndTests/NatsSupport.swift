@@ -119,16 +119,18 @@ final class RunningPublisher {
 
 /// What the stream holds, read back by the documented consumer (deploy/nats-consumer.py).
 struct StreamContents {
-    var messages: [(sequence: Int, subject: String, id: String, payload: [String: Any])] = []
+    /// Each message with its payload as the bytes it is (as text) and parsed.
+    var messages: [(sequence: Int, subject: String, id: String, text: String, payload: [String: Any])] = []
 
     static func read(_ server: NatsServer, url: String? = nil, stream: String = "AIRLOCK", extra: [String] = [],
                      durable: String = "check") throws -> StreamContents {
-        let output = try python(["--server", url ?? server.url, "--stream", stream, "--durable", durable, "--idle-seconds", "1.5"] + extra)
+        let output = try python(["--server", url ?? server.url, "--stream", stream, "--durable", durable, "--idle-seconds", "1.5", "--raw"] + extra)
         var contents = StreamContents()
         for line in output.split(separator: "\n") {
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
-            contents.messages.append((object["sequence"] as! Int, object["subject"] as! String, object["msg_id"] as! String,
-                                      object["payload"] as! [String: Any]))
+            let text = object["payload"] as! String
+            let payload = try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any]
+            contents.messages.append((object["sequence"] as! Int, object["subject"] as! String, object["msg_id"] as! String, text, payload))
         }
         return contents
     }
@@ -166,14 +168,15 @@ extension Sandbox {
         try JSONSerialization.data(withJSONObject: config).write(to: file)
     }
 
-    /// The terminal records `airlock events` prints that the publisher sends: each
-    /// message id with its line as printed.
-    func publishedEvents() throws -> [(id: String, line: [String: Any])] {
+    /// The records `airlock events` prints that the publisher sends: each message
+    /// id with its line as printed and parsed.
+    func publishedEvents() throws -> [(id: String, text: String, line: [String: Any])] {
         let events = try airlock(["events", "--root", root.path])
-        return events.events.compactMap { event in
+        return try events.stdout.split(separator: "\n").compactMap { text in
+            let event = try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any]
             guard let kind = event["event"] as? String, ["accepted", "rejected", "released", "purged", "deferred"].contains(kind),
                   let id = event["id"] as? String else { return nil }
-            return (id + ":" + kind, event)
+            return (id + ":" + kind, String(text), event)
         }
     }
 
@@ -193,7 +196,7 @@ extension Sandbox {
 
 /// The stream holds exactly `expected` (message id → events line): sequences 1…N
 /// without a gap, each id once, each payload the line `airlock events` prints.
-func expectStream(_ contents: StreamContents, holds expected: [(id: String, line: [String: Any])],
+func expectStream(_ contents: StreamContents, holds expected: [(id: String, text: String, line: [String: Any])],
                   sourceLocation: SourceLocation = #_sourceLocation) -> (duplicates: Int, missing: Int) {
     let ids = contents.messages.map(\.id)
     let duplicates = ids.count - Set(ids).count
@@ -203,10 +206,10 @@ func expectStream(_ contents: StreamContents, holds expected: [(id: String, line
     #expect(Set(ids) == Set(expected.map(\.id)), sourceLocation: sourceLocation)
     #expect(contents.messages.map(\.sequence) == Array(1...max(1, contents.messages.count)).prefix(contents.messages.count).map { $0 },
             "stream sequences are not 1…N", sourceLocation: sourceLocation)
-    let lines = Dictionary(expected.map { ($0.id, $0.line) }, uniquingKeysWith: { first, _ in first })
+    let lines = Dictionary(expected.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     for message in contents.messages {
-        let line = lines[message.id] ?? [:]
-        #expect(NSDictionary(dictionary: message.payload).isEqual(to: line), "payload of \(message.id) differs from its events line",
+        let line = lines[message.id]?.line ?? [:]
+        #expect(message.text == lines[message.id]?.text, "payload of \(message.id) is not its events line, byte for byte",
                 sourceLocation: sourceLocation)
         #expect(message.subject == "airlock.test%2Ehost." + (line["event"] as? String ?? "?"), sourceLocation: sourceLocation)
     }
