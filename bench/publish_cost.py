@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What `airlock publish` costs the intake: flood throughput of `airlock run`
-alone and with the publisher running against a nats-server on loopback, in one
-invocation. Rounds alternate (alone, publishing, alone, ...) on one root so a
+alone, with the publisher running against a nats-server on loopback, and with
+the publisher running while that server is down, in one invocation. Rounds
+alternate (alone, publishing, server down, alone, ...) on one root so a
 change in the machine's load falls on both alike; each figure is the median of
 its rounds. Also reports how far the publisher was behind when a flood ended
 and how long it took to catch up, and checks the stream holds each outcome once.
@@ -60,14 +61,16 @@ def main():
     data = open(os.path.join(HERE, "..", "fixtures", "archives", "zip-deflate-valid.zip"), "rb").read()
     port = free_port()
     url = f"nats://127.0.0.1:{port}"
-    server = subprocess.Popen(["nats-server", "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", os.path.join(work, "js")],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    def start_server():
+        return subprocess.Popen(["nats-server", "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", os.path.join(work, "js")],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = start_server()
     airlock = Airlock(binary, work, 100)
     config_path = os.path.join(airlock.root, "airlock.json")
     config = json.load(open(config_path))
     config["publish"] = {"nats": {"servers": [url], "stream": "AIRLOCK", "create_stream": True, "instance": "bench"}}
     json.dump(config, open(config_path, "w"))
-    alone, publishing, behind, catch_up = [], [], [], []
+    alone, publishing, down, behind, catch_up = [], [], [], [], []
     try:
         for run in range(RUNS):
             alone.append(flood(airlock, data, f"alone{run}"))
@@ -83,6 +86,13 @@ def main():
             behind.append(expected - stream_messages(url))
             assert wait_for(lambda: stream_messages(url) >= expected, 300)
             catch_up.append(time.monotonic() - ended)
+            # The server down for a whole flood: the publisher keeps retrying beside the intake.
+            server.terminate()
+            server.wait(30)
+            down.append(flood(airlock, data, f"down{run}"))
+            server = start_server()
+            expected = published_outcomes(binary, airlock.root)
+            assert wait_for(lambda: stream_messages(url) >= expected, 300)
             publisher.terminate()
             publisher.wait(30)
         total = stream_messages(url)
@@ -92,16 +102,19 @@ def main():
         server.terminate()
         server.wait(30)
     lines = ["## The publisher's cost on a flood", "",
-             f"{FLOOD_DROPS} ZIP drops per round, {RUNS} rounds each, alternating; `airlock run` alone against "
-             "`airlock run` with `airlock publish` to nats-server on loopback (median drops/s).", "",
-             "| intake alone (drops/s) | with the publisher (drops/s) | ratio | behind when the flood ended (records) | caught up after (s) | stream / outcomes |",
-             "|---|---|---|---|---|---|",
+             f"{FLOOD_DROPS} ZIP drops per round, {RUNS} rounds each, alternating; `airlock run` alone, with "
+             "`airlock publish` to nats-server on loopback, and with `airlock publish` while the server is down (median drops/s).", "",
+             "| intake alone (drops/s) | with the publisher | ratio | server down | ratio | behind when the flood ended (records) "
+             "| caught up after (s) | stream / outcomes |",
+             "|---|---|---|---|---|---|---|---|",
              f"| {statistics.median(alone):.0f} | {statistics.median(publishing):.0f} | "
-             f"{statistics.median(publishing) / statistics.median(alone):.2f} | {statistics.median(behind):.0f} | "
+             f"{statistics.median(publishing) / statistics.median(alone):.2f} | {statistics.median(down):.0f} | "
+             f"{statistics.median(down) / statistics.median(alone):.2f} | {statistics.median(behind):.0f} | "
              f"{statistics.median(catch_up):.2f} | {total} / {expected} |", ""]
     text = "\n".join(lines)
     print(text)
-    print("rounds alone:", [round(r) for r in alone], "with the publisher:", [round(r) for r in publishing])
+    print("rounds alone:", [round(r) for r in alone], "with the publisher:", [round(r) for r in publishing],
+          "server down:", [round(r) for r in down])
     if out:
         with open(out, "a") as f:
             f.write(text + "\n")

@@ -89,8 +89,10 @@ public final class Publisher {
         if let cursor = start.cursor, let index = all.firstIndex(where: { $0.cursor == cursor }) {
             for item in all[...index] { plan.skip(item.record) }
         }
-        if start.cursor != progress.cursor {
+        // Connected: the last failure is over, whether or not there is anything to send.
+        if start.cursor != progress.cursor || !progress.lastError.isEmpty {
             progress.cursor = start.cursor
+            progress.lastError = ""
             save()
         }
         log.info("connected; resuming after \(start.cursor?.description ?? "the start of the kept journal")\(start.fromStream ? " (the stream's last message)" : "")")
