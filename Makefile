@@ -125,9 +125,9 @@ BUILD ?= .build/release
 SCDOC ?= scdoc
 # What man pages, the package and the deployment tests need beyond DEBIAN_PACKAGES.
 DEPLOY_PACKAGES = scdoc debhelper dpkg-dev lintian acl
-PROGRAMS = airlock airlock-decoder airlock-keyed-decoder
+PROGRAMS = airlock airlock-decoder airlock-keyed-decoder airlock-publisher
 MANPAGES = .build/man/airlock.1 .build/man/airlock.json.5
-UNITS = airlock.service airlock@.service airlock-sweep.service airlock-sweep.timer
+UNITS = airlock.service airlock@.service airlock-sweep.service airlock-sweep.timer airlock-publish.service
 # Paths in the shipped files name /usr/local; an install rewrites them for PREFIX.
 REPREFIX = sed -e 's|/usr/local|$(PREFIX)|g'
 
