@@ -79,6 +79,18 @@ final class NatsLink {
         }
     }
 
+    /// Checks, before the first connection, that every file the settings name can
+    /// be read and the password file has its form: a mistake there is the
+    /// configuration's, not the server's, and retrying would not mend it.
+    static func preflight(_ settings: PublishSettings) throws(NatsFailure) {
+        let files = [("tls_ca_file", settings.tlsCAFile), ("tls_cert_file", settings.tlsCertFile), ("tls_key_file", settings.tlsKeyFile),
+                     ("creds_file", settings.credsFile), ("user_password_file", settings.userPasswordFile)]
+        for (key, path) in files where !path.isEmpty && !FileManager.default.isReadableFile(atPath: path) {
+            throw NatsFailure(description: "publish.nats.\(key): \(path) cannot be read by this user")
+        }
+        if !settings.userPasswordFile.isEmpty { _ = try userAndPassword(settings.userPasswordFile) }
+    }
+
     /// `USER:PASSWORD` on the file's first line.
     private static func userAndPassword(_ path: String) throws(NatsFailure) -> (String, String) {
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8),

@@ -42,6 +42,12 @@ public final class Publisher {
         self.plan = PublishPlan(settings: settings)
     }
 
+    /// Checks the files the settings name (certificates, keys, credentials) before
+    /// anything else, so a missing one is reported as configuration (status 78).
+    public static func preflight(_ settings: PublishSettings) throws(NatsFailure) {
+        try NatsLink.preflight(settings)
+    }
+
     /// Runs until `stopping` is set; returns the exit status.
     public func run() -> Int32 {
         log.info("publishing \(layout.path)'s outcomes to stream \(settings.stream) on \(settings.subject(event: "EVENT")) via \(settings.servers.joined(separator: ", "))")

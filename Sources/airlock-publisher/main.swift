@@ -39,6 +39,12 @@ guard !InstanceToken.encode(settings.instanceName).isEmpty else {
     log.error("publish.nats.instance is empty and the host has no name: set publish.nats.instance")
     CurrentProcess.exit(78)
 }
+do {
+    try Publisher.preflight(settings)
+} catch {
+    log.error(error.description)
+    CurrentProcess.exit(78)
+}
 let layout: RootLayout
 do {
     layout = try RootLayout.open(path: root)

@@ -25,6 +25,22 @@ struct PublishTests {
         #expect(result.stderr.contains("publish.nats"))
     }
 
+    @Test("a certificate or credentials file that cannot be read is the configuration's mistake: status 78, before any connection")
+    func unreadableFile() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let server = try NatsServer(in: sandbox.logs.appendingPathComponent("nats"))
+        try sandbox.configurePublish(server, ["tls_ca_file": sandbox.base.appendingPathComponent("missing-ca.pem").path])
+        let result = try airlock(["publish", "--root", sandbox.root.path])
+        #expect(result.status == 78, "\(result.stderr)")
+        #expect(result.stderr.contains("publish.nats.tls_ca_file"), "\(result.stderr)")
+        let password = sandbox.base.appendingPathComponent("password")
+        try "no colon here\n".write(to: password, atomically: true, encoding: .utf8)
+        try sandbox.configurePublish(server, ["user_password_file": password.path])
+        let malformed = try airlock(["publish", "--root", sandbox.root.path])
+        #expect(malformed.status == 78 && malformed.stderr.contains("USER:PASSWORD"), "\(malformed.stderr)")
+    }
+
     @Test("a flood with the publisher running: every outcome arrives once, in journal order, as airlock events prints it")
     func floodExactlyOnce() throws {
         let sandbox = try Sandbox()
