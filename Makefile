@@ -165,7 +165,7 @@ static-ldd: static
 	done
 	@echo "static-ldd: $(ARCHIVE_FREE) link neither libarchive, ISA-L nor liblzma"
 	@for p in $(NETWORK_FREE); do \
-		if ldd .build/release/$$p | grep -E 'libnats\.so' || readelf -Ws --wide .build/release/$$p | awk '$$8 ~ /^(nats|js)[A-Za-z]*_/ { print "  " $$8; found = 1 } END { exit !found }'; then \
+		if ldd .build/release/$$p | grep -E 'libnats\.so' || readelf -Ws --wide .build/release/$$p | awk '$$8 ~ /^(nats[A-Za-z]*_|js_|js[A-Z][A-Za-z]*_)/ { print "  " $$8; found = 1 } END { exit !found }'; then \
 			echo "static-ldd: $$p links the NATS client; only airlock-publisher may (Package.swift: AirlockPublisher)"; exit 1; fi; \
 	done
 	@echo "static-ldd: $(NETWORK_FREE) do not link the NATS client"
