@@ -116,7 +116,7 @@ public struct PublishLag: Sendable, Equatable {
         if let progress {
             text += "; \(progress.published) published, \(progress.failures) failure\(progress.failures == 1 ? "" : "s")"
             if !progress.lastError.isEmpty { text += "; last error: \(progress.lastError)" }
-            if !progress.updated.isEmpty { text += "; publisher last seen \(progress.updated)" }
+            if !progress.updated.isEmpty { text += "; its file last written \(progress.updated)" }
         } else {
             text += "; the publisher has not run yet (airlock publish)"
         }

@@ -66,6 +66,11 @@ public final class Publisher {
                 link = nil
                 pause(milliseconds: backoff)
                 backoff = min(backoff * 2, 10_000)
+            } catch let expired as EventFeed.Expired {
+                // Rotation outran the publisher: start again from what the stream and the
+                // journal still hold (connect() says what was lost).
+                record(failure: "the journal rotated past the publisher's place: \(expired)")
+                link = nil
             } catch {
                 // The journal or the state directory: the publisher cannot go on safely.
                 log.error("publisher: \(error)")
