@@ -5,7 +5,7 @@ ROOT ?= var
 # content tests libmagic, the system mime.types and a clamd they start themselves).
 DEBIAN_PACKAGES = libseccomp-dev libarchive-dev liblzma-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev \
 	libjansson-dev pkg-config systemd gcc libmagic-dev libmagic-mgc media-types clamav-daemon prometheus \
-	libnats-dev nats-server openssl
+	libnats-dev nats-server openssl python3-cryptography
 
 .PHONY: all print-packages deps build release run test bench bench-quick keyed-fixtures unicode-tables fuzz-zip clean
 

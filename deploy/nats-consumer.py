@@ -15,12 +15,13 @@ subject, the message id, and the payload (the `airlock events` line, parsed).
 
     nats-consumer.py --server nats://127.0.0.1:4222 --stream AIRLOCK --durable tickets \\
         [--subject 'airlock.*.rejected'] [--tls-ca FILE [--tls-cert FILE --tls-key FILE]] \\
-        [--user-password-file FILE] [--idle-seconds 2] [--info] [--raw]
+        [--user-password-file FILE | --creds FILE] [--idle-seconds 2] [--info] [--raw]
 
 With --info it prints the stream's state (messages, first and last sequence) and
 exits. It exits after --idle-seconds without a new message (0: never).
 """
 import argparse
+import base64
 import json
 import os
 import socket
@@ -33,7 +34,7 @@ import urllib.parse
 class Connection:
     """One NATS connection: the text protocol, headers on, TLS when asked."""
 
-    def __init__(self, url, tls_ca=None, tls_cert=None, tls_key=None, user_password=None, timeout=10):
+    def __init__(self, url, tls_ca=None, tls_cert=None, tls_key=None, user_password=None, creds=None, timeout=10):
         parsed = urllib.parse.urlparse(url)
         self.sock = socket.create_connection((parsed.hostname, parsed.port or 4222), timeout=timeout)
         self.buffer = b""
@@ -47,6 +48,8 @@ class Connection:
                    "lang": "python", "version": "0", "protocol": 1, "name": "airlock-consumer"}
         if user_password:
             connect["user"], connect["pass"] = user_password
+        if creds:
+            connect["jwt"], connect["sig"] = sign_nonce(creds, info.get("nonce", ""))
         self.sock.sendall(b"CONNECT " + json.dumps(connect).encode() + b"\r\nPING\r\n")
         self._expect_pong()
         self.inbox = "_INBOX.airlock%d" % os.getpid()
@@ -125,6 +128,22 @@ class Connection:
         self._expect_pong()
 
 
+def sign_nonce(path, nonce):
+    """The user JWT of a credentials file and the server's nonce signed with its
+    nkey seed (ed25519; needs python3-cryptography)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    blocks = []
+    with open(path) as file:
+        lines = file.read().splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith("-----BEGIN") and index + 1 < len(lines):
+            blocks.append(lines[index + 1].strip())
+    token, seed = blocks[0], blocks[1]
+    decoded = base64.b32decode(seed + "=" * (-len(seed) % 8))
+    key = Ed25519PrivateKey.from_private_bytes(decoded[2:34])
+    return token, base64.urlsafe_b64encode(key.sign(nonce.encode())).decode().rstrip("=")
+
+
 def parse_headers(raw):
     lines = raw.decode(errors="replace").split("\r\n")
     headers = {"status": lines[0][len("NATS/1.0"):].strip()}
@@ -151,6 +170,7 @@ def main():
     parser.add_argument("--tls-cert")
     parser.add_argument("--tls-key")
     parser.add_argument("--user-password-file")
+    parser.add_argument("--creds", help="a NATS credentials file (user JWT and nkey seed)")
     parser.add_argument("--idle-seconds", type=float, default=2)
     parser.add_argument("--info", action="store_true")
     parser.add_argument("--raw", action="store_true", help="print each payload as the text it is, not parsed")
@@ -159,7 +179,7 @@ def main():
     if args.user_password_file:
         with open(args.user_password_file) as file:
             user_password = tuple(file.readline().rstrip("\n").split(":", 1))
-    nc = Connection(args.server, args.tls_ca, args.tls_cert, args.tls_key, user_password)
+    nc = Connection(args.server, args.tls_ca, args.tls_cert, args.tls_key, user_password, args.creds)
     if args.info:
         state = nc.request("$JS.API.STREAM.INFO." + args.stream, {})
         if "error" in state:

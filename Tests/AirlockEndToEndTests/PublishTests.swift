@@ -244,4 +244,26 @@ struct PublishTests {
         // Without the client certificate the server refuses the reader too.
         #expect(StreamContents.count(server, url: tlsServer, extra: ["--tls-ca", file("ca.pem"), "--user-password-file", passwords.path]) == -1)
     }
+
+    @Test("a NATS credentials file (user JWT and nkey seed) against an operator-mode nats-server: published, and refused without it")
+    func credentialsFile() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let accounts = sandbox.logs.appendingPathComponent("accounts")
+        try FileManager.default.createDirectory(at: accounts, withIntermediateDirectories: false)
+        let made = try runTool("/usr/bin/python3", [Binary.repository.appendingPathComponent("Tests/Helpers/nats_creds.py").path, accounts.path])
+        try #require(made.status == 0, "\(made.output)")
+        let server = try NatsServer(in: sandbox.logs.appendingPathComponent("nats"),
+                                    extra: try String(contentsOf: accounts.appendingPathComponent("accounts.conf"), encoding: .utf8))
+        let creds = accounts.appendingPathComponent("user.creds").path
+        try sandbox.configurePublish(server, ["creds_file": creds])
+        _ = try sandbox.flood(5, prefix: "creds")
+        #expect(try sandbox.runOnce().status == 0)
+        let expected = try sandbox.publishedEvents()
+        let publisher = try RunningPublisher(sandbox)
+        #expect(waitFor(seconds: 30) { usleep(200_000); return StreamContents.count(server, extra: ["--creds", creds]) >= expected.count })
+        #expect(publisher.stop() == 0)
+        _ = expectStream(try StreamContents.read(server, extra: ["--creds", creds]), holds: expected)
+        #expect(StreamContents.count(server) == -1, "the server let a client without credentials read the stream")
+    }
 }
