@@ -103,13 +103,19 @@ final class NatsLink {
 
     /// Checks the stream exists, creating it when allowed: limits retention, file
     /// storage, every subject under the prefix, the configured duplicate window.
-    func ensureStream() throws(NatsFailure) {
+    /// Returns a warning when an existing stream keeps message ids for less time
+    /// than the configured window (repeats after a crash are then only caught by
+    /// resuming after the stream's last message).
+    func ensureStream() throws(NatsFailure) -> String? {
         var info: UnsafeMutablePointer<jsStreamInfo>?
         var code = jsErrCode(rawValue: 0)
         var status = js_GetStreamInfo(&info, context, settings.stream, nil, &code)
         if status == NATS_OK {
-            jsStreamInfo_Destroy(info)
-            return
+            defer { jsStreamInfo_Destroy(info) }
+            let window = info?.pointee.Config?.pointee.Duplicates ?? 0
+            guard window < settings.duplicateWindowSeconds * 1_000_000_000 else { return nil }
+            return "stream \(settings.stream) keeps message ids for \(window / 1_000_000_000) s, less than "
+                + "publish.nats.duplicate_window_seconds (\(settings.duplicateWindowSeconds) s)"
         }
         guard status == NATS_NOT_FOUND || code == JSStreamNotFoundErr else { throw NatsLink.failure(status, "looking up stream \(settings.stream)", code) }
         guard settings.createStream else {
@@ -134,6 +140,7 @@ final class NatsLink {
         }
         if status == NATS_OK { jsStreamInfo_Destroy(info) }
         try NatsLink.check(status, "creating stream \(settings.stream)", code)
+        return nil
     }
 
     /// The stream's last message on any of this instance's subjects: its sequence

@@ -87,7 +87,7 @@ public final class Publisher {
     /// is further, the saved cursor or the stream's last message of this instance.
     private func connect() throws -> EventFeed.Cursor? {
         let link = try NatsLink(settings)
-        try link.ensureStream()
+        if let warning = try link.ensureStream() { log.warning(warning) }
         let streamCursor = try link.lastMessage().flatMap { PublisherResume.cursor(inPayload: $0.payload) }
         self.link = link
         let all = try feed.items(after: nil).items

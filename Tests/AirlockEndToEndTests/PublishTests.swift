@@ -181,6 +181,8 @@ struct PublishTests {
             try FileManager.default.removeItem(at: state.appendingPathComponent(name))
         }
         usleep(2_500_000)
+        // The stream exists with the one-second window; a longer one configured now is only warned about.
+        try sandbox.configurePublish(server, ["duplicate_window_seconds": 60])
         publisher = try RunningPublisher(sandbox, label: "publisher-again")
         #expect(waitForStream(server, expected.count, seconds: 30))
         usleep(500_000)
@@ -188,6 +190,7 @@ struct PublishTests {
         _ = expectStream(try StreamContents.read(server), holds: expected)
         let log = try String(contentsOf: publisher.stderrURL, encoding: .utf8)
         #expect(log.contains("(the stream's last message)"), "\(log)")
+        #expect(log.contains("keeps message ids for 1 s, less than publish.nats.duplicate_window_seconds (60 s)"), "\(log)")
     }
 
     /// A throwaway CA, a server certificate for 127.0.0.1 and a client certificate, by openssl.
