@@ -1,4 +1,5 @@
 import AirlockPolicy
+import AirlockSystem
 import Foundation
 
 /// `publish.nats`: where `airlock publish` sends the journal's outcomes. Absent
@@ -33,9 +34,11 @@ public struct PublishSettings: Sendable, Equatable {
     /// The events published, each on `PREFIX.INSTANCE.EVENT`.
     public static let events = ["accepted", "rejected", "deferred", "released", "purged"]
 
-    /// The instance name used when `instance` is empty: the host's name.
+    /// The instance name used when `instance` is empty: the host's name as the
+    /// kernel holds it (gethostname, no resolver lookup, so the intake daemon,
+    /// which has no network, and the publisher agree).
     public var instanceName: String {
-        instance.isEmpty ? ProcessInfo.processInfo.hostName : instance
+        instance.isEmpty ? CurrentProcess.hostName() ?? "" : instance
     }
 
     /// `PREFIX.INSTANCE.EVENT`.

@@ -50,6 +50,13 @@ struct PublishSettingsTests {
         #expect(!token.contains(".") && !token.contains("*") && !token.contains(">") && !token.contains(" "))
     }
 
+    @Test("without an instance name, the kernel's host name (no resolver lookup) is the instance")
+    func hostName() throws {
+        let kernel = try String(contentsOfFile: "/proc/sys/kernel/hostname", encoding: .utf8).trimmingCharacters(in: .newlines)
+        #expect(PublishSettings().instanceName == kernel)
+        #expect(PublishSettings().subject(event: "accepted") == "airlock." + InstanceToken.encode(kernel) + ".accepted")
+    }
+
     @Test("subjects are PREFIX.INSTANCE.EVENT and the message id is ID:EVENT")
     func subjects() {
         var settings = PublishSettings()
