@@ -4,7 +4,8 @@ ROOT ?= var
 # Debian packages the build and the tests need (the tests use sha256sum from coreutils; the
 # content tests libmagic, the system mime.types and a clamd they start themselves).
 DEBIAN_PACKAGES = libseccomp-dev libarchive-dev liblzma-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev \
-	libjansson-dev pkg-config systemd gcc libmagic-dev libmagic-mgc media-types clamav-daemon prometheus
+	libjansson-dev pkg-config systemd gcc libmagic-dev libmagic-mgc media-types clamav-daemon prometheus \
+	libnats-dev nats-server openssl python3-cryptography
 
 .PHONY: all print-packages deps build release run test bench bench-quick keyed-fixtures unicode-tables fuzz-zip clean
 
@@ -125,9 +126,9 @@ BUILD ?= .build/release
 SCDOC ?= scdoc
 # What man pages, the package and the deployment tests need beyond DEBIAN_PACKAGES.
 DEPLOY_PACKAGES = scdoc debhelper dpkg-dev lintian acl
-PROGRAMS = airlock airlock-decoder airlock-keyed-decoder
+PROGRAMS = airlock airlock-decoder airlock-keyed-decoder airlock-publisher
 MANPAGES = .build/man/airlock.1 .build/man/airlock.json.5
-UNITS = airlock.service airlock@.service airlock-sweep.service airlock-sweep.timer
+UNITS = airlock.service airlock@.service airlock-sweep.service airlock-sweep.timer airlock-publish.service
 # Paths in the shipped files name /usr/local; an install rewrites them for PREFIX.
 REPREFIX = sed -e 's|/usr/local|$(PREFIX)|g'
 
@@ -147,7 +148,9 @@ static: deps
 # tell), or a libarchive, ISA-L or liblzma function in its symbol table, which also
 # catches a library linked statically. readelf is binutils', which gcc brings.
 # Part of make test.
-ARCHIVE_FREE = airlock airlock-keyed-decoder
+ARCHIVE_FREE = airlock airlock-keyed-decoder airlock-publisher
+# Only airlock-publisher may link the NATS client (or any network library of its own).
+NETWORK_FREE = airlock airlock-decoder airlock-keyed-decoder
 static-ldd: static
 	@for p in $(PROGRAMS); do echo "== ldd $$p"; ldd .build/release/$$p; done
 	@if for p in $(PROGRAMS); do ldd .build/release/$$p; done | grep -E 'libswift|libFoundation|_FoundationICU|libdispatch|libBlocksRuntime|/opt/swift|/usr/lib/swift'; then \
@@ -162,6 +165,11 @@ static-ldd: static
 			echo "static-ldd: $$p calls libarchive, ISA-L or liblzma (linked statically or not); only airlock-decoder may"; exit 1; fi; \
 	done
 	@echo "static-ldd: $(ARCHIVE_FREE) link neither libarchive, ISA-L nor liblzma"
+	@for p in $(NETWORK_FREE); do \
+		if ldd .build/release/$$p | grep -E 'libnats\.so' || readelf -Ws --wide .build/release/$$p | awk '$$8 ~ /^(nats[A-Za-z]*_|js_|js[A-Z][A-Za-z]*_)/ { print "  " $$8; found = 1 } END { exit !found }'; then \
+			echo "static-ldd: $$p links the NATS client; only airlock-publisher may (Package.swift: AirlockPublisher)"; exit 1; fi; \
+	done
+	@echo "static-ldd: $(NETWORK_FREE) do not link the NATS client"
 
 # The ldd check, then sizes and start-up times.
 static-check: static-ldd
@@ -180,12 +188,13 @@ install: man
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(DATADIR)/airlock $(DESTDIR)$(DOCDIR)/examples \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(COMPLETIONDIR)
 	install -m 0755 $(BUILD)/airlock $(DESTDIR)$(BINDIR)/airlock
-	install -m 0755 $(BUILD)/airlock-decoder $(BUILD)/airlock-keyed-decoder $(DESTDIR)$(LIBEXECDIR)/
+	install -m 0755 $(BUILD)/airlock-decoder $(BUILD)/airlock-keyed-decoder $(BUILD)/airlock-publisher $(DESTDIR)$(LIBEXECDIR)/
 	for u in $(UNITS); do $(REPREFIX) deploy/$$u > $(DESTDIR)$(UNITDIR)/$$u; chmod 0644 $(DESTDIR)$(UNITDIR)/$$u; done
 	$(REPREFIX) deploy/tmpfiles.d/airlock.conf > $(DESTDIR)$(TMPFILESDIR)/airlock.conf
 	install -m 0644 deploy/sysusers.d/airlock.conf $(DESTDIR)$(SYSUSERSDIR)/airlock.conf
 	install -m 0644 deploy/airlock.json $(DESTDIR)$(DATADIR)/airlock/airlock.json
 	install -m 0644 etc/airlock.json $(DESTDIR)$(DOCDIR)/examples/airlock.json
+	install -m 0755 deploy/nats-consumer.py $(DESTDIR)$(DOCDIR)/examples/nats-consumer.py
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 	install -m 0644 deploy/README.md $(DESTDIR)$(DOCDIR)/README.deploy.md
 	install -m 0644 .build/man/airlock.1 $(DESTDIR)$(MANDIR)/man1/airlock.1
@@ -194,7 +203,7 @@ install: man
 	chmod 0644 $(DESTDIR)$(TMPFILESDIR)/airlock.conf
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/airlock $(addprefix $(DESTDIR)$(LIBEXECDIR)/,airlock-decoder airlock-keyed-decoder)
+	rm -f $(DESTDIR)$(BINDIR)/airlock $(addprefix $(DESTDIR)$(LIBEXECDIR)/,airlock-decoder airlock-keyed-decoder airlock-publisher)
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(TMPFILESDIR)/airlock.conf $(DESTDIR)$(SYSUSERSDIR)/airlock.conf
 	rm -f $(DESTDIR)$(MANDIR)/man1/airlock.1 $(DESTDIR)$(MANDIR)/man5/airlock.json.5 $(DESTDIR)$(COMPLETIONDIR)/airlock
 	rm -rf $(DESTDIR)$(DATADIR)/airlock $(DESTDIR)$(DOCDIR)

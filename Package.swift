@@ -7,6 +7,7 @@ import PackageDescription
 //   airlock               -> AirlockWatcher -> AirlockCore
 //   airlock-decoder       -> AirlockArchive
 //   airlock-keyed-decoder -> AirlockKeyed
+//   airlock-publisher     -> AirlockPublisher -> AirlockCore, CNats
 //   AirlockCore, AirlockArchive, AirlockKeyed -> AirlockChild -> AirlockPolicy, AirlockSystem
 //   AirlockCore, AirlockArchive               -> AirlockFormats
 //   AirlockPolicy -> AirlockText;  AirlockSystem -> AirlockText, CAirlockShims
@@ -20,7 +21,8 @@ import PackageDescription
 // arguments and verdicts). AirlockArchive: the archive decoder (the ZIP, tar and 7z
 // readers, libarchive, gzip by ISA-L). AirlockKeyed: the keyed-archive decoder.
 // AirlockCore: the supervisor (intake, reports, configuration). AirlockWatcher: the
-// daemon around it.
+// daemon around it. AirlockPublisher: `airlock publish`, the journal's outcomes to
+// NATS JetStream (airlock execs airlock-publisher, the only program linking libnats).
 // Libraries: only AirlockArchive links libarchive, ISA-L and liblzma, so airlock and
 // airlock-keyed-decoder do not (make static-ldd checks); AirlockChild links libmagic,
 // which the supervisor's status and doctor use too.
@@ -34,6 +36,7 @@ let package = Package(
         .executable(name: "airlock", targets: ["airlock"]),
         .executable(name: "airlock-decoder", targets: ["airlock-decoder"]),
         .executable(name: "airlock-keyed-decoder", targets: ["airlock-keyed-decoder"]),
+        .executable(name: "airlock-publisher", targets: ["airlock-publisher"]),
     ],
     targets: [
         .systemLibrary(
@@ -74,6 +77,11 @@ let package = Package(
             pkgConfig: "libmagic",
             providers: [.apt(["libmagic-dev"])]
         ),
+        .systemLibrary(
+            name: "CNats",
+            pkgConfig: "libnats",
+            providers: [.apt(["libnats-dev"])]
+        ),
         .target(name: "CAirlockShims", linkerSettings: [.linkedLibrary("seccomp")]),
         .target(name: "AirlockText"),
         .target(name: "AirlockSystem", dependencies: ["AirlockText", "CAirlockShims"]),
@@ -93,6 +101,8 @@ let package = Package(
         .executableTarget(name: "airlock-decoder", dependencies: ["AirlockArchive", "AirlockChild", "AirlockSystem"]),
         .target(name: "AirlockKeyed", dependencies: ["AirlockChild", "AirlockPolicy", "AirlockSystem", "AirlockText"]),
         .executableTarget(name: "airlock-keyed-decoder", dependencies: ["AirlockKeyed", "AirlockSystem"]),
+        .target(name: "AirlockPublisher", dependencies: ["AirlockCore", "AirlockSystem", "CNats"]),
+        .executableTarget(name: "airlock-publisher", dependencies: ["AirlockPublisher", "AirlockCore", "AirlockSystem"]),
         .testTarget(name: "AirlockTextTests", dependencies: ["AirlockText"]),
         .testTarget(name: "AirlockSystemTests", dependencies: ["AirlockSystem"]),
         .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockText"]),

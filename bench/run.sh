@@ -56,4 +56,11 @@ python3 bench/scaling.py "$bin" "$work" "$out"
 # The last pipeline shows what type detection costs a flood (not the default).
 python3 bench/watch.py ${BASELINE:+"$BASELINE=baseline"} "$bin=this build" "$bin=this build, content.detect_types off=untyped" \
   fixtures/archives/zip-deflate-valid.zip "$out"
+# What airlock publish costs the intake (nats-server on loopback, started by the script).
+if command -v nats-server >/dev/null; then
+  mkdir -p "$work/publish"
+  python3 bench/publish_cost.py "$bin" "$work/publish" "$out"
+else
+  echo "bench: nats-server is not installed; the publisher's cost is not measured" | tee -a "$out"
+fi
 echo "wrote $out"

@@ -2,7 +2,7 @@
 _airlock() {
     local cur prev words cword
     _init_completion || return
-    local commands="init run check-path inspect doctor status quarantine history outbox help version"
+    local commands="init run check-path inspect doctor status quarantine history events publish outbox help version"
     if [[ $cword -eq 1 ]]; then
         COMPREPLY=($(compgen -W "$commands" -- "$cur"))
         return

@@ -59,6 +59,9 @@ public struct Configuration: Sendable, Equatable {
     /// The kinds of drop decoded at all.
     public var formats = FormatList()
 
+    /// `publish.nats`: nil, the default, publishes nothing.
+    public var publish: PublishSettings?
+
     /// The watcher (`airlock run` without `--once`).
     public var watch = WatchSettings()
 
@@ -130,6 +133,15 @@ public struct Configuration: Sendable, Equatable {
                 if let found = try section.integer(setting) { setting.write(&self, found) }
             }
             try readOtherKeys(of: name, &section)
+            try section.finish()
+        }
+        if var section = try reader.object("publish") {
+            guard var nats = try section.object("nats") else { throw ConfigurationError("publish: must hold a \"nats\" object") }
+            publish = try PublishSettings(&nats)
+            for setting in Configuration.numericSettings where setting.section == "publish.nats" {
+                if let found = try nats.integer(setting) { setting.write(&self, found) }
+            }
+            try nats.finish()
             try section.finish()
         }
         try reader.finish()
@@ -223,7 +235,17 @@ public struct Configuration: Sendable, Equatable {
             entries += otherRenderedKeys(of: section)
             lines.append("  \"\(section)\": {")
             lines += entries.enumerated().map { "    " + $1 + ($0 == entries.count - 1 ? "" : ",") }
-            lines.append("  }" + (index == Configuration.sections.count - 1 ? "" : ","))
+            lines.append("  }" + (index == Configuration.sections.count - 1 && publish == nil ? "" : ","))
+        }
+        if let publish {
+            var entries = publish.renderedKeys
+            for setting in Configuration.numericSettings where setting.section == "publish.nats" {
+                entries.append("\(JSONObjectWriter.quote("// " + setting.key)): \(JSONObjectWriter.quote(setting.bounds))")
+                entries.append("\"\(setting.key)\": \(setting.value(in: self).map(String.init) ?? "null")")
+            }
+            lines += ["  \"publish\": {", "    \"nats\": {"]
+            lines += entries.enumerated().map { "      " + $1 + ($0 == entries.count - 1 ? "" : ",") }
+            lines += ["    }", "  }"]
         }
         lines.append("}")
         return lines.joined(separator: "\n") + "\n"

@@ -40,6 +40,18 @@ public struct EventFeed {
         }
 
         public var description: String { "\(inode):\(generation):\(offset)" }
+
+        /// Whether this cursor is further along the journal than `other`: a later
+        /// file (generations only grow) or further into the same one. Nil when the
+        /// two cannot be ordered: files from before generations, or two files that
+        /// claim one generation.
+        public func isAfter(_ other: Cursor) -> Bool? {
+            guard generation != 0, other.generation != 0 else {
+                return inode == other.inode && generation == other.generation ? offset > other.offset : nil
+            }
+            if generation != other.generation { return generation > other.generation }
+            return inode == other.inode ? offset > other.offset : nil
+        }
     }
 
     /// The cursor names a journal file that is no longer kept.
@@ -60,10 +72,25 @@ public struct EventFeed {
         self.keep = keep
     }
 
+    /// One record of the feed: its line as `airlock events` prints it (the cursor
+    /// first), the cursor to resume after it, and the record itself.
+    public struct Item: Sendable {
+        public let line: String
+        public let cursor: Cursor
+        public let record: JournalRecord
+    }
+
     /// Every whole record after `cursor` (from the oldest kept with nil), oldest
     /// first, each as its JSON text with `cursor` added first; and the cursor to
     /// continue from.
     public func read(after cursor: Cursor?) throws -> (lines: [String], next: Cursor?) {
+        let (items, next) = try items(after: cursor)
+        return (items.map(\.line), next)
+    }
+
+    /// Every whole record after `cursor` as items, and the cursor to continue from
+    /// (past any torn line, which is skipped, never repaired).
+    public func items(after cursor: Cursor?) throws -> (items: [Item], next: Cursor?) {
         // Oldest first; a file missing (not rotated yet) is skipped.
         var files: [(inode: UInt64, generation: UInt64, fd: FileDescriptor)] = []
         defer { files.forEach { $0.fd.close() } }
@@ -86,7 +113,7 @@ public struct EventFeed {
             start = index
             offset = cursor.offset
         }
-        var lines: [String] = []
+        var items: [Item] = []
         var next = cursor
         for (position, file) in files.enumerated() where position >= start {
             let from = position == start ? offset : 0
@@ -97,12 +124,12 @@ public struct EventFeed {
                 lineStart = index + 1
                 let after = Cursor(inode: file.inode, generation: file.generation, offset: from + Int64(lineStart))
                 next = after
-                // A torn line (a crash mid-append) is skipped, never repaired.
-                guard line.first == UInt8(ascii: "{"), line.count > 1, JournalEntry.read(line) != nil else { continue }
-                lines.append("{\"cursor\":\"\(after)\"," + String(decoding: line.dropFirst(), as: UTF8.self))
+                guard line.first == UInt8(ascii: "{"), line.count > 1, let entry = JournalEntry.read(line) else { continue }
+                items.append(Item(line: "{\"cursor\":\"\(after)\"," + String(decoding: line.dropFirst(), as: UTF8.self),
+                                  cursor: after, record: entry.record))
             }
         }
-        return (lines, next)
+        return (items, next)
     }
 
     /// The bytes of `fd` from `offset` to its end.

@@ -18,6 +18,7 @@ public final class Metrics: Sendable {
         var decoderFailures: Int64 = 0
         var deferredRetries: Int64 = 0
         var queueDepth: Int64 = 0
+        var publish: PublishLag?
     }
 
     private let counters = Mutex(Counters())
@@ -51,6 +52,11 @@ public final class Metrics: Sendable {
 
     public func setQueueDepth(_ depth: Int) {
         counters.withLock { $0.queueDepth = Int64(depth) }
+    }
+
+    /// The publisher's lag as last measured; nil (no publish.nats) leaves it out.
+    public func setPublish(_ lag: PublishLag?) {
+        counters.withLock { $0.publish = lag }
     }
 
     /// The root's state as last measured, for the gauges; nil leaves them out.
@@ -105,6 +111,16 @@ public final class Metrics: Sendable {
         family("airlock_unconfined_deferrals_total", "counter", "Drops deferred because decoders could not be confined.")
         lines.append("airlock_unconfined_deferrals_total \(DecoderConfinementState.withheldDrops)")
         lines += Metrics.stateLines(counters.root)
+        if let publish = counters.publish {
+            // Counted by the daemon from the journal and the publisher's file, so the lag
+            // still grows while the publisher is down.
+            family("airlock_publish_lag_records", "gauge", "Journal records of a published kind after the publisher's cursor.")
+            lines.append("airlock_publish_lag_records \(publish.records)")
+            family("airlock_publish_failures_total", "counter", "Failed attempts of the publisher to connect or publish.")
+            lines.append("airlock_publish_failures_total \(publish.progress?.failures ?? 0)")
+            family("airlock_publish_published_total", "counter", "Records the publisher has had acknowledged by JetStream.")
+            lines.append("airlock_publish_published_total \(publish.progress?.published ?? 0)")
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 

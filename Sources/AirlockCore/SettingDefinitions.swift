@@ -19,9 +19,10 @@ public struct SettingDefinition: Sendable {
     /// The values accepted, in words, as the README's table gives them.
     public let bounds: String
 
-    /// The section the key lives in (nil at the top level) and the key itself.
+    /// The section the key lives in (nil at the top level; `publish.nats` for the
+    /// nested one) and the key itself.
     public var path: (section: String?, key: String) {
-        guard let dot = name.firstIndex(of: ".") else { return (nil, name) }
+        guard let dot = name.lastIndex(of: ".") else { return (nil, name) }
         return (String(name[..<dot]), String(name[name.index(after: dot)...]))
     }
 
@@ -64,6 +65,16 @@ extension Configuration {
         SettingDefinition("metrics.path", .text, "a path, at most 4095 bytes, not inside `inbox/`, `outbox/`, `quarantine/`, "
                           + "`state/claimed/`, `state/staging/` or `state/purging/`, nor a file airlock keeps"),
         SettingDefinition("commit.sync", .choice(SyncMethod.allCases.map(\.rawValue))),
+        SettingDefinition("publish.nats.servers", .list, "1 to 32 URLs `nats://HOST:PORT` or `tls://HOST:PORT`"),
+        SettingDefinition("publish.nats.stream", .text, "a JetStream stream name"),
+        SettingDefinition("publish.nats.subject_prefix", .text, "dot-separated tokens of letters, digits, `-`, `_`"),
+        SettingDefinition("publish.nats.instance", .text, "`\"\"` (the host name) or a name of at most 255 bytes"),
+        SettingDefinition("publish.nats.create_stream", .boolean),
+        SettingDefinition("publish.nats.tls_ca_file", .text, "`\"\"` or an absolute path"),
+        SettingDefinition("publish.nats.tls_cert_file", .text, "`\"\"` or an absolute path"),
+        SettingDefinition("publish.nats.tls_key_file", .text, "`\"\"` or an absolute path"),
+        SettingDefinition("publish.nats.creds_file", .text, "`\"\"` or an absolute path"),
+        SettingDefinition("publish.nats.user_password_file", .text, "`\"\"` or an absolute path"),
     ]
 
     /// The values a choice setting takes, from `otherSettings`.

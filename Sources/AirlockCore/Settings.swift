@@ -38,7 +38,7 @@ extension Configuration {
 
     /// Every numeric setting, section by section, in the order the file lists them.
     public static let numericSettings: [NumericSetting] = policySettings + decoderSettings + keyedSettings
-        + scanSettings + watchSettings + journalSettings + metricsSettings
+        + scanSettings + watchSettings + journalSettings + metricsSettings + publishSettings
 
     private static let policySettings: [NumericSetting] = [
         NumericSetting("policy", "max_entries", 1...1_000_000, "1 to 1000000",
@@ -112,6 +112,13 @@ extension Configuration {
     private static let metricsSettings: [NumericSetting] = [
         NumericSetting("metrics", "interval_seconds", 1...86_400, "1 to 86400 (a day)",
                        read: { $0.metricsIntervalSeconds }, write: { $0.metricsIntervalSeconds = $1! }),
+    ]
+
+    /// Only read when `publish.nats` is there; its section is the nested object.
+    private static let publishSettings: [NumericSetting] = [
+        // JetStream keeps message ids for this long; a republished outcome within it is dropped.
+        NumericSetting("publish.nats", "duplicate_window_seconds", 1...604_800, "1 to 604800 (a week)",
+                       read: { $0.publish?.duplicateWindowSeconds }, write: { $0.publish?.duplicateWindowSeconds = $1! }),
     ]
 
     /// The longest `root` or `metrics.path` accepted: PATH_MAX less its NUL.

@@ -44,6 +44,8 @@ public struct Status {
     /// Claims older than a decoder's time limit, and the quarantine's size.
     public var longClaims: [LongClaim] = []
     public var quarantine = RootGauges()
+    /// How far `airlock publish` is behind the journal; nil without publish.nats.
+    public var publish: PublishLag?
 
     public static func gather(_ layout: RootLayout, configuration: Configuration) throws(SystemError) -> Status {
         var status = Status(holder: RunLock.holder(layout))
@@ -77,6 +79,7 @@ public struct Status {
         status.freeBytes = try layout.root.availableBytes()
         status.longClaims = try longClaims(layout, olderThan: configuration.decoderTimeoutSeconds)
         status.quarantine = try RootGauges.measure(layout, configuration)
+        status.publish = PublishLag.measure(layout, configuration)
         return status
     }
 }

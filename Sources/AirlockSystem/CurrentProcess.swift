@@ -24,6 +24,26 @@ public enum CurrentProcess {
         Glibc.exit(status)
     }
 
+    /// execv(2): replaces this process with the program at `path`, given
+    /// `arguments` (its name first) and this process's environment. Returns only
+    /// when the exec failed.
+    public static func replace(with path: String, arguments: [String]) -> SystemError {
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        execv(path, argv)
+        return SystemError("execv", Array(path.utf8), Errno(rawValue: errno))
+    }
+
+    /// gethostname(2): the host's name as the kernel holds it (its UTS namespace's),
+    /// with no resolver lookup, so it is the same in a unit without network; nil
+    /// when it cannot be read or is not UTF-8.
+    public static func hostName() -> String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
     /// getenv(3); nil when the variable is unset.
     public static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }

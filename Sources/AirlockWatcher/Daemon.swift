@@ -369,6 +369,7 @@ public final class Daemon {
     private func writeMetrics() {
         metrics.setQueueDepth(pool.queued + pool.inFlight + backlog.count + retries.count)
         metrics.setRoot(try? RootGauges.measure(layout, configuration))
+        metrics.setPublish(PublishLag.measure(layout, configuration))
         do {
             try metrics.write(to: configuration.metricsPath, root: layout.root)
         } catch {

@@ -26,6 +26,7 @@ enum Command: Equatable {
     case help(String?)
     case outboxSweep(RootChoice)
     case events(RootChoice, follow: Bool, after: String?)
+    case publish(RootChoice)
     case version
 
     struct UsageError: Error, CustomStringConvertible {
@@ -76,6 +77,10 @@ enum Command: Equatable {
             return .status(choice, json: json)
         case "events":
             return try parseEvents(&options)
+        case "publish":
+            let choice = try options.rootChoice()
+            try options.expectNoOperands(verb)
+            return .publish(choice)
         case "outbox":
             let choice = try options.rootChoice()
             guard try options.operands(allowingOptions: false) == ["sweep"] else { throw UsageError("outbox takes exactly: sweep") }

@@ -65,6 +65,8 @@ enum CommandRunner {
             return withRoot(choice) { layout, configuration in Operations.history(layout, configuration, id: id, json: json) }
         case .status(let choice, let json):
             return withRoot(choice) { layout, configuration in Operations.status(layout, configuration, json: json) }
+        case .publish(let choice):
+            return publish(choice)
         case .outboxSweep(let choice):
             return withRoot(choice) { layout, configuration in Operations.sweep(layout, configuration) }
         }

@@ -35,6 +35,7 @@ extension CommandRunner {
             if let problems = found.problems { line.add("problems", problems) }
             line.add("type_detection", content.types)
             line.add("scanning", content.scanning)
+            if let publish = configuration.publish { line.add("publish_subjects", publish.subject(event: "*")) }
             events.emit(line.text)
         } else {
             let landlock = Doctor.describe(state.landlock, "ABI \(found.landlockABI), writes only beneath the drop's staging directory, no other file access"
@@ -54,6 +55,10 @@ extension CommandRunner {
                 """)
             if let problems = found.problems { print("problems:      \(problems)") }
             print("types:         \(content.types)\nscanning:      \(content.scanning)")
+            if let publish = configuration.publish {
+                print("publish:       airlock publish sends outcomes to stream \(publish.stream) on \(publish.subject(event: "*")) via "
+                      + "\(publish.servers.joined(separator: ", ")); airlock status says how far behind it is")
+            }
         }
         if state.withholdsDecoding {
             log.error("no decoder runs here: confinement is required and something refuses what the kernel offers")

@@ -216,6 +216,7 @@ enum Operations {
         }
         lines.append("quarantine:    \(status.quarantine.quarantineEntries) entries, "
                      + ByteCountFormatter.string(fromByteCount: status.quarantine.quarantineBytes, countStyle: .binary))
+        if let publish = status.publish { lines.append("publish:       \(publish.summary)") }
         lines.append("free space:    \(ByteCountFormatter.string(fromByteCount: Int64(status.freeBytes), countStyle: .binary)) on the root's filesystem")
         if let confinement {
             lines.append("confinement:   here: \(confinement.confinement.summary)")

@@ -63,6 +63,16 @@ struct StatusDocument: Encodable {
         let decoders_withheld: Bool
     }
 
+    /// How far the publisher is behind (`airlock publish`), when publish.nats is set.
+    struct Publish: Encodable {
+        let lag_records: Int
+        let published: Int64?
+        let failures: Int64?
+        let last_error: String?
+        let publisher_updated: String?
+        let problem: String?
+    }
+
     struct Content: Encodable {
         let type_detection: String
         let scanning: String
@@ -81,6 +91,7 @@ struct StatusDocument: Encodable {
     let confinement: Confinement?
     let daemon_confinement: DaemonConfinement?
     let content: Content
+    let publish: Publish?
 
     init(_ status: Status, confinement found: Doctor.Findings?, daemon recorded: DecoderConfinementState?, content: ContentHealth) {
         daemon = Daemon(running: status.holder.running, pid: status.holder.pid, started_at: status.holder.startedAt, mode: status.holder.mode)
@@ -102,6 +113,10 @@ struct StatusDocument: Encodable {
                               decoders_withheld: $0.withholdsDecoding)
         }
         self.content = Content(type_detection: content.types, scanning: content.scanning)
+        publish = status.publish.map {
+            Publish(lag_records: $0.records, published: $0.progress?.published, failures: $0.progress?.failures,
+                    last_error: $0.progress?.lastError, publisher_updated: $0.progress?.updated, problem: $0.problem)
+        }
     }
 
     /// The document on one line, keys sorted.

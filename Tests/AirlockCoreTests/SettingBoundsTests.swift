@@ -12,7 +12,7 @@ struct SettingBoundsTests {
 
     /// `{"section": {"key": VALUE}}` with VALUE spelled as JSON.
     func decode(_ setting: NumericSetting, _ value: String) throws(ConfigurationError) -> Configuration {
-        try Configuration(json: Data(#"{"\#(setting.section)": {"\#(setting.key)": \#(value)}}"#.utf8))
+        try Configuration(json: Data(settingDocument(setting.section, setting.key, value).utf8))
     }
 
     func expectRefused(_ setting: NumericSetting, _ value: String, mentioning: [String],
@@ -64,9 +64,15 @@ struct SettingBoundsTests {
 
     @Test("every setting at its maximum at once decodes, renders and decodes back")
     func allAtMaximum() throws {
-        var sections: [String: [String: Int64]] = [:]
+        var sections: [String: [String: Any]] = [:]
         for setting in Configuration.numericSettings { sections[setting.section, default: [:]][setting.key] = setting.range.upperBound }
-        let configuration = try Configuration(json: JSONSerialization.data(withJSONObject: sections))
+        // The nested section, with the keys it cannot do without.
+        var publish = sections.removeValue(forKey: "publish.nats") ?? [:]
+        publish["servers"] = ["nats://127.0.0.1:4222"]
+        publish["stream"] = "AIRLOCK"
+        var document: [String: Any] = sections
+        document["publish"] = ["nats": publish]
+        let configuration = try Configuration(json: JSONSerialization.data(withJSONObject: document))
         for setting in Configuration.numericSettings { #expect(setting.value(in: configuration) == setting.range.upperBound) }
         #expect(try Configuration(json: Data(configuration.rendered().utf8)) == configuration)
     }

@@ -2,25 +2,38 @@
 import Foundation
 import Testing
 
-/// The keys of a rendered airlock.json (`section.key`, or the key alone at the
-/// top level), comments aside, each with its value as the file spells it.
+/// The keys of a rendered airlock.json (`section.key`, `section.object.key` in a
+/// nested section, or the key alone at the top level), comments aside, each with
+/// its value as the file spells it.
 func renderedValues(_ text: String) -> [(name: String, value: String)] {
-    var section: String?
+    var sections: [String] = []
     var values: [(name: String, value: String)] = []
     for line in text.split(separator: "\n").map(String.init) {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
         guard trimmed.hasPrefix("\""), let close = trimmed.dropFirst().firstIndex(of: "\"") else {
-            if line.hasPrefix("  }") { section = nil }
+            if trimmed.hasPrefix("}") && !sections.isEmpty { sections.removeLast() }
             continue
         }
         let key = String(trimmed[trimmed.index(after: trimmed.startIndex)..<close])
         var value = String(trimmed[trimmed.index(close, offsetBy: 3)...])
-        if value == "{" { section = key; continue }
+        if value == "{" { sections.append(key); continue }
         if key.hasPrefix("//") { continue }
         if value.hasSuffix(",") { value.removeLast() }
-        values.append((section.map { $0 + "." + key } ?? key, value))
+        values.append(((sections + [key]).joined(separator: "."), value))
     }
     return values
+}
+
+/// A document setting one key: `{"section": {"key": VALUE}}`, `{"key": VALUE}` at
+/// the top level, and for `publish.nats` the nested object with the two keys it
+/// cannot do without (unless the key is one of them).
+func settingDocument(_ section: String?, _ key: String, _ value: String) -> String {
+    guard let section else { return #"{"\#(key)": \#(value)}"# }
+    guard section == "publish.nats" else { return #"{"\#(section)": {"\#(key)": \#(value)}}"# }
+    var fields = ["servers": #"["nats://127.0.0.1:4222"]"#, "stream": #""AIRLOCK""#]
+    fields[key] = value
+    let body = fields.keys.sorted().map { #""\#($0)": \#(fields[$0]!)"# }.joined(separator: ", ")
+    return #"{"publish": {"nats": {\#(body)}}}"#
 }
 
 @Suite("One definition per setting: the table, the parser, etc/airlock.json and the README agree")
@@ -51,17 +64,26 @@ struct SettingTableTests {
         #expect(Set(Self.table.map(\.name)).count == Self.table.count)
     }
 
-    @Test("etc/airlock.json and the file airlock init writes hold exactly the keys of the table")
+    /// Keys of the `publish` section, which is written only when publishing is configured.
+    static func isPublishKey(_ name: String) -> Bool { name.hasPrefix("publish.") }
+
+    @Test("etc/airlock.json and the file airlock init writes hold exactly the keys of the table (publish.nats only when configured)")
     func example() throws {
         let example = try String(contentsOf: Self.repository.appendingPathComponent("etc/airlock.json"), encoding: .utf8)
         var configuration = Configuration()
         configuration.root = "/var/lib/airlock"
-        for text in [example, configuration.rendered()] {
+        var publishing = configuration
+        publishing.publish = PublishSettings()
+        publishing.publish?.servers = ["nats://127.0.0.1:4222"]
+        publishing.publish?.stream = "AIRLOCK"
+        for (text, withPublish) in [(example, false), (configuration.rendered(), false), (publishing.rendered(), true)] {
             let names = renderedValues(text).map(\.name)
             #expect(names.count == Set(names).count)
-            let extra = Set(names).subtracting(Self.table.map(\.name)), missing = Set(Self.table.map(\.name)).subtracting(names)
+            let expected = Set(Self.table.map(\.name).filter { withPublish || !Self.isPublishKey($0) })
+            let extra = Set(names).subtracting(expected), missing = expected.subtracting(names)
             #expect(missing.isEmpty && extra.isEmpty, "not in the table: \(extra.sorted()); not in the file: \(missing.sorted())")
         }
+        #expect(try Configuration(json: Data(publishing.rendered().utf8)) == publishing)
     }
 
     @Test("the README's table has one row per key, giving the allowed values of the table and the default airlock init writes")
@@ -82,8 +104,7 @@ struct SettingTableTests {
     /// `{"section": {"key": VALUE}}`, or `{"key": VALUE}` at the top level, with VALUE spelled as JSON.
     static func decode(_ setting: SettingDefinition, _ value: String) throws(ConfigurationError) -> Configuration {
         let (section, key) = setting.path
-        let text = section.map { #"{"\#($0)": {"\#(key)": \#(value)}}"# } ?? #"{"\#(key)": \#(value)}"#
-        return try Configuration(json: Data(text.utf8))
+        return try Configuration(json: Data(settingDocument(section, key, value).utf8))
     }
 
     @Test("the parser reads every key with the type the table gives it", arguments: Configuration.otherSettings.map(\.name))

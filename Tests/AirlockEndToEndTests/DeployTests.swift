@@ -5,9 +5,9 @@ import Testing
 struct DeployTests {
     static let analyze = "/usr/bin/systemd-analyze"
 
-    @Test("systemd-analyze verify passes on airlock.service and an instance of airlock@.service",
+    @Test("systemd-analyze verify passes on airlock.service, an instance of airlock@.service and airlock-publish.service",
           .enabled(if: FileManager.default.isExecutableFile(atPath: analyze), "needs systemd-analyze (package systemd)"),
-          arguments: ["airlock.service", "airlock@.service"])
+          arguments: ["airlock.service", "airlock@.service", "airlock-publish.service"])
     func verify(_ unit: String) throws {
         let analyze = Self.analyze
         let sandbox = try Sandbox()

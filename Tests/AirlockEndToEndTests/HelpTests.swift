@@ -3,7 +3,7 @@ import Testing
 
 @Suite("Help and usage errors: every command's usage on request, one line on a mistake")
 struct HelpTests {
-    static let commands = ["init", "run", "check-path", "inspect", "doctor", "quarantine", "history", "status", "events", "outbox", "help", "version"]
+    static let commands = ["init", "run", "check-path", "inspect", "doctor", "quarantine", "history", "status", "events", "publish", "outbox", "help", "version"]
 
     /// The options a usage's synopsis lines name, such as `--root` or `--once`.
     func synopsisOptions(_ text: String) -> Set<String> {

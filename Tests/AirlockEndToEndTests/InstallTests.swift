@@ -9,7 +9,8 @@ import Testing
 struct InstallTests {
     static let expected = [
         "usr/bin/airlock", "usr/libexec/airlock/airlock-decoder", "usr/libexec/airlock/airlock-keyed-decoder",
-        "usr/lib/systemd/system/airlock.service", "usr/lib/systemd/system/airlock@.service",
+        "usr/libexec/airlock/airlock-publisher", "usr/lib/systemd/system/airlock-publish.service",
+        "usr/share/doc/airlock/examples/nats-consumer.py", "usr/lib/systemd/system/airlock.service", "usr/lib/systemd/system/airlock@.service",
         "usr/lib/systemd/system/airlock-sweep.service", "usr/lib/systemd/system/airlock-sweep.timer",
         "usr/lib/tmpfiles.d/airlock.conf", "usr/lib/sysusers.d/airlock.conf",
         "usr/share/airlock/airlock.json", "usr/share/doc/airlock/examples/airlock.json",

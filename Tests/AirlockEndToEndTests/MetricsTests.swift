@@ -71,11 +71,14 @@ struct MetricsTests {
         for name in ["airlock_drops_total", "airlock_rejections_total", "airlock_received_bytes_total", "airlock_outbox_written_bytes_total",
                      "airlock_quarantine_entries", "airlock_quarantine_bytes", "airlock_claimed_drops", "airlock_oldest_claim_age_seconds",
                      "airlock_oldest_inbox_file_age_seconds", "airlock_confinement_in_force", "airlock_journal_write_errors_total",
-                     "airlock_filesystem_free_bytes", "airlock_build_info", "airlock_metrics_written_timestamp_seconds"] {
+                     "airlock_filesystem_free_bytes", "airlock_build_info", "airlock_metrics_written_timestamp_seconds",
+                     "airlock_publish_lag_records", "airlock_publish_failures_total", "airlock_publish_published_total"] {
             #expect(names.contains(name), "the daemon does not write \(name)")
         }
         #expect(!text.contains(#"="""#), "an empty label")
         #expect(text.contains("airlock_quarantine_entries 1\n"))
+        // Both verdicts wait for a publisher that has never run.
+        #expect(text.contains("airlock_publish_lag_records 2\n"))
         #expect(text.contains(#"airlock_confinement_in_force{mechanism="supervisor_landlock"}"#))
     }
 
@@ -105,11 +108,14 @@ struct MetricsTests {
     }
 }
 
-/// The metrics file of a daemon that has accepted one drop and rejected one.
+/// The metrics file of a daemon that has accepted one drop and rejected one, with
+/// publishing configured (the daemon itself never talks to NATS, so no server is needed
+/// for it to write the publisher's lag).
 func metricsAfterOneAcceptedAndOneRejected() throws -> String {
     let sandbox = try Sandbox()
     try sandbox.initialise()
     try sandbox.configure("metrics", ["path": "state/airlock.prom", "interval_seconds": 1])
+    try sandbox.configure("publish", ["nats": ["servers": ["nats://127.0.0.1:9"], "stream": "AIRLOCK"]])
     let daemon = try RunningDaemon(sandbox)
     try sandbox.drop(Samples.validZip, as: "m1.zip")
     try sandbox.drop(Samples.traversalZip, as: "m2.zip")
