@@ -21,7 +21,9 @@ extension DecoderChild {
         let started = DecoderTemplate.start(commandLine, warmUp: DecoderWarmUp.run)
         #endif
         guard let (start, preloaded) = started else { return WarmStart.unusedStatus }
-        guard var request = Request(start.arguments) else {
+        var arguments = start.arguments
+        guard DecoderRequestVersion.take(&arguments, program: "airlock-decoder") else { return DecoderRequestVersion.refusedStatus }
+        guard var request = Request(arguments) else {
             printError("airlock-decoder: bad arguments (this program is started by airlock, not by hand)")
             return usageStatus
         }
@@ -48,6 +50,7 @@ extension DecoderChild {
             return 70
         }
         let confineMicroseconds = Int64((monotonicNanoseconds() - confining) / 1000)
+        if !request.probe && !announceTaken(program: "airlock-decoder") { return 71 }
         #if DEBUG
         // Faults are for drops: the start-up probe of `airlock run` must not hang on one.
         if !request.probe { TestFaults.inject(request) }

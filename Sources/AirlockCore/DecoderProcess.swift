@@ -26,14 +26,29 @@ struct DecoderProcess {
         var abandoned = false
         /// The child's peak resident set size.
         var maxRSSKiB: Int64 = 0
+        /// The verdict version the child named when it said it had taken the drop
+        /// (`TakenNotice`); nil: it never took it, and nothing it did is a verdict.
+        var taken: Int64?
 
-        init(termination: Termination, output: [UInt8], timedOut: Bool, abandoned: Bool = false, maxRSSKiB: Int64 = 0) {
+        init(termination: Termination, output: [UInt8], timedOut: Bool, abandoned: Bool = false, maxRSSKiB: Int64 = 0,
+             taken: Int64? = nil) {
             self.termination = termination
             self.output = output
             message = VerdictMessage.read(output)
             self.timedOut = timedOut
             self.abandoned = abandoned
             self.maxRSSKiB = maxRSSKiB
+            self.taken = taken
+        }
+
+        /// Whether the child and this supervisor come from builds that speak
+        /// different versions: a request it refused, a taken notice or a verdict
+        /// of another version.
+        var speaksAnotherVersion: Bool {
+            if termination == .exited(DecoderRequestVersion.refusedStatus) && taken == nil { return true }
+            if let taken, taken != VerdictMessage.currentVersion { return true }
+            if case .failure(.refused(.unknownVersion)) = message { return true }
+            return false
         }
     }
 
@@ -46,6 +61,7 @@ struct DecoderProcess {
     ///     says it has closed (`WrittenFileNotice`), while it decodes.
     func run(arguments: [String], drop: FileDescriptor, staging: FileDescriptor?,
              progress: ((Int64, Int64) -> Void)? = nil, written: (([UInt8]) -> Void)? = nil) throws(SystemError) -> Run {
+        let arguments = DecoderRequestVersion.arguments + arguments
         let pipe = try makePipe()
         defer { pipe.read.close() }
         // Our copy of the child's end goes as soon as the child has its own, so the
@@ -63,6 +79,10 @@ struct DecoderProcess {
         let abandoned = children?.finished(child) == true
         var run = try collected.get()
         if abandoned { run.abandoned = true }
+        // Decoder programs of another build are on disk (a package upgrade under a
+        // running daemon): the templates and waiting children started from the old
+        // ones go, so that the next drop's child comes from what is installed now.
+        if run.speaksAnotherVersion { children?.replaceStarted() }
         return run
     }
 
@@ -87,6 +107,7 @@ struct DecoderProcess {
     /// confinement probe), for `Pending.finish` to collect later: what the caller
     /// does in between overlaps the child's start. `drop` may be closed once this returns.
     func start(arguments: [String], drop: FileDescriptor) throws(SystemError) -> Pending {
+        let arguments = DecoderRequestVersion.arguments + arguments
         let pipe = try makePipe()
         let child: ChildProcess
         do {
@@ -117,6 +138,7 @@ struct DecoderProcess {
                 return (waiting, false)
             }
         }
+        if StartFault.spawnRefused.fails() { throw SystemError("posix_spawn", Array(executable.utf8), .wouldBlock) }
         let child = try ChildProcess.spawn(executable, arguments: arguments, environment: Self.childEnvironment(),
                                            descriptors: Self.childDescriptors(drop: drop, staging: staging, result: result))
         return (child, false)
@@ -161,6 +183,7 @@ struct DecoderProcess {
         let deadline = monotonicNanoseconds() + UInt64(timeoutSeconds) * 1_000_000_000
         var output: [UInt8] = []
         var timedOut = false
+        var taken: Int64?
         var chunk = [UInt8](repeating: 0, count: 4096)
         reading: while true {
             let now = monotonicNanoseconds()
@@ -178,11 +201,11 @@ struct DecoderProcess {
                 break reading
             }
             output += chunk[0..<n]
-            output = Self.takeNotices(output, progress: progress, written: written)
+            output = Self.takeNotices(output, progress: progress, written: written, taken: { taken = taken ?? $0 })
         }
         if timedOut { child.signal(.kill) }
         let (termination, maxRSS) = try child.wait()
-        return Run(termination: termination, output: output, timedOut: timedOut, maxRSSKiB: maxRSS)
+        return Run(termination: termination, output: output, timedOut: timedOut, maxRSSKiB: maxRSS, taken: taken)
     }
 }
 
@@ -196,14 +219,16 @@ extension DecoderProcess {
 
     /// Removes complete notice lines from the front of `output`: each
     /// `{"progress":N,"total":M}` goes to `progress`, each `WrittenFileNotice` to
-    /// `written`; what remains is the verdict (or its beginning).
+    /// `written`, a `TakenNotice` to `taken`; what remains is the verdict (or its beginning).
     static func takeNotices(_ output: [UInt8], progress: ((Int64, Int64) -> Void)?,
-                            written: (([UInt8]) -> Void)?) -> [UInt8] {
+                            written: (([UInt8]) -> Void)?, taken: ((Int64) -> Void)? = nil) -> [UInt8] {
         var rest = output[...]
-        while rest.starts(with: progressPrefix) || rest.starts(with: WrittenFileNotice.prefix),
+        while rest.starts(with: progressPrefix) || rest.starts(with: WrittenFileNotice.prefix) || rest.starts(with: TakenNotice.prefix),
               let newline = rest.firstIndex(of: 0x0A) {
             let line = rest[rest.startIndex..<newline]
-            if line.starts(with: progressPrefix) {
+            if line.starts(with: TakenNotice.prefix) {
+                if let version = TakenNotice.version(in: line) { taken?(version) }
+            } else if line.starts(with: progressPrefix) {
                 let numbers = String(decoding: line, as: UTF8.self).split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }
                 if numbers.count == 2 { progress?(numbers[0], numbers[1]) }
             } else if let path = WrittenFileNotice.path(in: line) {

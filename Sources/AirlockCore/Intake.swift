@@ -97,7 +97,13 @@ public final class Intake: Sendable {
             return
         }
         let pool = WorkerPool(self, reported: emit)
-        pool.start(min(workers, tickets.count))
+        guard pool.start(min(workers, tickets.count)) > 0 else {
+            // No worker thread could be started (a host out of tasks): this thread
+            // decodes them, each drop deferred if its child cannot be started either.
+            log.warning("no decoder worker thread could be started; the drops are processed one at a time")
+            tickets.forEach { emit(process($0)) }
+            return
+        }
         pool.enqueue(tickets)
         pool.finish()
     }

@@ -12,8 +12,10 @@ import Foundation
 public enum KeyedChild {
     public static func main(_ commandLine: [String]) -> Int32 {
         guard let (start, preloaded) = DecoderTemplate.start(commandLine, warmUp: KeyedWarmUp.run) else { return WarmStart.unusedStatus }
-        guard start.arguments.first == "keyed" else { return usage() }
-        var rest = Array(start.arguments.dropFirst())
+        var arguments = start.arguments
+        guard DecoderRequestVersion.take(&arguments, program: "airlock-keyed-decoder") else { return DecoderRequestVersion.refusedStatus }
+        guard arguments.first == "keyed" else { return usage() }
+        var rest = Array(arguments.dropFirst())
         let inspect = rest.first == "--inspect"
         if inspect { rest.removeFirst() }
         let database = ContentTypes.takeDatabaseArgument(&rest)
@@ -29,6 +31,7 @@ public enum KeyedChild {
             DecoderChild.printError("airlock-keyed-decoder: cannot confine: \(error)")
             return 70
         }
+        guard DecoderChild.announceTaken(program: "airlock-keyed-decoder") else { return 71 }
         #if DEBUG
         if CurrentProcess.environment("AIRLOCK_TEST_DECODER_FAULT") == "abort" { CurrentProcess.abort() }
         if CurrentProcess.environment("AIRLOCK_TEST_DECODER_FAULT") == "drop-eio" { DropFile.failEveryRead() }
