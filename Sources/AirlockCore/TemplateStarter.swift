@@ -43,11 +43,8 @@ final class TemplateStarter: Sendable {
     private func ensureRunning() throws(SystemError) {
         let error = running.withLock { running -> SystemError? in
             guard !running else { return nil }
-            do {
-                try SystemThread.start { [self] in serve() }
-            } catch {
-                return error
-            }
+            let started = Result { () throws(SystemError) in try SystemThread.start { [self] in serve() } }
+            if case .failure(let error) = started { return error }
             running = true
             return nil
         }

@@ -1,3 +1,4 @@
+import AirlockSystem
 import Foundation
 import Synchronization
 

@@ -1,0 +1,53 @@
+import AirlockSystem
+import Synchronization
+
+/// Whether decoder children can be started now, for the log, the metrics and
+/// `status`. A host out of processes or memory (fork and clone refused with
+/// EAGAIN or ENOMEM, a pids cgroup full) is ordinary on a busy server: each drop
+/// whose child cannot be started stays claimed and is retried with backoff, and
+/// this says so once per episode rather than once per drop, or not at all.
+public enum DecoderStartHealth {
+    private struct State {
+        var failing = false
+        var failures: Int64 = 0
+        var inEpisode: Int64 = 0
+        var last = ""
+    }
+
+    private static let state = Mutex(State())
+
+    /// Decoder children that could not be started or never took their drop, since the start.
+    public static var failures: Int64 { state.withLock { $0.failures } }
+    /// Whether the last child asked for could not be started.
+    public static var failing: Bool { state.withLock { $0.failing } }
+    /// What the last failure was, while failing; nil otherwise.
+    public static var problem: String? { state.withLock { $0.failing ? $0.last : nil } }
+
+    /// A child could not be started, or never took its drop; the first of an episode is logged.
+    static func failed(_ detail: String, log: Log) {
+        let first = state.withLock { state -> Bool in
+            state.failures += 1
+            state.inEpisode += 1
+            state.last = detail
+            defer { state.failing = true }
+            return !state.failing
+        }
+        if first {
+            log.warning("decoder children cannot be started (\(detail)); drops stay claimed and are retried with backoff "
+                + "until they can ('airlock status' and airlock_decoder_start_failing say so meanwhile)")
+        }
+    }
+
+    /// A child took its drop: an episode of failures, if one ran, is over.
+    static func started(log: Log) {
+        let ended = state.withLock { state -> Int64? in
+            guard state.failing else { return nil }
+            defer {
+                state.failing = false
+                state.inEpisode = 0
+            }
+            return state.inEpisode
+        }
+        if let ended { log.info("decoder children start again, after \(ended) that could not be started") }
+    }
+}
