@@ -313,21 +313,7 @@ public final class Intake: Sendable {
         defer { headStart?.close() }
         let early = EarlyDigests(staging: staging, policy: policy, headStart: headStart)
         defer { early.close() }
-        let run: DecoderProcess.Run
-        do {
-            run = try decoder(for: format).run(arguments: format.decoderArguments(configuration, inspect: false, progress: display != nil),
-                                               drop: drop, staging: staging,
-                                               progress: display.map { display in { display.update(done: $0, total: $1) } },
-                                               written: { early.written($0) })
-        } catch {
-            DecoderStartHealth.failed("\(error)", log: log)
-            throw error
-        }
-        if run.taken != nil {
-            DecoderStartHealth.started(log: log)
-        } else if !run.abandoned, let fault = DecoderVerdict.machineryFault(run) {
-            DecoderStartHealth.failed(fault, log: log)
-        }
+        let run = try runDecoder(format, drop: drop, staging: staging, display: display, early: early)
         // Asked before anything else waits: the last large file is still being hashed.
         if case .success(let message) = run.message, case .accepted(let accepted) = message.outcome {
             headStart?.decoderExited(wroteAtLeast: accepted.bytesWritten)
