@@ -21,10 +21,16 @@ extension DecoderChild {
         let started = DecoderTemplate.start(commandLine, warmUp: DecoderWarmUp.run)
         #endif
         guard let (start, preloaded) = started else { return WarmStart.unusedStatus }
-        var arguments = start.arguments
-        guard DecoderRequestVersion.take(&arguments, program: "airlock-decoder") else { return DecoderRequestVersion.refusedStatus }
-        guard var request = Request(arguments) else {
-            printError("airlock-decoder: bad arguments (this program is started by airlock, not by hand)")
+        let asked: DecoderRequest
+        do {
+            asked = try DecoderRequest(decoding: start.arguments)
+        } catch {
+            printError("airlock-decoder: \(error) (this program is started by airlock, not by hand)")
+            if case .version = error { return DecoderRequest.refusedStatus }
+            return usageStatus
+        }
+        guard var request = Request(asked) else {
+            printError("airlock-decoder: the request names no archive format this decoder reads")
             return usageStatus
         }
         request.limits.cpuSeconds += start.cpuSecondsSpent
@@ -34,7 +40,7 @@ extension DecoderChild {
         request.detector = preloaded?.detector(for: request.magicDatabase) ?? ContentTypes.load(request.magicDatabase)
         // Each converter loads its gconv module now; confinement forbids it later.
         if !request.probe {
-            switch LegacyNames.open(taking: &request.encodingArguments) {
+            switch LegacyNames.open(zip: request.zipLegacyEncoding, tar: request.tarLegacyEncoding) {
             case .success(let names): request.legacyNames = names
             case .failure(let error):
                 printError("airlock-decoder: cannot decode legacy names: \(error)")
@@ -120,43 +126,32 @@ extension DecoderChild {
         var magicDatabase: String?
         /// Loaded from `magicDatabase` before confinement.
         var detector: Result<ContentTypeDetector?, ContentTypeError> = .success(nil)
-        /// The arguments naming legacy name encodings, and their converters, opened before confinement.
-        var encodingArguments: [String] = []
+        /// The legacy name encodings, and their converters, opened before confinement.
+        var zipLegacyEncoding = LegacyNames.zipDefault
+        var tarLegacyEncoding: String?
         var legacyNames: LegacyNames?
 
         /// Lists the archive's entries from their headers instead of judging it.
         var list = false
         var writesStaging: Bool { !inspect && !probe && !list }
 
-        init?(_ arguments: [String]) {
-            guard let first = arguments.first else { return nil }
-            if first == "--probe" {
-                probe = true
-            } else {
-                guard let format = ArchiveFormat(rawValue: first) else { return nil }
+        init?(_ message: DecoderRequest) {
+            switch message.mode {
+            case .probe: probe = true
+            case .inspect: inspect = true
+            case .list: inspect = true; list = true
+            case .decode: break
+            }
+            if !probe {
+                guard let format = ArchiveFormat(rawValue: message.format) else { return nil }
                 self.format = format
             }
-            var rest = Array(arguments.dropFirst())
-            if let index = rest.firstIndex(of: "--inspect") {
-                inspect = true
-                rest.remove(at: index)
-            }
-            if let index = rest.firstIndex(of: "--list") {
-                list = true
-                rest.remove(at: index)
-            }
-            if let index = rest.firstIndex(of: "--progress") {
-                progress = true
-                rest.remove(at: index)
-            }
-            magicDatabase = ContentTypes.takeDatabaseArgument(&rest)
-            encodingArguments = rest.filter { $0.hasPrefix(LegacyNames.zipArgument) || $0.hasPrefix(LegacyNames.tarArgument) }
-            rest.removeAll { $0.hasPrefix(LegacyNames.zipArgument) || $0.hasPrefix(LegacyNames.tarArgument) }
-            guard let limits = DecoderLimits(taking: &rest) else { return nil }
-            self.limits = limits
-            let policyArguments = rest
-            guard let policy = Policy(arguments: policyArguments) else { return nil }
-            self.policy = policy
+            progress = message.progress
+            magicDatabase = message.magicDatabase
+            limits = message.limits
+            policy = message.policy
+            zipLegacyEncoding = message.zipLegacyEncoding
+            tarLegacyEncoding = message.tarLegacyEncoding
         }
     }
 }

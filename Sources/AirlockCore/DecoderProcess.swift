@@ -45,7 +45,7 @@ struct DecoderProcess {
         /// different versions: a request it refused, a taken notice or a verdict
         /// of another version.
         var speaksAnotherVersion: Bool {
-            if termination == .exited(DecoderRequestVersion.refusedStatus) && taken == nil { return true }
+            if termination == .exited(DecoderRequest.refusedStatus) && taken == nil { return true }
             if let taken, taken != VerdictMessage.currentVersion { return true }
             if case .failure(.refused(.unknownVersion)) = message { return true }
             return false
@@ -59,15 +59,15 @@ struct DecoderProcess {
     ///     child reports them; the child reports only when given `--progress`.
     ///   - written: called with the staging path of each large file the child
     ///     says it has closed (`WrittenFileNotice`), while it decodes.
-    func run(arguments: [String], drop: FileDescriptor, staging: FileDescriptor?,
+    func run(_ request: DecoderRequest, drop: FileDescriptor, staging: FileDescriptor?,
              progress: ((Int64, Int64) -> Void)? = nil, written: (([UInt8]) -> Void)? = nil) throws(SystemError) -> Run {
-        let arguments = DecoderRequestVersion.arguments + arguments
+        let arguments = request.encoded
         let pipe = try makePipe()
         defer { pipe.read.close() }
         // Our copy of the child's end goes as soon as the child has its own, so the
         // pipe reports EOF when the child exits.
         let (child, forked) = try pipe.write.closeAfter { (result) throws(SystemError) in
-            try launch(arguments: arguments, drop: drop, staging: staging, result: result)
+            try launch(arguments: arguments, startUp: Self.startUpArguments(request), drop: drop, staging: staging, result: result)
         }
         defer { child.close() }
         _ = children?.started(child)
@@ -106,8 +106,8 @@ struct DecoderProcess {
     /// Starts a child that needs no staging, no template and no tracking (the
     /// confinement probe), for `Pending.finish` to collect later: what the caller
     /// does in between overlaps the child's start. `drop` may be closed once this returns.
-    func start(arguments: [String], drop: FileDescriptor) throws(SystemError) -> Pending {
-        let arguments = DecoderRequestVersion.arguments + arguments
+    func start(_ request: DecoderRequest, drop: FileDescriptor) throws(SystemError) -> Pending {
+        let arguments = request.encoded
         let pipe = try makePipe()
         let child: ChildProcess
         do {
@@ -125,11 +125,11 @@ struct DecoderProcess {
     /// The drop's child: with `children`, one forked by the program's template,
     /// else the one this thread started ahead of need if it takes the hand-over;
     /// otherwise one started now with its descriptors. `forked`: by a template.
-    private func launch(arguments: [String], drop: FileDescriptor, staging: FileDescriptor?,
+    private func launch(arguments: [String], startUp: [String], drop: FileDescriptor, staging: FileDescriptor?,
                         result: FileDescriptor) throws(SystemError) -> (child: ChildProcess, forked: Bool) {
         if let staging, let children {
             let descriptors = [drop, staging, result]
-            if let forked = children.templates.fork(executable, startUp: Self.startUpArguments(arguments),
+            if let forked = children.templates.fork(executable, startUp: startUp,
                                                     environment: Self.childEnvironment(), arguments: arguments,
                                                     descriptors: descriptors) {
                 return (forked, true)
@@ -144,9 +144,9 @@ struct DecoderProcess {
         return (child, false)
     }
 
-    /// What a template loads for every child, from a drop's arguments: the magic database.
-    static func startUpArguments(_ arguments: [String]) -> [String] {
-        arguments.filter { $0.hasPrefix(ContentTypes.databaseArgument) }
+    /// What a template loads for every child, from a drop's request: the magic database.
+    static func startUpArguments(_ request: DecoderRequest) -> [String] {
+        request.magicDatabase.map { [ContentTypes.databaseArgument + $0] } ?? []
     }
 
     /// What the child finds at each descriptor: /dev/null for standard input and

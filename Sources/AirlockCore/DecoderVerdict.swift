@@ -71,7 +71,7 @@ enum DecoderVerdict: Equatable {
     static func machineryFault(_ run: DecoderProcess.Run) -> String? {
         if run.speaksAnotherVersion {
             return "the decoder program on disk speaks another version than this airlock "
-                + "(request \(DecoderRequestVersion.current), verdict \(VerdictMessage.currentVersion)); "
+                + "(request \(DecoderRequest.currentVersion), verdict \(VerdictMessage.currentVersion)); "
                 + "its templates are restarted and the drop is retried"
         }
         guard run.taken == nil else { return nil }

@@ -52,7 +52,7 @@ public final class Intake: Sendable {
         guard let children else { return }
         let format = DropFormat.archive(.zip)
         children.templates.prestart(decoder(for: format).executable,
-                                    startUp: DecoderProcess.startUpArguments(format.decoderArguments(configuration, inspect: false)),
+                                    startUp: DecoderProcess.startUpArguments(format.decoderRequest(configuration, mode: .decode)),
                                     environment: DecoderProcess.childEnvironment())
     }
 

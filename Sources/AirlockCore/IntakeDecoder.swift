@@ -7,7 +7,7 @@ extension Intake {
                             early: EarlyDigests) throws(SystemError) -> DecoderProcess.Run {
         let run: DecoderProcess.Run
         do {
-            run = try decoder(for: format).run(arguments: format.decoderArguments(configuration, inspect: false, progress: display != nil),
+            run = try decoder(for: format).run(format.decoderRequest(configuration, mode: .decode, progress: display != nil),
                                                drop: drop, staging: staging,
                                                progress: display.map { display in { display.update(done: $0, total: $1) } },
                                                written: { early.written($0) })

@@ -15,7 +15,9 @@ final class RunningDaemon {
 
     /// - Parameter wrapper: a program and its arguments to run the daemon under
     ///   (given the binary and its arguments after them), as `airlock(_:under:)` takes.
-    init(_ sandbox: Sandbox, environment: [String: String] = [:], label: String = "daemon", under wrapper: [String] = []) throws {
+    /// - Parameter standardOutput: a pipe for the daemon's standard output instead of the events file.
+    init(_ sandbox: Sandbox, environment: [String: String] = [:], label: String = "daemon", under wrapper: [String] = [],
+         standardOutput: Pipe? = nil) throws {
         stdoutURL = sandbox.logs.appendingPathComponent("\(label).out")
         stderrURL = sandbox.logs.appendingPathComponent("\(label).err")
         FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
@@ -30,7 +32,7 @@ final class RunningDaemon {
         env.removeValue(forKey: "NOTIFY_SOCKET")
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        process.standardOutput = stdoutHandle
+        process.standardOutput = standardOutput ?? stdoutHandle
         process.standardError = stderrHandle
         process.standardInput = FileHandle.nullDevice
         try process.run()
