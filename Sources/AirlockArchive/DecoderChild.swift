@@ -21,17 +21,10 @@ extension DecoderChild {
         let started = DecoderTemplate.start(commandLine, warmUp: DecoderWarmUp.run)
         #endif
         guard let (start, preloaded) = started else { return WarmStart.unusedStatus }
-        let asked: DecoderRequest
-        do {
-            asked = try DecoderRequest(decoding: start.arguments)
-        } catch {
-            printError("airlock-decoder: \(error) (this program is started by airlock, not by hand)")
-            if case .version = error { return DecoderRequest.refusedStatus }
-            return usageStatus
-        }
-        guard var request = Request(asked) else {
-            printError("airlock-decoder: the request names no archive format this decoder reads")
-            return usageStatus
+        var request: Request
+        switch Request.read(start.arguments) {
+        case .success(let read): request = read
+        case .failure(let refused): return refused.status
         }
         request.limits.cpuSeconds += start.cpuSecondsSpent
         // Locale data and the magic database are read now, while files may still be
@@ -134,6 +127,28 @@ extension DecoderChild {
         /// Lists the archive's entries from their headers instead of judging it.
         var list = false
         var writesStaging: Bool { !inspect && !probe && !list }
+
+        /// The exit status of a child that refuses its request before taking the drop.
+        struct Refused: Error {
+            let status: Int32
+        }
+
+        /// The request the child was given; refused with 76 for another version, 64 for anything else.
+        static func read(_ strings: [String]) -> Result<Request, Refused> {
+            let asked: DecoderRequest
+            do {
+                asked = try DecoderRequest(decoding: strings)
+            } catch {
+                printError("airlock-decoder: \(error) (this program is started by airlock, not by hand)")
+                if case .version = error { return .failure(Refused(status: DecoderRequest.refusedStatus)) }
+                return .failure(Refused(status: usageStatus))
+            }
+            guard let request = Request(asked) else {
+                printError("airlock-decoder: the request names no archive format this decoder reads")
+                return .failure(Refused(status: usageStatus))
+            }
+            return .success(request)
+        }
 
         init?(_ message: DecoderRequest) {
             switch message.mode {

@@ -98,8 +98,8 @@ public struct DecoderRequest: Sendable, Equatable {
 
         public var description: String {
             switch self {
-            case .version(let version?): return "the request is version \(version); this decoder reads version \(DecoderRequest.currentVersion)"
-            case .version(nil): return "the request names no version; this decoder reads version \(DecoderRequest.currentVersion)"
+            case .version(let version?): return "the request is version \(version); this decoder reads version \(DecoderRequest.acceptedVersion)"
+            case .version(nil): return "the request names no version; this decoder reads version \(DecoderRequest.acceptedVersion)"
             case .missing(let key): return "the request lacks \(key.rawValue)"
             case .repeated(let key): return "the request gives \(key.rawValue) twice"
             case .unknown(let key): return "the request has an unknown key \(JSONObjectWriter.quote(key))"

@@ -1,11 +1,15 @@
+import AirlockPolicy
 import AirlockSystem
+import Foundation
 import Synchronization
 
 /// Whether decoder children can be started now, for the log, the metrics and
 /// `status`. A host out of processes or memory (fork and clone refused with
 /// EAGAIN or ENOMEM, a pids cgroup full) is ordinary on a busy server: each drop
 /// whose child cannot be started stays claimed and is retried with backoff, and
-/// this says so once per episode rather than once per drop, or not at all.
+/// this says so once per episode rather than once per drop, or not at all, and
+/// records the episode in `state/decoder-start` for `airlock status` (removed
+/// when children start again).
 public enum DecoderStartHealth {
     private struct State {
         var failing = false
@@ -24,7 +28,7 @@ public enum DecoderStartHealth {
     public static var problem: String? { state.withLock { $0.failing ? $0.last : nil } }
 
     /// A child could not be started, or never took its drop; the first of an episode is logged.
-    static func failed(_ detail: String, log: Log) {
+    static func failed(_ detail: String, log: Log, state directory: FileDescriptor) {
         let first = state.withLock { state -> Bool in
             state.failures += 1
             state.inEpisode += 1
@@ -33,13 +37,19 @@ public enum DecoderStartHealth {
             return !state.failing
         }
         if first {
+            var json = JSONObjectWriter()
+            json.add("since", timestamp())
+            json.add("detail", detail)
+            // Not synced: a power cut that loses it loses a hint, which the next failure writes again.
+            try? directory.replaceAtomically(Array(fileName.utf8), with: Array((json.text + "\n").utf8),
+                                             temporary: Array("\(fileName).tmp".utf8), AtomicWriteOptions(mode: 0o600, syncsDirectory: false))
             log.warning("decoder children cannot be started (\(detail)); drops stay claimed and are retried with backoff "
                 + "until they can ('airlock status' and airlock_decoder_start_failing say so meanwhile)")
         }
     }
 
     /// A child took its drop: an episode of failures, if one ran, is over.
-    static func started(log: Log) {
+    static func started(log: Log, state directory: FileDescriptor) {
         let ended = state.withLock { state -> Int64? in
             guard state.failing else { return nil }
             defer {
@@ -48,6 +58,21 @@ public enum DecoderStartHealth {
             }
             return state.inEpisode
         }
-        if let ended { log.info("decoder children start again, after \(ended) that could not be started") }
+        if let ended {
+            try? directory.unlink(Array(fileName.utf8))
+            log.info("decoder children start again, after \(ended) that could not be started") }
+    }
+
+    static let fileName = "decoder-start"
+
+    /// The episode the intake of this root last recorded: since when decoder
+    /// children cannot be started, and why; nil when none is under way.
+    public static func recorded(in state: FileDescriptor) -> (since: String, detail: String)? {
+        guard let fd = try? state.open(Array(fileName.utf8), [.readOnly, .noFollow]) else { return nil }
+        defer { fd.close() }
+        guard let bytes = try? fd.readAll(limit: 64 * 1024),
+              let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any],
+              let since = object["since"] as? String, let detail = object["detail"] as? String else { return nil }
+        return (since, detail)
     }
 }

@@ -12,13 +12,13 @@ extension Intake {
                                                progress: display.map { display in { display.update(done: $0, total: $1) } },
                                                written: { early.written($0) })
         } catch {
-            DecoderStartHealth.failed("\(error)", log: log)
+            DecoderStartHealth.failed("\(error)", log: log, state: layout.state)
             throw error
         }
         if run.taken != nil {
-            DecoderStartHealth.started(log: log)
+            DecoderStartHealth.started(log: log, state: layout.state)
         } else if !run.abandoned, let fault = DecoderVerdict.machineryFault(run) {
-            DecoderStartHealth.failed(fault, log: log)
+            DecoderStartHealth.failed(fault, log: log, state: layout.state)
         }
         return run
     }

@@ -15,6 +15,10 @@ extension CommandRunner {
         let found: Doctor.Findings
         do {
             found = try Doctor(configuration: configuration, decoderDirectory: decoder).probe()
+        } catch where error.errno == .wouldBlock || error.errno == .outOfMemory {
+            log.error("decoder children cannot be started here: \(error); the host refuses new processes or memory "
+                + "(a pids cgroup, RLIMIT_NPROC or memory full): drops wait, claimed, until they can")
+            return ExitStatus.unavailable
         } catch {
             log.error("the decoder probe failed: \(error)")
             return ExitStatus.unavailable
