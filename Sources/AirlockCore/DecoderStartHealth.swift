@@ -16,33 +16,47 @@ public enum DecoderStartHealth {
         var failures: Int64 = 0
         var inEpisode: Int64 = 0
         var last = ""
+        /// When an episode was last said, and whether the current one was.
+        var lastWarned: UInt64?
+        var warned = false
     }
 
     private static let state = Mutex(State())
+
+    /// At a limit that lets some children through and not others, episodes come
+    /// and go with each child; one that begins this soon after the last one was
+    /// said is recorded (status, metrics) but not said again.
+    static let quietNanoseconds: UInt64 = 30_000_000_000
 
     /// Decoder children that could not be started or never took their drop, since the start.
     public static var failures: Int64 { state.withLock { $0.failures } }
     /// Whether the last child asked for could not be started.
     public static var failing: Bool { state.withLock { $0.failing } }
-    /// What the last failure was, while failing; nil otherwise.
-    public static var problem: String? { state.withLock { $0.failing ? $0.last : nil } }
 
-    /// A child could not be started, or never took its drop; the first of an episode is logged.
+    /// A child could not be started, or never took its drop: an episode begins
+    /// unless one is under way, recorded in `state/decoder-start` and said once.
     static func failed(_ detail: String, log: Log, state directory: FileDescriptor) {
-        let first = state.withLock { state -> Bool in
+        let now = monotonicNanoseconds()
+        let (begins, says) = state.withLock { state -> (Bool, Bool) in
             state.failures += 1
             state.inEpisode += 1
             state.last = detail
-            defer { state.failing = true }
-            return !state.failing
+            guard !state.failing else { return (false, false) }
+            state.failing = true
+            let says = state.lastWarned.map { now - $0 >= quietNanoseconds } ?? true
+            state.warned = says
+            if says { state.lastWarned = now }
+            return (true, says)
         }
-        if first {
+        if begins {
             var json = JSONObjectWriter()
             json.add("since", timestamp())
             json.add("detail", detail)
             // Not synced: a power cut that loses it loses a hint, which the next failure writes again.
             try? directory.replaceAtomically(Array(fileName.utf8), with: Array((json.text + "\n").utf8),
                                              temporary: Array("\(fileName).tmp".utf8), AtomicWriteOptions(mode: 0o600, syncsDirectory: false))
+        }
+        if says {
             log.warning("decoder children cannot be started (\(detail)); drops stay claimed and are retried with backoff "
                 + "until they can ('airlock status' and airlock_decoder_start_failing say so meanwhile)")
         }
@@ -50,17 +64,17 @@ public enum DecoderStartHealth {
 
     /// A child took its drop: an episode of failures, if one ran, is over.
     static func started(log: Log, state directory: FileDescriptor) {
-        let ended = state.withLock { state -> Int64? in
+        let ended = state.withLock { state -> (count: Int64, said: Bool)? in
             guard state.failing else { return nil }
             defer {
                 state.failing = false
                 state.inEpisode = 0
             }
-            return state.inEpisode
+            return (state.inEpisode, state.warned)
         }
-        if let ended {
-            try? directory.unlink(Array(fileName.utf8))
-            log.info("decoder children start again, after \(ended) that could not be started") }
+        guard let ended else { return }
+        try? directory.unlink(Array(fileName.utf8))
+        if ended.said { log.info("decoder children start again, after \(ended.count) that could not be started") }
     }
 
     static let fileName = "decoder-start"

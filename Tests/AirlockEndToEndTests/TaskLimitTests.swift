@@ -80,13 +80,46 @@ struct TaskLimitTests {
         #expect(accepted + deferred == count)
         #expect(outcome.events.filter { $0["event"] as? String == "rejected" }.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).isEmpty)
-        #expect(try sandbox.listing(sandbox.claimed).filter { !$0.contains("/") }.count == deferred)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == deferred)
+        // Said once per episode, not once per drop.
         if deferred > 0 { #expect(outcome.stderr.components(separatedBy: "decoder children cannot be started").count == 2) }
         if limit >= 64 { #expect(accepted == count) }
         // Once the limit is gone, the next run finishes what was deferred.
         let again = try sandbox.runOnce()
         #expect(again.status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == count)
+        try sandbox.expectInvariants()
+    }
+
+    @Test("a daemon in a full pids cgroup retries with backoff, says so once and in status, and lands every drop once tasks are free")
+    func daemonRetriesUntilTasksAreFree() throws {
+        let cgroup: PidsCgroup
+        switch PidsCgroup.make(limit: 10) {
+        case .success(let made): cgroup = made
+        case .failure(let unavailable):
+            #expect(unavailable.reason.contains("offers no pids controller"), "\(unavailable.reason)")
+            print("task-limit test skipped: \(unavailable.reason)")
+            return
+        }
+        defer { cgroup.remove() }
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let daemon = try RunningDaemon(sandbox, under: ["/bin/sh", "-c", "echo $$ > \(cgroup.path)/cgroup.procs && exec \"$0\" \"$@\""])
+        let count = 10
+        for index in 0..<count { try sandbox.drop(Samples.validZip, as: "drop-\(index).zip") }
+        #expect(waitFor(seconds: 30) { daemon.events.contains { $0["event"] as? String == "deferred" } }, "\(daemon.stderr.suffix(2000))")
+        let status = try airlock(["status", "--root", sandbox.root.path])
+        #expect(status.stdout.contains("CANNOT BE STARTED"), "\(status.stdout)")
+        #expect(daemon.stderr.components(separatedBy: "decoder children cannot be started").count == 2, "said once")
+        try "max".write(toFile: cgroup.path + "/pids.max", atomically: false, encoding: .utf8)
+        #expect(waitFor(seconds: 60) {
+            Set(daemon.events.filter { $0["event"] as? String == "accepted" }.compactMap { $0["drop"] as? String }).count == count
+        }, "\(daemon.stderr.suffix(2000))")
+        #expect(daemon.events.filter { $0["event"] as? String == "accepted" }.count == count)
+        #expect(daemon.events.filter { $0["event"] as? String == "rejected" }.isEmpty)
+        #expect(try !airlock(["status", "--root", sandbox.root.path]).stdout.contains("CANNOT BE STARTED"))
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 30) == 0)
         try sandbox.expectInvariants()
     }
 }
