@@ -51,4 +51,48 @@ struct StalledOutputTests {
         #expect(daemon.waitForExit(seconds: 30) == 0)
         try sandbox.expectInvariants()
     }
+
+    @Test("with standard output and standard error pipes nobody reads, drops land, the watchdog is kept, SIGTERM stops cleanly")
+    func unreadStandardError() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let socket = try FakeNotifySocket(at: sandbox.logs.appendingPathComponent("notify"))
+        // Neither pipe is ever read; the test holds their read ends open, so writes block once they are full.
+        let unreadOut = Pipe(), unreadErr = Pipe()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binary.airlock)
+        process.arguments = ["run", "--root", sandbox.root.path]
+        var environment = ProcessInfo.processInfo.environment
+        for key in environment.keys where key.hasPrefix("AIRLOCK_TEST_") { environment.removeValue(forKey: key) }
+        environment["NOTIFY_SOCKET"] = socket.path
+        environment["WATCHDOG_USEC"] = "400000"
+        process.environment = environment
+        process.standardOutput = unreadOut
+        process.standardError = unreadErr
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        var received: [String] = []
+        try #require(waitFor(seconds: 20) {
+            received += socket.messages()
+            return received.contains("READY=1")
+        })
+        // Each drop writes a log line and an event: far more than the 64 KiB a pipe holds.
+        let count = 600
+        for index in 0..<count { try sandbox.drop(Samples.validZip, as: "drop-with-a-long-name-to-fill-the-log-\(index).zip") }
+        #expect(waitFor(seconds: 600) {
+            received += socket.messages()
+            return ((try? FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count) ?? 0) == count
+        })
+        var after: [String] = []
+        #expect(waitFor(seconds: 5) {
+            after += socket.messages()
+            return after.filter { $0 == "WATCHDOG=1" }.count >= 2
+        }, "the watchdog goes on with both streams full")
+        kill(process.processIdentifier, SIGTERM)
+        // What is queued gets at most 10 s per stream to be written; nobody reads it.
+        #expect(waitFor(seconds: 40) { !process.isRunning })
+        #expect(process.terminationStatus == 0)
+        try sandbox.expectInvariants()
+    }
 }
