@@ -20,7 +20,13 @@ public final class OutputBuffer: Sendable {
     public static let log = OutputBuffer(descriptor: 2, what: "log lines on standard error")
 
     /// The most bytes waiting to be written, per stream.
-    static let limitBytes = 1 << 20
+    static let limitBytes: Int = {
+        #if DEBUG
+        // Test-only: a smaller buffer, so that a test fills it with fewer drops.
+        if let text = ProcessInfo.processInfo.environment["AIRLOCK_TEST_OUTPUT_BUFFER_BYTES"], let bytes = Int(text) { return bytes }
+        #endif
+        return 1 << 20
+    }()
 
     private struct State: Sendable {
         var lines: [[UInt8]] = []

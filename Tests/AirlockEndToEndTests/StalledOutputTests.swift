@@ -17,7 +17,9 @@ struct StalledOutputTests {
         let socket = try FakeNotifySocket(at: sandbox.logs.appendingPathComponent("notify"))
         // Nobody ever reads this pipe; the test holds its read end open, so writes block once it is full.
         let unread = Pipe()
-        let daemon = try RunningDaemon(sandbox, environment: ["NOTIFY_SOCKET": socket.path, "WATCHDOG_USEC": "400000"],
+        // A 16 KiB buffer: 1,000 events overflow it and the pipe's 64 KiB several times over.
+        let daemon = try RunningDaemon(sandbox, environment: ["NOTIFY_SOCKET": socket.path, "WATCHDOG_USEC": "400000",
+                                                              "AIRLOCK_TEST_OUTPUT_BUFFER_BYTES": "16384"],
                                        standardOutput: unread)
         let count = 1000
         for index in 0..<count { try sandbox.drop(Samples.validZip, as: "drop-\(index).zip") }
@@ -48,7 +50,8 @@ struct StalledOutputTests {
         let journal = try String(contentsOf: sandbox.root.appendingPathComponent("state/journal.jsonl"), encoding: .utf8)
         #expect(journal.split(separator: "\n").filter { $0.contains("\"event\":\"accepted\"") }.count == count)
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 30) == 0)
+        // What is queued gets at most 10 s to be written: nobody reads it.
+        #expect(daemon.waitForExit(seconds: 60) == 0, "\(daemon.stderr.suffix(2000))")
         try sandbox.expectInvariants()
     }
 
