@@ -29,9 +29,18 @@ struct TemplateRequest {
         withExtendedLifetime(childGo) {}
         if StartFault.templateDies.fails() { templateFault?() }
         guard let child = receiveChild() else { return nil }
-        // A child whose go-ahead is lost, or that died before it, never says it
-        // took the drop (TakenNotice): the drop is deferred, not judged.
-        if !StartFault.goAheadLost.fails() { try? go.reply(DecoderTemplate.goAhead) }
+        if StartFault.goAheadLost.fails() { return child }
+        do {
+            try go.reply(DecoderTemplate.goAhead)
+        } catch {
+            // No go-ahead can reach it: it is ended here, and the drop's child is
+            // started another way. (One whose go-ahead is lost in any other way
+            // never says it took the drop, and the drop is deferred, not judged.)
+            child.signal(.kill)
+            _ = try? child.wait()
+            child.close()
+            return nil
+        }
         return child
     }
 

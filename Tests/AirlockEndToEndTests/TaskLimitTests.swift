@@ -108,8 +108,12 @@ struct TaskLimitTests {
         let count = 10
         for index in 0..<count { try sandbox.drop(Samples.validZip, as: "drop-\(index).zip") }
         #expect(waitFor(seconds: 30) { daemon.events.contains { $0["event"] as? String == "deferred" } }, "\(daemon.stderr.suffix(2000))")
-        let status = try airlock(["status", "--root", sandbox.root.path])
-        #expect(status.stdout.contains("CANNOT BE STARTED"), "\(status.stdout)")
+        // A limit that lets a child through now and then ends an episode and begins another: poll.
+        var status = ""
+        #expect(waitFor(seconds: 30) {
+            status = (try? airlock(["status", "--root", sandbox.root.path]).stdout) ?? ""
+            return status.contains("CANNOT BE STARTED")
+        }, "\(status)")
         #expect(daemon.stderr.components(separatedBy: "decoder children cannot be started").count == 2, "said once")
         try "max".write(toFile: cgroup.path + "/pids.max", atomically: false, encoding: .utf8)
         #expect(waitFor(seconds: 60) {
