@@ -21,9 +21,10 @@ extension DecoderChild {
         let started = DecoderTemplate.start(commandLine, warmUp: DecoderWarmUp.run)
         #endif
         guard let (start, preloaded) = started else { return WarmStart.unusedStatus }
-        guard var request = Request(start.arguments) else {
-            printError("airlock-decoder: bad arguments (this program is started by airlock, not by hand)")
-            return usageStatus
+        var request: Request
+        switch Request.read(start.arguments) {
+        case .success(let read): request = read
+        case .failure(let refused): return refused.status
         }
         request.limits.cpuSeconds += start.cpuSecondsSpent
         // Locale data and the magic database are read now, while files may still be
@@ -32,7 +33,7 @@ extension DecoderChild {
         request.detector = preloaded?.detector(for: request.magicDatabase) ?? ContentTypes.load(request.magicDatabase)
         // Each converter loads its gconv module now; confinement forbids it later.
         if !request.probe {
-            switch LegacyNames.open(taking: &request.encodingArguments) {
+            switch LegacyNames.open(zip: request.zipLegacyEncoding, tar: request.tarLegacyEncoding) {
             case .success(let names): request.legacyNames = names
             case .failure(let error):
                 printError("airlock-decoder: cannot decode legacy names: \(error)")
@@ -48,6 +49,7 @@ extension DecoderChild {
             return 70
         }
         let confineMicroseconds = Int64((monotonicNanoseconds() - confining) / 1000)
+        if !request.probe && !announceTaken(program: "airlock-decoder") { return 71 }
         #if DEBUG
         // Faults are for drops: the start-up probe of `airlock run` must not hang on one.
         if !request.probe { TestFaults.inject(request) }
@@ -117,43 +119,54 @@ extension DecoderChild {
         var magicDatabase: String?
         /// Loaded from `magicDatabase` before confinement.
         var detector: Result<ContentTypeDetector?, ContentTypeError> = .success(nil)
-        /// The arguments naming legacy name encodings, and their converters, opened before confinement.
-        var encodingArguments: [String] = []
+        /// The legacy name encodings, and their converters, opened before confinement.
+        var zipLegacyEncoding = LegacyNames.zipDefault
+        var tarLegacyEncoding: String?
         var legacyNames: LegacyNames?
 
         /// Lists the archive's entries from their headers instead of judging it.
         var list = false
         var writesStaging: Bool { !inspect && !probe && !list }
 
-        init?(_ arguments: [String]) {
-            guard let first = arguments.first else { return nil }
-            if first == "--probe" {
-                probe = true
-            } else {
-                guard let format = ArchiveFormat(rawValue: first) else { return nil }
+        /// The exit status of a child that refuses its request before taking the drop.
+        struct Refused: Error {
+            let status: Int32
+        }
+
+        /// The request the child was given; refused with 76 for another version, 64 for anything else.
+        static func read(_ strings: [String]) -> Result<Request, Refused> {
+            let asked: DecoderRequest
+            do {
+                asked = try DecoderRequest(decoding: strings)
+            } catch {
+                printError("airlock-decoder: \(error) (this program is started by airlock, not by hand)")
+                if case .version = error { return .failure(Refused(status: DecoderRequest.refusedStatus)) }
+                return .failure(Refused(status: usageStatus))
+            }
+            guard let request = Request(asked) else {
+                printError("airlock-decoder: the request names no archive format this decoder reads")
+                return .failure(Refused(status: usageStatus))
+            }
+            return .success(request)
+        }
+
+        init?(_ message: DecoderRequest) {
+            switch message.mode {
+            case .probe: probe = true
+            case .inspect: inspect = true
+            case .list: inspect = true; list = true
+            case .decode: break
+            }
+            if !probe {
+                guard let format = ArchiveFormat(rawValue: message.format) else { return nil }
                 self.format = format
             }
-            var rest = Array(arguments.dropFirst())
-            if let index = rest.firstIndex(of: "--inspect") {
-                inspect = true
-                rest.remove(at: index)
-            }
-            if let index = rest.firstIndex(of: "--list") {
-                list = true
-                rest.remove(at: index)
-            }
-            if let index = rest.firstIndex(of: "--progress") {
-                progress = true
-                rest.remove(at: index)
-            }
-            magicDatabase = ContentTypes.takeDatabaseArgument(&rest)
-            encodingArguments = rest.filter { $0.hasPrefix(LegacyNames.zipArgument) || $0.hasPrefix(LegacyNames.tarArgument) }
-            rest.removeAll { $0.hasPrefix(LegacyNames.zipArgument) || $0.hasPrefix(LegacyNames.tarArgument) }
-            guard let limits = DecoderLimits(taking: &rest) else { return nil }
-            self.limits = limits
-            let policyArguments = rest
-            guard let policy = Policy(arguments: policyArguments) else { return nil }
-            self.policy = policy
+            progress = message.progress
+            magicDatabase = message.magicDatabase
+            limits = message.limits
+            policy = message.policy
+            zipLegacyEncoding = message.zipLegacyEncoding
+            tarLegacyEncoding = message.tarLegacyEncoding
         }
     }
 }

@@ -43,6 +43,28 @@ public enum DecoderChild {
         return VerdictMessage(.failed(VerdictMessage.Failed(stage: stage.rawValue, errno: error.errno.rawValue, detail: error.description)))
     }
 
+    /// Says on the result pipe that this child holds the drop, is confined, and
+    /// reads it next (`TakenNotice`): from here on what it reports, or how it
+    /// dies, is a verdict on the drop. False when the pipe refused it; the child
+    /// then exits, and the drop is retried.
+    public static func announceTaken(program: String) -> Bool {
+        #if DEBUG
+        // Test-only: a child that dies on the start path, just short of taking its drop.
+        if let text = CurrentProcess.environment("AIRLOCK_TEST_START_FAULT_EXIT"), let every = Int32(text), every > 0,
+           CurrentProcess.id % every == 0 {
+            printError("\(program): test fault: start-exit")
+            CurrentProcess.exit(WarmStart.unusedStatus)
+        }
+        #endif
+        do {
+            try Confinement.resultDescriptor.writeAll(TakenNotice.line)
+            return true
+        } catch {
+            printError("\(program): cannot say the drop is taken: \(error)")
+            return false
+        }
+    }
+
     public static func printError(_ text: String) {
         try? FileDescriptor(rawValue: 2).writeAll(Array((DisplayText.escaping(text) + "\n").utf8))
     }

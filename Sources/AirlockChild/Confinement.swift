@@ -19,40 +19,6 @@ public struct DecoderLimits: Sendable, Equatable {
         self.fileSizeBytes = fileSizeBytes
         self.requiresConfinement = requiresConfinement
     }
-
-    public var arguments: [String] {
-        ["--limit-as=\(addressSpaceBytes)", "--limit-cpu=\(cpuSeconds)", "--limit-nofile=\(openFiles)", "--limit-fsize=\(fileSizeBytes)",
-         "--confinement=\(requiresConfinement ? "required" : "best-effort")"]
-    }
-
-    /// Takes the four `--limit-…` arguments and `--confinement=` out of `list`; nil
-    /// unless all four limits are there, once each, positive. Without
-    /// `--confinement=` confinement is required: a child fails closed.
-    public init?(taking list: inout [String]) {
-        var values: [String: Int64] = [:]
-        var required: Bool?
-        var rest: [String] = []
-        for argument in list {
-            if argument.hasPrefix("--confinement=") {
-                guard required == nil else { return nil }
-                switch argument.dropFirst(14) {
-                case "required": required = true
-                case "best-effort": required = false
-                default: return nil
-                }
-                continue
-            }
-            guard argument.hasPrefix("--limit-") else { rest.append(argument); continue }
-            let parts = argument.dropFirst(8).split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let value = Int64(parts[1]), value > 0, values[parts[0]] == nil else { return nil }
-            values[parts[0]] = value
-        }
-        guard values.count == 4, let space = values["as"], let cpu = values["cpu"], let files = values["nofile"],
-              let size = values["fsize"] else { return nil }
-        self.init(addressSpaceBytes: space, cpuSeconds: cpu, openFiles: files, fileSizeBytes: size,
-                  requiresConfinement: required ?? true)
-        list = rest
-    }
 }
 
 /// What confinement the kernel actually granted a decoder child.

@@ -73,7 +73,11 @@ public enum DecoderTemplate {
         warmUp(try? preloaded.detector.get())
         warmVerdict()
         SiblingFork.trimHeap()
-        guard let start = serve() else { return nil }
+        // The request socket, which the forked child inherited, is closed when
+        // `serve` returns, before the child waits for its go-ahead: a child that
+        // held it would keep a dead template's socket open, and the supervisor
+        // waiting for the template's reply would see no end-of-file until its deadline.
+        guard let (message, descriptors) = serve(), let start = childStart(message, descriptors) else { return nil }
         return (start, preloaded)
     }
 
@@ -101,8 +105,9 @@ public enum DecoderTemplate {
     }
 
     /// Serves requests until the supervisor closes the socket: nil in the
-    /// template then (or when it must stop), a child's start in a forked child.
-    private static func serve() -> WarmStart.Start? {
+    /// template then (or when it must stop); in a forked child, its request and
+    /// the descriptors that came with it.
+    private static func serve() -> (HandOverMessage, [FileDescriptor])? {
         let socket = HandOverSocket(adopting: socketDescriptor)
         #if DEBUG
         let template = CurrentProcess.id
@@ -125,7 +130,7 @@ public enum DecoderTemplate {
                     DecoderChild.printError("decoder: forked by template \(template)")
                 }
                 #endif
-                return childStart(message, received.descriptors)
+                return (message, received.descriptors)
             case .parent(let pid, let pidfd):
                 // The drop's descriptors leave the template before the supervisor hears of the child.
                 received.descriptors.forEach { $0.close() }

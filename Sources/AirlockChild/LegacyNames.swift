@@ -10,9 +10,6 @@ import AirlockSystem
 /// producers' legacy encoding. The decoded UTF-8 name is the one the path
 /// policy judges and the one that lands; rejections quote the stored bytes too.
 public struct LegacyNames {
-    /// The decoder child's arguments naming each encoding.
-    public static let zipArgument = "--zip-legacy-encoding="
-    public static let tarArgument = "--tar-legacy-encoding="
     /// What the ZIP specification says a name without the UTF-8 flag is in.
     public static let zipDefault = "CP437"
 
@@ -26,16 +23,9 @@ public struct LegacyNames {
         self.tar = tar
     }
 
-    /// Opens the converters the arguments name (removing those arguments), or
-    /// the ZIP default. Called before the decoder confines itself: opening one
-    /// loads a gconv module from disk.
-    public static func open(taking arguments: inout [String]) -> Result<LegacyNames, SystemError> {
-        func take(_ prefix: String) -> String? {
-            guard let index = arguments.firstIndex(where: { $0.hasPrefix(prefix) }) else { return nil }
-            return String(arguments.remove(at: index).dropFirst(prefix.count))
-        }
-        let zipName = take(zipArgument) ?? zipDefault
-        let tarName = take(tarArgument)
+    /// Opens the converters the request names (`tar` nil: none). Called before
+    /// the decoder confines itself: opening one loads a gconv module from disk.
+    public static func open(zip zipName: String, tar tarName: String?) -> Result<LegacyNames, SystemError> {
         do {
             return .success(LegacyNames(zip: try TextConverter(from: zipName), tar: try tarName.map { name throws(SystemError) in try TextConverter(from: name) }))
         } catch {

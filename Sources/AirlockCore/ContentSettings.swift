@@ -18,7 +18,6 @@ public struct ContentSettings: Sendable, Equatable {
     public init() {}
 
     /// The argument that tells a decoder child where the database is; none when detection is off.
-    var decoderArguments: [String] { detectTypes ? [ContentTypes.databaseArgument + magicDatabase] : [] }
 }
 
 /// The `scan` section: virus scanning through clamd.

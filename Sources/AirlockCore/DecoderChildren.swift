@@ -31,6 +31,13 @@ public final class DecoderChildren: Sendable {
 
     public init() {}
 
+    /// Ends the templates and the waiting children, to be started again from the
+    /// decoder programs now on disk: a child spoke another version than this build.
+    func replaceStarted() {
+        templates.replaceAll()
+        launcher.replaceAll()
+    }
+
     /// Records a started child; false (and the child killed) once abandoning began.
     func started(_ child: ChildProcess) -> Bool {
         state.withLock { state in

@@ -66,6 +66,7 @@ public final class DecoderLauncher: Sendable {
     func handOver(_ executable: String, arguments: [String], descriptors: [FileDescriptor]) -> ChildProcess? {
         let key = Key(executable: executable, thread: CurrentThread.id)
         guard let waiting = state.withLock({ $0.waiting.removeValue(forKey: key) }) else { return nil }
+        if StartFault.handOverLost.fails() { waiting.child.signal(.kill) }
         do {
             try waiting.socket.send(HandOverMessage(arguments: arguments).encoded, passing: descriptors)
             let deadline = monotonicNanoseconds() + Self.acknowledgementNanoseconds
@@ -81,6 +82,16 @@ public final class DecoderLauncher: Sendable {
     public func stop() {
         let all = state.withLock { state in
             state.stopped = true
+            defer { state.waiting = [:] }
+            return Array(state.waiting.values)
+        }
+        all.forEach { $0.end() }
+    }
+
+    /// Kills and reaps every waiting child, and goes on starting new ones: the
+    /// decoder program on disk is not the one they were started from.
+    public func replaceAll() {
+        let all = state.withLock { state in
             defer { state.waiting = [:] }
             return Array(state.waiting.values)
         }

@@ -26,14 +26,29 @@ struct DecoderProcess {
         var abandoned = false
         /// The child's peak resident set size.
         var maxRSSKiB: Int64 = 0
+        /// The verdict version the child named when it said it had taken the drop
+        /// (`TakenNotice`); nil: it never took it, and nothing it did is a verdict.
+        var taken: Int64?
 
-        init(termination: Termination, output: [UInt8], timedOut: Bool, abandoned: Bool = false, maxRSSKiB: Int64 = 0) {
+        init(termination: Termination, output: [UInt8], timedOut: Bool, abandoned: Bool = false, maxRSSKiB: Int64 = 0,
+             taken: Int64? = nil) {
             self.termination = termination
             self.output = output
             message = VerdictMessage.read(output)
             self.timedOut = timedOut
             self.abandoned = abandoned
             self.maxRSSKiB = maxRSSKiB
+            self.taken = taken
+        }
+
+        /// Whether the child and this supervisor come from builds that speak
+        /// different versions: a request it refused, a taken notice or a verdict
+        /// of another version.
+        var speaksAnotherVersion: Bool {
+            if termination == .exited(DecoderRequest.refusedStatus) && taken == nil { return true }
+            if let taken, taken != VerdictMessage.currentVersion { return true }
+            if case .failure(.refused(.unknownVersion)) = message { return true }
+            return false
         }
     }
 
@@ -44,14 +59,15 @@ struct DecoderProcess {
     ///     child reports them; the child reports only when given `--progress`.
     ///   - written: called with the staging path of each large file the child
     ///     says it has closed (`WrittenFileNotice`), while it decodes.
-    func run(arguments: [String], drop: FileDescriptor, staging: FileDescriptor?,
+    func run(_ request: DecoderRequest, drop: FileDescriptor, staging: FileDescriptor?,
              progress: ((Int64, Int64) -> Void)? = nil, written: (([UInt8]) -> Void)? = nil) throws(SystemError) -> Run {
+        let arguments = request.encoded
         let pipe = try makePipe()
         defer { pipe.read.close() }
         // Our copy of the child's end goes as soon as the child has its own, so the
         // pipe reports EOF when the child exits.
         let (child, forked) = try pipe.write.closeAfter { (result) throws(SystemError) in
-            try launch(arguments: arguments, drop: drop, staging: staging, result: result)
+            try launch(arguments: arguments, startUp: Self.startUpArguments(request), drop: drop, staging: staging, result: result)
         }
         defer { child.close() }
         _ = children?.started(child)
@@ -63,6 +79,10 @@ struct DecoderProcess {
         let abandoned = children?.finished(child) == true
         var run = try collected.get()
         if abandoned { run.abandoned = true }
+        // Decoder programs of another build are on disk (a package upgrade under a
+        // running daemon): the templates and waiting children started from the old
+        // ones go, so that the next drop's child comes from what is installed now.
+        if run.speaksAnotherVersion { children?.replaceStarted() }
         return run
     }
 
@@ -86,7 +106,8 @@ struct DecoderProcess {
     /// Starts a child that needs no staging, no template and no tracking (the
     /// confinement probe), for `Pending.finish` to collect later: what the caller
     /// does in between overlaps the child's start. `drop` may be closed once this returns.
-    func start(arguments: [String], drop: FileDescriptor) throws(SystemError) -> Pending {
+    func start(_ request: DecoderRequest, drop: FileDescriptor) throws(SystemError) -> Pending {
+        let arguments = request.encoded
         let pipe = try makePipe()
         let child: ChildProcess
         do {
@@ -104,11 +125,11 @@ struct DecoderProcess {
     /// The drop's child: with `children`, one forked by the program's template,
     /// else the one this thread started ahead of need if it takes the hand-over;
     /// otherwise one started now with its descriptors. `forked`: by a template.
-    private func launch(arguments: [String], drop: FileDescriptor, staging: FileDescriptor?,
+    private func launch(arguments: [String], startUp: [String], drop: FileDescriptor, staging: FileDescriptor?,
                         result: FileDescriptor) throws(SystemError) -> (child: ChildProcess, forked: Bool) {
         if let staging, let children {
             let descriptors = [drop, staging, result]
-            if let forked = children.templates.fork(executable, startUp: Self.startUpArguments(arguments),
+            if let forked = children.templates.fork(executable, startUp: startUp,
                                                     environment: Self.childEnvironment(), arguments: arguments,
                                                     descriptors: descriptors) {
                 return (forked, true)
@@ -117,14 +138,15 @@ struct DecoderProcess {
                 return (waiting, false)
             }
         }
+        if StartFault.spawnRefused.fails() { throw SystemError("posix_spawn", Array(executable.utf8), .wouldBlock) }
         let child = try ChildProcess.spawn(executable, arguments: arguments, environment: Self.childEnvironment(),
                                            descriptors: Self.childDescriptors(drop: drop, staging: staging, result: result))
         return (child, false)
     }
 
-    /// What a template loads for every child, from a drop's arguments: the magic database.
-    static func startUpArguments(_ arguments: [String]) -> [String] {
-        arguments.filter { $0.hasPrefix(ContentTypes.databaseArgument) }
+    /// What a template loads for every child, from a drop's request: the magic database.
+    static func startUpArguments(_ request: DecoderRequest) -> [String] {
+        request.magicDatabase.map { [ContentTypes.databaseArgument + $0] } ?? []
     }
 
     /// What the child finds at each descriptor: /dev/null for standard input and
@@ -161,6 +183,7 @@ struct DecoderProcess {
         let deadline = monotonicNanoseconds() + UInt64(timeoutSeconds) * 1_000_000_000
         var output: [UInt8] = []
         var timedOut = false
+        var taken: Int64?
         var chunk = [UInt8](repeating: 0, count: 4096)
         reading: while true {
             let now = monotonicNanoseconds()
@@ -178,11 +201,11 @@ struct DecoderProcess {
                 break reading
             }
             output += chunk[0..<n]
-            output = Self.takeNotices(output, progress: progress, written: written)
+            output = Self.takeNotices(output, progress: progress, written: written, taken: { taken = taken ?? $0 })
         }
         if timedOut { child.signal(.kill) }
         let (termination, maxRSS) = try child.wait()
-        return Run(termination: termination, output: output, timedOut: timedOut, maxRSSKiB: maxRSS)
+        return Run(termination: termination, output: output, timedOut: timedOut, maxRSSKiB: maxRSS, taken: taken)
     }
 }
 
@@ -196,14 +219,16 @@ extension DecoderProcess {
 
     /// Removes complete notice lines from the front of `output`: each
     /// `{"progress":N,"total":M}` goes to `progress`, each `WrittenFileNotice` to
-    /// `written`; what remains is the verdict (or its beginning).
+    /// `written`, a `TakenNotice` to `taken`; what remains is the verdict (or its beginning).
     static func takeNotices(_ output: [UInt8], progress: ((Int64, Int64) -> Void)?,
-                            written: (([UInt8]) -> Void)?) -> [UInt8] {
+                            written: (([UInt8]) -> Void)?, taken: ((Int64) -> Void)? = nil) -> [UInt8] {
         var rest = output[...]
-        while rest.starts(with: progressPrefix) || rest.starts(with: WrittenFileNotice.prefix),
+        while rest.starts(with: progressPrefix) || rest.starts(with: WrittenFileNotice.prefix) || rest.starts(with: TakenNotice.prefix),
               let newline = rest.firstIndex(of: 0x0A) {
             let line = rest[rest.startIndex..<newline]
-            if line.starts(with: progressPrefix) {
+            if line.starts(with: TakenNotice.prefix) {
+                if let version = TakenNotice.version(in: line) { taken?(version) }
+            } else if line.starts(with: progressPrefix) {
                 let numbers = String(decoding: line, as: UTF8.self).split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }
                 if numbers.count == 2 { progress?(numbers[0], numbers[1]) }
             } else if let path = WrittenFileNotice.path(in: line) {

@@ -98,7 +98,8 @@ public final class DecoderTemplates: Sendable {
         guard let lock = slot(for: key) else { return nil }
         return lock.slot.withLock { slot -> ChildProcess? in
             guard let template = current(&slot, key, environment: environment) else { return nil }
-            let request = TemplateRequest(socket: template.socket, deadline: monotonicNanoseconds() + Self.replyNanoseconds)
+            let request = TemplateRequest(socket: template.socket, deadline: monotonicNanoseconds() + Self.replyNanoseconds,
+                                          templateFault: { template.child.signal(.kill) })
             guard let child = request.fork(arguments: arguments, descriptors: descriptors) else {
                 if template.forked.load(ordering: .relaxed) == 0 { slot.retryAfter = monotonicNanoseconds() + Self.retryNanoseconds }
                 template.end()

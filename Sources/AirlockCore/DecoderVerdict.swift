@@ -22,6 +22,7 @@ enum DecoderVerdict: Equatable {
         if run.abandoned {
             return .deferred("abandoned: airlock stopped before the decoder finished; the drop stays claimed")
         }
+        if let deferral = machineryFault(run) { return .deferred(deferral) }
         if run.timedOut {
             return .rejected(Rejection(.decoderFailed, "the decoder ran past its \(timeoutSeconds)-second limit and was killed"))
         }
@@ -61,6 +62,28 @@ enum DecoderVerdict: Equatable {
         case .probe, .listing:
             return .rejected(Rejection(.decoderFailed, "the decoder gave an unknown verdict"))
         }
+    }
+
+    /// Why a run is no verdict on its drop, or nil when it is one: a child that
+    /// never said it had taken the drop (`TakenNotice`) judged nothing, whatever
+    /// its exit, and so did one of another build. The verdicts a child gives
+    /// before taking the drop (`unconfined`, `unavailable`) defer on their own.
+    static func machineryFault(_ run: DecoderProcess.Run) -> String? {
+        if run.speaksAnotherVersion {
+            return "the decoder program on disk speaks another version than this airlock "
+                + "(request \(DecoderRequest.currentVersion), verdict \(VerdictMessage.currentVersion)); "
+                + "its templates are restarted and the drop is retried"
+        }
+        guard run.taken == nil else { return nil }
+        if case .success(let message) = run.message {
+            switch message.outcome {
+            case .unconfined, .unavailable: return nil
+            default: break
+            }
+        }
+        let how = run.timedOut ? "ran past its limit" : "\(run.termination)"
+        return "the decoder child \(how) before it took the drop (not started, handed over or given its go-ahead); "
+            + "retried with a fresh child"
     }
 
     /// A failed system call in the child: defer what the environment caused, reject the rest.

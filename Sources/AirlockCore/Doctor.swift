@@ -50,7 +50,7 @@ public struct Doctor {
         let nothing = try FileDescriptor.open(path: "/dev/null", [.readOnly])
         defer { nothing.close() }
         let decoder = DecoderProcess(executable: decoderExecutable, timeoutSeconds: 30)
-        return PendingProbe(doctor: self, pending: try decoder.start(arguments: ["--probe"] + configuration.decoderLimits.arguments, drop: nothing))
+        return PendingProbe(doctor: self, pending: try decoder.start(configuration.decoderRequest(mode: .probe, format: "none"), drop: nothing))
     }
 
     private func findings(_ run: DecoderProcess.Run) throws(SystemError) -> Findings {

@@ -1,3 +1,4 @@
+import AirlockChild
 import AirlockFormats
 import AirlockSystem
 
@@ -53,16 +54,23 @@ public enum DropFormat: Equatable, Sendable {
         return ArchiveFormat.endsLikeZip(Array(tail[0..<got])) ? .archive(.zip) : nil
     }
 
-    /// The child's arguments for this format.
-    func decoderArguments(_ configuration: Configuration, inspect: Bool, progress: Bool = false) -> [String] {
-        let flags = inspect ? ["--inspect"] : []
+    /// The child's request for this format.
+    func decoderRequest(_ configuration: Configuration, mode: DecoderRequest.Mode, progress: Bool = false) -> DecoderRequest {
+        let name: String
         switch self {
-        case .archive(let format):
-            return [format.rawValue] + flags + (progress ? ["--progress"] : []) + configuration.content.decoderArguments
-                + configuration.decoderLimits.arguments
-                + configuration.policy.arguments + configuration.legacyNames.decoderArguments
-        case .keyed:
-            return ["keyed"] + flags + configuration.content.decoderArguments + configuration.decoderLimits.arguments + configuration.policy.arguments + configuration.keyed.arguments
+        case .archive(let format): name = format.rawValue
+        case .keyed: name = "keyed"
         }
+        return configuration.decoderRequest(mode: mode, format: name, progress: progress)
+    }
+}
+
+extension Configuration {
+    /// The request for a decoder child of `format` (`none` for a probe), every field from this configuration.
+    package func decoderRequest(mode: DecoderRequest.Mode, format: String, progress: Bool = false) -> DecoderRequest {
+        DecoderRequest(mode: mode, format: format, progress: progress,
+                       magicDatabase: content.detectTypes ? content.magicDatabase : nil, limits: decoderLimits, policy: policy,
+                       zipLegacyEncoding: legacyNames.zipEncoding, tarLegacyEncoding: legacyNames.tarEncoding.isEmpty ? nil : legacyNames.tarEncoding,
+                       keyed: keyed)
     }
 }

@@ -2,7 +2,7 @@ import AirlockSystem
 import Dispatch
 import Synchronization
 
-/// SHA-256 of a drop on a background thread; `done` runs there with the result.
+/// SHA-256 of a drop on a thread of its own; `done` runs there with the result.
 ///
 /// The hash is handed over before `done` runs, so a worker that needs only the
 /// hash (for the manifest) does not also wait for `done`'s journal append, which
@@ -15,13 +15,22 @@ final class HashJob: Sendable {
     init(drop: FileDescriptor, limit: Int64, done: @escaping @Sendable (String?) -> Void) {
         hashed.enter()
         finished.enter()
-        DispatchQueue.global().async { [self] in
+        let job: @Sendable () -> Void = { [self] in
             // pread only: the decoder child shares this descriptor's file offset.
             let sha256 = (try? Digest.sha256(of: drop, limit: limit)) ?? nil
             result.withLock { $0 = sha256 }
             hashed.leave()
             done(sha256)
             finished.leave()
+        }
+        // A thread of its own rather than dispatch's: where the host refuses threads
+        // (out of tasks), dispatch queues the work for a thread it keeps failing to
+        // start, and the drop's worker would wait for the hash forever. Refused, the
+        // hash is computed here, before the decoder starts.
+        do {
+            try SystemThread.start(stackSize: 256 << 10, job)
+        } catch {
+            job()
         }
     }
 

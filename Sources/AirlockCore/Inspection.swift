@@ -42,7 +42,7 @@ public struct Inspection {
             let decoder = DecoderProcess(for: format, in: decoderDirectory, timeoutSeconds: configuration.decoderTimeoutSeconds)
             let display = showsProgress ? ProgressDisplay(name: Array(path.utf8)) : nil
             defer { display?.finish() }
-            let run = try decoder.run(arguments: format.decoderArguments(configuration, inspect: true, progress: display != nil),
+            let run = try decoder.run(format.decoderRequest(configuration, mode: .inspect, progress: display != nil),
                                       drop: drop, staging: nil, progress: display.map { display in { display.update(done: $0, total: $1) } })
             switch DecoderVerdict.interpret(run, timeoutSeconds: configuration.decoderTimeoutSeconds) {
             case .accepted(let files, let bytes):

@@ -52,7 +52,7 @@ public final class Intake: Sendable {
         guard let children else { return }
         let format = DropFormat.archive(.zip)
         children.templates.prestart(decoder(for: format).executable,
-                                    startUp: DecoderProcess.startUpArguments(format.decoderArguments(configuration, inspect: false)),
+                                    startUp: DecoderProcess.startUpArguments(format.decoderRequest(configuration, mode: .decode)),
                                     environment: DecoderProcess.childEnvironment())
     }
 
@@ -97,7 +97,13 @@ public final class Intake: Sendable {
             return
         }
         let pool = WorkerPool(self, reported: emit)
-        pool.start(min(workers, tickets.count))
+        guard pool.start(min(workers, tickets.count)) > 0 else {
+            // No worker thread could be started (a host out of tasks): this thread
+            // decodes them, each drop deferred if its child cannot be started either.
+            log.warning("no decoder worker thread could be started; the drops are processed one at a time")
+            tickets.forEach { emit(process($0)) }
+            return
+        }
         pool.enqueue(tickets)
         pool.finish()
     }
@@ -307,10 +313,7 @@ public final class Intake: Sendable {
         defer { headStart?.close() }
         let early = EarlyDigests(staging: staging, policy: policy, headStart: headStart)
         defer { early.close() }
-        let run = try decoder(for: format).run(arguments: format.decoderArguments(configuration, inspect: false, progress: display != nil),
-                                               drop: drop, staging: staging,
-                                               progress: display.map { display in { display.update(done: $0, total: $1) } },
-                                               written: { early.written($0) })
+        let run = try runDecoder(format, drop: drop, staging: staging, display: display, early: early)
         // Asked before anything else waits: the last large file is still being hashed.
         if case .success(let message) = run.message, case .accepted(let accepted) = message.outcome {
             headStart?.decoderExited(wroteAtLeast: accepted.bytesWritten)

@@ -33,9 +33,4 @@ public struct LegacyNameSettings: Sendable, Equatable {
     func rendered(_ section: String) -> [String] {
         ["\"legacy_encoding\": \(JSONObjectWriter.quote(section == "zip" ? zipEncoding : tarEncoding))"]
     }
-
-    /// The decoder child's arguments.
-    var decoderArguments: [String] {
-        [LegacyNames.zipArgument + zipEncoding] + (tarEncoding.isEmpty ? [] : [LegacyNames.tarArgument + tarEncoding])
-    }
 }

@@ -22,8 +22,7 @@ public struct Log: Sendable {
         // otherwise become several journal entries without a priority.
         let flat = DisplayText.escaping(line.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " "))
         let text = (Log.toJournal ? "<\(priority)>" : "") + flat + "\n"
-        // A log line that cannot be written is dropped: there is nowhere to report it.
-        try? FileDescriptor(rawValue: 2).writeAll(Array(text.utf8))
+        OutputBuffer.log.put(text)
     }
 }
 
@@ -32,8 +31,8 @@ public struct EventStream: Sendable {
     public init() {}
 
     public func emit(_ line: String) {
-        // With standard output closed (EPIPE, SIGPIPE ignored) the intake carries on:
-        // the outbox, quarantine and reports are the record.
-        try? FileDescriptor(rawValue: 1).writeAll(Array((line + "\n").utf8))
+        // With standard output closed (EPIPE, SIGPIPE ignored) or not read the
+        // intake carries on: the journal, outbox, quarantine and reports are the record.
+        OutputBuffer.events.put(line + "\n")
     }
 }

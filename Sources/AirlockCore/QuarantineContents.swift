@@ -45,7 +45,7 @@ public struct QuarantineContents {
             throw QuarantineDesk.Refusal("\(id)'s drop is not a ZIP, tar or 7z archive; 'airlock quarantine show \(id)' gives its report")
         }
         let decoder = DecoderProcess(for: format, in: decoderDirectory, timeoutSeconds: configuration.decoderTimeoutSeconds)
-        let run = try decoder.run(arguments: format.decoderArguments(configuration, inspect: true) + ["--list"],
+        let run = try decoder.run(format.decoderRequest(configuration, mode: .list),
                                   drop: drop, staging: nil, progress: nil)
         guard run.termination == .exited(0), !run.timedOut, case .success(let message) = run.message,
               case .listing(let listed) = message.outcome else {

@@ -103,6 +103,15 @@ extension Metrics {
         }
         family("airlock_journal_write_errors_total", "counter", "Claimed and deferred records the journal could not take (a drop whose verdict record cannot be written stays claimed instead).")
         lines.append("airlock_journal_write_errors_total \(JournalWriteErrors.total)")
+        family("airlock_output_dropped_total", "counter",
+               "Lines dropped because the reader of standard output (events) or standard error (log) did not keep up.")
+        lines.append("airlock_output_dropped_total{stream=\"stdout\"} \(OutputBuffer.events.dropped)")
+        lines.append("airlock_output_dropped_total{stream=\"stderr\"} \(OutputBuffer.log.dropped)")
+        family("airlock_decoder_start_failures_total", "counter",
+               "Decoder children that could not be started or never took their drop; each drop stays claimed and is retried.")
+        lines.append("airlock_decoder_start_failures_total \(DecoderStartHealth.failures)")
+        gauge("airlock_decoder_start_failing", "1 while decoder children cannot be started (drops wait, deferred), 0 otherwise.",
+              DecoderStartHealth.failing ? 1 : 0)
         family("airlock_build_info", "gauge", "Always 1; the labels say which airlock wrote the metrics.")
         lines.append("airlock_build_info{version=\"\(Metrics.escape(AirlockVersion.current))\"} 1")
         gauge("airlock_metrics_written_timestamp_seconds", "When the daemon wrote this file (Unix time); stale means the daemon is gone.",

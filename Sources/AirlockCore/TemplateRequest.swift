@@ -14,6 +14,8 @@ struct TemplateRequest {
     let socket: HandOverSocket
     /// CLOCK_MONOTONIC nanoseconds by which the reply must have come.
     let deadline: UInt64
+    /// Kills the template: the `template-dies` start fault of debug builds' tests.
+    var templateFault: (() -> Void)? = nil
 
     /// The forked child, running with `arguments` and `descriptors` once this returns; nil on any failure.
     func fork(arguments: [String], descriptors: [FileDescriptor]) -> ChildProcess? {
@@ -25,9 +27,20 @@ struct TemplateRequest {
         }
         // The child holds the only other copy of its end from now on.
         withExtendedLifetime(childGo) {}
+        if StartFault.templateDies.fails() { templateFault?() }
         guard let child = receiveChild() else { return nil }
-        // A child that died before its go-ahead shows as such when it is waited for.
-        try? go.reply(DecoderTemplate.goAhead)
+        if StartFault.goAheadLost.fails() { return child }
+        do {
+            try go.reply(DecoderTemplate.goAhead)
+        } catch {
+            // No go-ahead can reach it: it is ended here, and the drop's child is
+            // started another way. (One whose go-ahead is lost in any other way
+            // never says it took the drop, and the drop is deferred, not judged.)
+            child.signal(.kill)
+            _ = try? child.wait()
+            child.close()
+            return nil
+        }
         return child
     }
 

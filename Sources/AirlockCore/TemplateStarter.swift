@@ -33,9 +33,22 @@ final class TemplateStarter: Sendable {
 
     private let requests = Mutex<[Request]>([])
     private let pending = DispatchSemaphore(value: 0)
+    /// Whether the thread runs; it is started by the first request, and by a
+    /// later one when it could not be (a host out of tasks refuses threads too).
+    private let running = Mutex(false)
 
-    private init() {
-        Thread.detachNewThread { [self] in serve() }
+    private init() {}
+
+    /// Starts the thread unless it runs. - Throws: `pthread_create`'s refusal.
+    private func ensureRunning() throws(SystemError) {
+        let error = running.withLock { running -> SystemError? in
+            guard !running else { return nil }
+            let started = Result { () throws(SystemError) in try SystemThread.start { [self] in serve() } }
+            if case .failure(let error) = started { return error }
+            running = true
+            return nil
+        }
+        if let error { throw error }
     }
 
     private func serve() -> Never {
@@ -54,6 +67,7 @@ final class TemplateStarter: Sendable {
     /// `ChildProcess.spawn` on the starter thread; waits for it.
     func spawn(_ executable: String, arguments: [String], environment: [String],
                descriptors: [ChildDescriptor]) throws(SystemError) -> ChildProcess {
+        try ensureRunning()
         let request = Request(executable, arguments, environment, descriptors)
         requests.withLock { $0.append(request) }
         pending.signal()

@@ -1,4 +1,6 @@
+import AirlockSystem
 import Foundation
+import Synchronization
 
 /// What a worker does with a claimed drop: the intake, or a stand-in in tests.
 package protocol DropProcessor: Sendable {
@@ -29,6 +31,8 @@ package final class WorkerPool<Processor: DropProcessor>: Sendable {
     }
 
     private let state: Monitor<State>
+    /// Serialises `reported`, which the callers expect one drop at a time.
+    private let reporting = Mutex(())
     /// Called on the worker, serialised with the other workers, as each drop ends.
     private let reported: @Sendable (DropOutcome) -> Void
     /// Called after each outcome is kept for `takeFinished`, so the dispatcher
@@ -42,13 +46,28 @@ package final class WorkerPool<Processor: DropProcessor>: Sendable {
         self.collect = collect
     }
 
-    package func start(_ count: Int) {
+    /// Starts up to `count` more workers; how many started. A thread the host
+    /// refuses (EAGAIN: out of tasks) is not counted, so nothing waits for a
+    /// worker that never runs; the caller decides what to do with fewer.
+    @discardableResult
+    package func start(_ count: Int) -> Int {
+        var started = 0
         for _ in 0..<count {
             state.withLock { $0.workers += 1 }
-            let thread = Thread { [self] in work() }
-            thread.stackSize = 1 << 20
-            thread.start()
+            do {
+                try SystemThread.start { [self] in work() }
+                started += 1
+            } catch {
+                state.withLock { $0.workers -= 1 }
+                break
+            }
         }
+        return started
+    }
+
+    /// How many workers run now.
+    package var workerCount: Int {
+        state.read { $0.workers }
     }
 
     /// The processor the next drops go through (the intake, after a reload).
@@ -106,8 +125,11 @@ package final class WorkerPool<Processor: DropProcessor>: Sendable {
     private func work() {
         while let (ticket, processor) = next() {
             let outcome = processor.process(ticket)
+            // Reported outside the pool's lock, under one of its own: a report that
+            // waits (on output, say) holds up this worker alone, never the others
+            // taking drops or the dispatcher collecting them.
+            reporting.withLock { _ in reported(outcome) }
             state.withLock { state in
-                reported(outcome)
                 state.running -= 1
                 if collect != nil { state.finished.append(outcome) }
             }

@@ -12,13 +12,19 @@ import Foundation
 public enum KeyedChild {
     public static func main(_ commandLine: [String]) -> Int32 {
         guard let (start, preloaded) = DecoderTemplate.start(commandLine, warmUp: KeyedWarmUp.run) else { return WarmStart.unusedStatus }
-        guard start.arguments.first == "keyed" else { return usage() }
-        var rest = Array(start.arguments.dropFirst())
-        let inspect = rest.first == "--inspect"
-        if inspect { rest.removeFirst() }
-        let database = ContentTypes.takeDatabaseArgument(&rest)
-        guard var limits = DecoderLimits(taking: &rest), let settings = KeyedSettings(taking: &rest),
-              let policy = Policy(arguments: rest) else { return usage() }
+        let request: DecoderRequest
+        do {
+            request = try DecoderRequest(decoding: start.arguments)
+        } catch {
+            DecoderChild.printError("airlock-keyed-decoder: \(error) (this program is started by airlock, not by hand)")
+            if case .version = error { return DecoderRequest.refusedStatus }
+            return DecoderChild.usageStatus
+        }
+        guard request.format == "keyed", request.mode == .decode || request.mode == .inspect else { return usage() }
+        let inspect = request.mode == .inspect
+        let database = request.magicDatabase
+        var limits = request.limits
+        let settings = request.keyed, policy = request.policy
         limits.cpuSeconds += start.cpuSecondsSpent
         _ = setlocale(LC_CTYPE, "C.UTF-8")
         let detector = preloaded?.detector(for: database) ?? ContentTypes.load(database)
@@ -29,6 +35,7 @@ public enum KeyedChild {
             DecoderChild.printError("airlock-keyed-decoder: cannot confine: \(error)")
             return 70
         }
+        guard DecoderChild.announceTaken(program: "airlock-keyed-decoder") else { return 71 }
         #if DEBUG
         if CurrentProcess.environment("AIRLOCK_TEST_DECODER_FAULT") == "abort" { CurrentProcess.abort() }
         if CurrentProcess.environment("AIRLOCK_TEST_DECODER_FAULT") == "drop-eio" { DropFile.failEveryRead() }

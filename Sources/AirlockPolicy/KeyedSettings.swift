@@ -12,37 +12,4 @@ public struct KeyedSettings: Sendable, Equatable {
     public var keepOriginal = false
 
     public init() {}
-
-    /// The settings as `key=value` arguments for the keyed decoder child.
-    public var arguments: [String] {
-        classNames.map { "class_name=" + $0 } + [
-            "max_bytes=\(maxBytes)", "max_items=\(maxItems)", "max_text_units=\(maxTextUnits)",
-            "keep_original=\(keepOriginal ? 1 : 0)",
-        ]
-    }
-
-    /// Takes the arguments `arguments` produced out of `list`; nil on a malformed one.
-    public init?(taking list: inout [String]) {
-        classNames = []
-        var rest: [String] = []
-        for argument in list {
-            if argument.hasPrefix("class_name=") {
-                let name = String(argument.dropFirst("class_name=".count))
-                guard !name.isEmpty else { return nil }
-                classNames.append(name)
-                continue
-            }
-            let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let value = Int64(parts[1]) else { rest.append(argument); continue }
-            switch parts[0] {
-            case "max_bytes": maxBytes = value
-            case "max_items": maxItems = value
-            case "max_text_units": maxTextUnits = value
-            case "keep_original": keepOriginal = value != 0
-            default: rest.append(argument)
-            }
-        }
-        guard !classNames.isEmpty else { return nil }
-        list = rest
-    }
 }

@@ -24,35 +24,4 @@ public struct Policy: Sendable, Equatable {
         let (limit, overflow) = max(compressed, 0).multipliedReportingOverflow(by: maxRatio)
         return !overflow && size > limit
     }
-
-    /// The policy as `key=value` arguments for the decoder child.
-    public var arguments: [String] {
-        [
-            "max_entries=\(maxEntries)", "max_file_bytes=\(maxFileBytes)", "max_total_bytes=\(maxTotalBytes)",
-            "max_drop_bytes=\(maxDropBytes)", "max_component_bytes=\(maxComponentBytes)",
-            "max_path_bytes=\(maxPathBytes)", "max_depth=\(maxDepth)", "max_ratio=\(maxRatio)",
-            "ratio_min_bytes=\(ratioMinBytes)", "private_modes=\(privateModes ? 1 : 0)",
-        ]
-    }
-
-    /// Parses what `arguments` produced; nil on anything else.
-    public init?(arguments: [String]) {
-        for argument in arguments {
-            let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let value = Int64(parts[1]), value >= 0 else { return nil }
-            switch parts[0] {
-            case "max_entries": maxEntries = Int(value)
-            case "max_file_bytes": maxFileBytes = value
-            case "max_total_bytes": maxTotalBytes = value
-            case "max_drop_bytes": maxDropBytes = value
-            case "max_component_bytes": maxComponentBytes = Int(value)
-            case "max_path_bytes": maxPathBytes = Int(value)
-            case "max_depth": maxDepth = Int(value)
-            case "max_ratio": maxRatio = value
-            case "ratio_min_bytes": ratioMinBytes = value
-            case "private_modes": privateModes = value != 0
-            default: return nil
-            }
-        }
-    }
 }

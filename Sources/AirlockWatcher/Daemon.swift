@@ -60,6 +60,8 @@ public final class Daemon {
     private var nextRescan: UInt64 = 0
     private var nextInboxCheck: UInt64 = 0
     private var nextWatchdog: UInt64 = 0
+    private var nextWorkerStart: UInt64 = 0
+    private var workersShort = false
     private var counts = (accepted: 0, rejected: 0, deferred: 0)
     private let wake: WakePipe
 
@@ -113,7 +115,7 @@ public final class Daemon {
             return 74
         }
         let workerCount = configuration.workerCount
-        pool.start(workerCount)
+        startWorkers(now: monotonicNanoseconds())
         let now = monotonicNanoseconds()
         rescan(now: now, atStart: true)
         nextRescan = now + seconds(configuration.watch.rescanSeconds)
@@ -151,6 +153,7 @@ public final class Daemon {
             rescan(now: now)
             nextRescan = now + seconds(configuration.watch.rescanSeconds)
         }
+        if pool.workerCount < configuration.workerCount && now >= nextWorkerStart { startWorkers(now: now) }
         collectFinished(now: now)
         feedQueue(now: now)
         if signals.takeReload() { reload() }
@@ -166,6 +169,21 @@ public final class Daemon {
     }
 
     private func seconds(_ value: Int64) -> UInt64 { UInt64(value) * 1_000_000_000 }
+
+    /// Starts the workers missing; a host out of tasks refuses threads, which are
+    /// asked for again every 5 seconds (said once until all run).
+    private func startWorkers(now: UInt64) {
+        let wanted = configuration.workerCount - pool.workerCount
+        guard wanted > 0 else { return }
+        if pool.start(wanted) < wanted {
+            if !workersShort { log.warning("only \(pool.workerCount) of \(configuration.workerCount) decoder workers run: the host refuses threads (out of tasks); asking again every 5 s") }
+            workersShort = true
+            nextWorkerStart = now + seconds(5)
+        } else if workersShort {
+            log.info("all \(configuration.workerCount) decoder workers run")
+            workersShort = false
+        }
+    }
 
     // MARK: Names in the inbox
 

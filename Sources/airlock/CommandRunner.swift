@@ -223,6 +223,15 @@ enum CommandRunner {
         // decoder's file while it is hashed) is broken with SIGIO, whose default
         // action would end the process; the lease is checked instead.
         Signal.io.ignore()
+        // Events and log lines are written by threads of their own from here on, so
+        // that a reader that stops reading stalls no worker and no watchdog; what is
+        // queued at the end is written before the exit, unless nobody reads it.
+        OutputBuffer.events.startWriting()
+        OutputBuffer.log.startWriting()
+        defer {
+            OutputBuffer.events.drain(seconds: 10)
+            OutputBuffer.log.drain(seconds: 10)
+        }
         let root: String, configuration: Configuration, layout: RootLayout
         switch openRoot(choice) {
         case .failed(let status): return status

@@ -6,7 +6,17 @@ import Foundation
 
 extension CommandRunner {
     static func doctor(_ choice: Command.RootChoice, json: Bool) -> Int32 {
-        withDecoders(choice) { doctor($0, decoder: $1, json: json) }
+        let status = withDecoders(choice) { doctor($0, decoder: $1, json: json) }
+        // What the intake of this root last met: children it could not start (a
+        // pids cgroup or memory full where it runs, which this probe may not share).
+        if let root = try? resolve(choice).root, let state = try? FileDescriptor.openDirectory(path: root + "/state") {
+            defer { state.close() }
+            if let failing = DecoderStartHealth.recorded(in: state) {
+                log.warning("the intake cannot start decoder children since \(failing.since): \(failing.detail); "
+                    + "drops wait, claimed, and are retried")
+            }
+        }
+        return status
     }
 
     private static func doctor(_ configuration: Configuration, decoder: String, json: Bool) -> Int32 {
@@ -15,6 +25,10 @@ extension CommandRunner {
         let found: Doctor.Findings
         do {
             found = try Doctor(configuration: configuration, decoderDirectory: decoder).probe()
+        } catch where error.errno == .wouldBlock || error.errno == .outOfMemory {
+            log.error("decoder children cannot be started here: \(error); the host refuses new processes or memory "
+                + "(a pids cgroup, RLIMIT_NPROC or memory full): drops wait, claimed, until they can")
+            return ExitStatus.unavailable
         } catch {
             log.error("the decoder probe failed: \(error)")
             return ExitStatus.unavailable

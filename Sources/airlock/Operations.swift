@@ -182,8 +182,12 @@ enum Operations {
             confinement = try? Doctor(configuration: configuration, decoderDirectory: directory).probe()
         }
         if json {
-            out.emit(StatusDocument(status, confinement: confinement, daemon: DecoderConfinementState.recorded(in: layout.state),
-                                    content: ContentHealth.check(configuration)).line)
+            var document = StatusDocument(status, confinement: confinement, daemon: DecoderConfinementState.recorded(in: layout.state),
+                                          content: ContentHealth.check(configuration))
+            document.decoder_start = DecoderStartHealth.recorded(in: layout.state).map {
+                StatusDocument.DecoderStart(failing: true, since: $0.since, detail: $0.detail)
+            }
+            out.emit(document.line)
             return ExitStatus.ok
         }
         say(statusLines(status, layout, configuration, confinement: confinement).joined(separator: "\n"))
@@ -223,6 +227,9 @@ enum Operations {
         }
         if let daemon = DecoderConfinementState.recorded(in: layout.state) {
             lines.append("               intake last saw: \(daemon.summary)\(daemon.withholdsDecoding ? "; NO DECODER RUNS, drops wait deferred" : "")")
+        }
+        if let failing = DecoderStartHealth.recorded(in: layout.state) {
+            lines.append("decoders:      CANNOT BE STARTED since \(failing.since): \(failing.detail); drops wait, claimed, and are retried")
         }
         let content = ContentHealth.check(configuration)
         lines += ["types:         \(content.types)", "scanning:      \(content.scanning)"]

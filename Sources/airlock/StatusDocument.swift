@@ -56,6 +56,12 @@ struct StatusDocument: Encodable {
         let decoders_withheld: Bool
     }
 
+    struct DecoderStart: Encodable {
+        let failing: Bool
+        let since: String
+        let detail: String
+    }
+
     struct DaemonConfinement: Encodable {
         let landlock_state: String
         let seccomp_state: String
@@ -90,6 +96,8 @@ struct StatusDocument: Encodable {
     let quarantine: Quarantine
     let confinement: Confinement?
     let daemon_confinement: DaemonConfinement?
+    /// Present while the intake cannot start decoder children.
+    var decoder_start: DecoderStart?
     let content: Content
     let publish: Publish?
 

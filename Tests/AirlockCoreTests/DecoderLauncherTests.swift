@@ -33,6 +33,14 @@ struct DecoderLauncherTests {
     }
 
     static let limits = DecoderLimits(addressSpaceBytes: 1 << 31, cpuSeconds: 1, openFiles: 64, fileSizeBytes: 1 << 20)
+    /// A probe's request with these limits, as the children read it.
+    static let probe: [String] = {
+        var configuration = Configuration()
+        configuration.decoderConfinementRequired = true
+        var request = configuration.decoderRequest(mode: .probe, format: "none")
+        request.limits = limits
+        return request.encoded
+    }()
 
     @Test("a waiting child is killed and reaped when the launcher stops, and none starts after")
     func stopKillsWaiting() throws {
@@ -60,7 +68,7 @@ struct DecoderLauncherTests {
         let pipe = try makePipe()
         defer { pipe.read.close() }
         let child = try pipe.write.closeAfter { result in
-            launcher.handOver(Self.decoder, arguments: ["--probe"] + Self.limits.arguments, descriptors: [nothing, nothing, result])
+            launcher.handOver(Self.decoder, arguments: DecoderLauncherTests.probe, descriptors: [nothing, nothing, result])
         }
         let handed = try #require(child)
         defer { handed.close() }
@@ -83,7 +91,7 @@ struct DecoderLauncherTests {
         #expect(kill(pid, SIGKILL) == 0)
         let nothing = try FileDescriptor.openDirectory(path: "/")
         defer { nothing.close() }
-        let handed = launcher.handOver(Self.decoder, arguments: ["--probe"] + Self.limits.arguments, descriptors: [nothing, nothing, nothing])
+        let handed = launcher.handOver(Self.decoder, arguments: DecoderLauncherTests.probe, descriptors: [nothing, nothing, nothing])
         #expect(handed == nil)
         #expect(!Self.exists(pid))
         #expect(launcher.waitingCount == 0)

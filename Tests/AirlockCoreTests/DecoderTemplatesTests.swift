@@ -14,7 +14,7 @@ struct DecoderTemplatesTests {
         let pipe = try makePipe()
         defer { pipe.read.close() }
         let child = pipe.write.closeAfter { result in
-            templates.fork(executable, startUp: [], environment: [], arguments: ["--probe"] + DecoderLauncherTests.limits.arguments,
+            templates.fork(executable, startUp: [], environment: [], arguments: DecoderLauncherTests.probe,
                            descriptors: [nothing, nothing, result])
         }
         guard let child else { return (nil, "") }

@@ -1,5 +1,6 @@
 @testable import AirlockCore
 import AirlockChild
+import AirlockPolicy
 import AirlockSystem
 import Glibc
 import Testing
@@ -8,7 +9,9 @@ import Testing
 struct DecoderVerdictTests {
     private func interpret(_ error: SystemError, while stage: SystemFailureStage) -> DecoderVerdict {
         let json = DecoderChild.failure(error, while: stage)
-        let run = DecoderProcess.Run(termination: .exited(0), output: Array(json.jsonText.utf8), timedOut: false)
+        // A child that said it took its drop: only such a child's verdict is believed.
+        let run = DecoderProcess.Run(termination: .exited(0), output: Array(json.jsonText.utf8), timedOut: false,
+                                     taken: VerdictMessage.currentVersion)
         return DecoderVerdict.interpret(run, timeoutSeconds: 10)
     }
 

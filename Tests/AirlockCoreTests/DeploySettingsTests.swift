@@ -18,18 +18,14 @@ struct DeploySettingsTests {
         }
     }
 
-    @Test("the child's arguments carry the confinement mode; without it the child requires confinement", arguments: [true, false])
+    @Test("the child's request carries the confinement mode; a request without it is refused", arguments: [true, false])
     func limitsRoundTrip(_ required: Bool) throws {
-        let limits = DecoderLimits(addressSpaceBytes: 1 << 30, cpuSeconds: 60, openFiles: 64, fileSizeBytes: 99, requiresConfinement: required)
-        var arguments = limits.arguments + ["max_entries=5"]
-        #expect(DecoderLimits(taking: &arguments) == limits)
-        #expect(arguments == ["max_entries=5"])
-        var without = limits.arguments.filter { !$0.hasPrefix("--confinement=") }
-        #expect(DecoderLimits(taking: &without)?.requiresConfinement == true)
-        var twice = limits.arguments + ["--confinement=best-effort"]
-        #expect(DecoderLimits(taking: &twice) == nil)
-        var unknown = limits.arguments.filter { !$0.hasPrefix("--confinement=") } + ["--confinement=maybe"]
-        #expect(DecoderLimits(taking: &unknown) == nil)
+        var configuration = Configuration()
+        configuration.decoderConfinementRequired = required
+        let request = configuration.decoderRequest(mode: .decode, format: "zip")
+        #expect(try DecoderRequest(decoding: request.encoded).limits.requiresConfinement == required)
+        let without = request.encoded.filter { !$0.hasPrefix("confinement=") }
+        #expect(throws: DecoderRequest.Refusal.missing(.confinement)) { try DecoderRequest(decoding: without) }
     }
 
     @Test("outbox modes default to the policy's, take octal modes a consumer cannot write through, and a group that exists")

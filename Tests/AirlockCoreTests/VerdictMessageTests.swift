@@ -1,4 +1,5 @@
 @testable import AirlockCore
+import AirlockChild
 import AirlockPolicy
 import AirlockSystem
 import Foundation
@@ -41,7 +42,9 @@ struct VerdictMessageTests {
 
     /// The supervisor's reading of raw child output.
     private static func interpret(_ text: String) -> DecoderVerdict {
-        DecoderVerdict.interpret(DecoderProcess.Run(termination: .exited(0), output: Array(text.utf8), timedOut: false), timeoutSeconds: 10)
+        // A child that said it took its drop: only such a child's verdict is believed.
+        DecoderVerdict.interpret(DecoderProcess.Run(termination: .exited(0), output: Array(text.utf8), timedOut: false,
+                                                    taken: VerdictMessage.currentVersion), timeoutSeconds: 10)
     }
 
     /// A JSON object from fields in order, each value already JSON.
@@ -82,15 +85,33 @@ struct VerdictMessageTests {
         #expect(Self.interpret(Self.messages[7].jsonText) == .deferred("cannot load /usr/share/misc/magic.mgc"))
     }
 
-    @Test("a verdict of another version is refused as decoder-failed, saying which version", arguments: ["0", "2", "-1", "9000"])
+    @Test("a verdict of another version is refused and defers the drop: the decoder on disk is of another build",
+          arguments: ["0", "2", "-1", "9000"])
     func unknownVersion(_ version: String) throws {
         var fields = Self.acceptedFields
         fields[0].1 = version
         let text = Self.object(fields)
         #expect(throws: VerdictMessage.Refusal.unknownVersion(Int64(version)!)) { try Self.decode(text) }
-        let verdict = Self.interpret(text)
-        #expect(verdict == .rejected(Rejection(.decoderFailed,
-                                               "the decoder's verdict is version \(version); this airlock reads version 1")))
+        guard case .deferred(let detail) = Self.interpret(text) else {
+            Issue.record("a verdict of version \(version) was taken as a verdict")
+            return
+        }
+        #expect(detail.contains("speaks another version"), "\(detail)")
+    }
+
+    @Test("a child that never said it took its drop gives no verdict, whatever it wrote or however it ended",
+          arguments: [Termination.exited(0), .exited(75), .exited(64), .signalled(9)])
+    func notTakenDefers(_ termination: Termination) {
+        let run = DecoderProcess.Run(termination: termination, output: Array(Self.messages[2].jsonText.utf8), timedOut: false)
+        guard case .deferred(let detail) = DecoderVerdict.interpret(run, timeoutSeconds: 10) else {
+            Issue.record("a child that never took its drop gave a verdict")
+            return
+        }
+        #expect(detail.contains("before it took the drop"), "\(detail)")
+        let refused = DecoderProcess.Run(termination: .exited(DecoderRequest.refusedStatus), output: [], timedOut: false)
+        #expect(refused.speaksAnotherVersion)
+        let takenOther = DecoderProcess.Run(termination: .exited(0), output: [], timedOut: false, taken: VerdictMessage.currentVersion + 1)
+        #expect(takenOther.speaksAnotherVersion)
     }
 
     @Test("a verdict without a version, or with one that is not an integer, is unreadable",

@@ -15,7 +15,11 @@ final class RunningDaemon {
 
     /// - Parameter wrapper: a program and its arguments to run the daemon under
     ///   (given the binary and its arguments after them), as `airlock(_:under:)` takes.
-    init(_ sandbox: Sandbox, environment: [String: String] = [:], label: String = "daemon", under wrapper: [String] = []) throws {
+    /// - Parameters:
+    ///   - standardOutput: a pipe for the daemon's standard output instead of the events file.
+    ///   - executable: the `airlock` to run instead of the built one (a copy installed elsewhere).
+    init(_ sandbox: Sandbox, environment: [String: String] = [:], label: String = "daemon", under wrapper: [String] = [],
+         standardOutput: Pipe? = nil, executable: String = Binary.airlock) throws {
         stdoutURL = sandbox.logs.appendingPathComponent("\(label).out")
         stderrURL = sandbox.logs.appendingPathComponent("\(label).err")
         FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
@@ -23,14 +27,14 @@ final class RunningDaemon {
         stdoutHandle = try FileHandle(forWritingTo: stdoutURL)
         stderrHandle = try FileHandle(forWritingTo: stderrURL)
         let arguments = ["run", "--root", sandbox.root.path]
-        process.executableURL = URL(fileURLWithPath: wrapper.first ?? Binary.airlock)
-        process.arguments = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [Binary.airlock] + arguments
+        process.executableURL = URL(fileURLWithPath: wrapper.first ?? executable)
+        process.arguments = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [executable] + arguments
         var env = ProcessInfo.processInfo.environment
         for key in env.keys where key.hasPrefix("AIRLOCK_TEST_") { env.removeValue(forKey: key) }
         env.removeValue(forKey: "NOTIFY_SOCKET")
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        process.standardOutput = stdoutHandle
+        process.standardOutput = standardOutput ?? stdoutHandle
         process.standardError = stderrHandle
         process.standardInput = FileHandle.nullDevice
         try process.run()

@@ -1,0 +1,31 @@
+/// The line a decoder child writes to its result pipe once it holds the drop,
+/// is confined, and is about to read the drop's first byte:
+/// `{"taken":V}` and a newline, where V is the version of the verdict it will write.
+///
+/// It draws the line between a fault of the machinery and a verdict on the
+/// drop. A child that never says it (it was not started, not handed the drop,
+/// never given its go-ahead, refused the request's version, could not confine
+/// itself, or died on the way) has judged nothing: whatever its exit status,
+/// the drop is deferred and retried with a fresh child. Only a child that said
+/// it can reject a drop, `decoder-failed` (its own crash or limits) included.
+/// A taken line naming another verdict version defers too: the supervisor and
+/// the decoder programs on disk come from different builds.
+public enum TakenNotice {
+    public static let prefix = Array(#"{"taken":"#.utf8)
+
+    /// The notice for this build's verdict version, newline included.
+    public static var line: [UInt8] {
+        prefix + Array("\(VerdictMessage.currentVersion)}\n".utf8)
+    }
+
+    /// The verdict version a notice line (without its newline) names; nil when
+    /// it is not exactly one notice with a decimal version.
+    public static func version(in line: ArraySlice<UInt8>) -> Int64? {
+        guard line.starts(with: prefix), line.last == UInt8(ascii: "}") else { return nil }
+        let digits = line.dropFirst(prefix.count).dropLast()
+        guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
+        return Int64(String(decoding: digits, as: UTF8.self))
+    }
+}
