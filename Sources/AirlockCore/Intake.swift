@@ -62,9 +62,9 @@ public final class Intake: Sendable {
 
     var policy: Policy { configuration.policy }
 
-    /// Names producers are still writing: those `watch.ignore` matches.
+    /// Names producers are still writing: those `watch.ignore` or `watch.ignore_also` matches.
     public static func isTemporaryName(_ name: [UInt8], _ configuration: Configuration) -> Bool {
-        TemporaryNames.matches(name, configuration.watch.ignore)
+        TemporaryNames.matches(name, configuration.watch.ignorePatterns)
     }
 
     // MARK: The inbox

@@ -221,6 +221,10 @@ enum CommandRunner {
         // decoder executes may gain one.
         do {
             try forbidNewPrivileges()
+            // What the supervisor holds (CAP_LEASE, CAP_DAC_READ_SEARCH) stays its own:
+            // no program it starts inherits a capability, and each decoder drops
+            // whatever else it holds before it reads a byte.
+            try Capabilities.stopPassingOn()
         } catch {
             log.error("\(error)")
             return ExitStatus.ioError
@@ -263,6 +267,14 @@ enum CommandRunner {
         case .config(let file): configurationPath = file
         case .root, .implicit: configurationPath = root + "/airlock.json"
         }
+        let access = ProducerFileAccess.probe(layout)
+        if let (status, message) = access.refusal(configuration.watch.completion, root: root) {
+            log.error(message)
+            return status
+        }
+        if let warning = access.readWarning { log.warning(warning) }
+        if let warning = TemporaryNames.droppedDefaultsWarning(configuration.watch.ignore) { log.warning(warning) }
+        log.info("completion rule: " + ProducerFileAccess.describe(configuration.watch.completion))
         let setup = Daemon.Setup(rootPath: root, configurationPath: configurationPath,
                                  configuration: configuration, decoderDirectory: decoder)
         do {
