@@ -132,7 +132,7 @@ public final class Intake: Sendable {
         }
         let started = monotonicNanoseconds()
         var context = ReportContext(received: timestamp())
-        let verdict = decide(claim, &context)
+        let verdict = QuotaKeys.annotate(decide(claim, &context))
         var outcome = DropOutcome(id: claim.id, dropName: claim.dropName, verdict: verdict, size: context.size,
                                   seconds: Double(monotonicNanoseconds() - started) / 1e9)
         outcome.sha256 = context.sha256

@@ -149,6 +149,7 @@ public final class Daemon {
         if !inboxPresent && now >= nextInboxCheck { reopenInbox(now: now) }
         if now >= nextRescan {
             rescan(now: now)
+            removeAbandonedUploads(now: now)
             nextRescan = now + seconds(configuration.watch.rescanSeconds)
         }
         collectFinished(now: now)
@@ -188,7 +189,7 @@ public final class Daemon {
     /// The inbox for one pass. It is opened afresh each time and never held: a
     /// directory held open is not freed when deleted, and inotify then never
     /// says IN_DELETE_SELF.
-    private func withInbox(now: UInt64, _ body: (FileDescriptor) -> Void) {
+    func withInbox(now: UInt64, _ body: (FileDescriptor) -> Void) {
         guard inboxPresent else { return }
         guard let directory = try? layout.openInbox() else {
             inboxWentAway(now: now)

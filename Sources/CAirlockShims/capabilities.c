@@ -68,3 +68,17 @@ int airlock_drop_all_capabilities(int *bounding_left) {
     if ((now[0].effective | now[0].permitted | now[0].inheritable | now[1].effective | now[1].permitted | now[1].inheritable) == 0) return 0;
     return set_sets(data);
 }
+
+int airlock_keep_capabilities(int keep) {
+    return prctl(PR_SET_KEEPCAPS, keep ? 1 : 0, 0, 0, 0);
+}
+
+int airlock_limit_capabilities(uint64_t mask) {
+    struct __user_cap_data_struct data[2] = {{0}};
+    if (get_sets(data) != 0) return -1;
+    uint64_t permitted = join(data[0].permitted, data[1].permitted) & mask;
+    data[0].effective = data[0].permitted = (uint32_t)permitted;
+    data[1].effective = data[1].permitted = (uint32_t)(permitted >> 32);
+    data[0].inheritable = data[1].inheritable = 0;
+    return set_sets(data);
+}

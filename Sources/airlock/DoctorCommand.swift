@@ -20,6 +20,8 @@ extension CommandRunner {
             return ExitStatus.unavailable
         }
         let state = found.confinement
+        let held = try? Capabilities.current()
+        if let warning = TemporaryNames.droppedDefaultsWarning(configuration.watch.ignore) { log.warning(warning) }
         if json {
             var line = JSONObjectWriter()
             line.add("decoders", decoder)
@@ -33,6 +35,9 @@ extension CommandRunner {
             line.add("confine_microseconds", Int64(found.confineMicroseconds))
             for key in found.limits.keys.sorted() { line.add("limit_" + key, found.limits[key]!) }
             if let problems = found.problems { line.add("problems", problems) }
+            line.add("completion", configuration.watch.completion.rawValue)
+            line.add("cap_lease", held?.holds(Capabilities.lease) ?? false)
+            line.add("cap_dac_read_search", held?.holds(Capabilities.dacReadSearch) ?? false)
             line.add("type_detection", content.types)
             line.add("scanning", content.scanning)
             events.emit(line.text)
@@ -54,6 +59,8 @@ extension CommandRunner {
                 """)
             if let problems = found.problems { print("problems:      \(problems)") }
             print("types:         \(content.types)\nscanning:      \(content.scanning)")
+            print("completion:    " + ProducerFileAccess.describe(configuration.watch.completion))
+            print("capabilities:  " + capabilityLine(held, configuration.watch.completion))
         }
         if state.withholdsDecoding {
             log.error("no decoder runs here: confinement is required and something refuses what the kernel offers")
@@ -63,5 +70,15 @@ extension CommandRunner {
             log.warning("decoders run with partial confinement on this machine")
         }
         return ExitStatus.ok
+    }
+
+    /// What this process holds of the two capabilities `airlock run` needs.
+    private static func capabilityLine(_ held: Capabilities?, _ rule: Completion) -> String {
+        guard let held else { return "unknown (capget failed)" }
+        let lease = held.holds(Capabilities.lease)
+            ? "CAP_LEASE held" : "no CAP_LEASE (\(rule == .lease ? "airlock run would refuse to start" : "not needed by watch.completion"))"
+        let read = held.holds(Capabilities.dacReadSearch)
+            ? "CAP_DAC_READ_SEARCH held" : "no CAP_DAC_READ_SEARCH (mode-0600 drops would be quarantined unreadable-drop)"
+        return "here: \(lease); \(read); decoders hold none"
     }
 }

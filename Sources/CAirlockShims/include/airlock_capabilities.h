@@ -23,4 +23,12 @@ int airlock_clear_inherited_capabilities(void);
 /// inheritable (capset to nothing). 0, or -1 and errno.
 int airlock_drop_all_capabilities(int *bounding_left);
 
+/// prctl(PR_SET_KEEPCAPS, `keep`): whether the permitted set survives a change
+/// from uid 0 to another uid. 0, or -1 and errno.
+int airlock_keep_capabilities(int keep);
+
+/// capset: effective and permitted become `mask` (within what is permitted now),
+/// inheritable nothing. 0, or -1 and errno.
+int airlock_limit_capabilities(uint64_t mask);
+
 #endif
