@@ -82,6 +82,9 @@ public final class Intake: Sendable {
             var tickets: [ClaimTicket] = []
             let stuck = StuckEntries(journal: journal)
             for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                // A legacy SFTP rename caught between its link and its unlink is left for the next run.
+                if let status = try? inbox.status(of: name),
+                   LinkedRename.inProgress(name, status, in: inbox, isTemporary: { Intake.isTemporaryName($0, configuration) }) { continue }
                 if case .claimed(let ticket) = try claimOrReport(name, from: inbox, stuck: stuck) { tickets.append(ticket) }
             }
             return tickets
