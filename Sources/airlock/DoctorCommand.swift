@@ -23,24 +23,7 @@ extension CommandRunner {
         let held = try? Capabilities.current()
         if let warning = TemporaryNames.droppedDefaultsWarning(configuration.watch.ignore) { log.warning(warning) }
         if json {
-            var line = JSONObjectWriter()
-            line.add("decoders", decoder)
-            line.add("landlock_abi", Int64(found.landlockABI))
-            line.add("landlock", found.landlock)
-            line.add("seccomp", found.seccomp)
-            line.add("landlock_state", state.landlock)
-            line.add("seccomp_state", state.seccomp)
-            line.add("confinement_mode", configuration.decoderConfinementRequired ? "required" : "best-effort")
-            line.add("decoders_withheld", state.withholdsDecoding)
-            line.add("confine_microseconds", Int64(found.confineMicroseconds))
-            for key in found.limits.keys.sorted() { line.add("limit_" + key, found.limits[key]!) }
-            if let problems = found.problems { line.add("problems", problems) }
-            line.add("completion", configuration.watch.completion.rawValue)
-            line.add("cap_lease", held?.holds(Capabilities.lease) ?? false)
-            line.add("cap_dac_read_search", held?.holds(Capabilities.dacReadSearch) ?? false)
-            line.add("type_detection", content.types)
-            line.add("scanning", content.scanning)
-            events.emit(line.text)
+            events.emit(doctorLine(found, decoder: decoder, configuration: configuration, content: content, held: held))
         } else {
             let landlock = Doctor.describe(state.landlock, "ABI \(found.landlockABI), writes only beneath the drop's staging directory, no other file access"
                 + (found.landlockABI >= 4 ? ", no TCP" : "") + (found.landlockABI >= 6 ? ", no signals or abstract sockets outside" : ""),
@@ -80,5 +63,29 @@ extension CommandRunner {
         let read = held.holds(Capabilities.dacReadSearch)
             ? "CAP_DAC_READ_SEARCH held" : "no CAP_DAC_READ_SEARCH (mode-0600 drops would be quarantined unreadable-drop)"
         return "here: \(lease); \(read); decoders hold none"
+    }
+
+    /// `doctor --json`: one line.
+    private static func doctorLine(_ found: Doctor.Findings, decoder: String, configuration: Configuration, content: ContentHealth,
+                                   held: Capabilities?) -> String {
+        let state = found.confinement
+        var line = JSONObjectWriter()
+        line.add("decoders", decoder)
+        line.add("landlock_abi", Int64(found.landlockABI))
+        line.add("landlock", found.landlock)
+        line.add("seccomp", found.seccomp)
+        line.add("landlock_state", state.landlock)
+        line.add("seccomp_state", state.seccomp)
+        line.add("confinement_mode", configuration.decoderConfinementRequired ? "required" : "best-effort")
+        line.add("decoders_withheld", state.withholdsDecoding)
+        line.add("confine_microseconds", Int64(found.confineMicroseconds))
+        for key in found.limits.keys.sorted() { line.add("limit_" + key, found.limits[key]!) }
+        if let problems = found.problems { line.add("problems", problems) }
+        line.add("completion", configuration.watch.completion.rawValue)
+        line.add("cap_lease", held?.holds(Capabilities.lease) ?? false)
+        line.add("cap_dac_read_search", held?.holds(Capabilities.dacReadSearch) ?? false)
+        line.add("type_detection", content.types)
+        line.add("scanning", content.scanning)
+        return line.text
     }
 }
