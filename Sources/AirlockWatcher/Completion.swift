@@ -76,6 +76,7 @@ struct CompletionCheck {
             // The daemon checked at start that leases can be taken; a refusal now
             // (CAP_LEASE gone, another filesystem mounted over the inbox) must not
             // let a half-written upload through: the name waits.
+            if leaseRefusals.count > 1024 { leaseRefusals.removeAll() }  // bounded: at worst a name is reported again
             if leaseRefusals.insert(name).inserted {
                 log("cannot take a read lease on \(EscapedName(name)) (\(error.errno)); it waits until one can be taken or watch.max_wait_seconds passes")
             }

@@ -56,7 +56,7 @@ public final class Daemon {
     /// False from the moment the inbox is found gone until it is back.
     private var inboxPresent = true
     private var watch: InboxWatch!
-    var completion: CompletionCheck
+    private var completion: CompletionCheck
     private var nextRescan: UInt64 = 0
     private var nextInboxCheck: UInt64 = 0
     private var nextWatchdog: UInt64 = 0

@@ -94,8 +94,10 @@ struct WatchSettingsTests {
         defer { close(writer) }
         try sandbox.configure("watch", ["abandoned_remove_seconds": 1800, "rescan_seconds": 1])
         let daemon = try RunningDaemon(sandbox)
-        #expect(waitFor(seconds: 10) { !FileManager.default.fileExists(atPath: old.path) }, "\(daemon.stderr)")
-        #expect(daemon.stderr.contains("removed the abandoned upload old.zip.part (7 bytes, last written 7"), "\(daemon.stderr)")
+        // The log line follows the unlink: waited for, not read once the file is gone.
+        #expect(waitFor(seconds: 20) { daemon.stderr.contains("removed the abandoned upload old.zip.part (7 bytes, last written 7") },
+                "\(daemon.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: old.path))
         #expect(FileManager.default.fileExists(atPath: held.path), "a name a writer holds open stays")
         #expect(FileManager.default.fileExists(atPath: fresh.path), "a recently written name stays")
         let metrics = sandbox.root.appendingPathComponent("metrics/airlock.prom")
