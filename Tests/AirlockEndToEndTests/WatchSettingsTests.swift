@@ -111,6 +111,28 @@ struct WatchSettingsTests {
         #expect(daemon.waitForExit(seconds: 15) == 0)
     }
 
+    @Test("a legacy SFTP rename caught between its link and its unlink, across rescans, is a rename in progress: accepted once, within a second of the unlink")
+    func linkedRenameAcrossRescans() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("watch", ["rescan_seconds": 1, "settle_milliseconds": 100])
+        let daemon = try RunningDaemon(sandbox)
+        let part = sandbox.inbox.appendingPathComponent("x.zip.part"), final = sandbox.inbox.appendingPathComponent("x.zip")
+        try Samples.validZip.write(to: part)
+        #expect(link(part.path, final.path) == 0)
+        usleep(2_500_000)   // two rescans and many looks while both links stand
+        #expect(daemon.events.isEmpty, "not taken, and above all not quarantined as a hard link: \(daemon.events)")
+        #expect(unlink(part.path) == 0)
+        let unlinked = Date()
+        #expect(waitFor(seconds: 5) { !FileManager.default.fileExists(atPath: final.path) })
+        #expect(Date().timeIntervalSince(unlinked) < 1)
+        let events = daemon.waitForVerdicts(1)
+        #expect(events.count == 1 && events.first?["event"] as? String == "accepted", "\(events)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 15) == 0)
+        try sandbox.expectInvariants()
+    }
+
     @Test("a quota reason names the airlock.json key that sets the limit")
     func quotaReasonNamesKey() throws {
         let sandbox = try Sandbox()
