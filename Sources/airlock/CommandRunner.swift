@@ -221,12 +221,18 @@ enum CommandRunner {
         // decoder executes may gain one.
         do {
             try forbidNewPrivileges()
-            // What the supervisor holds (CAP_LEASE, CAP_DAC_READ_SEARCH) stays its own:
-            // no program it starts inherits a capability, and each decoder drops
-            // whatever else it holds before it reads a byte.
-            try Capabilities.stopPassingOn()
         } catch {
             log.error("\(error)")
+            return ExitStatus.ioError
+        }
+        // What the supervisor holds (CAP_LEASE, CAP_DAC_READ_SEARCH) stays its own:
+        // no program it starts inherits a capability, and each decoder drops
+        // whatever else it holds before it reads a byte.
+        do {
+            try Capabilities.stopPassingOn()
+        } catch {
+            log.error("cannot clear the capabilities decoders would inherit (\(error)); a system-call filter must allow "
+                      + "capset, as the shipped airlock.service does")
             return ExitStatus.ioError
         }
         // A read lease the intake holds (on a drop while the watcher checks it, on a
