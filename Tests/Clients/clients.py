@@ -581,6 +581,8 @@ def main():
         print("clients.py needs root: it creates users and groups, bind-mounts the inbox into the SFTP chroot and "
               "starts sshd, smbd and apache2 (CI runs make test as root)", file=sys.stderr)
         return 1
+    # A run stopped by SIGTERM (a CI timeout) still stops its servers, unmounts and removes its users.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(f"stopped by signal {number}"))
     users = Users()
     work = tempfile.mkdtemp(prefix="airlock-clients.", dir="/srv")
     os.chmod(work, 0o755)
