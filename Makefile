@@ -44,6 +44,18 @@ test: build
 	$(MAKE) --no-print-directory static-ldd
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	$(MAKE) --no-print-directory client-test
+
+# Real upload clients (OpenSSH sftp and scp into a chroot, rsync, smbclient against
+# smbd, curl against Apache mod_dav), each server started on 127.0.0.1 by the test
+# with deploy/'s snippets, into a daemon run as a service user with the unit's
+# capabilities (part of make test; needs root). CLIENT_FLAGS=--table prints the
+# results and latencies without failing, e.g. to compare two builds:
+# make client-test CLIENT_FLAGS="--table --airlock /path/to/other/build/debug --unit /path/to/its/airlock.service"
+CLIENT_FLAGS ?=
+.PHONY: client-test
+client-test: build
+	python3 Tests/Clients/clients.py $(CLIENT_FLAGS)
 
 # Every import of one of the package's targets is a dependency Package.swift lists,
 # and every dependency listed is imported (part of make test).
@@ -126,6 +138,8 @@ BUILD ?= .build/release
 SCDOC ?= scdoc
 # What man pages, the package and the deployment tests need beyond DEBIAN_PACKAGES.
 DEPLOY_PACKAGES = scdoc debhelper dpkg-dev lintian acl
+# The upload clients and the servers client-test starts itself (apache2 brings htpasswd).
+DEPLOY_PACKAGES += openssh-server openssh-client samba smbclient apache2 curl rsync
 PROGRAMS = airlock airlock-decoder airlock-keyed-decoder airlock-publisher
 MANPAGES = .build/man/airlock.1 .build/man/airlock.json.5
 UNITS = airlock.service airlock@.service airlock-sweep.service airlock-sweep.timer airlock-publish.service

@@ -116,9 +116,18 @@ public enum Confinement {
         if CurrentProcess.parentID != supervisor { CurrentProcess.kill() }
     }
 
-    /// Makes the supervisor's death this process's death: the parent-death
-    /// signal, then the check that the supervisor had not already gone.
+    /// Makes the supervisor's death this process's death (the parent-death
+    /// signal, then the check that the supervisor had not already gone), after
+    /// giving up every capability.
+    ///
+    /// Every decoder, template and warm child starts here, before it reads
+    /// anything. The supervisor may hold CAP_DAC_READ_SEARCH (it reads producers'
+    /// files whatever their mode) and CAP_LEASE; a decoder holds neither, so a
+    /// subverted one reads no more than Landlock and the descriptors it was given
+    /// allow. Throws (the child then decodes nothing) unless the effective,
+    /// permitted, inheritable and ambient sets are empty.
     public static func tieToSupervisor() throws(SystemError) {
+        try Capabilities.dropAll()
         try CurrentProcess.setParentDeathSignal(.kill)
         dieIfOrphaned()
     }

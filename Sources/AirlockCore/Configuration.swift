@@ -81,7 +81,17 @@ public struct Configuration: Sendable, Equatable {
         /// Longest wait between retries of a deferred drop.
         public var retryMaxSeconds: Int64 = 300
         /// Names left alone until renamed: uploads in progress. Matched case-insensitively.
+        /// Setting it replaces the defaults; `ignoreAlso` adds to them.
         public var ignore = TemporaryNames.defaultPatterns
+        /// More names to leave alone, on top of `ignore`.
+        public var ignoreAlso: [String] = []
+        /// How the watcher knows a drop is complete.
+        public var completion = Completion.lease
+        /// Temporary names older than this are removed as abandoned uploads; 0: never.
+        public var abandonedRemoveSeconds: Int64 = 0
+
+        /// `ignore` and `ignoreAlso` together: every name that is an upload in progress.
+        public var ignorePatterns: [String] { ignore + ignoreAlso }
 
         public init() {}
     }
@@ -194,7 +204,11 @@ public struct Configuration: Sendable, Equatable {
             }
             metricsPath = path
         case "watch":
-            if let patterns = try reader.stringArray("ignore") { watch.ignore = try TemporaryNames.validated(patterns) }
+            if let patterns = try reader.stringArray("ignore") { watch.ignore = try TemporaryNames.validated(patterns, "watch.ignore") }
+            if let patterns = try reader.stringArray("ignore_also") {
+                watch.ignoreAlso = try TemporaryNames.validated(patterns, "watch.ignore_also")
+            }
+            if let rule = try reader.choice("watch.completion") { watch.completion = Completion(rawValue: rule)! }
         case "commit":
             guard let method = try reader.choice("commit.sync") else { return }
             // The choices are SyncMethod's own raw values.
@@ -268,7 +282,10 @@ public struct Configuration: Sendable, Equatable {
                     "\"acknowledging_groups\": [\(acknowledgingGroups.map(JSONObjectWriter.quote).joined(separator: ", "))]",
                     "\"remove_when\": \"\(removeWhenAllAcknowledge ? "all" : "any")\""]
         case "metrics": return ["\"path\": \(JSONObjectWriter.quote(metricsPath))"]
-        case "watch": return ["\"ignore\": [\(watch.ignore.map(JSONObjectWriter.quote).joined(separator: ", "))]"]
+        case "watch":
+            return ["\"ignore\": [\(watch.ignore.map(JSONObjectWriter.quote).joined(separator: ", "))]",
+                    "\"ignore_also\": [\(watch.ignoreAlso.map(JSONObjectWriter.quote).joined(separator: ", "))]",
+                    "\"completion\": \"\(watch.completion.rawValue)\""]
         case "commit": return ["\"sync\": \"\(sync.rawValue)\""]
         default: return []
         }

@@ -108,7 +108,11 @@ public struct EventFeed {
         var offset: Int64 = 0
         if let cursor {
             guard let index = files.firstIndex(where: { $0.inode == cursor.inode && $0.generation == cursor.generation }) else {
-                throw Expired(description: "cursor \(cursor) names a journal file that has been rotated away (journal.keep); start again without --after")
+                throw Expired(description: EventFeed.unmatched(cursor, kept: files.map { ($0.inode, $0.generation) }))
+            }
+            guard try EventFeed.endsRecord(files[index].fd, at: cursor.offset) else {
+                throw Expired(description: "cursor \(cursor) does not fall after a record of its journal file: it was mistyped "
+                              + "(cursors are INODE:GENERATION:OFFSET, copied from an event's \"cursor\"); start again without --after")
             }
             start = index
             offset = cursor.offset
@@ -130,6 +134,30 @@ public struct EventFeed {
             }
         }
         return (items, next)
+    }
+
+    /// Why no kept journal file matches `cursor`. Generations only grow: one newer
+    /// than any kept file's, or a kept generation with another inode, was never
+    /// handed out by this root; an older one belonged to a file since rotated away.
+    static func unmatched(_ cursor: Cursor, kept: [(inode: UInt64, generation: UInt64)]) -> String {
+        let newest = kept.map(\.generation).max() ?? 0
+        let clash = kept.contains { $0.generation == cursor.generation && $0.inode != cursor.inode && cursor.generation > 0 }
+        if cursor.generation > newest || clash {
+            return "cursor \(cursor) matches no journal file of this root: it was mistyped or comes from another root "
+                + "(cursors are INODE:GENERATION:OFFSET, copied from an event's \"cursor\"); start again without --after"
+        }
+        return "cursor \(cursor) names a journal file that has been rotated away (journal.keep); start again without --after"
+    }
+
+    /// Whether `offset` is the start of the file or just past a newline in it.
+    static func endsRecord(_ fd: FileDescriptor, at offset: Int64) throws(SystemError) -> Bool {
+        guard offset > 0 else { return true }
+        guard offset <= (try fd.status().size) else { return false }
+        var byte: UInt8 = 0
+        let got = try withUnsafeMutableBytes(of: &byte) { raw in
+            Result { () throws(SystemError) in try fd.read(into: raw, at: offset - 1) }
+        }.get()
+        return got == 1 && byte == 0x0A
     }
 
     /// The bytes of `fd` from `offset` to its end.

@@ -62,9 +62,9 @@ public final class Intake: Sendable {
 
     var policy: Policy { configuration.policy }
 
-    /// Names producers are still writing: those `watch.ignore` matches.
+    /// Names producers are still writing: those `watch.ignore` or `watch.ignore_also` matches.
     public static func isTemporaryName(_ name: [UInt8], _ configuration: Configuration) -> Bool {
-        TemporaryNames.matches(name, configuration.watch.ignore)
+        TemporaryNames.matches(name, configuration.watch.ignorePatterns)
     }
 
     // MARK: The inbox
@@ -82,6 +82,9 @@ public final class Intake: Sendable {
             var tickets: [ClaimTicket] = []
             let stuck = StuckEntries(journal: journal)
             for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                // A legacy SFTP rename caught between its link and its unlink is left for the next run.
+                if let status = try? inbox.status(of: name),
+                   LinkedRename.inProgress(name, status, in: inbox, isTemporary: { Intake.isTemporaryName($0, configuration) }) { continue }
                 if case .claimed(let ticket) = try claimOrReport(name, from: inbox, stuck: stuck) { tickets.append(ticket) }
             }
             return tickets
@@ -138,7 +141,7 @@ public final class Intake: Sendable {
         }
         let started = monotonicNanoseconds()
         var context = ReportContext(received: timestamp())
-        let verdict = decide(claim, &context)
+        let verdict = QuotaKeys.annotate(decide(claim, &context))
         var outcome = DropOutcome(id: claim.id, dropName: claim.dropName, verdict: verdict, size: context.size,
                                   seconds: Double(monotonicNanoseconds() - started) / 1e9)
         outcome.sha256 = context.sha256

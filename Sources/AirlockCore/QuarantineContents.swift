@@ -34,7 +34,16 @@ public struct QuarantineContents {
         _ = try desk.entry(id)
         let entry = try desk.layout.quarantine.openDirectory(Array(id.utf8))
         defer { entry.close() }
-        guard let drop = try? entry.open(QuarantineDesk.dropFile, [.readOnly, .noFollow, .nonBlocking]) else {
+        let drop: FileDescriptor
+        do {
+            drop = try entry.open(QuarantineDesk.dropFile, [.readOnly, .noFollow, .nonBlocking])
+        } catch where UnreadableDrop.applies(to: error) {
+            let status = try? entry.status(of: QuarantineDesk.dropFile)
+            let what = status.map { "owned by uid \($0.owner), mode \(UnreadableDrop.octal($0.permissions))" } ?? "its producer's"
+            throw QuarantineDesk.Refusal("\(id)'s drop (\(what)) cannot be read by this process (\(error.errno)); the service "
+                + "reads such drops with CAP_DAC_READ_SEARCH: run this command as root (it acts as the root's owner and keeps "
+                + "that capability), or with the capability granted")
+        } catch {
             throw QuarantineDesk.Refusal("\(id) holds no drop to list (released, or it was not a regular file)")
         }
         defer { drop.close() }

@@ -13,6 +13,8 @@ public struct RootAccessError: Error, Sendable, CustomStringConvertible {
 /// another user owns, a command becomes that user (its groups included) before
 /// it touches anything, so nothing it writes (a rotated journal, a report, an
 /// outbox entry) ends up owned by root where the service user could not change it.
+/// It keeps the two capabilities the service's unit grants, CAP_LEASE and
+/// CAP_DAC_READ_SEARCH, and no other.
 public enum RootAccess {
     /// Becomes the owner of `path` when running as the superuser and the owner is
     /// someone else; returns what it did, for the log, or nil.
@@ -60,7 +62,9 @@ public enum RootAccess {
             throw RootAccessError("cannot act as the owner of \(path): uid \(owner) has no account; run the command as that user")
         }
         do {
-            try Accounts.become(uid: owner, group: group, name: name)
+            // What the unit grants the service, so that a command run by root reads and
+            // leases producers' files as the daemon would (a mode-0600 drop included).
+            try Accounts.become(uid: owner, group: group, name: name, keeping: [Capabilities.lease, Capabilities.dacReadSearch])
         } catch {
             throw RootAccessError("cannot act as the owner of \(path) (uid \(owner)): \(error.errno); run the command as that user")
         }

@@ -15,6 +15,8 @@ public struct RootGauges: Sendable, Equatable {
     /// Age of the oldest inbox entry that is not a temporary name; 0 with none.
     public var oldestInboxSeconds: Int64 = 0
     public var freeBytes: Int64 = 0
+    /// Temporary names in the inbox (uploads in progress or abandoned) and the oldest's age.
+    public var abandoned = AbandonedUploads()
 
     public init() {}
 
@@ -40,6 +42,7 @@ public struct RootGauges: Sendable, Equatable {
             for name in try inbox.entryNames() where !Intake.isTemporaryName(name, configuration) {
                 if let status = try? inbox.status(of: name) { gauges.oldestInboxSeconds = max(gauges.oldestInboxSeconds, age(status)) }
             }
+            gauges.abandoned = try AbandonedUploads.survey(inbox, configuration)
         }
         gauges.freeBytes = Int64(clamping: try layout.root.availableBytes())
         return gauges
@@ -88,6 +91,10 @@ extension Metrics {
             gauge("airlock_oldest_claim_age_seconds", "Age of the oldest claim (0 with none).", root.oldestClaimSeconds)
             gauge("airlock_oldest_inbox_file_age_seconds", "Age of the oldest inbox entry, by its modification time (0 with none).",
                   root.oldestInboxSeconds)
+            gauge("airlock_inbox_temporary_files", "Inbox entries under temporary names (watch.ignore): uploads in progress or abandoned.",
+                  root.abandoned.count)
+            gauge("airlock_oldest_inbox_temporary_file_age_seconds",
+                  "Age of the oldest inbox entry under a temporary name, by its modification time (0 with none).", root.abandoned.oldestSeconds)
             gauge("airlock_filesystem_free_bytes", "Bytes available to airlock on the root's filesystem.", root.freeBytes)
         }
         var confinement = ConfinementInForce.current
@@ -112,6 +119,9 @@ extension Metrics {
         lines.append("airlock_decoder_start_failures_total \(DecoderStartHealth.failures)")
         gauge("airlock_decoder_start_failing", "1 while decoder children cannot be started (drops wait, deferred), 0 otherwise.",
               DecoderStartHealth.failing ? 1 : 0)
+        family("airlock_abandoned_uploads_removed_total", "counter",
+               "Temporary inbox files removed as abandoned (watch.abandoned_remove_seconds) since the daemon started.")
+        lines.append("airlock_abandoned_uploads_removed_total \(AbandonedUploads.removedTotal)")
         family("airlock_build_info", "gauge", "Always 1; the labels say which airlock wrote the metrics.")
         lines.append("airlock_build_info{version=\"\(Metrics.escape(AirlockVersion.current))\"} 1")
         gauge("airlock_metrics_written_timestamp_seconds", "When the daemon wrote this file (Unix time); stale means the daemon is gone.",

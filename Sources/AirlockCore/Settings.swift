@@ -99,6 +99,8 @@ extension Configuration {
                        read: { $0.watch.graceSeconds }, write: { $0.watch.graceSeconds = $1! }),
         NumericSetting("watch", "retry_max_seconds", 1...86_400, "1 to 86400 (a day)",
                        read: { $0.watch.retryMaxSeconds }, write: { $0.watch.retryMaxSeconds = $1! }),
+        NumericSetting("watch", "abandoned_remove_seconds", 0...31_536_000, "0 (never) to 31536000 (a year)",
+                       read: { $0.watch.abandonedRemoveSeconds }, write: { $0.watch.abandonedRemoveSeconds = $1! }),
     ]
 
     private static let journalSettings: [NumericSetting] = [

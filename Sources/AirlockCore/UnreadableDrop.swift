@@ -17,6 +17,8 @@ enum UnreadableDrop {
     }
 
     static func rejection(_ error: SystemError, _ status: FileStatus) -> Rejection {
-        Rejection(.unreadableDrop, "the drop cannot be opened (\(error.errno)): owned by uid \(status.owner), mode \(octal(status.permissions))")
+        let lacking = (try? Capabilities.current()).map { !$0.holds(Capabilities.dacReadSearch) } ?? false
+        return Rejection(.unreadableDrop, "the drop cannot be opened (\(error.errno)): owned by uid \(status.owner), mode \(octal(status.permissions))"
+            + (lacking ? "; airlock lacks CAP_DAC_READ_SEARCH, with which it reads every producer's file whatever its mode (the shipped unit grants it)" : ""))
     }
 }

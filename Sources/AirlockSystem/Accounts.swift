@@ -1,3 +1,4 @@
+import CAirlockShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,13 +30,21 @@ public enum Accounts {
     /// Becomes `uid` for good: the supplementary groups first (initgroups(3) of
     /// `name`, or none at all without a name), then setgid(2), then setuid(2),
     /// since each later step gives up the right to take the earlier ones.
-    public static func become(uid: UInt32, group: GroupID, name: String?) throws(SystemError) {
+    ///
+    /// - Parameter keeping: capabilities (by number) the superuser keeps as that
+    ///   user, effective and permitted; every other one is given up.
+    public static func become(uid: UInt32, group: GroupID, name: String?, keeping: [Int] = []) throws(SystemError) {
         if let name {
             guard initgroups(name, group) == 0 else { throw SystemError("initgroups", text: name, .current) }
         } else {
             guard setgroups(0, nil) == 0 else { throw SystemError("setgroups", nil, .current) }
         }
         guard setgid(group) == 0 else { throw SystemError("setgid", nil, .current) }
+        if !keeping.isEmpty { _ = try retrying("prctl(PR_SET_KEEPCAPS)") { airlock_keep_capabilities(1) } }
         guard setuid(uid_t(uid)) == 0 else { throw SystemError("setuid", nil, .current) }
+        guard !keeping.isEmpty else { return }
+        _ = try retrying("prctl(PR_SET_KEEPCAPS)") { airlock_keep_capabilities(0) }
+        let mask = keeping.reduce(UInt64(0)) { $0 | (1 << UInt64($1)) }
+        _ = try retrying("capset") { airlock_limit_capabilities(mask) }
     }
 }

@@ -31,26 +31,26 @@ public final class Daemon {
         }
     }
 
-    private let setup: Setup
-    private let layout: RootLayout
-    private let log = Log()
+    let setup: Setup
+    let layout: RootLayout
+    let log = Log()
     private let events = EventStream()
-    private let notifier = ServiceNotifier()
-    private let children = DecoderChildren()
+    let notifier = ServiceNotifier()
+    let children = DecoderChildren()
     private let metrics = Metrics()
     /// Inbox entries that cannot be moved, reported once each.
     private let stuck: StuckEntries
     private var nextMetrics: UInt64 = 0
     private var runLock: RunLock?
 
-    private var configuration: Configuration
-    private let pool: WorkerPool<Intake>
+    var configuration: Configuration
+    let pool: WorkerPool<Intake>
 
     // Stop and reload, asked for by signals.
     private let signals = SignalRequests()
 
     // The dispatcher's own state.
-    private var inbox: InboxTracker
+    var inbox: InboxTracker
     private var backlog: [ClaimTicket] = []
     private var retries = RetryScheduler()
     /// False from the moment the inbox is found gone until it is back.
@@ -70,7 +70,7 @@ public final class Daemon {
         self.layout = layout
         self.configuration = setup.configuration
         let log = self.log
-        self.completion = CompletionCheck(log: { log.warning($0) })
+        self.completion = CompletionCheck(rule: setup.configuration.watch.completion, log: { log.warning($0) })
         self.stuck = StuckEntries(journal: Journal(state: layout.state, maxBytes: setup.configuration.journalMaxBytes,
                                                    keep: setup.configuration.journalKeep))
         self.wake = try WakePipe()
@@ -133,8 +133,8 @@ public final class Daemon {
         let now = monotonicNanoseconds()
         for event in watch.takeEvents() {
             switch event {
-            case .name(let name, let renamed):
-                if inboxPresent && !Intake.isTemporaryName(name, configuration) { inbox.noteEvent(name, renamed: renamed, now: now) }
+            case .name(let name, let arrival):
+                noteArrival(name, arrival, now: now)
             case .overflow:
                 log.warning("the inotify queue overflowed; rescanning the inbox")
                 rescan(now: now)
@@ -151,6 +151,7 @@ public final class Daemon {
         if !inboxPresent && now >= nextInboxCheck { reopenInbox(now: now) }
         if now >= nextRescan {
             rescan(now: now)
+            removeAbandonedUploads(now: now)
             nextRescan = now + seconds(configuration.watch.rescanSeconds)
         }
         if pool.workerCount < configuration.workerCount && now >= nextWorkerStart { startWorkers(now: now) }
@@ -187,6 +188,14 @@ public final class Daemon {
 
     // MARK: Names in the inbox
 
+    /// A name an event reported. Under the `renamed` rule only a rename completes
+    /// a drop: a name written in place, or created, waits for a listing.
+    private func noteArrival(_ name: [UInt8], _ arrival: InboxWatch.Arrival, now: UInt64) {
+        guard inboxPresent, !Intake.isTemporaryName(name, configuration) else { return }
+        if configuration.watch.completion == .renamed && arrival != .moved { return }
+        inbox.noteEvent(name, renamed: arrival == .moved, now: now)
+    }
+
     private func inboxWentAway(now: UInt64) {
         guard inboxPresent else { return }
         log.warning("the inbox went away (deleted, moved or unmounted); waiting for it to come back")
@@ -198,7 +207,7 @@ public final class Daemon {
     /// The inbox for one pass. It is opened afresh each time and never held: a
     /// directory held open is not freed when deleted, and inotify then never
     /// says IN_DELETE_SELF.
-    private func withInbox(now: UInt64, _ body: (FileDescriptor) -> Void) {
+    func withInbox(now: UInt64, _ body: (FileDescriptor) -> Void) {
         guard inboxPresent else { return }
         guard let directory = try? layout.openInbox() else {
             inboxWentAway(now: now)
@@ -209,7 +218,7 @@ public final class Daemon {
     }
 
     /// Adds every name in the inbox to the pending set.
-    private func rescan(now: UInt64, atStart: Bool = false) {
+    func rescan(now: UInt64, atStart: Bool = false) {
         var listed: [[UInt8]]?
         withInbox(now: now) { directory in
             do {
@@ -264,7 +273,7 @@ public final class Daemon {
     /// Checks that nobody still writes a due name, then claims it.
     private func consider(_ name: [UInt8], _ entry: inout InboxTracker.Entry, in directory: FileDescriptor, now: UInt64,
                           settle: UInt64, claimed: (ClaimTicket) -> Void) -> InboxTracker.Decision {
-        let readiness = completion.check(name, in: directory, lastSeen: &entry.lastSeen)
+        let readiness = completion.check(name, in: directory, entry: &entry) { Intake.isTemporaryName($0, configuration) }
         switch InboxTracker.step(after: readiness, entry, now: now, settle: settle, maxWait: seconds(configuration.watch.maxWaitSeconds)) {
         case .forget:
             return .done
@@ -328,37 +337,6 @@ public final class Daemon {
     }
 
     // MARK: Reload, shutdown
-
-    private func reload() {
-        guard let path = setup.configurationPath else {
-            log.info("SIGHUP: no configuration file to reload; keeping the defaults")
-            return
-        }
-        notifier.reloading()
-        defer { notifier.ready() }
-        do {
-            var fresh = try Configuration.load(path: path)
-            try fresh.checkPaths(in: layout, configurationFile: path)
-            if fresh.root != nil && fresh.root != configuration.root {
-                log.warning("SIGHUP: the root cannot change while running; keeping \(setup.rootPath)")
-                fresh.root = configuration.root
-            }
-            if fresh.watch.workers != configuration.watch.workers {
-                log.warning("SIGHUP: the number of workers changes at the next start")
-            }
-            let replacement = Intake(layout: layout, configuration: fresh, decoderDirectory: setup.decoderDirectory,
-                                     log: log, children: children)
-            pool.replaceIntake(replacement)
-            // The next drop's template starts from the new configuration (its
-            // magic database) and from the decoder programs now on disk.
-            children.templates.replaceAll()
-            configuration = fresh
-            inbox.settle = UInt64(fresh.watch.settleMilliseconds) * 1_000_000
-            log.info("SIGHUP: configuration reloaded from \(path)")
-        } catch {
-            log.error("SIGHUP: \(error.message); keeping the configuration in force")
-        }
-    }
 
     /// Stops taking drops, lets in-flight ones finish within the grace period,
     /// then kills the decoders still running; their drops stay claimed and their

@@ -15,6 +15,8 @@ public struct InboxTracker {
         public var due: UInt64
         /// The status at the previous completion check, for the stability fallback.
         public var lastSeen: FileStatus?
+        /// Whether it was moved (or linked) in rather than only found or written.
+        public var renamed = false
     }
 
     /// What the caller decided about a due name.
@@ -49,9 +51,10 @@ public struct InboxTracker {
         if var entry = pending[name] {
             entry.due = due
             entry.lastSeen = nil
+            entry.renamed = entry.renamed || renamed
             pending[name] = entry
         } else {
-            add(name, Entry(firstSeen: now, due: due, lastSeen: nil))
+            add(name, Entry(firstSeen: now, due: due, lastSeen: nil, renamed: renamed))
         }
     }
 
@@ -125,6 +128,10 @@ extension InboxTracker {
             return .forget
         case .ready, .notRegular:
             return .claim(overdue: false)
+        case .renameInProgress:
+            // The unlink of the temporary name follows the link at once.
+            let (deadline, overflow) = entry.firstSeen.addingReportingOverflow(maxWait)
+            return !overflow && now >= deadline ? .claim(overdue: true) : .look(at: now + min(settle, 50_000_000))
         case .writerActive:
             let (deadline, overflow) = entry.firstSeen.addingReportingOverflow(maxWait)
             return !overflow && now >= deadline ? .claim(overdue: true) : .look(at: now + settle)

@@ -12,10 +12,19 @@ import Synchronization
 /// (re)installs the watch when the daemon asks, for instance after the inbox
 /// was replaced.
 final class InboxWatch: Sendable {
+    /// How a name turned up.
+    enum Arrival: Equatable, Sendable {
+        /// Closed after writing (IN_CLOSE_WRITE).
+        case closed
+        /// Moved in (IN_MOVED_TO): a rename is the producer saying the file is complete.
+        case moved
+        /// Created (IN_CREATE): by open(2), or by link(2), which is how OpenSSH's
+        /// legacy SFTP rename moves a finished upload in (then unlinks the old name).
+        case created
+    }
+
     enum Event: Equatable, Sendable {
-        /// A name was closed after writing (`renamed` false), or moved in (true):
-        /// a rename is the producer saying the file is complete.
-        case name([UInt8], renamed: Bool)
+        case name([UInt8], Arrival)
         /// The kernel's queue overflowed: events were lost, rescan.
         case overflow
         /// The inbox was deleted, moved, unmounted or its watch dropped.
@@ -26,7 +35,7 @@ final class InboxWatch: Sendable {
         case failed(String)
     }
 
-    static let dropEvents = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO)
+    static let dropEvents = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE)
     static let goneEvents = UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT | IN_IGNORED)
 
     /// What the daemon asks of the watch thread, and what the thread has for it.
@@ -117,6 +126,7 @@ final class InboxWatch: Sendable {
         // The name follows the fixed part of struct inotify_event, NUL-padded.
         let name = UnsafeRawBufferPointer(start: UnsafeRawPointer(raw).advanced(by: MemoryLayout<inotify_event>.size),
                                           count: Int(raw.pointee.len))
-        return .name(Array(name.prefix { $0 != 0 }), renamed: mask & UInt32(IN_MOVED_TO) != 0)
+        let arrival: Arrival = mask & UInt32(IN_MOVED_TO) != 0 ? .moved : mask & UInt32(IN_CREATE) != 0 ? .created : .closed
+        return .name(Array(name.prefix { $0 != 0 }), arrival)
     }
 }

@@ -105,7 +105,7 @@ enum Command: Equatable {
         let after = try options.value("--after")
         let choice = try options.rootChoice()
         try options.expectNoOperands("events")
-        if let after, EventFeed.Cursor(after) == nil { throw UsageError("--after: '\(after)' is not a cursor (they look like 1234:5678)") }
+        if let after, EventFeed.Cursor(after) == nil { throw UsageError("--after: '\(after)' is not a cursor (they look like 1234:1:5678, INODE:GENERATION:OFFSET, as each event's \"cursor\" gives it)") }
         return .events(choice, follow: follow, after: after)
     }
 

@@ -219,6 +219,16 @@ enum CommandRunner {
             log.error("\(error)")
             return ExitStatus.ioError
         }
+        // What the supervisor holds (CAP_LEASE, CAP_DAC_READ_SEARCH) stays its own:
+        // no program it starts inherits a capability, and each decoder drops
+        // whatever else it holds before it reads a byte.
+        do {
+            try Capabilities.stopPassingOn()
+        } catch {
+            log.error("cannot clear the capabilities decoders would inherit (\(error)); a system-call filter must allow "
+                      + "capset, as the shipped airlock.service does")
+            return ExitStatus.ioError
+        }
         // A read lease the intake holds (on a drop while the watcher checks it, on a
         // decoder's file while it is hashed) is broken with SIGIO, whose default
         // action would end the process; the lease is checked instead.
@@ -274,6 +284,14 @@ enum CommandRunner {
         case .config(let file): configurationPath = file
         case .root, .implicit: configurationPath = root + "/airlock.json"
         }
+        let access = ProducerFileAccess.probe(layout)
+        if let (status, message) = access.refusal(configuration.watch.completion, root: root) {
+            log.error(message)
+            return status
+        }
+        if let warning = access.readWarning { log.warning(warning) }
+        if let warning = TemporaryNames.droppedDefaultsWarning(configuration.watch.ignore) { log.warning(warning) }
+        log.info("completion rule: " + ProducerFileAccess.describe(configuration.watch.completion))
         let setup = Daemon.Setup(rootPath: root, configurationPath: configurationPath,
                                  configuration: configuration, decoderDirectory: decoder)
         do {

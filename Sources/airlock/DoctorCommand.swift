@@ -9,7 +9,7 @@ extension CommandRunner {
         let status = withDecoders(choice) { doctor($0, decoder: $1, json: json) }
         // What the intake of this root last met: children it could not start (a
         // pids cgroup or memory full where it runs, which this probe may not share).
-        if let root = try? resolve(choice).root, let state = try? FileDescriptor.openDirectory(path: root + "/state") {
+        if let root = try? resolveAsOwner(choice).root, let state = try? FileDescriptor.openDirectory(path: root + "/state") {
             defer { state.close() }
             if let failing = DecoderStartHealth.recorded(in: state) {
                 log.warning("the intake cannot start decoder children since \(failing.since): \(failing.detail); "
@@ -34,23 +34,10 @@ extension CommandRunner {
             return ExitStatus.unavailable
         }
         let state = found.confinement
+        let held = try? Capabilities.current()
+        if let warning = TemporaryNames.droppedDefaultsWarning(configuration.watch.ignore) { log.warning(warning) }
         if json {
-            var line = JSONObjectWriter()
-            line.add("decoders", decoder)
-            line.add("landlock_abi", Int64(found.landlockABI))
-            line.add("landlock", found.landlock)
-            line.add("seccomp", found.seccomp)
-            line.add("landlock_state", state.landlock)
-            line.add("seccomp_state", state.seccomp)
-            line.add("confinement_mode", configuration.decoderConfinementRequired ? "required" : "best-effort")
-            line.add("decoders_withheld", state.withholdsDecoding)
-            line.add("confine_microseconds", Int64(found.confineMicroseconds))
-            for key in found.limits.keys.sorted() { line.add("limit_" + key, found.limits[key]!) }
-            if let problems = found.problems { line.add("problems", problems) }
-            line.add("type_detection", content.types)
-            line.add("scanning", content.scanning)
-            if let publish = configuration.publish { line.add("publish_subjects", publish.subject(event: "*")) }
-            events.emit(line.text)
+            events.emit(doctorLine(found, decoder: decoder, configuration: configuration, content: content, held: held))
         } else {
             let landlock = Doctor.describe(state.landlock, "ABI \(found.landlockABI), writes only beneath the drop's staging directory, no other file access"
                 + (found.landlockABI >= 4 ? ", no TCP" : "") + (found.landlockABI >= 6 ? ", no signals or abstract sockets outside" : ""),
@@ -69,6 +56,8 @@ extension CommandRunner {
                 """)
             if let problems = found.problems { print("problems:      \(problems)") }
             print("types:         \(content.types)\nscanning:      \(content.scanning)")
+            print("completion:    " + ProducerFileAccess.describe(configuration.watch.completion))
+            print("capabilities:  " + capabilityLine(held, configuration.watch.completion))
             if let publish = configuration.publish {
                 print("publish:       airlock publish sends outcomes to stream \(publish.stream) on \(publish.subject(event: "*")) via "
                       + "\(publish.servers.joined(separator: ", ")); airlock status says how far behind it is")
@@ -82,5 +71,40 @@ extension CommandRunner {
             log.warning("decoders run with partial confinement on this machine")
         }
         return ExitStatus.ok
+    }
+
+    /// What this process holds of the two capabilities `airlock run` needs.
+    private static func capabilityLine(_ held: Capabilities?, _ rule: Completion) -> String {
+        guard let held else { return "unknown (capget failed)" }
+        let lease = held.holds(Capabilities.lease)
+            ? "CAP_LEASE held" : "no CAP_LEASE (\(rule == .lease ? "airlock run would refuse to start" : "not needed by watch.completion"))"
+        let read = held.holds(Capabilities.dacReadSearch)
+            ? "CAP_DAC_READ_SEARCH held" : "no CAP_DAC_READ_SEARCH (mode-0600 drops would be quarantined unreadable-drop)"
+        return "here: \(lease); \(read); decoders hold none"
+    }
+
+    /// `doctor --json`: one line.
+    private static func doctorLine(_ found: Doctor.Findings, decoder: String, configuration: Configuration, content: ContentHealth,
+                                   held: Capabilities?) -> String {
+        let state = found.confinement
+        var line = JSONObjectWriter()
+        line.add("decoders", decoder)
+        line.add("landlock_abi", Int64(found.landlockABI))
+        line.add("landlock", found.landlock)
+        line.add("seccomp", found.seccomp)
+        line.add("landlock_state", state.landlock)
+        line.add("seccomp_state", state.seccomp)
+        line.add("confinement_mode", configuration.decoderConfinementRequired ? "required" : "best-effort")
+        line.add("decoders_withheld", state.withholdsDecoding)
+        line.add("confine_microseconds", Int64(found.confineMicroseconds))
+        for key in found.limits.keys.sorted() { line.add("limit_" + key, found.limits[key]!) }
+        if let problems = found.problems { line.add("problems", problems) }
+        line.add("completion", configuration.watch.completion.rawValue)
+        line.add("cap_lease", held?.holds(Capabilities.lease) ?? false)
+        line.add("cap_dac_read_search", held?.holds(Capabilities.dacReadSearch) ?? false)
+        line.add("type_detection", content.types)
+        line.add("scanning", content.scanning)
+        if let publish = configuration.publish { line.add("publish_subjects", publish.subject(event: "*")) }
+        return line.text
     }
 }

@@ -183,7 +183,7 @@ enum Operations {
         }
         if json {
             var document = StatusDocument(status, confinement: confinement, daemon: DecoderConfinementState.recorded(in: layout.state),
-                                          content: ContentHealth.check(configuration))
+                                          content: ContentHealth.check(configuration), configuration: configuration)
             document.decoder_start = DecoderStartHealth.recorded(in: layout.state).map {
                 StatusDocument.DecoderStart(failing: true, since: $0.since, detail: $0.detail)
             }
@@ -192,6 +192,14 @@ enum Operations {
         }
         say(statusLines(status, layout, configuration, confinement: confinement).joined(separator: "\n"))
         return ExitStatus.ok
+    }
+
+    /// The inbox's temporary names: how many, the oldest, and whether they are removed.
+    static func temporaryLine(_ abandoned: AbandonedUploads, _ configuration: Configuration) -> String {
+        var text = "\(abandoned.count) under temporary names (uploads in progress or abandoned)"
+        if let name = abandoned.oldestName { text += "; oldest \(name), last written \(abandoned.oldestSeconds) s ago" }
+        let after = configuration.watch.abandonedRemoveSeconds
+        return text + (after > 0 ? "; removed \(after) s after their last write" : "; never removed (watch.abandoned_remove_seconds)")
     }
 
     /// `status` for a person: one line per aspect, continuation lines indented.
@@ -212,6 +220,8 @@ enum Operations {
         var queue = "\(status.claimed) claimed, \(status.waiting) waiting in the inbox"
         if let oldest = status.oldestWaiting { queue += "; oldest \(oldest.name), \(oldest.seconds) s" }
         lines.append("queue:         \(queue)")
+        lines.append("temporary:     " + temporaryLine(status.quarantine.abandoned, configuration))
+        lines.append("completion:    " + ProducerFileAccess.describe(configuration.watch.completion))
         for entry in status.stuck {
             lines.append("stuck:         \(entry.name): \(entry.detail) (since \(entry.since))")
         }

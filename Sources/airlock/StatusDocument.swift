@@ -79,6 +79,13 @@ struct StatusDocument: Encodable {
         let problem: String?
     }
 
+    struct Temporary: Encodable {
+        let count: Int64
+        let oldest: String?
+        let oldest_age_seconds: Int64
+        let remove_after_seconds: Int64
+    }
+
     struct Content: Encodable {
         let type_detection: String
         let scanning: String
@@ -100,8 +107,15 @@ struct StatusDocument: Encodable {
     var decoder_start: DecoderStart?
     let content: Content
     let publish: Publish?
+    let inbox_temporary: Temporary
+    let completion: String
 
-    init(_ status: Status, confinement found: Doctor.Findings?, daemon recorded: DecoderConfinementState?, content: ContentHealth) {
+    init(_ status: Status, confinement found: Doctor.Findings?, daemon recorded: DecoderConfinementState?, content: ContentHealth,
+         configuration: Configuration) {
+        let abandoned = status.quarantine.abandoned
+        inbox_temporary = Temporary(count: abandoned.count, oldest: abandoned.oldestName, oldest_age_seconds: abandoned.oldestSeconds,
+                                    remove_after_seconds: configuration.watch.abandonedRemoveSeconds)
+        completion = configuration.watch.completion.rawValue
         daemon = Daemon(running: status.holder.running, pid: status.holder.pid, started_at: status.holder.startedAt, mode: status.holder.mode)
         totals = Counts(status.total)
         claimed = status.claimed

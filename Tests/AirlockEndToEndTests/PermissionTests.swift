@@ -169,7 +169,10 @@ struct PermissionTests {
         let root = sandbox.root.path
         _ = try runTool("/bin/chown", ["-R", "\(Parties.service):\(Parties.service)", root])
         _ = try runTool("/bin/chmod", ["0755", root])
-        let ran = try Parties.run(Parties.service, #"umask 077; exec timeout -s TERM 4 "$1" run --root "$2""#, [Binary.airlock, root])
+        // As the unit runs it: the service user with the unit's capabilities.
+        let wrapper = UnitCapabilities.wrapper()
+        let ran = try runTool(wrapper[0], Array(wrapper.dropFirst()) + ["/bin/sh", "-c", #"umask 077; exec timeout -s TERM 4 "$1" run --root "$2""#,
+                                                                      "sh", Binary.airlock, root])
         #expect(ran.status == 0 || ran.status == 124, "\(ran.output)")
         let path = root + "/metrics/airlock.prom"
         var st = stat()

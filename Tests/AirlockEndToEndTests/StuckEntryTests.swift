@@ -15,6 +15,10 @@ struct StuckEntryTests {
     static let stranger: uid_t = 4343
     /// Runs a command as the service user, its group, no other groups.
     static let asService = ["/usr/bin/setpriv", "--reuid=\(service)", "--regid=\(service)", "--clear-groups", "--"]
+    /// The daemon as the service user with CAP_LEASE alone (without it, it would not
+    /// start): a lease on others' files, and still no reading of a mode-000 drop.
+    static let asLeasingService = ["/usr/bin/setpriv", "--reuid=\(service)", "--regid=\(service)", "--clear-groups",
+                                   "--inh-caps=+lease", "--ambient-caps=+lease", "--"]
 
     /// A root owned by the service user with a sticky, world-writable inbox owned
     /// by `inboxOwner`, as a shared drop box is.
@@ -128,7 +132,7 @@ struct StuckEntryTests {
         let stuck = sandbox.inbox.appendingPathComponent("sub.zip")
         try FileManager.default.createDirectory(at: stuck, withIntermediateDirectories: false)
         #expect(chown(stuck.path, Self.stranger, Self.stranger) == 0)
-        let daemon = try RunningDaemon(sandbox, under: Self.asService)
+        let daemon = try RunningDaemon(sandbox, under: Self.asLeasingService)
         #expect(waitFor(seconds: 20) { daemon.events.contains { $0["event"] as? String == "skipped" } }, "\(daemon.stderr)")
         try place(Samples.validZip, "locked.zip", in: sandbox, owner: Self.stranger, mode: 0)
         for name in ["later-1.zip", "later-2.zip"] { try place(Samples.validZip, name, in: sandbox, owner: Self.service, mode: 0o644) }

@@ -1,3 +1,4 @@
+import Foundation
 import AirlockCore
 import AirlockSystem
 @testable import AirlockWatcher
@@ -110,12 +111,52 @@ struct InboxTrackerClockTests {
         defer { rmdir(path) }
         let inbox = try FileDescriptor.openDirectory(path: path)
         defer { inbox.close() }
-        var check = CompletionCheck(log: { _ in })
-        var lastSeen: FileStatus?
-        #expect(check.check(Array("never-there.zip".utf8), in: inbox, lastSeen: &lastSeen) == .vanished)
+        var check = CompletionCheck(rule: .lease, log: { _ in })
+        var entry = InboxTracker.Entry(firstSeen: 0, due: 0, lastSeen: nil)
+        let temporary: ([UInt8]) -> Bool = { TemporaryNames.matches($0, TemporaryNames.defaultPatterns) }
+        #expect(check.check(Array("never-there.zip".utf8), in: inbox, entry: &entry, isTemporary: temporary) == .vanished)
         try inbox.makeDirectory(Array("sub".utf8), mode: 0o700)
         defer { try? inbox.removeDirectory(Array("sub".utf8)) }
-        #expect(check.check(Array("sub".utf8), in: inbox, lastSeen: &lastSeen) == .notRegular)
+        #expect(check.check(Array("sub".utf8), in: inbox, entry: &entry, isTemporary: temporary) == .notRegular)
+    }
+
+    @Test("OpenSSH's legacy rename: a drop whose other link is a temporary name is a rename in progress, then ready once it is unlinked; a second link under a drop name is not regular")
+    func linkedRename() throws {
+        var template = Array("/tmp/airlock-inbox-test-XXXXXX".utf8CString)
+        guard mkdtemp(&template) != nil else { throw Errno.current }
+        let path = String(cString: template)
+        defer { _ = try? FileManager.default.removeItem(atPath: path) }
+        let inbox = try FileDescriptor.openDirectory(path: path)
+        defer { inbox.close() }
+        try Data("PK".utf8).write(to: URL(fileURLWithPath: path + "/x.zip.part"))
+        #expect(link(path + "/x.zip.part", path + "/x.zip") == 0)
+        var check = CompletionCheck(rule: .lease, log: { _ in })
+        var entry = InboxTracker.Entry(firstSeen: 0, due: 0, lastSeen: nil)
+        let temporary: ([UInt8]) -> Bool = { TemporaryNames.matches($0, TemporaryNames.defaultPatterns) }
+        #expect(check.check(Array("x.zip".utf8), in: inbox, entry: &entry, isTemporary: temporary) == .renameInProgress)
+        #expect(InboxTracker.step(after: .renameInProgress, entry, now: s, settle: 500 * ms, maxWait: 600 * s) == .look(at: s + 50 * ms))
+        #expect(unlink(path + "/x.zip.part") == 0)
+        #expect(check.check(Array("x.zip".utf8), in: inbox, entry: &entry, isTemporary: temporary) == .ready)
+        #expect(link(path + "/x.zip", path + "/y.zip") == 0)
+        #expect(check.check(Array("x.zip".utf8), in: inbox, entry: &entry, isTemporary: temporary) == .notRegular)
+    }
+
+    @Test("under the renamed rule a renamed name is ready at once, and a listed one once its status stood still")
+    func renamedRule() throws {
+        var template = Array("/tmp/airlock-inbox-test-XXXXXX".utf8CString)
+        guard mkdtemp(&template) != nil else { throw Errno.current }
+        let path = String(cString: template)
+        defer { _ = try? FileManager.default.removeItem(atPath: path) }
+        let inbox = try FileDescriptor.openDirectory(path: path)
+        defer { inbox.close() }
+        try Data("PK".utf8).write(to: URL(fileURLWithPath: path + "/x.zip"))
+        var check = CompletionCheck(rule: .renamed, log: { _ in })
+        var renamed = InboxTracker.Entry(firstSeen: 0, due: 0, lastSeen: nil, renamed: true)
+        var listed = InboxTracker.Entry(firstSeen: 0, due: 0, lastSeen: nil)
+        let temporary: ([UInt8]) -> Bool = { _ in false }
+        #expect(check.check(Array("x.zip".utf8), in: inbox, entry: &renamed, isTemporary: temporary) == .ready)
+        #expect(check.check(Array("x.zip".utf8), in: inbox, entry: &listed, isTemporary: temporary) == .writerActive)
+        #expect(check.check(Array("x.zip".utf8), in: inbox, entry: &listed, isTemporary: temporary) == .ready)
     }
 
     @Test("a failed claim is looked at again a second and a settle interval later")

@@ -9,6 +9,7 @@
 #include "airlock_confine.h"
 #include "airlock_socket.h"
 #include "airlock_handover.h"
+#include "airlock_capabilities.h"
 
 /// renameat2(2) with RENAME_NOREPLACE: fails with EEXIST instead of replacing.
 int airlock_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
