@@ -116,6 +116,9 @@ LIBEXECDIR ?= $(PREFIX)/libexec/airlock
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
 DOCDIR ?= $(DATADIR)/doc/airlock
+# The system configuration an installed airlock reads when given no --root or --config:
+# /etc for PREFIX=/usr, PREFIX/etc otherwise (Sources/AirlockCore/Installation.swift).
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
@@ -184,6 +187,9 @@ install: man
 	$(REPREFIX) deploy/tmpfiles.d/airlock.conf > $(DESTDIR)$(TMPFILESDIR)/airlock.conf
 	install -m 0644 deploy/sysusers.d/airlock.conf $(DESTDIR)$(SYSUSERSDIR)/airlock.conf
 	install -m 0644 deploy/airlock.json $(DESTDIR)$(DATADIR)/airlock/airlock.json
+	@# The operator's configuration is never overwritten (root-owned, read-only for airlock).
+	test -e $(DESTDIR)$(SYSCONFDIR)/airlock/airlock.json || \
+		install -D -m 0644 deploy/airlock.json $(DESTDIR)$(SYSCONFDIR)/airlock/airlock.json
 	install -m 0644 etc/airlock.json $(DESTDIR)$(DOCDIR)/examples/airlock.json
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 	install -m 0644 deploy/README.md $(DESTDIR)$(DOCDIR)/README.deploy.md
@@ -197,6 +203,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(TMPFILESDIR)/airlock.conf $(DESTDIR)$(SYSUSERSDIR)/airlock.conf
 	rm -f $(DESTDIR)$(MANDIR)/man1/airlock.1 $(DESTDIR)$(MANDIR)/man5/airlock.json.5 $(DESTDIR)$(COMPLETIONDIR)/airlock
 	rm -rf $(DESTDIR)$(DATADIR)/airlock $(DESTDIR)$(DOCDIR)
+	@# $(SYSCONFDIR)/airlock/airlock.json is the operator's: left in place.
 	-rmdir $(DESTDIR)$(LIBEXECDIR)
 
 # The Debian package (dpkg-buildpackage and debhelper; lintian afterwards): built

@@ -30,8 +30,8 @@ enum CommandRunner {
         case .version:
             print("airlock \(AirlockVersion.current)")
             return ExitStatus.ok
-        case .initialise(let root):
-            return initialise(root)
+        case .initialise(let choice):
+            return initialise(choice)
         case .checkPath(let names):
             return checkPath(names)
         case .run(let choice, let once):
@@ -98,8 +98,9 @@ enum CommandRunner {
 
     /// As the root's owner when run as the superuser (see RootAccess): the root's
     /// path, its configuration, and its directories opened.
-    static func openRoot(_ choice: Command.RootChoice) -> OpenedRoot {
+    static func openRoot(_ given: Command.RootChoice) -> OpenedRoot {
         do {
+            let choice = try effective(given)
             try becomeOwner(rootPath(choice) ?? resolve(choice).root)
             let (root, configuration, layout) = try openLayout(choice)
             return .opened(root: root, configuration: configuration, layout: layout)
@@ -114,37 +115,11 @@ enum CommandRunner {
         }
     }
 
-    /// The root's path when it is known without reading a configuration file.
-    static func rootPath(_ choice: Command.RootChoice) -> String? {
-        switch choice {
-        case .root(let root): return root
-        case .implicit: return "var"
-        case .config: return nil
-        }
-    }
-
     /// Acts as the owner of `root` when run as the superuser, then checks this
     /// user may open the root's directories.
     static func becomeOwner(_ root: String) throws(RootAccessError) {
         if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
         try RootAccess.check(root)
-    }
-
-    static func initialise(_ root: String) -> Int32 {
-        do {
-            if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
-        } catch {
-            log.error(error.message)
-            return ExitStatus.noPermission
-        }
-        do {
-            let created = try RootLayout.initialise(path: root)
-            log.info(created.isEmpty ? "root \(root) is already laid out" : "laid out root \(root): created \(created.joined(separator: ", "))")
-            return ExitStatus.ok
-        } catch {
-            log.error(error.message)
-            return ExitStatus.configuration
-        }
     }
 
     static func checkPath(_ names: [String]) -> Int32 {
@@ -164,24 +139,6 @@ enum CommandRunner {
         return allPass ? ExitStatus.ok : ExitStatus.dataError
     }
 
-    /// The root and its configuration for `choice`.
-    static func resolve(_ choice: Command.RootChoice) throws(ConfigurationError) -> (root: String, configuration: Configuration) {
-        switch choice {
-        case .config(let file):
-            let configuration = try Configuration.load(path: file)
-            guard let root = configuration.root else {
-                throw ConfigurationError("\(file): names no root (add \"root\": \"/path\")")
-            }
-            if root.hasPrefix("/") { return (root, configuration) }
-            let base = URL(fileURLWithPath: file).deletingLastPathComponent()
-            return (base.appendingPathComponent(root).path, configuration)
-        case .root(let root):
-            return (root, try configurationBeside(root))
-        case .implicit:
-            return ("var", try configurationBeside("var"))
-        }
-    }
-
     /// The root and its configuration for `choice`, opened, with the configured
     /// paths checked against it.
     /// The root, its configuration and its directories, with the configured paths checked.
@@ -199,12 +156,6 @@ enum CommandRunner {
             throw error
         }
         return (root, configuration, layout)
-    }
-
-    static func configurationBeside(_ root: String) throws(ConfigurationError) -> Configuration {
-        let path = root + "/airlock.json"
-        guard (try? FileStatus(path: path)) != nil else { return Configuration() }
-        return try Configuration.load(path: path)
     }
 
     /// Where the decoder programs are; nil (after saying so) when one is missing.
@@ -259,9 +210,9 @@ enum CommandRunner {
     static func runDaemon(_ choice: Command.RootChoice, root: String, configuration: Configuration, layout: RootLayout,
                           decoder: String) -> Int32 {
         let configurationPath: String
-        switch choice {
+        switch try? effective(choice) {
         case .config(let file): configurationPath = file
-        case .root, .implicit: configurationPath = root + "/airlock.json"
+        default: configurationPath = configurationFile(beside: root) ?? root + "/airlock.json"
         }
         let setup = Daemon.Setup(rootPath: root, configurationPath: configurationPath,
                                  configuration: configuration, decoderDirectory: decoder)
@@ -326,7 +277,7 @@ enum CommandRunner {
     static func withDecoders(_ choice: Command.RootChoice, _ body: (Configuration, String) -> Int32) -> Int32 {
         let configuration: Configuration
         do {
-            configuration = try resolve(choice).configuration
+            configuration = try configurationOnly(choice)
         } catch {
             log.error(error.message)
             return ExitStatus.configuration

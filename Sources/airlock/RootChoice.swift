@@ -1,0 +1,118 @@
+import AirlockCore
+import AirlockSystem
+import Foundation
+
+/// Which root and configuration a command works on, and `init`.
+extension CommandRunner {
+    /// What `.implicit` (neither --root nor --config) means for this airlock: `./var`
+    /// in a build tree (make run); the system configuration when installed, which
+    /// must then exist: an installed airlock never falls back on a `./var` in the
+    /// working directory.
+    ///
+    /// - Throws: a ConfigurationError naming the file and both ways out (exit 78).
+    static func effective(_ choice: Command.RootChoice) throws(ConfigurationError) -> Command.RootChoice {
+        guard case .implicit = choice else { return choice }
+        guard let system = Installation.current.systemConfiguration else { return .root("var") }
+        guard (try? FileStatus(path: system)) != nil else {
+            throw ConfigurationError("no --root or --config given, and there is no \(system): an installed airlock "
+                + "takes its root from that file (the package installs one naming /var/lib/airlock); "
+                + "create it, or give --root DIR or --config FILE")
+        }
+        return .config(system)
+    }
+
+    /// The root's path when it is known without reading a configuration file.
+    static func rootPath(_ choice: Command.RootChoice) -> String? {
+        switch choice {
+        case .root(let root): return root
+        case .implicit: return "var"
+        case .config: return nil
+        }
+    }
+
+    /// The root and its configuration for `choice` (made effective first).
+    static func resolve(_ given: Command.RootChoice) throws(ConfigurationError) -> (root: String, configuration: Configuration) {
+        switch try effective(given) {
+        case .config(let file):
+            let configuration = try Configuration.load(path: file)
+            guard let root = configuration.root else {
+                throw ConfigurationError("\(file): names no root (add \"root\": \"/path\")")
+            }
+            if root.hasPrefix("/") { return (root, configuration) }
+            let base = URL(fileURLWithPath: file).deletingLastPathComponent()
+            return (base.appendingPathComponent(root).path, configuration)
+        case .root(let root):
+            return (root, try configurationBeside(root))
+        case .implicit:
+            return ("var", try configurationBeside("var"))
+        }
+    }
+
+    /// The configuration alone, for commands that need no root (doctor, inspect): an
+    /// installation without a system configuration uses the defaults.
+    static func configurationOnly(_ choice: Command.RootChoice) throws(ConfigurationError) -> Configuration {
+        if case .implicit = choice, let system = Installation.current.systemConfiguration, (try? FileStatus(path: system)) == nil {
+            return Configuration()
+        }
+        return try resolve(choice).configuration
+    }
+
+    /// The configuration of the root at `root`: `ROOT/airlock.json` if there is one;
+    /// otherwise the system configuration when it names this very root (so that
+    /// `--root /var/lib/airlock` on a packaged server means what the service
+    /// reads); otherwise the defaults.
+    static func configurationBeside(_ root: String) throws(ConfigurationError) -> Configuration {
+        guard let path = configurationFile(beside: root) else { return Configuration() }
+        return try Configuration.load(path: path)
+    }
+
+    /// The file `configurationBeside` reads, or nil for the defaults.
+    static func configurationFile(beside root: String) -> String? {
+        let own = root + "/airlock.json"
+        if (try? FileStatus(path: own)) != nil { return own }
+        guard let system = Installation.current.systemConfiguration, (try? FileStatus(path: system)) != nil,
+              let named = namedRoot(system),
+              let mine = try? FileStatus(path: root), let theirs = try? FileStatus(path: named),
+              mine.device == theirs.device, mine.inode == theirs.inode else { return nil }
+        return system
+    }
+
+    /// The `root` a configuration file names, read without validating the rest (a
+    /// file with a mistake must still be found, so that its mistake is reported).
+    static func namedRoot(_ file: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: file),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let root = object["root"] as? String else { return nil }
+        return root.hasPrefix("/") ? root : URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(root).path
+    }
+
+    /// `airlock init`: lays out the root `choice` names. With a configuration file
+    /// (--config, or an installation's system configuration) that file is validated
+    /// and no `ROOT/airlock.json` is written beside it.
+    static func initialise(_ given: Command.RootChoice) -> Int32 {
+        let root: String
+        let file: String?
+        do {
+            let choice = try effective(given)
+            if case .config(let path) = choice { file = path } else { file = nil }
+            root = try resolve(choice).root
+        } catch {
+            log.error(error.message)
+            return ExitStatus.configuration
+        }
+        do {
+            if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
+        } catch {
+            log.error(error.message)
+            return ExitStatus.noPermission
+        }
+        do {
+            let created = try RootLayout.initialise(path: root, configurationFile: file)
+            log.info(created.isEmpty ? "root \(root) is already laid out" : "laid out root \(root): created \(created.joined(separator: ", "))")
+            return ExitStatus.ok
+        } catch {
+            log.error(error.message)
+            return ExitStatus.configuration
+        }
+    }
+}
