@@ -34,7 +34,7 @@ public final class Intake: Sendable {
         self.decoderDirectory = decoderDirectory
         self.children = children
         self.log = log
-        self.journal = Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep)
+        self.journal = Journal(layout, configuration)
     }
 
     /// Whether the inbox holds anything to claim now (false when it cannot be read:

@@ -7,6 +7,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+const int airlock_open_path_flag = O_PATH;
+
 int airlock_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
     return renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
 }

@@ -47,9 +47,7 @@ enum CommandRunner {
         case .quarantineShow(let choice, let id, let json):
             return withRoot(choice) { layout, configuration in Operations.show(layout, configuration, id: id, json: json) }
         case .events(let choice, let follow, let after):
-            return withRoot(choice) { layout, configuration in
-                Operations.events(layout, configuration, follow: follow, after: after.flatMap(EventFeed.Cursor.init))
-            }
+            return Operations.events(choice, follow: follow, after: after.flatMap(EventFeed.Cursor.init))
         case .quarantineContents(let choice, let id, let json):
             guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
             return withRoot(choice) { layout, configuration in
@@ -187,6 +185,11 @@ enum CommandRunner {
         }
         defer { layout.close() }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
+        do {
+            try configuration.feedAccess.apply(to: layout, keep: configuration.journalKeep)
+        } catch {
+            log.warning("cannot set who may read the event feed (outbox.group): \(error)")
+        }
         // What the decoders will be granted, said before the first drop. The probe
         // starts before the supervisor's own ruleset, which would keep it from
         // reading /proc, and is waited for once the intake is ready to decode.

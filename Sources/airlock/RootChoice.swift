@@ -77,6 +77,25 @@ extension CommandRunner {
         return system
     }
 
+    /// Gives the consumers (`outbox.group`) read access to the event feed, or
+    /// takes it away (see FeedAccess).
+    static func grantFeed(root: String, configurationFile: String?) throws(ConfigurationError) {
+        let configuration: Configuration
+        if let configurationFile {
+            configuration = try Configuration.load(path: configurationFile)
+        } else {
+            configuration = try configurationBeside(root)
+        }
+        let layout = try RootLayout.open(path: root)
+        defer { layout.close() }
+        do {
+            try configuration.feedAccess.apply(to: layout, keep: configuration.journalKeep)
+        } catch {
+            throw ConfigurationError("root \(root): cannot give outbox.group \"\(configuration.outboxGroup)\" read access to the event feed "
+                + "in state/: \(error) (airlock's user must own state/ and be a member of that group)")
+        }
+    }
+
     /// The `root` a configuration file names, read without validating the rest (a
     /// file with a mistake must still be found, so that its mistake is reported).
     static func namedRoot(_ file: String) -> String? {
@@ -108,6 +127,7 @@ extension CommandRunner {
         }
         do {
             let created = try RootLayout.initialise(path: root, configurationFile: file)
+            try grantFeed(root: root, configurationFile: file)
             log.info(created.isEmpty ? "root \(root) is already laid out" : "laid out root \(root): created \(created.joined(separator: ", "))")
             return ExitStatus.ok
         } catch {

@@ -13,6 +13,11 @@
 /// renameat2(2) with RENAME_NOREPLACE: fails with EEXIST instead of replacing.
 int airlock_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
 
+/// O_PATH, which Swift's Glibc module does not define: a descriptor that only
+/// names a directory, usable with openat(2) where the caller may search it but
+/// not read it.
+extern const int airlock_open_path_flag;
+
 /// syncfs(2): flush the filesystem holding fd.
 int airlock_syncfs(int fd);
 
