@@ -140,8 +140,13 @@ deploy-deps:
 
 # Release binaries with the Swift runtime and Foundation linked in: a server needs
 # only Debian's libraries (slow: not part of make test).
-static: deps
-	$(SWIFT) build -c release --static-swift-stdlib
+# SWIFT_BUILD_FLAGS: more for swift build (the package's Debian hardening flags,
+# debian/rules). DEPS=: build with what is installed, installing nothing (a package
+# build, whose Build-Depends are installed by its builder).
+SWIFT_BUILD_FLAGS ?=
+DEPS ?= deps
+static: $(DEPS)
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS)
 
 # Fails if ldd names anything from the Swift toolchain, or if a program other than
 # airlock-decoder links the archive libraries: libarchive or ISA-L in ldd, liblzma as

@@ -39,16 +39,16 @@ struct InstallTests {
         #expect(unit.contains("ExecStart=/usr/bin/airlock run\n"), "the root comes from /etc/airlock/airlock.json")
         #expect(unit.contains("Documentation=file:///usr/share/doc/airlock/README.md"))
         let tmpfiles = try String(contentsOf: destdir.appendingPathComponent("usr/lib/tmpfiles.d/airlock.conf"), encoding: .utf8)
-        #expect(!tmpfiles.contains("airlock.json"), "the configuration lives in /etc/airlock, not in the root")
+        #expect(!tmpfiles.contains("/var/lib/airlock/airlock.json"), "the configuration lives in /etc/airlock, not in the root")
         let man = try String(contentsOf: destdir.appendingPathComponent("usr/share/man/man1/airlock.1"), encoding: .utf8)
         #expect(man.contains(".TH \"airlock\" \"1\""), "scdoc output: \(man.prefix(200))")
         #expect(try runTool("/bin/bash", ["-n", destdir.appendingPathComponent("usr/share/bash-completion/completions/airlock").path]).status == 0)
 
         // The installed binary, not the build tree's: its decoders are found from its own path.
         let airlockPath = destdir.appendingPathComponent("usr/bin/airlock").path
-        let doctor = try runTool(airlockPath, ["doctor", "--json"])
-        #expect(doctor.status == 0 && doctor.output.contains(#"/logs/destdir/usr/libexec/airlock","#), "\(doctor.output)")
         try sandbox.initialise()
+        let doctor = try runTool(airlockPath, ["doctor", "--json", "--root", sandbox.root.path])
+        #expect(doctor.status == 0 && doctor.output.contains(#"/logs/destdir/usr/libexec/airlock","#), "\(doctor.output)")
         try sandbox.drop(Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/archives/zip-deflate-valid.zip")), as: "a.zip")
         let ran = try runTool(airlockPath, ["run", "--once", "--root", sandbox.root.path])
         #expect(ran.status == 0, "\(ran.output)")
