@@ -44,6 +44,9 @@ public struct Configuration: Sendable, Equatable {
                     group: outboxGroupID)
     }
 
+    /// Producers' receipts.
+    public var receipts = ReceiptSettings()
+
     /// Keyed-archive (NSKeyedArchiver) drops.
     public var keyed = KeyedSettings()
 
@@ -104,7 +107,7 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// The sections of airlock.json, in the order the file lists them.
-    static let sections = ["policy", "decoder", "keyed", "content", "scan", "zip", "tar", "watch", "journal", "outbox", "metrics", "commit"]
+    static let sections = ["policy", "decoder", "keyed", "content", "scan", "zip", "tar", "watch", "journal", "outbox", "receipts", "metrics", "commit"]
 
     /// Decodes and validates the bytes of an airlock.json: every numeric setting
     /// against its range in `numericSettings`, the others by their own rules.
@@ -173,6 +176,8 @@ public struct Configuration: Sendable, Equatable {
                 throw ConfigurationError("metrics.path: a relative path may not hold '.' or '..' components")
             }
             metricsPath = path
+        case "receipts":
+            receipts.enabled = try reader.bool("enabled") ?? receipts.enabled
         case "watch":
             if let patterns = try reader.stringArray("ignore") { watch.ignore = try TemporaryNames.validated(patterns) }
         case "commit":
@@ -239,6 +244,7 @@ public struct Configuration: Sendable, Equatable {
                     "\"directory_mode\": \(JSONObjectWriter.quote(outboxDirectoryMode.map { "0" + String($0, radix: 8) } ?? "policy"))",
                     "\"group\": \(JSONObjectWriter.quote(outboxGroup))"]
         case "metrics": return ["\"path\": \(JSONObjectWriter.quote(metricsPath))"]
+        case "receipts": return ["\"enabled\": \(receipts.enabled)"]
         case "watch": return ["\"ignore\": [\(watch.ignore.map(JSONObjectWriter.quote).joined(separator: ", "))]"]
         case "commit": return ["\"sync\": \"\(sync.rawValue)\""]
         default: return []

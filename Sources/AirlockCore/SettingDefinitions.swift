@@ -59,6 +59,7 @@ extension Configuration {
         SettingDefinition("outbox.file_mode", .text, "octal within `\"0644\"`, keeping `\"0600\"`; `\"policy\"`"),
         SettingDefinition("outbox.directory_mode", .text, "octal within `\"0755\"`, keeping `\"0700\"`; `\"policy\"`"),
         SettingDefinition("outbox.group", .text, "an existing group airlock belongs to, or `\"\"`"),
+        SettingDefinition("receipts.enabled", .boolean),
         SettingDefinition("metrics.path", .text, "a path, at most 4095 bytes, not inside `inbox/`, `outbox/`, `quarantine/`, "
                           + "`state/claimed/`, `state/staging/` or `state/purging/`, nor a file airlock keeps"),
         SettingDefinition("commit.sync", .choice(SyncMethod.allCases.map(\.rawValue))),

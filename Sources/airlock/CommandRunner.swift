@@ -256,6 +256,9 @@ enum CommandRunner {
         // The template loads on the other core while the probe finishes and the drops are claimed.
         if intake.inboxHasDrops() { intake.prestartArchiveTemplate() }
         beforeDecoding()
+        // Receipts queued by this run are written before it exits.
+        intake.receipts.expireIfDue()
+        defer { intake.receipts.finish() }
         let deferred = Atomic(0)
         let report: @Sendable (DropOutcome) -> Void = { outcome in
             events.emit(outcome.eventLine)

@@ -18,6 +18,12 @@ int airlock_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, 
 /// not read it.
 extern const int airlock_open_path_flag;
 
+/// fsetxattr(2) of a POSIX ACL in the kernel's xattr form: the directory's or
+/// file's access ACL ("system.posix_acl_access"), or with is_default a
+/// directory's default ACL ("system.posix_acl_default"). <sys/xattr.h> is not in
+/// Swift's Glibc module.
+int airlock_set_posix_acl(int fd, int is_default, const void *value, size_t size);
+
 /// syncfs(2): flush the filesystem holding fd.
 int airlock_syncfs(int fd);
 
