@@ -223,3 +223,26 @@ deb: deps deploy-deps
 # Installs the package, checks it, takes a drop in, removes and purges it (root).
 deb-test:
 	bash deploy/test-deb.sh
+
+# Builds the package in a clean chroot (mmdebstrap: essential, build-essential, the
+# Build-Depends, the toolchain's own libraries; the Swift toolchain bind-mounted from
+# SWIFT_TOOLCHAIN, /opt/swift), then installs, runs and purges it there. Root; slow
+# (a release build from nothing): not part of make test. deploy/test-chroot.sh.
+.PHONY: deb-chroot
+deb-chroot:
+	bash deploy/test-chroot.sh
+
+# An upgrade over the previous release with drops claimed, a quarantine, consumers'
+# cursors and a daemon running (deploy/test-upgrade.sh). Builds the previous
+# release's package in a worktree of its own (PREVIOUS: the commit of the last
+# release, 0.1.0) and this one with make deb first. Root and dpkg on this machine
+# (it installs and purges airlock): not part of make test.
+PREVIOUS ?= e7dcbcf
+PREVIOUS_TREE ?= .build/previous
+.PHONY: deb-upgrade-test
+deb-upgrade-test:
+	test -d $(PREVIOUS_TREE) || git worktree add --detach $(PREVIOUS_TREE) $(PREVIOUS)
+	ls $(PREVIOUS_TREE)/.build/deb/airlock_*_amd64.deb >/dev/null 2>&1 || $(MAKE) -C $(PREVIOUS_TREE) deb
+	ls .build/deb/airlock_*_amd64.deb >/dev/null 2>&1 || $(MAKE) deb
+	PREV_DEB=$$(ls $(PREVIOUS_TREE)/.build/deb/airlock_*_amd64.deb | tail -1) \
+		NEW_DEB=$$(ls .build/deb/airlock_*_amd64.deb | tail -1) bash deploy/test-upgrade.sh

@@ -30,7 +30,7 @@ getent group airlock-drop >/dev/null || fail "no airlock-drop group"
 expect_mode() { [ "$(stat -c '%a %U:%G' "$1")" = "$2" ] || fail "$1 is $(stat -c '%a %U:%G' "$1"), expected $2"; }
 expect_mode /var/lib/airlock/inbox "1730 airlock:airlock-drop"
 expect_mode /var/lib/airlock/outbox "770 airlock:airlock-read"
-expect_mode /var/lib/airlock/state "700 airlock:airlock"
+expect_mode /var/lib/airlock/state "710 airlock:airlock-read"
 expect_mode /etc/airlock/airlock.json "644 root:root"
 [ ! -e /var/lib/airlock/airlock.json ] || fail "a second configuration in the root"
 grep -q airlock-read /etc/airlock/airlock.json || fail "airlock.json is not the deployment configuration"
