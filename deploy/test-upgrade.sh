@@ -4,7 +4,7 @@
 # would (user, ambient capabilities, umask, ExecStartPre and ExecStart read from the
 # installed unit: this machine need not run systemd), take drops in (accepted and
 # quarantined), note consumers' cursors, leave two drops claimed in a running
-# daemon (its decoders stopped), then install the new package (NEW_DEB) over it and
+# daemon (deferred: their staging cannot be made), then install the new package (NEW_DEB) over it and
 # restart the daemon the way systemd's restart after an upgrade does. Then every
 # claimed drop must end exactly once, the old quarantine and journal must read
 # with the new airlock, the old cursors must resume where they were (now as a
@@ -34,21 +34,23 @@ cleanup() {
 trap cleanup EXIT
 
 unit() { sed -n "s/^$1=//p" /lib/systemd/system/airlock.service | tail -1; }
-# Runs "$@" as the installed unit runs its commands: its User, AmbientCapabilities and UMask.
+# Becomes "$@" as the installed unit runs its commands: its User,
+# AmbientCapabilities and UMask. It execs: call it in a subshell, ( as_unit … ),
+# whose pid is then the program's own.
 as_unit() {
     local caps
     caps=$(unit AmbientCapabilities | tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
-    setpriv --reuid="$(unit User)" --regid="$(unit Group)" --init-groups ${caps:+--inh-caps=$caps --ambient-caps=$caps} \
+    exec setpriv --reuid="$(unit User)" --regid="$(unit Group)" --init-groups ${caps:+--inh-caps=$caps --ambient-caps=$caps} \
         -- sh -c 'umask "$0"; exec "$@"' "$(unit UMask)" "$@"
 }
 # ExecStartPre, then ExecStart in the background; returns once it watches the inbox.
 start_daemon() {
     # shellcheck disable=SC2046
-    as_unit $(unit ExecStartPre) || fail "ExecStartPre: $(unit ExecStartPre)"
+    ( as_unit $(unit ExecStartPre) ) || fail "ExecStartPre: $(unit ExecStartPre)"
     # shellcheck disable=SC2046
-    as_unit $(unit ExecStart) > "$work/daemon.out" 2> "$work/daemon.err" &
+    ( as_unit $(unit ExecStart) ) > "$work/daemon.out" 2> "$work/daemon.err" &
     daemon=$!
-    for _ in $(seq 100); do grep -q "watching" "$work/daemon.err" && return; sleep 0.1; done
+    for _ in $(seq 100); do grep -qs "watching" "$work/daemon.err" && return; sleep 0.1; done
     fail "the daemon did not start: $(unit ExecStart)"
 }
 # The restart systemd does after an upgrade: SIGTERM to the daemon (KillMode=mixed),
@@ -67,6 +69,8 @@ wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
     fail "waited ${seconds}s for $what"
 }
 count() { find "$1" -mindepth 1 -maxdepth 1 ! -name '.*' | wc -l; }
+# Checks for wait_for, which runs them again each time (arguments are expanded once).
+count_is() { [ "$(count "$1")" = "$2" ]; }
 drop() { # drop FIXTURE NAME: as a producer, written under a temporary name and renamed
     cp "fixtures/archives/$1" "$work/$2"; chmod 0644 "$work/$2"
     runuser -u airlock-u-prod -- sh -c 'cat "$1" > "$2/.$3.part" && mv "$2/.$3.part" "$2/$3"' sh "$work/$2" $root/inbox "$2"
@@ -79,6 +83,7 @@ for line in sys.stdin:
     except ValueError: continue
     if r.get("event") in ("accepted", "rejected"): print(r["id"], r["event"])'
 }
+outcomes_at_least() { [ "$(terminal_records | wc -l)" -ge "$1" ]; }
 
 echo "== the previous release: dpkg -i $prev"
 dpkg -i "$prev" >/dev/null
@@ -100,7 +105,7 @@ echo "== its daemon, as its unit runs it: $(unit ExecStart)"
 start_daemon
 for n in 1 2 3; do drop zip-deflate-valid.zip "before-$n.zip"; done
 drop zip-traversal.zip before-evil.zip
-wait_for 60 "four outcomes" test "$(terminal_records | wc -l)" -ge 4
+wait_for 60 "four outcomes" outcomes_at_least 4
 [ "$(count $root/outbox)" = 3 ] && [ "$(count $root/quarantine)" = 1 ] || fail "before: $(ls $root/outbox $root/quarantine)"
 old_quarantined=$(ls $root/quarantine)
 first=$(/usr/bin/airlock events --root $root | head -1 | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["cursor"])')
@@ -108,11 +113,14 @@ last=$(/usr/bin/airlock events --root $root | tail -1 | python3 -c 'import json,
 ls $root/state/journal.*.jsonl >/dev/null 2>&1 || fail "the journal did not rotate before the upgrade"
 echo "   cursors kept by a consumer: first $first, last $last"
 
-echo "== two drops claimed and in flight: the daemon's decoders stopped (SIGSTOP)"
-for c in $(pgrep -P "$daemon"); do kill -STOP "$c"; done
+echo "== two drops claimed, deferred and retried: state/staging made read-only under the daemon"
+# Each attempt then fails to make the drop's staging directory, which is not the
+# drop's fault: the drop stays claimed and is retried with backoff.
+chmod 0500 $root/state/staging
 drop zip-deflate-valid.zip during.zip
 drop zip-traversal.zip during-evil.zip
-wait_for 30 "two claims" test "$(count $root/state/claimed)" = 2
+wait_for 30 "two claims" count_is $root/state/claimed 2
+wait_for 30 "both to be deferred" grep -q "deferred.*during-evil.zip\|during-evil.zip.*deferred" "$work/daemon.err"
 [ "$(count $root/inbox)" = 0 ] || fail "drops left in the inbox"
 
 echo "== the new release: dpkg -i $new (the old daemon still runs)"
@@ -122,9 +130,10 @@ cmp -s /etc/airlock/airlock.json "$work/edited.json" || fail "/etc/airlock/airlo
 echo "== restart as after an upgrade: SIGTERM, then $(unit ExecStartPre); $(unit ExecStart)"
 stop_daemon
 [ "$(count $root/state/claimed)" = 2 ] || fail "the stop did not leave the two drops claimed: $(ls $root/state/claimed)"
+chmod 0700 $root/state/staging
 start_daemon
-wait_for 60 "the claims to be finished" test "$(count $root/state/claimed)" = 0
-wait_for 30 "six outcomes" test "$(terminal_records | wc -l)" -ge 6
+wait_for 60 "the claims to be finished" count_is $root/state/claimed 0
+wait_for 30 "six outcomes" outcomes_at_least 6
 
 echo "== every drop ended exactly once"
 terminal_records | awk '{print $1}' | sort | uniq -d | grep . && fail "a drop has two terminal records"
