@@ -27,7 +27,7 @@ struct CommandHelp {
 
 enum Help {
     static let rootOptions: [(String, String)] = [
-        ("--root DIR", "Works on the root DIR, configured by DIR/airlock.json when it exists (default: see below)."),
+        ("--root DIR", "Works on the root DIR, configured by DIR/airlock.json when it exists (default: the root /etc/airlock/airlock.json names when installed, ./var in a build tree)."),
         ("--config FILE", "Reads the configuration FILE, whose \"root\" key names the root; not with --root."),
     ]
     static let durationNote = "DURATION is a number and a unit, at most 36500d: 30s, 15m, 12h, 7d, 2w."
@@ -35,7 +35,7 @@ enum Help {
     static let commands: [CommandHelp] = [
         CommandHelp(name: "init", synopsis: ["init [--root DIR | --config FILE]"],
                     summary: "Lays out inbox/, outbox/, quarantine/ and a private state/ under the root and writes a commented airlock.json; running it again changes nothing.",
-                    options: [("--root DIR", "Creates the root at DIR (default: see below)."),
+                    options: [("--root DIR", "Creates the root at DIR (default: the root /etc/airlock/airlock.json names when installed, ./var in a build tree)."),
                               ("--config FILE", "Lays out the root FILE names, configured by FILE; writes no DIR/airlock.json.")]),
         CommandHelp(name: "run", synopsis: ["run [--root DIR | --config FILE] [--once]"],
                     summary: "Watches the inbox and ingests each complete drop: accepted ones go to outbox/, rejected ones to quarantine/ with a report. One JSON line per finished drop goes to standard output, logs to standard error.",
