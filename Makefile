@@ -130,6 +130,9 @@ LIBEXECDIR ?= $(PREFIX)/libexec/airlock
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
 DOCDIR ?= $(DATADIR)/doc/airlock
+# The system configuration an installed airlock reads when given no --root or --config:
+# /etc for PREFIX=/usr, PREFIX/etc otherwise (Sources/AirlockCore/Installation.swift).
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
@@ -153,8 +156,13 @@ deploy-deps:
 
 # Release binaries with the Swift runtime and Foundation linked in: a server needs
 # only Debian's libraries (slow: not part of make test).
-static: deps
-	$(SWIFT) build -c release --static-swift-stdlib
+# SWIFT_BUILD_FLAGS: more for swift build (the package's Debian hardening flags,
+# debian/rules). DEPS=: build with what is installed, installing nothing (a package
+# build, whose Build-Depends are installed by its builder).
+SWIFT_BUILD_FLAGS ?=
+DEPS ?= deps
+static: $(DEPS)
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS)
 
 # Fails if ldd names anything from the Swift toolchain, or if a program other than
 # airlock-decoder links the archive libraries: libarchive or ISA-L in ldd, liblzma as
@@ -207,6 +215,9 @@ install: man
 	$(REPREFIX) deploy/tmpfiles.d/airlock.conf > $(DESTDIR)$(TMPFILESDIR)/airlock.conf
 	install -m 0644 deploy/sysusers.d/airlock.conf $(DESTDIR)$(SYSUSERSDIR)/airlock.conf
 	install -m 0644 deploy/airlock.json $(DESTDIR)$(DATADIR)/airlock/airlock.json
+	@# The operator's configuration is never overwritten (root-owned, read-only for airlock).
+	test -e $(DESTDIR)$(SYSCONFDIR)/airlock/airlock.json || \
+		install -D -m 0644 deploy/airlock.json $(DESTDIR)$(SYSCONFDIR)/airlock/airlock.json
 	install -m 0644 etc/airlock.json $(DESTDIR)$(DOCDIR)/examples/airlock.json
 	install -m 0755 deploy/nats-consumer.py $(DESTDIR)$(DOCDIR)/examples/nats-consumer.py
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
@@ -221,6 +232,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(TMPFILESDIR)/airlock.conf $(DESTDIR)$(SYSUSERSDIR)/airlock.conf
 	rm -f $(DESTDIR)$(MANDIR)/man1/airlock.1 $(DESTDIR)$(MANDIR)/man5/airlock.json.5 $(DESTDIR)$(COMPLETIONDIR)/airlock
 	rm -rf $(DESTDIR)$(DATADIR)/airlock $(DESTDIR)$(DOCDIR)
+	@# $(SYSCONFDIR)/airlock/airlock.json is the operator's: left in place.
 	-rmdir $(DESTDIR)$(LIBEXECDIR)
 
 # The Debian package (dpkg-buildpackage and debhelper; lintian afterwards): built
@@ -235,3 +247,26 @@ deb: deps deploy-deps
 # Installs the package, checks it, takes a drop in, removes and purges it (root).
 deb-test:
 	bash deploy/test-deb.sh
+
+# Builds the package in a clean chroot (mmdebstrap: essential, build-essential, the
+# Build-Depends, the toolchain's own libraries; the Swift toolchain bind-mounted from
+# SWIFT_TOOLCHAIN, /opt/swift), then installs, runs and purges it there. Root; slow
+# (a release build from nothing): not part of make test. deploy/test-chroot.sh.
+.PHONY: deb-chroot
+deb-chroot:
+	bash deploy/test-chroot.sh
+
+# An upgrade over the previous release with drops claimed, a quarantine, consumers'
+# cursors and a daemon running (deploy/test-upgrade.sh). Builds the previous
+# release's package in a worktree of its own (PREVIOUS: the commit of the last
+# release, 0.1.0) and this one with make deb first. Root and dpkg on this machine
+# (it installs and purges airlock): not part of make test.
+PREVIOUS ?= e7dcbcf
+PREVIOUS_TREE ?= .build/previous
+.PHONY: deb-upgrade-test
+deb-upgrade-test:
+	test -d $(PREVIOUS_TREE) || git worktree add --detach $(PREVIOUS_TREE) $(PREVIOUS)
+	ls $(PREVIOUS_TREE)/.build/deb/airlock_*_amd64.deb >/dev/null 2>&1 || $(MAKE) -C $(PREVIOUS_TREE) deb
+	ls .build/deb/airlock_*_amd64.deb >/dev/null 2>&1 || $(MAKE) deb
+	PREV_DEB=$$(ls $(PREVIOUS_TREE)/.build/deb/airlock_*_amd64.deb | tail -1) \
+		NEW_DEB=$$(ls .build/deb/airlock_*_amd64.deb | tail -1) bash deploy/test-upgrade.sh

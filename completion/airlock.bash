@@ -32,7 +32,7 @@ _airlock() {
                 COMPREPLY=($(compgen -W "sweep" -- "$cur"))
                 return
             fi ;;
-        init) options="--root" ;;
+        init) options="--root --config" ;;
         check-path|help|version) return ;;
     esac
     COMPREPLY+=($(compgen -W "$options" -- "$cur"))

@@ -30,18 +30,19 @@ getent group airlock-drop >/dev/null || fail "no airlock-drop group"
 expect_mode() { [ "$(stat -c '%a %U:%G' "$1")" = "$2" ] || fail "$1 is $(stat -c '%a %U:%G' "$1"), expected $2"; }
 expect_mode /var/lib/airlock/inbox "1730 airlock:airlock-drop"
 expect_mode /var/lib/airlock/outbox "770 airlock:airlock-read"
-expect_mode /var/lib/airlock/state "700 airlock:airlock"
-expect_mode /var/lib/airlock/airlock.json "644 root:root"
-grep -q airlock-read /var/lib/airlock/airlock.json || fail "airlock.json is not the deployment configuration"
+expect_mode /var/lib/airlock/state "710 airlock:airlock-read"
+expect_mode /etc/airlock/airlock.json "644 root:root"
+[ ! -e /var/lib/airlock/airlock.json ] || fail "a second configuration in the root"
+grep -q airlock-read /etc/airlock/airlock.json || fail "airlock.json is not the deployment configuration"
 getfacl -p /var/lib/airlock/inbox 2>/dev/null | grep -q "default:user:airlock:r--" || fail "no default ACL on the inbox"
 MANPAGER=cat man -P cat airlock >/dev/null 2>&1 || fail "man airlock"
 
 echo "== the service user runs the installed airlock as the unit would"
-runuser -u airlock -- airlock init --root /var/lib/airlock
-runuser -u airlock -- airlock doctor --root /var/lib/airlock
+runuser -u airlock -- airlock init
+runuser -u airlock -- airlock doctor
 cp fixtures/archives/zip-deflate-valid.zip /var/lib/airlock/inbox/a.zip
 chown airlock /var/lib/airlock/inbox/a.zip
-runuser -u airlock -- sh -c 'umask 077; airlock run --once --root /var/lib/airlock' | grep -q '"event":"accepted"' || fail "drop not accepted"
+runuser -u airlock -- sh -c 'umask 077; airlock run --once' | grep -q '"event":"accepted"' || fail "drop not accepted"
 expect_mode /var/lib/airlock/outbox/a "750 airlock:airlock-read"
 
 echo "== dpkg -r, then -P"
@@ -50,4 +51,5 @@ dpkg -r airlock
 [ -d /var/lib/airlock/outbox/a ] || fail "dpkg -r removed the data"
 dpkg -P airlock
 dpkg -s airlock >/dev/null 2>&1 && fail "still installed after purge"
+[ ! -e /etc/airlock ] || fail "/etc/airlock left after purge"
 echo "test-deb: ok"

@@ -48,6 +48,9 @@ public struct Configuration: Sendable, Equatable {
                     group: outboxGroupID)
     }
 
+    /// Producers' receipts.
+    public var receipts = ReceiptSettings()
+
     /// Keyed-archive (NSKeyedArchiver) drops.
     public var keyed = KeyedSettings()
 
@@ -121,7 +124,7 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// The sections of airlock.json, in the order the file lists them.
-    static let sections = ["policy", "decoder", "keyed", "content", "scan", "zip", "tar", "watch", "journal", "outbox", "metrics", "commit"]
+    static let sections = ["policy", "decoder", "keyed", "content", "scan", "zip", "tar", "watch", "journal", "outbox", "receipts", "metrics", "commit"]
 
     /// Decodes and validates the bytes of an airlock.json: every numeric setting
     /// against its range in `numericSettings`, the others by their own rules.
@@ -203,6 +206,8 @@ public struct Configuration: Sendable, Equatable {
                 throw ConfigurationError("metrics.path: a relative path may not hold '.' or '..' components")
             }
             metricsPath = path
+        case "receipts":
+            receipts.enabled = try reader.bool("enabled") ?? receipts.enabled
         case "watch":
             if let patterns = try reader.stringArray("ignore") { watch.ignore = try TemporaryNames.validated(patterns, "watch.ignore") }
             if let patterns = try reader.stringArray("ignore_also") {
@@ -282,6 +287,7 @@ public struct Configuration: Sendable, Equatable {
                     "\"acknowledging_groups\": [\(acknowledgingGroups.map(JSONObjectWriter.quote).joined(separator: ", "))]",
                     "\"remove_when\": \"\(removeWhenAllAcknowledge ? "all" : "any")\""]
         case "metrics": return ["\"path\": \(JSONObjectWriter.quote(metricsPath))"]
+        case "receipts": return ["\"enabled\": \(receipts.enabled)"]
         case "watch":
             return ["\"ignore\": [\(watch.ignore.map(JSONObjectWriter.quote).joined(separator: ", "))]",
                     "\"ignore_also\": [\(watch.ignoreAlso.map(JSONObjectWriter.quote).joined(separator: ", "))]",

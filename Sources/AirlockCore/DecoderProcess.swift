@@ -247,12 +247,10 @@ public enum DecoderLocation {
     /// PREFIX/bin/airlock and PREFIX/libexec/airlock/airlock-decoder), found
     /// from the executable's own path, never from PATH or the working directory.
     public static func directory() -> String? {
-        guard let target = try? PathQueries.linkTarget("/proc/self/exe"), !target.isEmpty else { return nil }
-        let me = String(decoding: target, as: UTF8.self)
-        guard let slash = me.lastIndex(of: "/") else { return nil }
-        let directory = String(me[..<slash])
-        var candidates = [directory]
-        if let parent = directory.lastIndex(of: "/") { candidates.append(String(directory[..<parent]) + "/libexec/airlock") }
-        return candidates.first { candidate in DropFormat.programs.allSatisfy { PathQueries.isExecutable(candidate + "/" + $0) } }
+        switch Installation.current {
+        case .buildTree(let directory): return directory
+        case .installed(let prefix): return prefix + "/libexec/airlock"
+        case .unknown: return nil
+        }
     }
 }

@@ -80,6 +80,30 @@ public struct EventFeed {
         public let record: JournalRecord
     }
 
+    /// The feed of the root at `path`, opened as a consumer can open it (see
+    /// FeedAccess): the root's `state/` with O_PATH, since passing through it is
+    /// all a consumer may do there, and nothing else of the root. Close it with
+    /// `close()`.
+    ///
+    /// - Throws: `SystemError` of open(2), EACCES for a user who may not read the feed.
+    public static func open(root path: String, configuration: Configuration) throws(SystemError) -> EventFeed {
+        let root = try FileDescriptor.open(path: path, [.pathOnly, .directory])
+        defer { root.close() }
+        let state = try root.open(Array("state".utf8), [.pathOnly, .directory, .noFollow])
+        // The journal's own name opened now, so that a user who may pass through
+        // state/ but not read the journal is told at once, not handed an empty feed.
+        do {
+            try state.open(Journal.current, [.readOnly, .noFollow]).close()
+        } catch where error.errno == .noEntry {
+        } catch {
+            state.close()
+            throw error
+        }
+        return EventFeed(state: state, keep: configuration.journalKeep)
+    }
+
+    public func close() { state.close() }
+
     /// Every whole record after `cursor` (from the oldest kept with nil), oldest
     /// first, each as its JSON text with `cursor` added first; and the cursor to
     /// continue from.

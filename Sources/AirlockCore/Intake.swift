@@ -20,6 +20,8 @@ public final class Intake: Sendable {
     let children: DecoderChildren?
     let log: Log
     let journal: Journal
+    /// Producers' receipts (receipts.enabled), written off the workers' path.
+    public let receipts: Receipts
     /// Show progress of large drops on standard error (one-shot runs on a terminal).
     public let showsProgress: Bool
 
@@ -34,7 +36,8 @@ public final class Intake: Sendable {
         self.decoderDirectory = decoderDirectory
         self.children = children
         self.log = log
-        self.journal = Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep)
+        self.journal = Journal(layout, configuration)
+        self.receipts = Receipts(root: layout.root, settings: configuration.receipts, log: log)
     }
 
     /// Whether the inbox holds anything to claim now (false when it cannot be read:
@@ -135,7 +138,10 @@ public final class Intake: Sendable {
     private func process(_ claim: Claim) -> DropOutcome {
         // A claim retried after its last step failed was decided already: finish it.
         do {
-            if let settled = try settle(claim) { return settled }
+            if let settled = try settle(claim) {
+                receipts.issue(settled)
+                return settled
+            }
         } catch {
             return DropOutcome(id: claim.id, dropName: claim.dropName, verdict: .deferred(detail: "cannot finish the claim: \(error)"))
         }
@@ -152,6 +158,7 @@ public final class Intake: Sendable {
         if case .deferred = carried.verdict {
             journalAppend(record(carried, context))
         }
+        receipts.issue(carried)
         return carried
     }
 

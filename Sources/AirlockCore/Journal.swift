@@ -24,16 +24,25 @@ public struct Journal: Sendable {
     let state: FileDescriptor
     let maxBytes: Int64
     let keep: Int
+    /// Who may read the journal files besides airlock (see FeedAccess).
+    let readers: FeedAccess
     /// Shared by every copy of this value, so the workers of one intake group
     /// their appends.
     let batch = JournalBatch()
     /// Shared the same way: one failed fsync stops every copy (see JournalSyncFailure).
     let syncFailure = JournalSyncFailure()
 
-    public init(state: FileDescriptor, maxBytes: Int64 = 16 << 20, keep: Int = 5) {
+    public init(state: FileDescriptor, maxBytes: Int64 = 16 << 20, keep: Int = 5, readers: FeedAccess = FeedAccess(group: nil)) {
         self.state = state
         self.maxBytes = maxBytes
         self.keep = keep
+        self.readers = readers
+    }
+
+    /// The journal of `layout` as `configuration` sets it up.
+    public init(_ layout: RootLayout, _ configuration: Configuration) {
+        self.init(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep,
+                  readers: configuration.feedAccess)
     }
 
     static func rotated(_ index: Int) -> [UInt8] { Array("journal.\(index).jsonl".utf8) }
@@ -158,11 +167,14 @@ public struct Journal: Sendable {
     /// Creates an empty `journal.jsonl` whose generation is recorded before the name
     /// exists, so no reader ever sees the file without its generation.
     private func createCurrent() throws(SystemError) {
-        let generations = JournalGenerations(state: state)
+        let generations = JournalGenerations(state: state, access: readers)
         // A file left by a crash between its creation and its rename holds no record.
         try? state.unlink(JournalGenerations.newFileName)
         let inode = try state.open(JournalGenerations.newFileName, [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
-            .closeAfter { (fd) throws(SystemError) in try fd.status().inode }
+            .closeAfter { (fd) throws(SystemError) in
+                try readers.grant(fd)
+                return try fd.status().inode
+            }
         var kept: Set<UInt64> = [inode]
         for index in 1...keep {
             if let status = try? state.status(of: Journal.rotated(index)) { kept.insert(status.inode) }

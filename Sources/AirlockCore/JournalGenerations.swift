@@ -26,6 +26,8 @@ struct JournalGenerations {
     }
 
     let state: FileDescriptor
+    /// Who may read the table besides airlock (a reader of the feed needs it).
+    var access = FeedAccess(group: nil)
 
     /// The table, oldest first; empty before the first file was created with a generation.
     func entries() throws(SystemError) -> [Entry] {
@@ -62,7 +64,8 @@ struct JournalGenerations {
         let table = old.filter { kept.contains($0.inode) && $0.inode != inode } + [Entry(inode: inode, generation: generation)]
         let text = table.map { "\($0.inode) \($0.generation)\n" }.joined()
         try state.replaceAtomically(JournalGenerations.fileName, with: Array(text.utf8),
-                                    temporary: JournalGenerations.temporaryName, AtomicWriteOptions(mode: 0o600))
+                                    temporary: JournalGenerations.temporaryName,
+                                    AtomicWriteOptions(mode: access.fileMode, ignoresUmask: true, group: access.group))
         return generation
     }
 }

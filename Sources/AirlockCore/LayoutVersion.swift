@@ -44,7 +44,7 @@ enum LayoutVersion {
                 if found == current { return nil }
                 guard found < current else { throw SystemError("layout", nil, .protocolError) }
                 try state.replaceAtomically(Array(fileName.utf8), with: Array("\(current)\n".utf8),
-                                            temporary: Array("\(fileName).tmp".utf8), .init(mode: 0o644))
+                                            temporary: Array("\(fileName).tmp".utf8), .init(mode: 0o600))
                 return fresh ? "state/\(fileName)" : "state/\(fileName) (layout \(found) upgraded in place to \(current))"
             }
         } catch where error.errno == .protocolError {

@@ -127,7 +127,7 @@ public struct Uploader: Sendable, Equatable {
 }
 
 public enum AirlockVersion {
-    public static let current = "0.1.0"
+    public static let current = "0.2.0"
 }
 
 func timestamp(_ date: Date = Date()) -> String {

@@ -42,7 +42,7 @@ public struct QuarantineDesk {
 
     public init(layout: RootLayout, configuration: Configuration) {
         self.layout = layout
-        self.journal = Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep)
+        self.journal = Journal(layout, configuration)
     }
 
     init(layout: RootLayout, journal: Journal) {

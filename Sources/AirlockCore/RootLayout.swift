@@ -82,7 +82,11 @@ public struct RootLayout: Sendable {
     /// Lays out a root: the directories, with their modes, and airlock.json with
     /// every default spelled out. Idempotent: what exists is kept, an existing
     /// airlock.json is validated, not rewritten.
-    public static func initialise(path: String) throws(ConfigurationError) -> [String] {
+    ///
+    /// - Parameter configurationFile: the configuration this root is run with when it
+    ///   is not `ROOT/airlock.json` (--config, the system configuration): validated,
+    ///   and then no `ROOT/airlock.json` is written.
+    public static func initialise(path: String, configurationFile: String? = nil) throws(ConfigurationError) -> [String] {
         var created: [String] = []
         if let existing = try? FileStatus(path: path) {
             guard existing.kind == .directory else { throw ConfigurationError("root \(path): exists and is not a directory") }
@@ -125,9 +129,9 @@ public struct RootLayout: Sendable {
             throw ConfigurationError("root \(path): \(error)")
         }
         if let upgrade = try LayoutVersion.record(path, fresh: created.contains("state/claimed/")) { created.append(upgrade) }
-        let configPath = path + "/airlock.json"
+        let configPath = configurationFile ?? path + "/airlock.json"
         let configuration: Configuration
-        if (try? FileStatus(path: configPath)) != nil {
+        if configurationFile != nil || (try? FileStatus(path: configPath)) != nil {
             configuration = try Configuration.load(path: configPath)
         } else {
             configuration = try writeDefaultConfiguration(root: path)

@@ -64,6 +64,7 @@ extension Configuration {
         SettingDefinition("outbox.group", .text, "an existing group airlock belongs to, or `\"\"`"),
         SettingDefinition("outbox.acknowledging_groups", .list, "at most 16 existing groups airlock belongs to; `[]`: `outbox.group`"),
         SettingDefinition("outbox.remove_when", .choice(["all", "any"])),
+        SettingDefinition("receipts.enabled", .boolean),
         SettingDefinition("metrics.path", .text, "a path, at most 4095 bytes, not inside `inbox/`, `outbox/`, `quarantine/`, "
                           + "`state/claimed/`, `state/staging/` or `state/purging/`, nor a file airlock keeps"),
         SettingDefinition("commit.sync", .choice(SyncMethod.allCases.map(\.rawValue))),

@@ -38,7 +38,7 @@ extension Configuration {
 
     /// Every numeric setting, section by section, in the order the file lists them.
     public static let numericSettings: [NumericSetting] = policySettings + decoderSettings + keyedSettings
-        + scanSettings + watchSettings + journalSettings + metricsSettings + publishSettings
+        + scanSettings + watchSettings + journalSettings + receiptSettings + metricsSettings + publishSettings
 
     private static let policySettings: [NumericSetting] = [
         NumericSetting("policy", "max_entries", 1...1_000_000, "1 to 1000000",
@@ -109,6 +109,11 @@ extension Configuration {
                        read: { $0.journalMaxBytes }, write: { $0.journalMaxBytes = $1! }),
         NumericSetting("journal", "keep", 1...100, "1 to 100",
                        read: { Int64($0.journalKeep) }, write: { $0.journalKeep = Int($1!) }),
+    ]
+
+    private static let receiptSettings: [NumericSetting] = [
+        NumericSetting("receipts", "max_age_seconds", 60...31_536_000, "60 to 31536000 (a year)",
+                       read: { $0.receipts.maxAgeSeconds }, write: { $0.receipts.maxAgeSeconds = $1! }),
     ]
 
     private static let metricsSettings: [NumericSetting] = [

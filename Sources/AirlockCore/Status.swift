@@ -49,7 +49,7 @@ public struct Status {
 
     public static func gather(_ layout: RootLayout, configuration: Configuration) throws(SystemError) -> Status {
         var status = Status(holder: RunLock.holder(layout))
-        let journal = Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep)
+        let journal = Journal(layout, configuration)
         let started = status.holder.running ? status.holder.startedAt : nil
         if started != nil { status.sinceStart = Counts() }
         var skipped: [[UInt8]: (record: JournalRecord.Skipped, time: String)] = [:]

@@ -9,11 +9,15 @@ public struct AtomicWriteOptions: Sendable {
     /// cut. Without it only the file's bytes are durable: a stop may leave the
     /// previous version under the name (never a part of either).
     public var syncsDirectory: Bool
+    /// The group the file is given (fchown) before it gets its name; nil: the
+    /// writer's own.
+    public var group: GroupID?
 
-    public init(mode: FileMode, ignoresUmask: Bool = false, syncsDirectory: Bool = true) {
+    public init(mode: FileMode, ignoresUmask: Bool = false, syncsDirectory: Bool = true, group: GroupID? = nil) {
         self.mode = mode
         self.ignoresUmask = ignoresUmask
         self.syncsDirectory = syncsDirectory
+        self.group = group
     }
 }
 
@@ -31,6 +35,7 @@ extension FileDescriptor {
                                   _ options: AtomicWriteOptions) throws(SystemError) {
         try removeTree(temporary)
         try open(temporary, [.writeOnly, .create, .exclusive, .noFollow], mode: options.mode).closeAfter { (fd) throws(SystemError) in
+            if let group = options.group { try fd.changeGroup(group) }
             if options.ignoresUmask { try fd.changeMode(options.mode) }
             try fd.writeAll(bytes)
             try fd.sync()

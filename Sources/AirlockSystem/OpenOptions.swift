@@ -1,3 +1,4 @@
+import CAirlockShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,6 +31,9 @@ public struct OpenOptions: OptionSet, Sendable {
     /// O_NONBLOCK: a FIFO or device does not hold the open.
     public static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
     public static let directory = OpenOptions(rawValue: O_DIRECTORY)
+    /// O_PATH: a descriptor that only names the file, for use as the directory of
+    /// openat(2) where search (execute) permission is all the caller has.
+    public static let pathOnly = OpenOptions(rawValue: airlock_open_path_flag)
     /// O_NOCTTY: a terminal opened is never made the controlling one.
     public static let noControllingTerminal = OpenOptions(rawValue: O_NOCTTY)
 }

@@ -219,6 +219,7 @@ public final class Daemon {
 
     /// Adds every name in the inbox to the pending set.
     func rescan(now: UInt64, atStart: Bool = false) {
+        pool.intake.receipts.expireIfDue()
         var listed: [[UInt8]]?
         withInbox(now: now) { directory in
             do {
@@ -358,6 +359,7 @@ public final class Daemon {
         }
         collectFinished(now: monotonicNanoseconds())
         if !configuration.metricsPath.isEmpty { writeMetrics() }
+        pool.intake.receipts.finish()
         log.info("stopped: \(counts.accepted) accepted, \(counts.rejected) rejected, \(counts.deferred) deferred")
         return 0
     }

@@ -5,7 +5,14 @@
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/xattr.h>
 #include <unistd.h>
+
+const int airlock_open_path_flag = O_PATH;
+
+int airlock_set_posix_acl(int fd, int is_default, const void *value, size_t size) {
+    return fsetxattr(fd, is_default ? "system.posix_acl_default" : "system.posix_acl_access", value, size, 0);
+}
 
 int airlock_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
     return renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);

@@ -6,11 +6,12 @@ enum Command: Equatable {
     enum RootChoice: Equatable {
         case root(String)
         case config(String)
-        /// Neither given: `./var`, so `make run` needs nothing else.
+        /// Neither given: `./var` in a build tree, so `make run` needs nothing else;
+        /// the system configuration when installed (see Installation).
         case implicit
     }
 
-    case initialise(root: String)
+    case initialise(RootChoice)
     case run(RootChoice, once: Bool)
     case checkPath([String])
     case inspect(file: String, RootChoice)
@@ -93,11 +94,7 @@ enum Command: Equatable {
     private static func parseInit(_ options: inout Options) throws(UsageError) -> Command {
         let choice = try options.rootChoice()
         try options.expectNoOperands("init")
-        switch choice {
-        case .root(let dir): return .initialise(root: dir)
-        case .implicit: return .initialise(root: "var")
-        case .config: throw UsageError("init takes --root DIR, not --config")
-        }
+        return .initialise(choice)
     }
 
     private static func parseEvents(_ options: inout Options) throws(UsageError) -> Command {

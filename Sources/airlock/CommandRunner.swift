@@ -30,8 +30,8 @@ enum CommandRunner {
         case .version:
             print("airlock \(AirlockVersion.current)")
             return ExitStatus.ok
-        case .initialise(let root):
-            return initialise(root)
+        case .initialise(let choice):
+            return initialise(choice)
         case .checkPath(let names):
             return checkPath(names)
         case .run(let choice, let once):
@@ -47,9 +47,7 @@ enum CommandRunner {
         case .quarantineShow(let choice, let id, let json):
             return withRoot(choice) { layout, configuration in Operations.show(layout, configuration, id: id, json: json) }
         case .events(let choice, let follow, let after):
-            return withRoot(choice) { layout, configuration in
-                Operations.events(layout, configuration, follow: follow, after: after.flatMap(EventFeed.Cursor.init))
-            }
+            return Operations.events(choice, follow: follow, after: after.flatMap(EventFeed.Cursor.init))
         case .quarantineContents(let choice, let id, let json):
             guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
             return withRoot(choice) { layout, configuration in
@@ -91,11 +89,11 @@ enum CommandRunner {
 
     /// As the root's owner when run as the superuser (see RootAccess): the root's
     /// path, its configuration, and its directories opened.
-    static func openRoot(_ choice: Command.RootChoice) -> OpenedRoot {
+    static func openRoot(_ given: Command.RootChoice) -> OpenedRoot {
         do {
-            let (root, configuration) = try resolveAsOwner(choice)
+            let (root, configuration) = try resolveAsOwner(given)
             try RootAccess.check(root)
-            let layout = try openLayout(choice, root: root, configuration: configuration)
+            let layout = try openLayout(try effective(given), root: root, configuration: configuration)
             return .opened(root: root, configuration: configuration, layout: layout)
         } catch let error as RootAccessError {
             log.error(error.message)
@@ -115,14 +113,12 @@ enum CommandRunner {
     /// it read or act as root on that user's behalf. With `--config` in a directory
     /// root owns (/etc/airlock), the command then becomes the owner of the root the
     /// file names.
-    static func resolveAsOwner(_ choice: Command.RootChoice) throws -> (root: String, configuration: Configuration) {
-        switch choice {
+    /// Neither --root nor --config means what `effective` says (the system
+    /// configuration of an installed airlock, ./var in a build tree).
+    static func resolveAsOwner(_ given: Command.RootChoice) throws -> (root: String, configuration: Configuration) {
+        switch try effective(given) {
         case .config(let file):
-            let source = try ConfigurationSource.locate(file)
-            defer { source.close() }
-            if let note = try RootAccess.assumeOwner(of: source) { log.info(note) }
-            let configuration = try source.read()
-            let root = try rootNamed(by: configuration, file: file)
+            let (root, configuration) = try configurationAsOwner(file)
             if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
             return (root, configuration)
         case .root(let root):
@@ -134,21 +130,14 @@ enum CommandRunner {
         }
     }
 
-    static func initialise(_ root: String) -> Int32 {
-        do {
-            if let note = try RootAccess.assumeOwner(of: root, orNearestAbove: true) { log.info(note) }
-        } catch {
-            log.error(error.message)
-            return ExitStatus.noPermission
-        }
-        do {
-            let created = try RootLayout.initialise(path: root)
-            log.info(created.isEmpty ? "root \(root) is already laid out" : "laid out root \(root): created \(created.joined(separator: ", "))")
-            return ExitStatus.ok
-        } catch {
-            log.error(error.message)
-            return error.refusesAccess ? ExitStatus.noPermission : ExitStatus.configuration
-        }
+    /// A configuration file read as the owner of the directory that holds it (see
+    /// ConfigurationSource), and the root it names.
+    static func configurationAsOwner(_ file: String) throws -> (root: String, configuration: Configuration) {
+        let source = try ConfigurationSource.locate(file)
+        defer { source.close() }
+        if let note = try RootAccess.assumeOwner(of: source) { log.info(note) }
+        let configuration = try source.read()
+        return (try rootNamed(by: configuration, file: file), configuration)
     }
 
     static func checkPath(_ names: [String]) -> Int32 {
@@ -193,12 +182,6 @@ enum CommandRunner {
             throw error
         }
         return layout
-    }
-
-    static func configurationBeside(_ root: String) throws(ConfigurationError) -> Configuration {
-        let path = root + "/airlock.json"
-        guard (try? FileStatus(path: path)) != nil else { return Configuration() }
-        return try Configuration.load(path: path)
     }
 
     /// Where the decoder programs are; nil (after saying so) when one is missing.
@@ -257,6 +240,11 @@ enum CommandRunner {
         } catch {
             log.warning("\(error.message); outbox sweep removes nothing a group without its directory acknowledges")
         }
+        do {
+            try configuration.feedAccess.apply(to: layout, keep: configuration.journalKeep)
+        } catch {
+            log.warning("cannot set who may read the event feed (outbox.group): \(error)")
+        }
         // What the decoders will be granted, said before the first drop. The probe
         // starts before the supervisor's own ruleset, which would keep it from
         // reading /proc, and is waited for once the intake is ready to decode.
@@ -280,9 +268,9 @@ enum CommandRunner {
     static func runDaemon(_ choice: Command.RootChoice, root: String, configuration: Configuration, layout: RootLayout,
                           decoder: String) -> Int32 {
         let configurationPath: String
-        switch choice {
+        switch try? effective(choice) {
         case .config(let file): configurationPath = file
-        case .root, .implicit: configurationPath = root + "/airlock.json"
+        default: configurationPath = configurationFile(beside: root) ?? root + "/airlock.json"
         }
         let access = ProducerFileAccess.probe(layout)
         if let (status, message) = access.refusal(configuration.watch.completion, root: root) {
@@ -331,6 +319,9 @@ enum CommandRunner {
         // The template loads on the other core while the probe finishes and the drops are claimed.
         if intake.inboxHasDrops() { intake.prestartArchiveTemplate() }
         beforeDecoding()
+        // Receipts queued by this run are written before it exits.
+        intake.receipts.expireIfDue()
+        defer { intake.receipts.finish() }
         let deferred = Atomic(0)
         let report: @Sendable (DropOutcome) -> Void = { outcome in
             events.emit(outcome.eventLine)
@@ -355,7 +346,7 @@ enum CommandRunner {
     static func withDecoders(_ choice: Command.RootChoice, _ body: (Configuration, String) -> Int32) -> Int32 {
         let configuration: Configuration
         do {
-            configuration = try resolveAsOwner(choice).configuration
+            configuration = try configurationOnly(choice)
         } catch let error as RootAccessError {
             log.error(error.message)
             return ExitStatus.noPermission

@@ -2,10 +2,41 @@ import AirlockCore
 import AirlockSystem
 
 extension Operations {
-    /// `events [--follow] [--after CURSOR]`: journal records as JSON Lines with
-    /// their cursors; with --follow, polls for new ones until standard output closes.
-    static func events(_ layout: RootLayout, _ configuration: Configuration, follow: Bool, after: EventFeed.Cursor?) -> Int32 {
-        let feed = EventFeed(layout: layout, configuration: configuration)
+    /// `events [--follow] [--after CURSOR]` on the root `choice` names, opened as a
+    /// consumer may open it: the journal alone (see FeedAccess), so the members of
+    /// `outbox.group` follow the feed without access to the rest of the root.
+    static func events(_ given: Command.RootChoice, follow: Bool, after: EventFeed.Cursor?) -> Int32 {
+        let root: String, configuration: Configuration
+        do {
+            (root, configuration) = try CommandRunner.resolveAsOwner(given)
+        } catch let error as RootAccessError {
+            log.error(error.message)
+            return ExitStatus.noPermission
+        } catch let error as ConfigurationError {
+            log.error(error.message)
+            return ExitStatus.configuration
+        } catch {
+            preconditionFailure("unexpected error \(error)")
+        }
+        let feed: EventFeed
+        do {
+            feed = try EventFeed.open(root: root, configuration: configuration)
+        } catch where error.errno == .permissionDenied || error.errno == .notPermitted {
+            let group = configuration.outboxGroup.isEmpty ? "none is set" : "\"\(configuration.outboxGroup)\""
+            log.error("permission denied: \(root)/state/journal.jsonl: \(error.errno); the event feed may be read by airlock's user and by "
+                + "the members of outbox.group (\(group)): add this user to that group (usermod -aG GROUP USER, then log in again)")
+            return ExitStatus.noPermission
+        } catch {
+            log.error("root \(root): cannot open the event feed: \(error); create the root with 'airlock init --root \(root)'")
+            return ExitStatus.configuration
+        }
+        defer { feed.close() }
+        return events(feed, follow: follow, after: after)
+    }
+
+    /// The journal's records as JSON Lines with their cursors; with --follow, polls
+    /// for new ones until standard output closes.
+    static func events(_ feed: EventFeed, follow: Bool, after: EventFeed.Cursor?) -> Int32 {
         var cursor = after
         if follow {
             // A follower is stopped by SIGTERM or SIGINT, whatever mask or disposition

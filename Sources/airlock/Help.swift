@@ -27,15 +27,16 @@ struct CommandHelp {
 
 enum Help {
     static let rootOptions: [(String, String)] = [
-        ("--root DIR", "Works on the root DIR, configured by DIR/airlock.json when it exists (default: ./var)."),
+        ("--root DIR", "Works on the root DIR, configured by DIR/airlock.json when it exists (default: the root /etc/airlock/airlock.json names when installed, ./var in a build tree)."),
         ("--config FILE", "Reads the configuration FILE, whose \"root\" key names the root; not with --root."),
     ]
     static let durationNote = "DURATION is a number and a unit, at most 36500d: 30s, 15m, 12h, 7d, 2w."
 
     static let commands: [CommandHelp] = [
-        CommandHelp(name: "init", synopsis: ["init [--root DIR]"],
+        CommandHelp(name: "init", synopsis: ["init [--root DIR | --config FILE]"],
                     summary: "Lays out inbox/, outbox/, quarantine/ and a private state/ under the root and writes a commented airlock.json; running it again changes nothing.",
-                    options: [("--root DIR", "Creates the root at DIR (default: ./var).")]),
+                    options: [("--root DIR", "Creates the root at DIR (default: the root /etc/airlock/airlock.json names when installed, ./var in a build tree)."),
+                              ("--config FILE", "Lays out the root FILE names, configured by FILE; writes no DIR/airlock.json.")]),
         CommandHelp(name: "run", synopsis: ["run [--root DIR | --config FILE] [--once]"],
                     summary: "Watches the inbox and ingests each complete drop: accepted ones go to outbox/, rejected ones to quarantine/ with a report. One JSON line per finished drop goes to standard output, logs to standard error.",
                     options: [("--once", "Processes what the inbox and the claims hold now, then exits (75 if a drop was deferred).")] + rootOptions),
@@ -94,7 +95,8 @@ enum Help {
             lines.append("  " + command.name + String(repeating: " ", count: width - command.name.count) + "  " + first + ".")
         }
         lines += ["", "Every command that works on a root takes --root DIR or --config FILE, anywhere after the command;",
-                  "without either the root is ./var.",
+                  "without either, an installed airlock reads /etc/airlock/airlock.json (PREFIX/etc/airlock/airlock.json",
+                  "unless PREFIX is /usr) and a build tree uses ./var.",
                   "'airlock help COMMAND' or 'airlock COMMAND --help' prints a command's options."]
         return lines.joined(separator: "\n")
     }

@@ -151,7 +151,7 @@ enum Operations {
         }
         let records: [JournalEntry]
         do {
-            records = try Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep).records()
+            records = try Journal(layout, configuration).records()
                 .filter { id == nil || $0.record.id == id }
         } catch {
             log.error("cannot read the journal: \(error)")

@@ -95,7 +95,7 @@ struct CommandLineTests {
 
     @Test("usage errors exit 64 with a message", arguments: [
         [], ["frobnicate"], ["run", "--once", "--bogus"], ["run", "--root", "a", "--config", "b", "--once"],
-        ["run", "--root"], ["check-path"], ["inspect"], ["inspect", "a", "b"], ["init", "--config", "x"],
+        ["run", "--root"], ["check-path"], ["inspect"], ["inspect", "a", "b"], ["init", "x"],
     ])
     func usageErrors(_ arguments: [String]) throws {
         let result = try airlock(arguments)

@@ -22,6 +22,17 @@ int airlock_open_path(int dirfd, const char *name);
 /// readlinkat(2) of the link an O_PATH descriptor holds (empty path).
 ssize_t airlock_read_link(int fd, char *buffer, size_t size);
 
+/// O_PATH, which Swift's Glibc module does not define: a descriptor that only
+/// names a directory, usable with openat(2) where the caller may search it but
+/// not read it.
+extern const int airlock_open_path_flag;
+
+/// fsetxattr(2) of a POSIX ACL in the kernel's xattr form: the directory's or
+/// file's access ACL ("system.posix_acl_access"), or with is_default a
+/// directory's default ACL ("system.posix_acl_default"). <sys/xattr.h> is not in
+/// Swift's Glibc module.
+int airlock_set_posix_acl(int fd, int is_default, const void *value, size_t size);
+
 /// syncfs(2): flush the filesystem holding fd.
 int airlock_syncfs(int fd);
 
