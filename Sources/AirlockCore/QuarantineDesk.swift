@@ -103,7 +103,7 @@ public struct QuarantineDesk {
     /// history and the journal. Releasing twice is refused. The steps and what a
     /// stop between them leaves are in QuarantineSettlement.swift.
     @discardableResult
-    public func release(_ id: String) throws -> [UInt8] {
+    public func release(_ id: String, by analyst: String? = nil) throws -> [UInt8] {
         let lock = try holdDesk()
         defer { lock.close() }
         try recoverHoldingDesk()
@@ -118,7 +118,7 @@ public struct QuarantineDesk {
         }
         guard let inbox = try layout.openInbox() else { throw Refusal("the inbox is missing") }
         defer { inbox.close() }
-        guard let released = try moveToInbox(id, inbox: inbox, name) else {
+        guard let released = try moveToInbox(id, inbox: inbox, name, by: analyst) else {
             throw Refusal("no free name for \(EscapedName(name)) in the inbox")
         }
         return released
@@ -144,14 +144,14 @@ public struct QuarantineDesk {
 
     /// Removes entries: each is first renamed out of view into state/purging (so a
     /// reader never sees half an entry), recorded in the journal, then deleted.
-    public func purge(_ entries: [Entry], note: String? = nil) throws(SystemError) {
+    public func purge(_ entries: [Entry], note: String? = nil, by analyst: String? = nil) throws(SystemError) {
         let lock = try holdDesk()
         defer { lock.close() }
         try recoverHoldingDesk()
         let purging = try openPurging()
         defer { purging.close() }
         for entry in entries {
-            try purge(Array(entry.id.utf8), into: purging, note: note)
+            try purge(Array(entry.id.utf8), into: purging, note: note, by: analyst)
         }
     }
 }
