@@ -124,6 +124,8 @@ public enum JournalRecord: Sendable, Equatable {
         public var size: Int64?
         /// The person who released it (see Analyst); absent when recovery finished it.
         public var by: String? = nil
+        /// The operator's note, if given.
+        public var releaseReason: String? = nil
     }
 
     public struct Purged: Sendable, Equatable {

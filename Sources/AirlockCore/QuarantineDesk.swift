@@ -103,7 +103,7 @@ public struct QuarantineDesk {
     /// history and the journal. Releasing twice is refused. The steps and what a
     /// stop between them leaves are in QuarantineSettlement.swift.
     @discardableResult
-    public func release(_ id: String, by analyst: String? = nil) throws -> [UInt8] {
+    public func release(_ id: String, by analyst: String? = nil, note: String? = nil) throws -> [UInt8] {
         let lock = try holdDesk()
         defer { lock.close() }
         try recoverHoldingDesk()
@@ -118,7 +118,7 @@ public struct QuarantineDesk {
         }
         guard let inbox = try layout.openInbox() else { throw Refusal("the inbox is missing") }
         defer { inbox.close() }
-        guard let released = try moveToInbox(id, inbox: inbox, name, by: analyst) else {
+        guard let released = try moveToInbox(id, inbox: inbox, name, by: analyst, note: note) else {
             throw Refusal("no free name for \(EscapedName(name)) in the inbox")
         }
         return released

@@ -89,7 +89,8 @@ extension QuarantineDesk {
 
     /// L0 → L2: renames the entry's drop into the inbox under the first free
     /// candidate name, each candidate marked before it is tried; then finishes.
-    func moveToInbox(_ id: String, inbox: FileDescriptor, _ name: [UInt8], by analyst: String?) throws(SystemError) -> [UInt8]? {
+    func moveToInbox(_ id: String, inbox: FileDescriptor, _ name: [UInt8], by analyst: String?,
+                     note: String? = nil) throws(SystemError) -> [UInt8]? {
         let idBytes = Array(id.utf8)
         let directory = try layout.quarantine.openDirectory(idBytes)
         defer { directory.close() }
@@ -110,7 +111,7 @@ extension QuarantineDesk {
             try inbox.sync()
             try directory.sync()
             CrashPoint.releaseMoved.reach()
-            try finishRelease(idBytes, directory: directory, to: candidate, marks: marks, by: analyst)
+            try finishRelease(idBytes, directory: directory, to: candidate, marks: marks, by: analyst, note: note)
             return candidate
         }
         try forget(idBytes, marks: marks)
@@ -119,7 +120,7 @@ extension QuarantineDesk {
 
     /// L2 → released: the history, the record, then the mark goes.
     private func finishRelease(_ id: [UInt8], directory: FileDescriptor, to name: [UInt8], marks: FileDescriptor,
-                               by analyst: String? = nil) throws(SystemError) {
+                               by analyst: String? = nil, note: String? = nil) throws(SystemError) {
         let text = String(decoding: id, as: UTF8.self)
         // A report that does not read is left as it is rather than replaced by its history alone.
         var report = try? load(text).report
@@ -131,7 +132,8 @@ extension QuarantineDesk {
         CrashPoint.releaseNoted.reach()
         let drop = report.flatMap { [UInt8](hex: $0.drop_hex) }.map { EscapedName($0).text }
         try journal.appendOnce(.released(.init(id: text, drop: drop ?? report?.drop ?? "", to: "inbox/" + EscapedName(name).text,
-                                               sha256: report?.sha256, size: report?.dropSize, by: analyst)),
+                                               sha256: report?.sha256, size: report?.dropSize, by: analyst,
+                                               releaseReason: note)),
                                unless: ["released"])
         CrashPoint.releaseJournalled.reach()
         // The index learns of the release before the mark that makes readers look again goes.

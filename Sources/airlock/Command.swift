@@ -17,7 +17,7 @@ enum Command: Equatable {
     case doctor(RootChoice, json: Bool)
     case quarantineList(RootChoice, QuarantineQuery, json: Bool)
     case quarantineShow(RootChoice, id: String, json: Bool)
-    case quarantineRelease(RootChoice, id: String)
+    case quarantineRelease(RootChoice, id: String, reason: String?)
     case quarantineContents(RootChoice, id: String, json: Bool)
     /// Rebuilds state/quarantine.index from every report.
     case quarantineReindex(RootChoice)
@@ -160,9 +160,10 @@ enum Command: Equatable {
             try forbid(json || dryRun || reason != nil || since != nil || olderThan != nil || listOnly || !rest.isEmpty, "arguments")
             return .quarantineReindex(choice)
         case "release":
-            try forbid(json || dryRun || reason != nil || since != nil || olderThan != nil || listOnly, "options")
+            // --reason is the operator's own words for the journal here too.
+            try forbid(json || dryRun || since != nil || olderThan != nil || listOnly, "options other than --reason")
             guard rest.count == 1 else { throw UsageError("quarantine release takes exactly one ID") }
-            return .quarantineRelease(choice, id: rest[0])
+            return .quarantineRelease(choice, id: rest[0], reason: reason)
         case "purge":
             // Here --reason is the operator's own words for the journal, not a reason code.
             try forbid(json || since != nil || listOnly, "list options")

@@ -55,9 +55,9 @@ enum CommandRunner {
             }
         case .quarantineReindex(let choice):
             return withDesk(choice, .view) { layout, configuration, _ in Operations.reindex(layout, configuration) }
-        case .quarantineRelease(let choice, let id):
+        case .quarantineRelease(let choice, let id, let reason):
             return withDesk(choice, .review) { layout, configuration, analyst in
-                Operations.release(layout, configuration, id: id, by: analyst)
+                Operations.release(layout, configuration, id: id, by: analyst, note: reason)
             }
         case .quarantinePurge(let choice, let ids, let olderThan, let dryRun, let reason):
             return withDesk(choice, .review) { layout, configuration, analyst in

@@ -60,9 +60,9 @@ enum Operations {
         return ExitStatus.ok
     }
 
-    static func release(_ layout: RootLayout, _ configuration: Configuration, id: String, by analyst: Analyst) -> Int32 {
+    static func release(_ layout: RootLayout, _ configuration: Configuration, id: String, by analyst: Analyst, note: String?) -> Int32 {
         do {
-            let name = try QuarantineDesk(layout: layout, configuration: configuration).release(id, by: analyst.name)
+            let name = try QuarantineDesk(layout: layout, configuration: configuration).release(id, by: analyst.name, note: note)
             log.info("\(analyst.name) released \(id) into inbox/\(EscapedName(name)); it goes through intake again")
             return ExitStatus.ok
         } catch let refusal as QuarantineDesk.Refusal {
