@@ -22,7 +22,7 @@
                 .catch((error, output) => {
                     const text = (error && error.message) || String(error);
                     const status = error && error.exit_status;
-                    reject(Object.assign(new Error(text.replace(/^airlock: /gm, "").trim() || output || "airlock failed"), { status }));
+                    reject(Object.assign(new Error(text.replace(/^(airlock: )?(error: )?/gm, "").trim() || output || "airlock failed"), { status }));
                 });
         });
     }

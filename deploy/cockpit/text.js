@@ -27,7 +27,7 @@ const airlockText = (function () {
             else if (name === "text") node.textContent = escape(value);
             else node.setAttribute(name, value === true ? "" : String(value));
         }
-        for (const child of children.flat()) {
+        for (const child of children.flat(Infinity)) {
             if (child === undefined || child === null || child === false) continue;
             node.append(child instanceof Node ? child : document.createTextNode(escape(child)));
         }
