@@ -9,7 +9,10 @@ import AirlockSystem
 /// root's owner or the superuser, identities an analyst can only take through
 /// sudo (which sets them itself, whatever the caller's environment held), and
 /// only when the password database gives `SUDO_UID` the name `SUDO_USER`.
-/// Anyone else is who their real uid says.
+/// Anyone else is who their real uid says. An analyst who came through sudo as
+/// the service user has the rights of their groups; the superuser (through sudo
+/// or not) and the service user acting as itself have every right, and only the
+/// name recorded changes.
 public struct Analyst: Sendable, Equatable {
     /// The group whose members may list, show, read contents and history.
     public static let viewerGroup = "airlock-view"
@@ -19,7 +22,7 @@ public struct Analyst: Sendable, Equatable {
     /// The person's user name (escaped as every name airlock records), or `uid N`.
     public let name: String
     public let uid: UInt32
-    /// Set when the person came through sudo: their rights are their groups'.
+    /// Set when the person came through sudo as the root's owner: their rights are their groups'.
     public let throughSudo: Bool
 
     public init(name: String, uid: UInt32, throughSudo: Bool) {
@@ -28,15 +31,17 @@ public struct Analyst: Sendable, Equatable {
         self.throughSudo = throughSudo
     }
 
-    /// The person behind this process, for a root owned by `rootOwner`.
+    /// The person behind this process, for a root owned by `rootOwner` (nil when
+    /// there is no root to look at).
     public static func current(rootOwner: UInt32?) -> Analyst {
         let real = Accounts.realUserID
         let own = Analyst(name: userName(of: real) ?? "uid \(real)", uid: real, throughSudo: false)
-        guard real == 0 || real == rootOwner,
+        // An unknown owner (no such root yet) is taken as the service's: the person is held to their groups.
+        guard real == 0 || real == rootOwner || rootOwner == nil,
               let uidText = CurrentProcess.environment("SUDO_UID"), let uid = UInt32(uidText), uid != real,
               let claimed = CurrentProcess.environment("SUDO_USER"), let account = Accounts.user(uid),
               account.name == claimed else { return own }
-        return Analyst(name: userName(of: uid) ?? claimed, uid: uid, throughSudo: true)
+        return Analyst(name: userName(of: uid) ?? claimed, uid: uid, throughSudo: real != 0)
     }
 
     /// Whether this person may release and purge: anyone acting as themselves

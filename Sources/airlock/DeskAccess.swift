@@ -14,8 +14,13 @@ extension CommandRunner {
     /// this process has `right`; 77 (EX_NOPERM) with a clear message when not.
     static func withDesk(_ choice: Command.RootChoice, _ right: DeskRight,
                          _ body: (RootLayout, Configuration, Analyst) -> Int32) -> Int32 {
-        let owner = rootPath(choice).flatMap { try? FileStatus(path: $0).owner }
+        // With --config the root is the one the configuration names.
+        let owner = (rootPath(choice) ?? (try? resolve(choice).root)).flatMap { try? FileStatus(path: $0).owner }
         let analyst = Analyst.current(rootOwner: owner)
+        if right == .review && !analyst.mayReview {
+            log.error(analyst.reviewRefusal)
+            return ExitStatus.noPermission
+        }
         if analyst.throughSudo {
             guard case .root = choice else {
                 log.error("run through sudo for \(analyst.name), airlock works only on the root named by --root; --config and the implicit root are refused")
@@ -25,10 +30,6 @@ extension CommandRunner {
                 log.error(analyst.viewRefusal)
                 return ExitStatus.noPermission
             }
-        }
-        if right == .review && !analyst.mayReview {
-            log.error(analyst.reviewRefusal)
-            return ExitStatus.noPermission
         }
         return withRoot(choice) { layout, configuration in body(layout, configuration, analyst) }
     }

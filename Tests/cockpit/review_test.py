@@ -174,6 +174,10 @@ def browser(size):
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", f"--window-size={size[0]},{size[1]}"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    if size[0] < 500:
+        # A headless window is never narrower than 500 px: a phone's viewport is emulated.
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": size[0], "height": size[1], "deviceScaleFactor": 2, "mobile": True})
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": TRAP})
     return driver
 
