@@ -43,6 +43,21 @@ test: build
 	$(MAKE) --no-print-directory static-ldd
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	$(MAKE) --no-print-directory test-cockpit
+
+# The Cockpit page in headless Chromium through a real cockpit-ws login (root: it
+# creates users, a sudo rule and its own cockpit-ws on 127.0.0.1); part of make test.
+# Debian's python3 (/usr/bin/python3), where python3-selenium is installed.
+# Screenshots of every page at 1280x800 and 390x844 go to SCREENSHOTS.
+SCREENSHOTS ?= .build/cockpit-screenshots
+.PHONY: test-cockpit bench-review
+test-cockpit:
+	/usr/bin/python3 Tests/cockpit/review_test.py --screenshots $(SCREENSHOTS)
+
+# How fast the page's commands answer with 100,000 quarantine entries (not part of
+# test): bench/results/quarantine-review.md.
+bench-review: static
+	python3 bench/quarantine_review.py --entries 100000 --airlock .build/release/airlock
 
 # Every import of one of the package's targets is a dependency Package.swift lists,
 # and every dependency listed is imported (part of make test).

@@ -18,6 +18,7 @@ import argparse, json, os, secrets, shutil, socket, subprocess, sys, tempfile, t
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -267,7 +268,15 @@ def viewer_checks(world, port, shots, written):
         check("reviewer" not in s.text("who") and "viewer" in s.text("who"), f"viewer shown as {s.text('who')}")
         body = s.driver.find_element(By.TAG_NAME, "body").text
         check("Outcomes per hour, last 24 hours" in body and "unsafe-path" in body, "the overview lacks its chart")
-        s.open("/quarantine", "quarantine")
+        # Keyboard: the first Tab stops are the page links, and Enter follows one.
+        body_element = s.driver.find_element(By.TAG_NAME, "body")
+        body_element.send_keys(Keys.TAB)
+        check(s.driver.switch_to.active_element.get_attribute("id") == "nav-overview", "Tab does not reach the page links first")
+        s.driver.switch_to.active_element.send_keys(Keys.TAB)
+        check(s.driver.switch_to.active_element.get_attribute("id") == "nav-quarantine", "Tab does not go on to Quarantine")
+        s.driver.switch_to.active_element.send_keys(Keys.ENTER)
+        s.until(lambda d: d.execute_script("return document.body.dataset.ready") == "quarantine", "opening the list by keyboard")
+        s.quiet()
         listing = s.driver.find_element(By.ID, "quarantine-table").text
         # Escaped as the terminal shows them: controls as \xHH, bidi controls as \u{...}, markup as text.
         for shown in ("<img src=x onerror=alert(1)>.zip", "javascript:alert(3)", "invoice\\u{202E}fdp.exe",
