@@ -12,6 +12,8 @@ public struct QuarantineDesk {
         public let report: RejectionReport
         /// Whether the original is still there (it is gone once released).
         public let holdsDrop: Bool
+        /// The bytes of the files the entry holds (the original and the report).
+        public var heldBytes: Int64 = 0
 
         public var decidedAt: String { report.decided_at }
         public var reason: String { report.reason }
@@ -52,11 +54,14 @@ public struct QuarantineDesk {
 
     /// An id as airlock makes them: `YYYYMMDDTHHMMSSZ-xxxxxxxx`.
     public static func isWellFormed(_ id: String) -> Bool {
-        let bytes = Array(id.utf8)
+        isWellFormed(bytes: Array(id.utf8))
+    }
+
+    static func isWellFormed(bytes: [UInt8]) -> Bool {
         guard bytes.count == 25, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z"), bytes[16] == UInt8(ascii: "-") else { return false }
-        let digits = bytes[0..<8] + bytes[9..<15]
-        let hex = bytes[17...]
-        return digits.allSatisfy { (0x30...0x39).contains($0) } && hex.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        let digit = { (byte: UInt8) in (0x30...0x39).contains(byte) }
+        return bytes[0..<8].allSatisfy(digit) && bytes[9..<15].allSatisfy(digit)
+            && bytes[17...].allSatisfy { digit($0) || (0x61...0x66).contains($0) }
     }
 
     /// Every entry, newest first.
@@ -94,8 +99,12 @@ public struct QuarantineDesk {
         } catch {
             throw Refusal("the report of \(id) is not a whole report: \(error)")
         }
-        let holdsDrop = (try? directory.status(of: QuarantineDesk.dropFile)) != nil
-        return Entry(id: id, report: report, holdsDrop: holdsDrop)
+        let drop = try? directory.status(of: QuarantineDesk.dropFile)
+        var entry = Entry(id: id, report: report, holdsDrop: drop != nil)
+        for file in (try? directory.entryNames()) ?? [] {
+            if let status = try? directory.status(of: file), status.kind == .regular { entry.heldBytes += status.size }
+        }
+        return entry
     }
 
     /// Sends the original back through intake: renamed atomically into the inbox

@@ -22,33 +22,57 @@ struct QuarantineIndex {
     let desk: QuarantineDesk
 
     /// Every entry, newest first, the index brought up to date first.
-    func current() throws -> [QuarantineDesk.Summary] {
+    func current() throws -> [IndexLine] {
         let lock = try? desk.holdDesk()
         defer { lock?.close() }
-        var names: Set<String> = []
-        for name in try desk.layout.quarantine.entryNames() {
-            let id = String(decoding: name, as: UTF8.self)
-            if QuarantineDesk.isWellFormed(id) { names.insert(id) }
-        }
+        var names: [IndexLine.Key: [UInt8]] = [:]
+        for name in try desk.layout.quarantine.entryNames() where QuarantineDesk.isWellFormed(bytes: name) { names[IndexLine.Key(name)] = name }
         let stored = read()
-        var table = stored ?? [:]
         var changed = stored == nil
-        for id in table.keys where !names.contains(id) {
-            table[id] = nil
-            changed = true
+        var ordered = true
+        var lines: [IndexLine] = []
+        var position: [IndexLine.Key: Int] = [:]
+        lines.reserveCapacity(names.count)
+        position.reserveCapacity(names.count)
+        if let stored {
+            for raw in stored[QuarantineIndex.header.count...].split(separator: UInt8(ascii: "\n")) {
+                guard let line = IndexLine(raw) else {
+                    changed = true
+                    continue
+                }
+                if let at = position[line.key] {
+                    // A release's appended line: the newer state, in the entry's place.
+                    lines[at] = line
+                    changed = true
+                    continue
+                }
+                if let last = lines.last, IndexLine.newerFirst(line, last) { ordered = false }
+                position[line.key] = lines.count
+                lines.append(line)
+            }
         }
+        let before = lines.count
+        lines.removeAll { names[$0.key] == nil }
+        if lines.count != before { changed = true }
         let marked = releasing()
-        for id in names where table[id] == nil || marked.contains(id) {
-            guard let entry = try? desk.load(id) else { continue }
-            let summary = QuarantineDesk.Summary(entry)
-            if table[id] != summary {
-                table[id] = summary
+        var added = false
+        for (key, id) in names where position[key] == nil || marked.contains(key) {
+            guard let entry = try? desk.load(String(decoding: id, as: UTF8.self)) else { continue }
+            let line = IndexLine(QuarantineDesk.Summary(entry))
+            if position[key] != nil, let at = lines.firstIndex(where: { $0.key == key }) {
+                if lines[at].fields != line.fields {
+                    lines[at] = line
+                    changed = true
+                }
+            } else {
+                lines.append(line)
+                added = true
                 changed = true
             }
         }
-        let sorted = table.values.sorted { ($0.decidedAt, $0.id) > ($1.decidedAt, $1.id) }
-        if changed, lock != nil { try? write(sorted) }
-        return sorted
+        if added || !ordered { lines.sort(by: IndexLine.newerFirst) }
+        if changed, lock != nil { try? write(lines) }
+        return lines
     }
 
     /// Rebuilds the index from every report (`quarantine reindex`); returns the number of entries.
@@ -75,30 +99,24 @@ struct QuarantineIndex {
         }
     }
 
-    /// The stored lines by id, the last of each id winning; nil when there is no
-    /// index or it is not ours.
-    private func read() -> [String: QuarantineDesk.Summary]? {
+    /// The index's bytes; nil when there is none or it is not ours.
+    private func read() -> [UInt8]? {
         guard let bytes = try? desk.layout.state.open(QuarantineIndex.fileName, [.readOnly, .noFollow]).closeAfter({ (fd) throws(SystemError) in
             try fd.readAll(limit: 1 << 30)
         }), bytes.starts(with: QuarantineIndex.header) else { return nil }
-        var table: [String: QuarantineDesk.Summary] = [:]
-        table.reserveCapacity(bytes.count / 120)
-        for line in bytes[QuarantineIndex.header.count...].split(separator: UInt8(ascii: "\n")) {
-            if let summary = QuarantineDesk.Summary(indexLine: line) { table[summary.id] = summary }
-        }
-        return table
+        return bytes
     }
 
-    private func releasing() -> Set<String> {
+    private func releasing() -> Set<IndexLine.Key> {
         guard let marks = try? desk.layout.state.openDirectory(QuarantineDesk.releasingDirectory) else { return [] }
         defer { marks.close() }
-        return Set(((try? marks.entryNames()) ?? []).map { String(decoding: $0, as: UTF8.self) })
+        return Set(((try? marks.entryNames()) ?? []).filter { QuarantineDesk.isWellFormed(bytes: $0) }.map { IndexLine.Key($0) })
     }
 
-    private func write(_ summaries: [QuarantineDesk.Summary]) throws(SystemError) {
+    private func write(_ lines: [IndexLine]) throws(SystemError) {
         var bytes = QuarantineIndex.header
-        bytes.reserveCapacity(summaries.count * 160)
-        for summary in summaries { bytes += summary.indexLine }
+        bytes.reserveCapacity(lines.count * 160)
+        for line in lines { bytes += line.bytes }
         try desk.layout.state.replaceAtomically(QuarantineIndex.fileName, with: bytes, temporary: QuarantineIndex.temporaryName,
                                                 .init(mode: 0o600))
     }

@@ -1,4 +1,5 @@
 import AirlockPolicy
+import Foundation
 
 extension QuarantineDesk {
     /// One line of `quarantine list`: what the index keeps of an entry's report.
@@ -12,6 +13,8 @@ extension QuarantineDesk {
         public var uploader: String?
         public var size: Int64?
         public var released: Bool
+        /// The bytes of the entry's files (see `Entry.heldBytes`).
+        public var heldBytes: Int64
 
         init(_ entry: Entry) {
             id = entry.id
@@ -22,6 +25,7 @@ extension QuarantineDesk {
             uploader = entry.report.uploader
             size = entry.size
             released = entry.released
+            heldBytes = entry.heldBytes
         }
 
         /// `quarantine list --json`: one object per line.
@@ -38,33 +42,12 @@ extension QuarantineDesk {
             return line.text
         }
 
-        /// The index's line: tab-separated fields. Escaped names hold no tab or
-        /// newline (controls are `\xHH`), and an absent field is empty.
+        /// The index's line: tab-separated fields in `IndexLine.Field` order. Escaped
+        /// names hold no tab or newline (controls are `\xHH`); an absent field is empty.
         var indexLine: [UInt8] {
-            let fields = [id, decidedAt, reason, released ? "1" : "0", size.map(String.init) ?? "", uploader ?? "", drop, entry ?? ""]
+            let fields = [id, decidedAt, reason, released ? "1" : "0", size.map(String.init) ?? "", uploader ?? "", drop, entry ?? "",
+                          String(heldBytes)]
             return Array((fields.joined(separator: "\t") + "\n").utf8)
-        }
-
-        /// A line of the index; nil for one that is torn or not ours.
-        init?(indexLine line: ArraySlice<UInt8>) {
-            let fields = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false)
-            guard fields.count == 8 else { return nil }
-            func text(_ index: Int) -> String { String(decoding: fields[index], as: UTF8.self) }
-            id = text(0)
-            decidedAt = text(1)
-            reason = text(2)
-            guard QuarantineDesk.isWellFormed(id), fields[3].count == 1, [UInt8(ascii: "0"), UInt8(ascii: "1")].contains(fields[3].first!),
-                  !decidedAt.isEmpty, !reason.isEmpty else { return nil }
-            released = fields[3].first == UInt8(ascii: "1")
-            if fields[4].isEmpty {
-                size = nil
-            } else {
-                guard let value = Int64(text(4)) else { return nil }
-                size = value
-            }
-            uploader = fields[5].isEmpty ? nil : text(5)
-            drop = text(6)
-            entry = fields[7].isEmpty ? nil : text(7)
         }
     }
 
@@ -73,20 +56,27 @@ extension QuarantineDesk {
         try QuarantineIndex(desk: self).rebuild()
     }
 
-    /// The entries `query` selects, newest first, one page of them.
+    /// The number of entries and the bytes they hold, from the index.
+    public func totals() throws -> (entries: Int64, bytes: Int64) {
+        var bytes: Int64 = 0
+        let lines = try QuarantineIndex(desk: self).current()
+        for line in lines { bytes += line.heldBytes }
+        return (Int64(lines.count), bytes)
+    }
+
+    /// The entries `query` selects, newest first, one page of them. Filters
+    /// compare the index's bytes; only the page is decoded.
     public func summaries(_ query: QuarantineQuery) throws -> [Summary] {
-        let cutoff = query.cutoff()
+        let filter = IndexLine.Filter(query)
         var skipped = 0
         var page: [Summary] = []
-        for summary in try QuarantineIndex(desk: self).current() {
-            guard query.matches(id: summary.id, decidedAt: summary.decidedAt, reason: summary.reason, drop: summary.drop,
-                                entry: summary.entry, uploader: summary.uploader, cutoff: cutoff) else { continue }
+        for line in try QuarantineIndex(desk: self).current() where filter.matches(line) {
             if skipped < query.offset {
                 skipped += 1
                 continue
             }
             if let limit = query.limit, page.count >= limit { break }
-            page.append(summary)
+            if let summary = line.summary { page.append(summary) }
         }
         return page
     }

@@ -76,7 +76,13 @@ public struct Status {
         }
         status.freeBytes = try layout.root.availableBytes()
         status.longClaims = try longClaims(layout, olderThan: configuration.decoderTimeoutSeconds)
-        status.quarantine = try RootGauges.measure(layout, configuration)
+        // From the index (checked against the quarantine as it is read), not a walk of every entry.
+        if let totals = try? QuarantineDesk(layout: layout, configuration: configuration).totals() {
+            status.quarantine.quarantineEntries = totals.entries
+            status.quarantine.quarantineBytes = totals.bytes
+        } else {
+            status.quarantine = try RootGauges.measure(layout, configuration)
+        }
         return status
     }
 }
