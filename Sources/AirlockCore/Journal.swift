@@ -216,17 +216,14 @@ public struct Journal: Sendable {
     }
 
     /// Every whole record, oldest first; a torn or unreadable line is skipped.
-    /// - Parameters:
-    ///   - cutoff: a timestamp as the journal writes them; older records are left
-    ///     out before they are parsed (every line begins with its `time`).
-    ///   - skippingClaims: leaves `claimed` records out, unparsed.
-    public func records(since cutoff: String? = nil, skippingClaims: Bool = false) throws(SystemError) -> [JournalEntry] {
+    /// - Parameter cutoff: a timestamp as the journal writes them; older records
+    ///   are left out before they are parsed (every line begins with its `time`).
+    public func records(since cutoff: String? = nil) throws(SystemError) -> [JournalEntry] {
         var result: [JournalEntry] = []
         let cutoffBytes = cutoff.map { Array($0.utf8) }
         for bytes in try fileContents() {
             for line in bytes.split(separator: UInt8(ascii: "\n")) {
                 if let cutoffBytes, let time = Journal.leadingTime(line), time.lexicographicallyPrecedes(cutoffBytes) { continue }
-                if skippingClaims && Journal.isClaim(line) { continue }
                 guard let entry = JournalEntry.read(line) else { continue }
                 result.append(entry)
             }
@@ -252,7 +249,7 @@ public struct Journal: Sendable {
     }
 
     /// The bytes of every kept file, oldest first.
-    private func fileContents() throws(SystemError) -> [[UInt8]] {
+    func fileContents() throws(SystemError) -> [[UInt8]] {
         var result: [[UInt8]] = []
         for name in (1...keep).reversed().map(Journal.rotated) + [Journal.current] {
             do {

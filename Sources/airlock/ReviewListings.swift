@@ -45,18 +45,22 @@ extension Operations {
             return ExitStatus.dataError
         }
         let cutoff = query.sinceSeconds.map { Date().addingTimeInterval(-TimeInterval($0)).formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
+        let journal = Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep)
+        if query.perHour {
+            do {
+                for line in HourlyCounts(try journal.outlines(since: cutoff)).lines(json: json) { json ? out.emit(line) : print(line) }
+            } catch {
+                log.error("cannot read the journal: \(error)")
+                return ExitStatus.ioError
+            }
+            return ExitStatus.ok
+        }
         var records: [JournalEntry]
         do {
-            let journal = Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep)
-            records = try journal.records(since: cutoff, skippingClaims: query.perHour)
-                .filter { query.id == nil || $0.record.id == query.id }
+            records = try journal.records(since: cutoff).filter { query.id == nil || $0.record.id == query.id }
         } catch {
             log.error("cannot read the journal: \(error)")
             return ExitStatus.ioError
-        }
-        if query.perHour {
-            for line in HourlyCounts(records).lines(json: json) { json ? out.emit(line) : print(line) }
-            return ExitStatus.ok
         }
         if let limit = query.limit, records.count > limit { records.removeFirst(records.count - limit) }
         for record in records {
@@ -85,16 +89,10 @@ struct HourlyCounts {
 
     var counts: [Key: Int] = [:]
 
-    init(_ records: [JournalEntry]) {
-        for entry in records {
-            let reason: String
-            switch entry.record {
-            case .rejected(let rejected): reason = rejected.reason
-            case .accepted, .deferred, .released, .purged: reason = ""
-            case .claimed, .skipped: continue
-            }
+    init(_ outlines: [JournalOutline]) {
+        for outline in outlines where ["accepted", "rejected", "deferred", "released", "purged"].contains(outline.event) {
             // Journal times are UTC, `2026-12-01T12:34:56.789Z`: the hour is the first 13 characters.
-            counts[Key(hour: String(entry.time.prefix(13)) + ":00Z", event: entry.record.event, reason: reason), default: 0] += 1
+            counts[Key(hour: String(outline.time.prefix(13)) + ":00Z", event: outline.event, reason: outline.reason ?? ""), default: 0] += 1
         }
     }
 
