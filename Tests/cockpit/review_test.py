@@ -168,13 +168,15 @@ def fill_quarantine(world):
     check(len(listed) == len(HOSTILE_DROPS) + 5, f"expected {len(HOSTILE_DROPS) + 5} quarantine entries, got {len(listed)}")
 
 
-def browser(size):
+def browser(size, dark=False):
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", f"--window-size={size[0]},{size[1]}"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    if dark:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
     if size[0] < 500:
         # A headless window is never narrower than 500 px: a phone's viewport is emulated.
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
@@ -184,10 +186,10 @@ def browser(size):
 
 
 class Session:
-    def __init__(self, world, port, user, size, shots):
+    def __init__(self, world, port, user, size, shots, dark=False):
         self.world, self.base, self.user, self.shots = world, f"http://127.0.0.1:{port}", user, shots
-        self.size = size
-        self.driver = browser(size)
+        self.size, self.dark = size, dark
+        self.driver = browser(size, dark)
         self.login()
 
     def login(self):
@@ -239,7 +241,7 @@ class Session:
         check(scripts == ["../base1/cockpit.js", "text.js", "chart.js", "airlock.js"], f"unexpected scripts: {scripts}")
 
     def shot(self, name):
-        path = os.path.join(self.shots, f"{name}-{self.size[0]}x{self.size[1]}.png")
+        path = os.path.join(self.shots, f"{name}-{self.size[0]}x{self.size[1]}{'-dark' if self.dark else ''}.png")
         self.driver.save_screenshot(path)
         return path
 
@@ -341,8 +343,8 @@ def reviewer_checks(world, port, shots, written):
 
 def screenshots(world, port, shots, written):
     target = entry_id(world, text="entries.zip")
-    for size in ((1280, 800), (390, 844)):
-        s = Session(world, port, world.reviewer, size, shots)
+    for size, dark in (((1280, 800), False), ((390, 844), False), ((1280, 800), True)):
+        s = Session(world, port, world.reviewer, size, shots, dark)
         try:
             for fragment, ready, name in (("/overview", "overview", "overview"), ("/quarantine", "quarantine", "quarantine"),
                                           ("/entry/" + target, "entry", "entry"), ("/history", "history", "history")):
@@ -351,6 +353,12 @@ def screenshots(world, port, shots, written):
                     WebDriverWait(s.driver, 60).until(lambda d: d.find_elements(By.ID, "contents-table"))
                 written.append(s.shot(name))
                 s.quiet()
+                # The page fits the viewport: only tables scroll sideways, inside their own box.
+                overflow = s.driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+                check(overflow <= 0, f"{name} at {size[0]}x{size[1]} is {overflow} px wider than the viewport")
+                if dark:
+                    background = s.driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+                    check(background == "rgb(21, 21, 21)", f"dark mode not applied: {background}")
         finally:
             s.close()
 
