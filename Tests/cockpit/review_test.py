@@ -17,6 +17,7 @@ import argparse, json, os, secrets, shutil, socket, subprocess, sys, tempfile, t
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -195,7 +196,8 @@ class Session:
     def login(self):
         d = self.driver
         d.get(self.base + "/")
-        wait = WebDriverWait(d, 30)
+        # The login page re-renders as it starts: elements found may go stale and are looked up again.
+        wait = WebDriverWait(d, 60, ignored_exceptions=(StaleElementReferenceException, NoSuchElementException))
         wait.until(lambda d: d.find_elements(By.ID, "login-button") and d.find_element(By.ID, "login-button").is_displayed())
         d.find_element(By.ID, "login-user-input").send_keys(self.user)
         d.find_element(By.ID, "login-password-input").send_keys(self.world.password)
@@ -332,6 +334,23 @@ def reviewer_checks(world, port, shots, written):
         check(len(rel) == 1 and rel[0].get("by") == world.reviewer and rel[0].get("release_reason") == "false positive, checked by hand",
               f"release record: {rel}")
         check(len(pur) == 1 and pur[0].get("by") == world.reviewer and pur[0].get("purge_reason") == "confirmed hostile", f"purge record: {pur}")
+        # Several at once: select what a filter shows, give a reason, purge.
+        s.open("/quarantine", "quarantine")
+        s.driver.find_element(By.ID, "filter-text").send_keys("escape-")
+        s.driver.find_element(By.ID, "filter-apply").click()
+        s.until(lambda d: d.execute_script("return document.body.dataset.ready") == "quarantine"
+                and len(d.find_elements(By.CSS_SELECTOR, "#quarantine-table tbody tr")) == 2, "filtering escape-")
+        chosen = [r.get_attribute("data-id") for r in s.driver.find_elements(By.CSS_SELECTOR, "#quarantine-table tbody tr")]
+        s.driver.find_element(By.ID, "select-all").click()
+        check(s.text("selected-count") == "2 selected", f"selection: {s.text('selected-count')}")
+        s.driver.find_element(By.ID, "bulk-reason").send_keys("bulk review")
+        s.driver.find_element(By.ID, "bulk-purge").click()
+        s.until(lambda d: d.execute_script("return document.body.dataset.ready") == "quarantine"
+                and len(d.find_elements(By.CSS_SELECTOR, "#quarantine-table tbody tr")) == 0, "the bulk purge")
+        journal = [json.loads(l) for l in world.as_service("history", "--json", "--root", world.root).stdout.splitlines()]
+        bulk = [r for r in journal if r["event"] == "purged" and r["id"] in chosen]
+        check(len(bulk) == 2 and all(r.get("by") == world.reviewer and r.get("purge_reason") == "bulk review" for r in bulk),
+              f"bulk purge records: {bulk}")
         s.open("/history", "history")
         s.driver.find_element(By.ID, "history-text").send_keys(world.reviewer)
         shown = s.driver.find_element(By.CSS_SELECTOR, "table.history").text
