@@ -254,6 +254,13 @@ class Session:
             "window.airlockRun(arguments[0]).then(out => done({ok: true, out}), e => done({ok: false, message: e.message, status: e.status}));",
             list(args))
 
+    def spawn(self, argv):
+        """Runs argv through cockpit.spawn as the logged-in user, as a page could."""
+        return self.driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "cockpit.spawn(arguments[0], {err: 'message'}).then(out => done({ok: true, out}), e => done({ok: false, message: e.message}));",
+            argv)
+
     def close(self):
         self.driver.quit()
 
@@ -303,6 +310,18 @@ def viewer_checks(world, port, shots, written):
         check(not s.driver.find_element(By.ID, "release").is_enabled(), "release is offered to a viewer")
         refused = s.airlock("quarantine", "release", hostile, "--reason", "viewer tries")
         check(not refused["ok"] and refused["status"] == 77 and "may not release" in refused["message"], f"viewer release not refused: {refused}")
+        # The sudo rule: only the review commands, only on the system root; no --config, no other --root, no run.
+        command = [f"{world.prefix}/bin/airlock"]
+        sudo = ["sudo", "-n", "-u", world.service, "--"]
+        allowed = s.spawn(sudo + command + ["quarantine", "list", "--json", "--limit", "1", "--root", world.root])
+        check(allowed["ok"], f"the rule refuses what the page runs: {allowed}")
+        for argv in (["quarantine", "list", "--config", f"{world.root}/airlock.json", "--root", world.root],
+                     ["quarantine", "list", "--root", world.tmp, "--root", world.root],
+                     ["quarantine", "list", "--root=/tmp", "--root", world.root],
+                     ["run", "--once", "--root", world.root],
+                     ["quarantine", "list", "--root", world.tmp]):
+            refused = s.spawn(sudo + command + argv)
+            check(not refused["ok"] and "password is required" in refused["message"], f"the sudo rule let through {argv}: {refused}")
         check(world.as_service("quarantine", "show", hostile, "--json", "--root", world.root).stdout.find('"holds_drop":true') >= 0,
               "the viewer's refused release moved the drop")
         s.quiet()
