@@ -13,7 +13,7 @@ page at 1280x800 and 390x844 go to --screenshots. Everything it created (users,
 groups, sudo rule, files, processes) is removed at the end. Needs root.
 Exit status 0 only when every check passed.
 """
-import argparse, json, os, secrets, shutil, socket, subprocess, sys, tempfile, time, traceback, zipfile
+import argparse, json, os, re, secrets, shutil, socket, subprocess, sys, tempfile, time, traceback, zipfile
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -277,6 +277,13 @@ def viewer_checks(world, port, shots, written):
     try:
         s.open("/overview", "overview")
         check("reviewer" not in s.text("who") and "viewer" in s.text("who"), f"viewer shown as {s.text('who')}")
+        policy = s.driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "fetch('index.html').then(r => done(r.headers.get('content-security-policy')), e => done('fetch failed: ' + e));")
+        # Cockpit adds its own origin beside 'self'; nothing else may run scripts.
+        scripts = re.search(r"(?:^|;)\s*script-src ([^;]*)", policy or "")
+        check(scripts and set(scripts.group(1).split()) <= {"'self'", f"http://127.0.0.1:{s.base.rsplit(':', 1)[1]}"}
+              and "unsafe" not in policy and "object-src 'none'" in policy, f"the page is not served under the manifest's policy: {policy}")
         body = s.driver.find_element(By.TAG_NAME, "body").text
         check("Outcomes per hour, last 24 hours" in body and "unsafe-path" in body, "the overview lacks its chart")
         # Keyboard: the first Tab stops are the page links, and Enter follows one.
