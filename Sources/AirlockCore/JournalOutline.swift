@@ -36,6 +36,8 @@ public struct JournalOutline: Sendable, Equatable {
         }
     }
 
+    static func contains(_ needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Bool { find(needle, in: haystack) != nil }
+
     private static func find(_ needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Int? {
         guard haystack.count >= needle.count else { return nil }
         var index = haystack.startIndex
@@ -62,5 +64,27 @@ extension Journal {
             }
         }
         return result
+    }
+}
+
+extension Journal {
+    /// The newest `limit` whole records (of `id`, when given) no older than
+    /// `cutoff`, oldest first; read from the newest line backwards, so only
+    /// what is shown is decoded.
+    public func newest(_ limit: Int, since cutoff: String? = nil, id: String? = nil) throws(SystemError) -> [JournalEntry] {
+        var result: [JournalEntry] = []
+        let cutoffBytes = cutoff.map { Array($0.utf8) }
+        let needle = id.map { Array("\"id\":\"\($0)\"".utf8) }
+        search: for bytes in try fileContents().reversed() {
+            for line in bytes.split(separator: UInt8(ascii: "\n")).reversed() {
+                guard result.count < limit else { break search }
+                // Appends of several processes may land slightly out of time order: an older line does not end the search.
+                if let cutoffBytes, let time = Journal.leadingTime(line), time.lexicographicallyPrecedes(cutoffBytes) { continue }
+                if let needle, !JournalOutline.contains(needle, in: line) { continue }
+                guard let entry = JournalEntry.read(line), id == nil || entry.record.id == id else { continue }
+                result.append(entry)
+            }
+        }
+        return result.reversed()
     }
 }

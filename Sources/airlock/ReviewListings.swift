@@ -57,12 +57,15 @@ extension Operations {
         }
         var records: [JournalEntry]
         do {
-            records = try journal.records(since: cutoff).filter { query.id == nil || $0.record.id == query.id }
+            if let limit = query.limit {
+                records = try journal.newest(limit, since: cutoff, id: query.id)
+            } else {
+                records = try journal.records(since: cutoff).filter { query.id == nil || $0.record.id == query.id }
+            }
         } catch {
             log.error("cannot read the journal: \(error)")
             return ExitStatus.ioError
         }
-        if let limit = query.limit, records.count > limit { records.removeFirst(records.count - limit) }
         for record in records {
             if json {
                 out.emit(record.sortedLine)

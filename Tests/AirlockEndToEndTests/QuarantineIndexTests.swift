@@ -96,7 +96,13 @@ struct QuarantineIndexTests {
         #expect(Set(rejected.compactMap { $0["reason"] as? String }) == ["unsafe-path", "unsupported-format"])
         #expect(hourly.events.allSatisfy { ($0["hour"] as? String)?.hasSuffix(":00Z") == true })
         let newest = try airlock(["history", "--json", "--limit", "2", "--root", sandbox.root.path])
+        let all = try airlock(["history", "--json", "--root", sandbox.root.path])
         #expect(newest.events.count == 2)
+        #expect(newest.stdout.split(separator: "\n") == all.stdout.split(separator: "\n").suffix(2), "\(newest.stdout)")
+        let first = try #require(all.events.first?["id"] as? String)
+        let one = try airlock(["history", "--json", "--limit", "1", "--id", first, "--root", sandbox.root.path])
+        #expect(one.events.count == 1 && one.events.first?["id"] as? String == first && one.events.first?["event"] as? String == "rejected",
+                "\(one.stdout)")
         Thread.sleep(forTimeInterval: 1.2)
         let none = try airlock(["history", "--json", "--since", "1s", "--root", sandbox.root.path])
         #expect(none.status == 0 && none.events.isEmpty, "\(none.stdout)")
