@@ -45,6 +45,7 @@ test: build
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	$(MAKE) --no-print-directory client-test
+	$(MAKE) --no-print-directory test-cockpit
 
 # Real upload clients (OpenSSH sftp and scp into a chroot, rsync, smbclient against
 # smbd, curl against Apache mod_dav), each server started on 127.0.0.1 by the test
@@ -56,6 +57,20 @@ CLIENT_FLAGS ?=
 .PHONY: client-test
 client-test: build
 	python3 Tests/Clients/clients.py $(CLIENT_FLAGS)
+
+# The Cockpit page in headless Chromium through a real cockpit-ws login (root: it
+# creates users, a sudo rule and its own cockpit-ws on 127.0.0.1); part of make test.
+# Debian's python3 (/usr/bin/python3), where python3-selenium is installed.
+# Screenshots of every page at 1280x800 and 390x844 go to SCREENSHOTS.
+SCREENSHOTS ?= .build/cockpit-screenshots
+.PHONY: test-cockpit bench-review
+test-cockpit:
+	/usr/bin/python3 Tests/cockpit/review_test.py --screenshots $(SCREENSHOTS)
+
+# How fast the page's commands answer with 100,000 quarantine entries (not part of
+# test): bench/results/quarantine-review.md.
+bench-review: static
+	python3 bench/quarantine_review.py --entries 100000 --airlock .build/release/airlock
 
 # Every import of one of the package's targets is a dependency Package.swift lists,
 # and every dependency listed is imported (part of make test).
@@ -137,17 +152,30 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
+# The Cockpit page (Cockpit looks in /usr/share/cockpit and /usr/local/share/cockpit)
+# and the sudo rule that lets analysts run airlock's review commands as the service
+# user on the service's root; both name AIRLOCK_USER and AIRLOCK_ROOT.
+COCKPITDIR ?= $(DATADIR)/cockpit/airlock
+SUDOERSDIR ?= /etc/sudoers.d
+AIRLOCK_USER ?= airlock
+AIRLOCK_ROOT ?= /var/lib/airlock
+COCKPIT_FILES = manifest.json index.html airlock.js text.js chart.js airlock.css
 BUILD ?= .build/release
 SCDOC ?= scdoc
 # What man pages, the package and the deployment tests need beyond DEBIAN_PACKAGES.
 DEPLOY_PACKAGES = scdoc debhelper dpkg-dev lintian acl
 # The upload clients and the servers client-test starts itself (apache2 brings htpasswd).
 DEPLOY_PACKAGES += openssh-server openssh-client samba smbclient apache2 curl rsync
+# The Cockpit page's browser test: a real cockpit-ws and login (PAM, sudo), driven
+# by headless Chromium through selenium (make test-cockpit, part of make test).
+DEPLOY_PACKAGES += cockpit-ws cockpit-bridge cockpit-system sudo chromium chromium-driver python3-selenium
 PROGRAMS = airlock airlock-decoder airlock-keyed-decoder airlock-publisher
 MANPAGES = .build/man/airlock.1 .build/man/airlock.json.5
 UNITS = airlock.service airlock@.service airlock-sweep.service airlock-sweep.timer airlock-publish.service
 # Paths in the shipped files name /usr/local; an install rewrites them for PREFIX.
 REPREFIX = sed -e 's|/usr/local|$(PREFIX)|g'
+# ... and, for the page and the sudo rule, the service user and root.
+RESERVICE = $(REPREFIX) -e 's|/var/lib/airlock|$(AIRLOCK_ROOT)|g' -e 's|(airlock)|($(AIRLOCK_USER))|' -e 's|user: "airlock"|user: "$(AIRLOCK_USER)"|'
 
 .PHONY: static static-ldd static-check man install uninstall deb deb-test deploy-deps
 
@@ -208,7 +236,13 @@ install: man
 	@for p in $(PROGRAMS); do test -x $(BUILD)/$$p || { echo "install: $(BUILD)/$$p missing (make static, or BUILD=.build/debug)"; exit 1; }; done
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(TMPFILESDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(DATADIR)/airlock $(DESTDIR)$(DOCDIR)/examples \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(COMPLETIONDIR)
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(COCKPITDIR)
+	install -d -m 0750 $(DESTDIR)$(SUDOERSDIR)
+	for f in $(COCKPIT_FILES); do $(RESERVICE) deploy/cockpit/$$f > $(DESTDIR)$(COCKPITDIR)/$$f; chmod 0644 $(DESTDIR)$(COCKPITDIR)/$$f; done
+	$(RESERVICE) deploy/sudoers.d/airlock > $(DESTDIR)$(SUDOERSDIR)/airlock.new
+	chmod 0440 $(DESTDIR)$(SUDOERSDIR)/airlock.new
+	@if command -v visudo >/dev/null; then visudo -cqf $(DESTDIR)$(SUDOERSDIR)/airlock.new || { rm -f $(DESTDIR)$(SUDOERSDIR)/airlock.new; echo "install: the sudo rule does not parse"; exit 1; }; fi
+	mv $(DESTDIR)$(SUDOERSDIR)/airlock.new $(DESTDIR)$(SUDOERSDIR)/airlock
 	install -m 0755 $(BUILD)/airlock $(DESTDIR)$(BINDIR)/airlock
 	install -m 0755 $(BUILD)/airlock-decoder $(BUILD)/airlock-keyed-decoder $(BUILD)/airlock-publisher $(DESTDIR)$(LIBEXECDIR)/
 	for u in $(UNITS); do $(REPREFIX) deploy/$$u > $(DESTDIR)$(UNITDIR)/$$u; chmod 0644 $(DESTDIR)$(UNITDIR)/$$u; done
@@ -231,7 +265,8 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/airlock $(addprefix $(DESTDIR)$(LIBEXECDIR)/,airlock-decoder airlock-keyed-decoder airlock-publisher)
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(TMPFILESDIR)/airlock.conf $(DESTDIR)$(SYSUSERSDIR)/airlock.conf
 	rm -f $(DESTDIR)$(MANDIR)/man1/airlock.1 $(DESTDIR)$(MANDIR)/man5/airlock.json.5 $(DESTDIR)$(COMPLETIONDIR)/airlock
-	rm -rf $(DESTDIR)$(DATADIR)/airlock $(DESTDIR)$(DOCDIR)
+	rm -rf $(DESTDIR)$(DATADIR)/airlock $(DESTDIR)$(DOCDIR) $(DESTDIR)$(COCKPITDIR)
+	rm -f $(DESTDIR)$(SUDOERSDIR)/airlock
 	@# $(SYSCONFDIR)/airlock/airlock.json is the operator's: left in place.
 	-rmdir $(DESTDIR)$(LIBEXECDIR)
 

@@ -13,20 +13,20 @@ _airlock() {
         --reason)
             COMPREPLY=($(compgen -W "unsafe-path unsupported-entry-type duplicate-path path-conflict name-collision name-too-long too-deep too-many-entries file-too-large total-too-large ratio-too-high corrupt-archive encrypted-entry unsupported-format drop-too-large not-regular-file changed-during-ingest wrong-root-class unknown-class unsupported-schema invalid-field decoder-failed" -- "$cur"))
             return ;;
-        --since|--older-than|--id) return ;;
+        --since|--older-than|--id|--uploader|--text|--offset|--limit) return ;;
     esac
     local options="--root --config"
     case ${words[1]} in
         run) options+=" --once" ;;
         doctor|status) options+=" --json" ;;
-        history) options+=" --id --json" ;;
+        history) options+=" --id --since --limit --per-hour --json" ;;
         inspect) _filedir; options="--root --config" ;;
         quarantine)
             if [[ $cword -eq 2 ]]; then
-                COMPREPLY=($(compgen -W "list show release purge" -- "$cur"))
+                COMPREPLY=($(compgen -W "list show contents release purge reindex" -- "$cur"))
                 return
             fi
-            options+=" --json --reason --since --older-than --dry-run" ;;
+            options+=" --json --reason --uploader --since --text --offset --limit --older-than --dry-run" ;;
         outbox)
             if [[ $cword -eq 2 ]]; then
                 COMPREPLY=($(compgen -W "sweep" -- "$cur"))

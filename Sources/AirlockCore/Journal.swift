@@ -228,10 +228,14 @@ public struct Journal: Sendable {
     }
 
     /// Every whole record, oldest first; a torn or unreadable line is skipped.
-    public func records() throws(SystemError) -> [JournalEntry] {
+    /// - Parameter cutoff: a timestamp as the journal writes them; older records
+    ///   are left out before they are parsed (every line begins with its `time`).
+    public func records(since cutoff: String? = nil) throws(SystemError) -> [JournalEntry] {
         var result: [JournalEntry] = []
+        let cutoffBytes = cutoff.map { Array($0.utf8) }
         for bytes in try fileContents() {
             for line in bytes.split(separator: UInt8(ascii: "\n")) {
+                if let cutoffBytes, let time = Journal.leadingTime(line), time.lexicographicallyPrecedes(cutoffBytes) { continue }
                 guard let entry = JournalEntry.read(line) else { continue }
                 result.append(entry)
             }
@@ -239,8 +243,25 @@ public struct Journal: Sendable {
         return result
     }
 
+    static let timePrefix: [UInt8] = Array("{\"time\":\"".utf8)
+    static let claimMark: [UInt8] = Array("\"event\":\"claimed\"".utf8)
+
+    /// The `time` a line begins with, or nil.
+    static func leadingTime(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        guard line.starts(with: timePrefix) else { return nil }
+        let start = line.startIndex + timePrefix.count
+        guard let end = line[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+        return line[start..<end]
+    }
+
+    /// Whether the line's `event` (right after its time) is `claimed`.
+    static func isClaim(_ line: ArraySlice<UInt8>) -> Bool {
+        guard let time = leadingTime(line) else { return false }
+        return line[(time.endIndex + 2)...].starts(with: claimMark)
+    }
+
     /// The bytes of every kept file, oldest first.
-    private func fileContents() throws(SystemError) -> [[UInt8]] {
+    func fileContents() throws(SystemError) -> [[UInt8]] {
         var result: [[UInt8]] = []
         for name in (1...keep).reversed().map(Journal.rotated) + [Journal.current] {
             do {

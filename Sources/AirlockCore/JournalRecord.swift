@@ -122,6 +122,10 @@ public enum JournalRecord: Sendable, Equatable {
         public var to: String
         public var sha256: String?
         public var size: Int64?
+        /// The person who released it (see Analyst); absent when recovery finished it.
+        public var by: String? = nil
+        /// The operator's note, if given.
+        public var releaseReason: String? = nil
     }
 
     public struct Purged: Sendable, Equatable {
@@ -131,6 +135,8 @@ public enum JournalRecord: Sendable, Equatable {
         public var size: Int64?
         /// The operator's note, if given.
         public var purgeReason: String?
+        /// The person who purged it (see Analyst); absent when recovery finished it.
+        public var by: String? = nil
     }
 }
 

@@ -8,7 +8,7 @@ extension JournalRecord {
     public enum Key: String, CodingKey, Sendable {
         case time, event, id, drop, size, sha256, output, files, bytes, types, reason, entry, detail, device, inode, changed, to
         case uploaderUID = "uploader_uid", uploader, bytesWritten = "bytes_written", durationMilliseconds = "duration_ms"
-        case decoderMaxRSSKiB = "decoder_max_rss_kib", recovered, dropHex = "drop_hex", purgeReason = "purge_reason"
+        case decoderMaxRSSKiB = "decoder_max_rss_kib", recovered, dropHex = "drop_hex", purgeReason = "purge_reason", by, releaseReason = "release_reason"
     }
 
     /// A field's value as the journal writes it.
@@ -58,12 +58,15 @@ extension JournalRecord {
             list.add(.to, record.to)
             list.add(.sha256, record.sha256)
             list.add(.size, record.size)
+            list.add(.by, record.by)
+            list.add(.releaseReason, record.releaseReason)
         case .purged(let record):
             list.add(.id, record.id)
             list.add(.drop, record.drop)
             list.add(.reason, record.reason)
             list.add(.size, record.size)
             list.add(.purgeReason, record.purgeReason)
+            list.add(.by, record.by)
         }
         return list.items
     }
@@ -186,10 +189,11 @@ extension JournalRecord {
                                     inode: try number(.inode), changed: try text(.changed), detail: try text(.detail)))
         case "released":
             self = .released(Released(id: try text(.id), drop: try text(.drop), to: try text(.to), sha256: try optionalText(.sha256),
-                                      size: try optionalNumber(.size)))
+                                      size: try optionalNumber(.size), by: try optionalText(.by),
+                                      releaseReason: try optionalText(.releaseReason)))
         case "purged":
             self = .purged(Purged(id: try text(.id), drop: try text(.drop), reason: try text(.reason), size: try optionalNumber(.size),
-                                  purgeReason: try optionalText(.purgeReason)))
+                                  purgeReason: try optionalText(.purgeReason), by: try optionalText(.by)))
         default:
             throw JournalEntry.UnknownEvent(event: event)
         }

@@ -12,6 +12,8 @@ public struct QuarantineDesk {
         public let report: RejectionReport
         /// Whether the original is still there (it is gone once released).
         public let holdsDrop: Bool
+        /// The bytes of the files the entry holds (the original and the report).
+        public var heldBytes: Int64 = 0
 
         public var decidedAt: String { report.decided_at }
         public var reason: String { report.reason }
@@ -52,11 +54,14 @@ public struct QuarantineDesk {
 
     /// An id as airlock makes them: `YYYYMMDDTHHMMSSZ-xxxxxxxx`.
     public static func isWellFormed(_ id: String) -> Bool {
-        let bytes = Array(id.utf8)
+        isWellFormed(bytes: Array(id.utf8))
+    }
+
+    static func isWellFormed(bytes: [UInt8]) -> Bool {
         guard bytes.count == 25, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z"), bytes[16] == UInt8(ascii: "-") else { return false }
-        let digits = bytes[0..<8] + bytes[9..<15]
-        let hex = bytes[17...]
-        return digits.allSatisfy { (0x30...0x39).contains($0) } && hex.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        let digit = { (byte: UInt8) in (0x30...0x39).contains(byte) }
+        return bytes[0..<8].allSatisfy(digit) && bytes[9..<15].allSatisfy(digit)
+            && bytes[17...].allSatisfy { digit($0) || (0x61...0x66).contains($0) }
     }
 
     /// Every entry, newest first.
@@ -94,8 +99,12 @@ public struct QuarantineDesk {
         } catch {
             throw Refusal("the report of \(id) is not a whole report: \(error)")
         }
-        let holdsDrop = (try? directory.status(of: QuarantineDesk.dropFile)) != nil
-        return Entry(id: id, report: report, holdsDrop: holdsDrop)
+        let drop = try? directory.status(of: QuarantineDesk.dropFile)
+        var entry = Entry(id: id, report: report, holdsDrop: drop != nil)
+        for file in (try? directory.entryNames()) ?? [] {
+            if let status = try? directory.status(of: file), status.kind == .regular { entry.heldBytes += status.size }
+        }
+        return entry
     }
 
     /// Sends the original back through intake: renamed atomically into the inbox
@@ -103,7 +112,7 @@ public struct QuarantineDesk {
     /// history and the journal. Releasing twice is refused. The steps and what a
     /// stop between them leaves are in QuarantineSettlement.swift.
     @discardableResult
-    public func release(_ id: String) throws -> [UInt8] {
+    public func release(_ id: String, by analyst: String? = nil, note: String? = nil) throws -> [UInt8] {
         let lock = try holdDesk()
         defer { lock.close() }
         try recoverHoldingDesk()
@@ -118,7 +127,7 @@ public struct QuarantineDesk {
         }
         guard let inbox = try layout.openInbox() else { throw Refusal("the inbox is missing") }
         defer { inbox.close() }
-        guard let released = try moveToInbox(id, inbox: inbox, name) else {
+        guard let released = try moveToInbox(id, inbox: inbox, name, by: analyst, note: note) else {
             throw Refusal("no free name for \(EscapedName(name)) in the inbox")
         }
         return released
@@ -144,14 +153,14 @@ public struct QuarantineDesk {
 
     /// Removes entries: each is first renamed out of view into state/purging (so a
     /// reader never sees half an entry), recorded in the journal, then deleted.
-    public func purge(_ entries: [Entry], note: String? = nil) throws(SystemError) {
+    public func purge(_ entries: [Entry], note: String? = nil, by analyst: String? = nil) throws(SystemError) {
         let lock = try holdDesk()
         defer { lock.close() }
         try recoverHoldingDesk()
         let purging = try openPurging()
         defer { purging.close() }
         for entry in entries {
-            try purge(Array(entry.id.utf8), into: purging, note: note)
+            try purge(Array(entry.id.utf8), into: purging, note: note, by: analyst)
         }
     }
 }

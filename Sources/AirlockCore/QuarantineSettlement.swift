@@ -89,7 +89,8 @@ extension QuarantineDesk {
 
     /// L0 → L2: renames the entry's drop into the inbox under the first free
     /// candidate name, each candidate marked before it is tried; then finishes.
-    func moveToInbox(_ id: String, inbox: FileDescriptor, _ name: [UInt8]) throws(SystemError) -> [UInt8]? {
+    func moveToInbox(_ id: String, inbox: FileDescriptor, _ name: [UInt8], by analyst: String?,
+                     note: String? = nil) throws(SystemError) -> [UInt8]? {
         let idBytes = Array(id.utf8)
         let directory = try layout.quarantine.openDirectory(idBytes)
         defer { directory.close() }
@@ -110,7 +111,7 @@ extension QuarantineDesk {
             try inbox.sync()
             try directory.sync()
             CrashPoint.releaseMoved.reach()
-            try finishRelease(idBytes, directory: directory, to: candidate, marks: marks)
+            try finishRelease(idBytes, directory: directory, to: candidate, marks: marks, by: analyst, note: note)
             return candidate
         }
         try forget(idBytes, marks: marks)
@@ -118,21 +119,25 @@ extension QuarantineDesk {
     }
 
     /// L2 → released: the history, the record, then the mark goes.
-    private func finishRelease(_ id: [UInt8], directory: FileDescriptor, to name: [UInt8], marks: FileDescriptor) throws(SystemError) {
+    private func finishRelease(_ id: [UInt8], directory: FileDescriptor, to name: [UInt8], marks: FileDescriptor,
+                               by analyst: String? = nil, note: String? = nil) throws(SystemError) {
         let text = String(decoding: id, as: UTF8.self)
         // A report that does not read is left as it is rather than replaced by its history alone.
         var report = try? load(text).report
         if var whole = report, whole.releasedAt == nil {
-            whole.history = (whole.history ?? []) + [.init(action: "released", at: timestamp(), to: "inbox/" + EscapedName(name).text)]
+            whole.history = (whole.history ?? []) + [.init(action: "released", at: timestamp(), to: "inbox/" + EscapedName(name).text, by: analyst)]
             try writeReport(whole, in: directory)
             report = whole
         }
         CrashPoint.releaseNoted.reach()
         let drop = report.flatMap { [UInt8](hex: $0.drop_hex) }.map { EscapedName($0).text }
         try journal.appendOnce(.released(.init(id: text, drop: drop ?? report?.drop ?? "", to: "inbox/" + EscapedName(name).text,
-                                               sha256: report?.sha256, size: report?.dropSize)),
+                                               sha256: report?.sha256, size: report?.dropSize, by: analyst,
+                                               releaseReason: note)),
                                unless: ["released"])
         CrashPoint.releaseJournalled.reach()
+        // The index learns of the release before the mark that makes readers look again goes.
+        if let entry = try? load(text) { try QuarantineIndex.note(Summary(entry), in: layout.state) }
         try forget(id, marks: marks)
     }
 
@@ -148,7 +153,7 @@ extension QuarantineDesk {
     /// P0 → P1, then finishes; an entry purged meanwhile is skipped.
     /// `note` is the operator's reason, for the record; a purge finished by
     /// recovery after a crash records none.
-    func purge(_ id: [UInt8], into purging: FileDescriptor, note: String? = nil) throws(SystemError) {
+    func purge(_ id: [UInt8], into purging: FileDescriptor, note: String? = nil, by analyst: String? = nil) throws(SystemError) {
         do {
             try layout.quarantine.rename(id, to: purging, id)
         } catch where error.errno == .noEntry {
@@ -157,11 +162,11 @@ extension QuarantineDesk {
         try layout.quarantine.sync()
         try purging.sync()
         CrashPoint.purgeHidden.reach()
-        try finishPurge(id, in: purging, note: note)
+        try finishPurge(id, in: purging, note: note, by: analyst)
     }
 
     /// P1 → purged: the record (from the entry's report), then the removal.
-    private func finishPurge(_ id: [UInt8], in purging: FileDescriptor, note: String? = nil) throws(SystemError) {
+    private func finishPurge(_ id: [UInt8], in purging: FileDescriptor, note: String? = nil, by analyst: String? = nil) throws(SystemError) {
         let text = String(decoding: id, as: UTF8.self)
         let bytes = try? purging.openDirectory(id).closeAfter { (directory) throws(SystemError) in
             try directory.open(QuarantineDesk.reportFile, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
@@ -170,7 +175,7 @@ extension QuarantineDesk {
         }
         let report = RejectionReport.Salvage.read(bytes)
         try journal.appendOnce(.purged(.init(id: text, drop: report.drop ?? "", reason: report.reason ?? "", size: report.size,
-                                             purgeReason: note)),
+                                             purgeReason: note, by: analyst)),
                                unless: ["purged"])
         CrashPoint.purgeJournalled.reach()
         try purging.removeTree(id)

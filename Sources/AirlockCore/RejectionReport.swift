@@ -46,11 +46,14 @@ public struct RejectionReport: Codable, Sendable, Equatable {
         public let at: String
         /// Where the drop went, relative to the root.
         public let to: String?
+        /// Who did it (see Analyst); absent in older reports and after recovery.
+        public let by: String?
 
-        public init(action: String, at: String, to: String?) {
+        public init(action: String, at: String, to: String?, by: String? = nil) {
             self.action = action
             self.at = at
             self.to = to
+            self.by = by
         }
     }
 

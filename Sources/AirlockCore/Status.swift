@@ -12,13 +12,13 @@ public struct Status {
         public var deferred = 0
         public var byReason: [String: Int] = [:]
 
-        mutating func add(_ record: JournalRecord) {
-            switch record {
-            case .accepted: accepted += 1
-            case .rejected(let rejected):
-                self.rejected += 1
-                byReason[rejected.reason, default: 0] += 1
-            case .deferred: deferred += 1
+        mutating func add(_ outline: JournalOutline) {
+            switch outline.event {
+            case "accepted": accepted += 1
+            case "rejected":
+                rejected += 1
+                byReason[outline.reason ?? "", default: 0] += 1
+            case "deferred": deferred += 1
             default: break
             }
         }
@@ -53,12 +53,12 @@ public struct Status {
         let started = status.holder.running ? status.holder.startedAt : nil
         if started != nil { status.sinceStart = Counts() }
         var skipped: [[UInt8]: (record: JournalRecord.Skipped, time: String)] = [:]
-        for entry in try journal.records() {
-            if case .skipped(let record) = entry.record, let name = [UInt8](hex: record.dropHex) {
+        for outline in try journal.outlines(fully: ["skipped"]) {
+            if let entry = outline.entry, case .skipped(let record) = entry.record, let name = [UInt8](hex: record.dropHex) {
                 skipped[name] = (record, entry.time)
             }
-            status.total.add(entry.record)
-            if let started, entry.time >= started { status.sinceStart?.add(entry.record) }
+            status.total.add(outline)
+            if let started, outline.time >= started { status.sinceStart?.add(outline) }
         }
         status.claimed = try layout.claimed.entryNames().count
         if let inbox = try layout.openInbox() {
@@ -78,7 +78,13 @@ public struct Status {
         }
         status.freeBytes = try layout.root.availableBytes()
         status.longClaims = try longClaims(layout, olderThan: configuration.decoderTimeoutSeconds)
-        status.quarantine = try RootGauges.measure(layout, configuration)
+        // From the index (checked against the quarantine as it is read), not a walk of every entry.
+        if let totals = try? QuarantineDesk(layout: layout, configuration: configuration).totals() {
+            status.quarantine.quarantineEntries = totals.entries
+            status.quarantine.quarantineBytes = totals.bytes
+        } else {
+            status.quarantine = try RootGauges.measure(layout, configuration)
+        }
         status.publish = PublishLag.measure(layout, configuration)
         return status
     }

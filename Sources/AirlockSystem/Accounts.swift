@@ -8,6 +8,26 @@ public enum Accounts {
     /// geteuid(2).
     public static var effectiveUserID: UInt32 { UInt32(geteuid()) }
 
+    /// getuid(2): who started the process (sudo sets it to its target user).
+    public static var realUserID: UInt32 { UInt32(getuid()) }
+
+    /// Whether the account `name`, whose primary group is `primary`, belongs to
+    /// `group`, by getgrouplist(3): its primary group or a supplementary one.
+    public static func isMember(_ name: String, primary: GroupID, of group: GroupID) -> Bool {
+        if primary == group { return true }
+        var count: Int32 = 64
+        while count <= 65536 {
+            var groups = [gid_t](repeating: 0, count: Int(count))
+            var found = count
+            if getgrouplist(name, primary, &groups, &found) >= 0 {
+                return groups.prefix(Int(found)).contains(group)
+            }
+            // -1 with `found` set to the number needed: ask again with room for it.
+            count = max(found, count * 2)
+        }
+        return false
+    }
+
     /// The account of `uid` from the user database, getpwuid_r(3): its name and
     /// primary group; nil when it has none or cannot be read.
     public static func user(_ uid: UInt32) -> (name: String, group: GroupID)? {

@@ -16,12 +16,14 @@ enum Command: Equatable {
     case checkPath([String])
     case inspect(file: String, RootChoice)
     case doctor(RootChoice, json: Bool)
-    case quarantineList(RootChoice, reason: String?, sinceSeconds: Int64?, json: Bool)
+    case quarantineList(RootChoice, QuarantineQuery, json: Bool)
     case quarantineShow(RootChoice, id: String, json: Bool)
-    case quarantineRelease(RootChoice, id: String)
+    case quarantineRelease(RootChoice, id: String, reason: String?)
     case quarantineContents(RootChoice, id: String, json: Bool)
+    /// Rebuilds state/quarantine.index from every report.
+    case quarantineReindex(RootChoice)
     case quarantinePurge(RootChoice, ids: [String], olderThanSeconds: Int64?, dryRun: Bool, reason: String?)
-    case history(RootChoice, id: String?, json: Bool)
+    case history(RootChoice, HistoryQuery, json: Bool)
     case status(RootChoice, json: Bool)
     /// A command's usage, or the list of commands (nil).
     case help(String?)
@@ -66,11 +68,7 @@ enum Command: Equatable {
         case "quarantine":
             return try parseQuarantine(&options)
         case "history":
-            let json = options.flag("--json")
-            let id = try options.value("--id")
-            let choice = try options.rootChoice()
-            try options.expectNoOperands(verb)
-            return .history(choice, id: id, json: json)
+            return try parseHistory(&options)
         case "status":
             let json = options.flag("--json")
             let choice = try options.rootChoice()
@@ -97,6 +95,26 @@ enum Command: Equatable {
         return .initialise(choice)
     }
 
+    private static func parseHistory(_ options: inout Options) throws(UsageError) -> Command {
+        let json = options.flag("--json")
+        let perHour = options.flag("--per-hour")
+        var query = HistoryQuery(id: try options.value("--id"), perHour: perHour)
+        query.sinceSeconds = try options.value("--since").map { (text) throws(UsageError) in try duration(text, "--since") }
+        query.limit = try options.value("--limit").map { (text) throws(UsageError) in try count(text, "--limit") }
+        let choice = try options.rootChoice()
+        try options.expectNoOperands("history")
+        if perHour && (query.id != nil || query.limit != nil) { throw UsageError("history --per-hour does not take --id or --limit") }
+        return .history(choice, query, json: json)
+    }
+
+    /// A whole number from 0 to 10,000,000.
+    private static func count(_ text: String, _ flag: String) throws(UsageError) -> Int {
+        guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), text.utf8.count <= 8, let value = Int(text) else {
+            throw UsageError("\(flag): '\(text)' is not a whole number up to 10000000")
+        }
+        return value
+    }
+
     private static func parseEvents(_ options: inout Options) throws(UsageError) -> Command {
         let follow = options.flag("--follow")
         let after = try options.value("--after")
@@ -110,6 +128,11 @@ enum Command: Equatable {
         let json = options.flag("--json")
         let dryRun = options.flag("--dry-run")
         let reason = try options.value("--reason")
+        let uploader = try options.value("--uploader")
+        let text = try options.value("--text")
+        let offset = try options.value("--offset").map { (value) throws(UsageError) in try count(value, "--offset") }
+        let limit = try options.value("--limit").map { (value) throws(UsageError) in try count(value, "--limit") }
+        let listOnly = uploader != nil || text != nil || offset != nil || limit != nil
         let since = try options.value("--since").map { (text) throws(UsageError) in try duration(text, "--since") }
         let olderThan = try options.value("--older-than").map { (text) throws(UsageError) in try duration(text, "--older-than") }
         let choice = try options.rootChoice()
@@ -125,22 +148,27 @@ enum Command: Equatable {
             try forbid(olderThan != nil, "--older-than")
             guard rest.isEmpty else { throw UsageError("quarantine list: unexpected argument '\(rest[0])'") }
             if let reason, Reason(rawValue: reason) == nil { throw UsageError("--reason: unknown reason code '\(reason)'") }
-            return .quarantineList(choice, reason: reason, sinceSeconds: since, json: json)
+            return .quarantineList(choice, QuarantineQuery(reason: reason, uploader: uploader, sinceSeconds: since, text: text,
+                                                           offset: offset ?? 0, limit: limit), json: json)
         case "show":
-            try forbid(dryRun || reason != nil || since != nil || olderThan != nil, "list options")
+            try forbid(dryRun || reason != nil || since != nil || olderThan != nil || listOnly, "list options")
             guard rest.count == 1 else { throw UsageError("quarantine show takes exactly one ID") }
             return .quarantineShow(choice, id: rest[0], json: json)
         case "contents":
-            try forbid(dryRun || reason != nil || since != nil || olderThan != nil, "options other than --json")
+            try forbid(dryRun || reason != nil || since != nil || olderThan != nil || listOnly, "options other than --json")
             guard rest.count == 1 else { throw UsageError("quarantine contents takes exactly one ID") }
             return .quarantineContents(choice, id: rest[0], json: json)
+        case "reindex":
+            try forbid(json || dryRun || reason != nil || since != nil || olderThan != nil || listOnly || !rest.isEmpty, "arguments")
+            return .quarantineReindex(choice)
         case "release":
-            try forbid(json || dryRun || reason != nil || since != nil || olderThan != nil, "options")
+            // --reason is the operator's own words for the journal here too.
+            try forbid(json || dryRun || since != nil || olderThan != nil || listOnly, "options other than --reason")
             guard rest.count == 1 else { throw UsageError("quarantine release takes exactly one ID") }
-            return .quarantineRelease(choice, id: rest[0])
+            return .quarantineRelease(choice, id: rest[0], reason: reason)
         case "purge":
             // Here --reason is the operator's own words for the journal, not a reason code.
-            try forbid(json || since != nil, "list options")
+            try forbid(json || since != nil || listOnly, "list options")
             switch (rest.isEmpty, olderThan) {
             case (false, nil): return .quarantinePurge(choice, ids: rest, olderThanSeconds: nil, dryRun: dryRun, reason: reason)
             case (true, let seconds?): return .quarantinePurge(choice, ids: [], olderThanSeconds: seconds, dryRun: dryRun, reason: reason)

@@ -40,29 +40,31 @@ enum CommandRunner {
             return inspect(file, choice)
         case .doctor(let choice, let json):
             return doctor(choice, json: json)
-        case .quarantineList(let choice, let reason, let since, let json):
-            return withRoot(choice) { layout, configuration in
-                Operations.list(layout, configuration, reason: reason, sinceSeconds: since, json: json)
-            }
+        case .quarantineList(let choice, let query, let json):
+            return withDesk(choice, .view) { layout, configuration, _ in Operations.list(layout, configuration, query, json: json) }
         case .quarantineShow(let choice, let id, let json):
-            return withRoot(choice) { layout, configuration in Operations.show(layout, configuration, id: id, json: json) }
+            return withDesk(choice, .view) { layout, configuration, _ in Operations.show(layout, configuration, id: id, json: json) }
         case .events(let choice, let follow, let after):
             return Operations.events(choice, follow: follow, after: after.flatMap(EventFeed.Cursor.init))
         case .quarantineContents(let choice, let id, let json):
             guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
-            return withRoot(choice) { layout, configuration in
+            return withDesk(choice, .view) { layout, configuration, _ in
                 Operations.contents(layout, configuration, id: id, json: json, decoderDirectory: decoder)
             }
-        case .quarantineRelease(let choice, let id):
-            return withRoot(choice) { layout, configuration in Operations.release(layout, configuration, id: id) }
-        case .quarantinePurge(let choice, let ids, let olderThan, let dryRun, let reason):
-            return withRoot(choice) { layout, configuration in
-                Operations.purge(layout, configuration, ids: ids, olderThanSeconds: olderThan, dryRun: dryRun, reason: reason)
+        case .quarantineReindex(let choice):
+            return withDesk(choice, .view) { layout, configuration, _ in Operations.reindex(layout, configuration) }
+        case .quarantineRelease(let choice, let id, let reason):
+            return withDesk(choice, .review) { layout, configuration, analyst in
+                Operations.release(layout, configuration, id: id, by: analyst, note: reason)
             }
-        case .history(let choice, let id, let json):
-            return withRoot(choice) { layout, configuration in Operations.history(layout, configuration, id: id, json: json) }
+        case .quarantinePurge(let choice, let ids, let olderThan, let dryRun, let reason):
+            return withDesk(choice, .review) { layout, configuration, analyst in
+                Operations.purge(layout, configuration, ids: ids, olderThanSeconds: olderThan, dryRun: dryRun, reason: reason, by: analyst)
+            }
+        case .history(let choice, let query, let json):
+            return withDesk(choice, .view) { layout, configuration, _ in Operations.history(layout, configuration, query, json: json) }
         case .status(let choice, let json):
-            return withRoot(choice) { layout, configuration in Operations.status(layout, configuration, json: json) }
+            return withDesk(choice, .view) { layout, configuration, _ in Operations.status(layout, configuration, json: json) }
         case .publish(let choice):
             return publish(choice)
         case .outboxSweep(let choice):

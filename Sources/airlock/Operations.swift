@@ -9,42 +9,6 @@ enum Operations {
     static let log = Log()
     static let out = EventStream()
 
-    static func list(_ layout: RootLayout, _ configuration: Configuration, reason: String?, sinceSeconds: Int64?, json: Bool) -> Int32 {
-        let desk = QuarantineDesk(layout: layout, configuration: configuration)
-        var entries: [QuarantineDesk.Entry]
-        do {
-            entries = try desk.entries()
-        } catch {
-            log.error("cannot read the quarantine: \(error)")
-            return ExitStatus.ioError
-        }
-        if let reason { entries = entries.filter { $0.reason == reason } }
-        if let sinceSeconds {
-            let cutoff = Date().addingTimeInterval(-TimeInterval(sinceSeconds))
-            entries = entries.filter { ($0.date ?? .distantPast) >= cutoff }
-        }
-        if json {
-            for entry in entries {
-                var line = JSONObjectWriter()
-                line.add("id", entry.id)
-                line.add("decided_at", entry.decidedAt)
-                line.add("drop", entry.drop)
-                if let size = entry.size { line.add("size", size) }
-                line.add("reason", entry.reason)
-                if let offending = entry.entry { line.add("entry", offending) }
-                line.add("released", entry.released)
-                out.emit(line.text)
-            }
-            return ExitStatus.ok
-        }
-        let rows = [["ID", "TIME", "SIZE", "REASON", "DROP", "ENTRY"]] + entries.map { entry in
-            [entry.id, String(entry.decidedAt.prefix(19)).replacingOccurrences(of: "T", with: " ") + (entry.decidedAt.hasSuffix("Z") ? " UTC" : ""),
-             entry.size.map(String.init) ?? "-", entry.reason + (entry.released ? " (released)" : ""), entry.drop, entry.entry ?? ""]
-        }
-        say(table(rows))
-        return ExitStatus.ok
-    }
-
     /// Writes `text` for a person to read, with every invisible scalar a name could
     /// carry (a right-to-left override, a zero-width space) escaped: see DisplayText.
     static func say(_ text: String) {
@@ -104,10 +68,10 @@ enum Operations {
         return ExitStatus.ok
     }
 
-    static func release(_ layout: RootLayout, _ configuration: Configuration, id: String) -> Int32 {
+    static func release(_ layout: RootLayout, _ configuration: Configuration, id: String, by analyst: Analyst, note: String?) -> Int32 {
         do {
-            let name = try QuarantineDesk(layout: layout, configuration: configuration).release(id)
-            log.info("released \(id) into inbox/\(EscapedName(name)); it goes through intake again")
+            let name = try QuarantineDesk(layout: layout, configuration: configuration).release(id, by: analyst.name, note: note)
+            log.info("\(analyst.name) released \(id) into inbox/\(EscapedName(name)); it goes through intake again")
             return ExitStatus.ok
         } catch let refusal as QuarantineDesk.Refusal {
             log.error(refusal.description)
@@ -119,7 +83,7 @@ enum Operations {
     }
 
     static func purge(_ layout: RootLayout, _ configuration: Configuration, ids: [String], olderThanSeconds: Int64?, dryRun: Bool,
-                      reason: String?) -> Int32 {
+                      reason: String?, by analyst: Analyst) -> Int32 {
         let desk = QuarantineDesk(layout: layout, configuration: configuration)
         do {
             var chosen: [QuarantineDesk.Entry]
@@ -132,7 +96,7 @@ enum Operations {
                 chosen = try desk.entries().filter { ($0.date ?? .distantFuture) < cutoff }
             }
             for entry in chosen { log.info("\(dryRun ? "would purge" : "purging") \(entry.id) (\(entry.drop), \(entry.reason))") }
-            if !dryRun { try desk.purge(chosen, note: reason) }
+            if !dryRun { try desk.purge(chosen, note: reason, by: analyst.name) }
             log.info("\(chosen.count) \(chosen.count == 1 ? "entry" : "entries") \(dryRun ? "would be " : "")purged")
             return ExitStatus.ok
         } catch let refusal as QuarantineDesk.Refusal {
@@ -142,31 +106,6 @@ enum Operations {
             log.error("cannot purge: \(error)")
             return ExitStatus.ioError
         }
-    }
-
-    static func history(_ layout: RootLayout, _ configuration: Configuration, id: String?, json: Bool) -> Int32 {
-        if let id, !QuarantineDesk.isWellFormed(id) {
-            log.error("\"\(EscapedName(Array(id.utf8)))\" is not an id (they look like 20261129T112331Z-3a1b51fc)")
-            return ExitStatus.dataError
-        }
-        let records: [JournalEntry]
-        do {
-            records = try Journal(layout, configuration).records()
-                .filter { id == nil || $0.record.id == id }
-        } catch {
-            log.error("cannot read the journal: \(error)")
-            return ExitStatus.ioError
-        }
-        for record in records {
-            if json {
-                out.emit(record.sortedLine)
-            } else {
-                let rest = record.record.fields.filter { $0.0 != .id }.sorted { $0.0.rawValue < $1.0.rawValue }
-                    .map { "\($0.0.rawValue)=\($0.1)" }.joined(separator: " ")
-                say("\(record.time)  \(record.record.event.padding(toLength: 9, withPad: " ", startingAt: 0))  \(record.record.id ?? "-")  \(rest)")
-            }
-        }
-        return ExitStatus.ok
     }
 
     static func status(_ layout: RootLayout, _ configuration: Configuration, json: Bool) -> Int32 {

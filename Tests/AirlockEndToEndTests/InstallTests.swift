@@ -17,6 +17,9 @@ struct InstallTests {
         "usr/share/doc/airlock/README.md", "usr/share/doc/airlock/README.deploy.md",
         "usr/share/man/man1/airlock.1", "usr/share/man/man5/airlock.json.5",
         "usr/share/bash-completion/completions/airlock", "etc/airlock/airlock.json",
+        "usr/share/cockpit/airlock/manifest.json", "usr/share/cockpit/airlock/index.html", "usr/share/cockpit/airlock/airlock.js",
+        "usr/share/cockpit/airlock/text.js", "usr/share/cockpit/airlock/chart.js", "usr/share/cockpit/airlock/airlock.css",
+        "etc/sudoers.d/airlock",
     ]
 
     @Test("install lays out PREFIX=/usr under DESTDIR, the installed airlock decodes, uninstall removes it all")
@@ -39,6 +42,11 @@ struct InstallTests {
         let unit = try String(contentsOf: destdir.appendingPathComponent("usr/lib/systemd/system/airlock.service"), encoding: .utf8)
         #expect(unit.contains("ExecStart=/usr/bin/airlock run\n"), "the root comes from /etc/airlock/airlock.json")
         #expect(unit.contains("Documentation=file:///usr/share/doc/airlock/README.md"))
+        // The page and the sudo rule name the installed airlock and the system root.
+        let page = try String(contentsOf: destdir.appendingPathComponent("usr/share/cockpit/airlock/airlock.js"), encoding: .utf8)
+        #expect(page.contains(#"command: "/usr/bin/airlock", user: "airlock", root: "/var/lib/airlock""#))
+        let rule = try String(contentsOf: destdir.appendingPathComponent("etc/sudoers.d/airlock"), encoding: .utf8)
+        #expect(rule.contains("= /usr/bin/airlock ^(quarantine") && rule.contains(" --root /var/lib/airlock$"), "\(rule)")
         let tmpfiles = try String(contentsOf: destdir.appendingPathComponent("usr/lib/tmpfiles.d/airlock.conf"), encoding: .utf8)
         #expect(!tmpfiles.contains("/var/lib/airlock/airlock.json"), "the configuration lives in /etc/airlock, not in the root")
         let man = try String(contentsOf: destdir.appendingPathComponent("usr/share/man/man1/airlock.1"), encoding: .utf8)
