@@ -170,20 +170,7 @@ public struct Configuration: Sendable, Equatable {
             guard let mode = try reader.choice("decoder.confinement") else { return }
             decoderConfinementRequired = mode == "required"
         case "outbox":
-            if let mode = try reader.string("file_mode"), mode != "policy" {
-                outboxFileMode = try OutboxModes.mode(mode, key: "outbox.file_mode", directory: false)
-            }
-            if let mode = try reader.string("directory_mode"), mode != "policy" {
-                outboxDirectoryMode = try OutboxModes.mode(mode, key: "outbox.directory_mode", directory: true)
-            }
-            if let group = try reader.string("group"), !group.isEmpty {
-                outboxGroup = group
-                outboxGroupID = try OutboxModes.groupID(group)
-            }
-            if let groups = try reader.stringArray("acknowledging_groups") {
-                acknowledgingGroups = try Acknowledgements.validated(groups)
-            }
-            if let rule = try reader.choice("outbox.remove_when") { removeWhenAllAcknowledge = rule == "all" }
+            try readOutboxKeys(&reader)
         case "keyed":
             if let names = try reader.stringArray("class_names") {
                 guard !names.isEmpty, names.count <= Configuration.maxClassNames,

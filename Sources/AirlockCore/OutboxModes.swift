@@ -88,3 +88,23 @@ public struct OutboxModes: Sendable, Equatable {
         try file.changeMode(fileMode)
     }
 }
+
+extension Configuration {
+    /// The outbox section: modes and group of what lands, and the hand-back.
+    mutating func readOutboxKeys(_ reader: inout ObjectReader) throws(ConfigurationError) {
+        if let mode = try reader.string("file_mode"), mode != "policy" {
+            outboxFileMode = try OutboxModes.mode(mode, key: "outbox.file_mode", directory: false)
+        }
+        if let mode = try reader.string("directory_mode"), mode != "policy" {
+            outboxDirectoryMode = try OutboxModes.mode(mode, key: "outbox.directory_mode", directory: true)
+        }
+        if let group = try reader.string("group"), !group.isEmpty {
+            outboxGroup = group
+            outboxGroupID = try OutboxModes.groupID(group)
+        }
+        if let groups = try reader.stringArray("acknowledging_groups") {
+            acknowledgingGroups = try Acknowledgements.validated(groups)
+        }
+        if let rule = try reader.choice("outbox.remove_when") { removeWhenAllAcknowledge = rule == "all" }
+    }
+}

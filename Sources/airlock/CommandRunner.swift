@@ -108,40 +108,6 @@ enum CommandRunner {
         }
     }
 
-    /// The root and its configuration for `choice`, read as their owner: run as the
-    /// superuser, a command becomes the owner of the root (`--root`) or of the
-    /// directory holding the configuration (`--config`) before it reads a byte of
-    /// either, so neither a link planted there nor the file's `root` key can make
-    /// it read or act as root on that user's behalf. With `--config` in a directory
-    /// root owns (/etc/airlock), the command then becomes the owner of the root the
-    /// file names.
-    /// Neither --root nor --config means what `effective` says (the system
-    /// configuration of an installed airlock, ./var in a build tree).
-    static func resolveAsOwner(_ given: Command.RootChoice) throws -> (root: String, configuration: Configuration) {
-        switch try effective(given) {
-        case .config(let file):
-            let (root, configuration) = try configurationAsOwner(file)
-            if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
-            return (root, configuration)
-        case .root(let root):
-            if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
-            return (root, try configurationBeside(root))
-        case .implicit:
-            if let note = try RootAccess.assumeOwner(of: "var") { log.info(note) }
-            return ("var", try configurationBeside("var"))
-        }
-    }
-
-    /// A configuration file read as the owner of the directory that holds it (see
-    /// ConfigurationSource), and the root it names.
-    static func configurationAsOwner(_ file: String) throws -> (root: String, configuration: Configuration) {
-        let source = try ConfigurationSource.locate(file)
-        defer { source.close() }
-        if let note = try RootAccess.assumeOwner(of: source) { log.info(note) }
-        let configuration = try source.read()
-        return (try rootNamed(by: configuration, file: file), configuration)
-    }
-
     static func checkPath(_ names: [String]) -> Int32 {
         let policy = Policy()
         var allPass = true
@@ -157,16 +123,6 @@ enum CommandRunner {
             }
         }
         return allPass ? ExitStatus.ok : ExitStatus.dataError
-    }
-
-    /// The root a configuration file names: its `root`, relative to the file's directory.
-    static func rootNamed(by configuration: Configuration, file: String) throws(ConfigurationError) -> String {
-        guard let root = configuration.root else {
-            throw ConfigurationError("\(file): names no root (add \"root\": \"/path\")")
-        }
-        if root.hasPrefix("/") { return root }
-        let base = URL(fileURLWithPath: file).deletingLastPathComponent()
-        return base.appendingPathComponent(root).path
     }
 
     /// The root's directories opened, with the configured paths checked against them.
@@ -234,19 +190,7 @@ enum CommandRunner {
         }
         defer { layout.close() }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
-        // A root laid out by an airlock before acknowledgements is brought up to date
-        // here too, not only by init: its outbox stops being writable by consumers.
-        do {
-            let changed = try Acknowledgements.prepare(root: layout.root, configuration)
-            if !changed.isEmpty { log.info("hand-back brought up to date: \(changed.joined(separator: ", "))") }
-        } catch {
-            log.warning("\(error.message); outbox sweep removes nothing a group without its directory acknowledges")
-        }
-        do {
-            try configuration.feedAccess.apply(to: layout, keep: configuration.journalKeep)
-        } catch {
-            log.warning("cannot set who may read the event feed (outbox.group): \(error)")
-        }
+        grantConsumers(layout, configuration)
         // What the decoders will be granted, said before the first drop. The probe
         // starts before the supervisor's own ruleset, which would keep it from
         // reading /proc, and is waited for once the intake is ready to decode.
@@ -264,6 +208,23 @@ enum CommandRunner {
             return runDaemon(choice, root: root, configuration: configuration, layout: layout, decoder: decoder)
         }
         return runOnce(root: root, configuration: configuration, layout: layout, decoder: decoder, beforeDecoding: sayConfinement)
+    }
+
+    /// What consumers are given at each start, not only by init, so that a root laid
+    /// out by an earlier airlock is brought up to date: the hand-back (its outbox
+    /// stops being writable by consumers) and read access to the event feed.
+    static func grantConsumers(_ layout: RootLayout, _ configuration: Configuration) {
+        do {
+            let changed = try Acknowledgements.prepare(root: layout.root, configuration)
+            if !changed.isEmpty { log.info("hand-back brought up to date: \(changed.joined(separator: ", "))") }
+        } catch {
+            log.warning("\(error.message); outbox sweep removes nothing a group without its directory acknowledges")
+        }
+        do {
+            try configuration.feedAccess.apply(to: layout, keep: configuration.journalKeep)
+        } catch {
+            log.warning("cannot set who may read the event feed (outbox.group): \(error)")
+        }
     }
 
     /// `airlock run`: the daemon, until a signal stops it.

@@ -21,6 +21,50 @@ extension CommandRunner {
         return .config(system)
     }
 
+    /// The root and its configuration for `choice`, read as their owner: run as the
+    /// superuser, a command becomes the owner of the root (`--root`) or of the
+    /// directory holding the configuration (`--config`) before it reads a byte of
+    /// either, so neither a link planted there nor the file's `root` key can make
+    /// it read or act as root on that user's behalf. With `--config` in a directory
+    /// root owns (/etc/airlock), the command then becomes the owner of the root the
+    /// file names.
+    /// Neither --root nor --config means what `effective` says (the system
+    /// configuration of an installed airlock, ./var in a build tree).
+    static func resolveAsOwner(_ given: Command.RootChoice) throws -> (root: String, configuration: Configuration) {
+        switch try effective(given) {
+        case .config(let file):
+            let (root, configuration) = try configurationAsOwner(file)
+            if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
+            return (root, configuration)
+        case .root(let root):
+            if let note = try RootAccess.assumeOwner(of: root) { log.info(note) }
+            return (root, try configurationBeside(root))
+        case .implicit:
+            if let note = try RootAccess.assumeOwner(of: "var") { log.info(note) }
+            return ("var", try configurationBeside("var"))
+        }
+    }
+
+    /// A configuration file read as the owner of the directory that holds it (see
+    /// ConfigurationSource), and the root it names.
+    static func configurationAsOwner(_ file: String) throws -> (root: String, configuration: Configuration) {
+        let source = try ConfigurationSource.locate(file)
+        defer { source.close() }
+        if let note = try RootAccess.assumeOwner(of: source) { log.info(note) }
+        let configuration = try source.read()
+        return (try rootNamed(by: configuration, file: file), configuration)
+    }
+
+    /// The root a configuration file names: its `root`, relative to the file's directory.
+    static func rootNamed(by configuration: Configuration, file: String) throws(ConfigurationError) -> String {
+        guard let root = configuration.root else {
+            throw ConfigurationError("\(file): names no root (add \"root\": \"/path\")")
+        }
+        if root.hasPrefix("/") { return root }
+        let base = URL(fileURLWithPath: file).deletingLastPathComponent()
+        return base.appendingPathComponent(root).path
+    }
+
     /// The configuration alone, for commands that need no root (doctor, inspect): an
     /// installation without a system configuration uses the defaults.
     static func configurationOnly(_ choice: Command.RootChoice) throws -> Configuration {
