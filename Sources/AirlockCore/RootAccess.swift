@@ -41,7 +41,10 @@ public enum RootAccess {
             } catch {
                 return nil
             }
-            return try become(status.owner, group: status.group, path: candidate)
+            // What the unit grants the service, so that a command run by root reads and
+            // leases producers' files as the daemon would (a mode-0600 drop included).
+            return try become(status.owner, group: status.group, path: candidate,
+                              keeping: [Capabilities.lease, Capabilities.dacReadSearch])
         }
     }
 
@@ -50,11 +53,13 @@ public enum RootAccess {
     public static func assumeOwner(of source: ConfigurationSource) throws(RootAccessError) -> String? {
         guard Accounts.effectiveUserID == 0 else { return nil }
         let (directory, _) = ConfigurationSource.split(source.path)
-        return try become(source.owner, group: source.group, path: directory)
+        // Nothing kept: the file's `root` key must not lead the owner, with root's
+        // capabilities, into a root it could not open itself.
+        return try become(source.owner, group: source.group, path: directory, keeping: [])
     }
 
     /// Becomes `owner` (with its groups), unless that is root; a note for the log.
-    static func become(_ owner: UInt32, group: UInt32?, path: String) throws(RootAccessError) -> String? {
+    static func become(_ owner: UInt32, group: UInt32?, path: String, keeping: [Int]) throws(RootAccessError) -> String? {
         guard owner != 0 else { return nil }
         let account = Accounts.user(owner)
         let name = account?.name
@@ -62,9 +67,7 @@ public enum RootAccess {
             throw RootAccessError("cannot act as the owner of \(path): uid \(owner) has no account; run the command as that user")
         }
         do {
-            // What the unit grants the service, so that a command run by root reads and
-            // leases producers' files as the daemon would (a mode-0600 drop included).
-            try Accounts.become(uid: owner, group: group, name: name, keeping: [Capabilities.lease, Capabilities.dacReadSearch])
+            try Accounts.become(uid: owner, group: group, name: name, keeping: keeping)
         } catch {
             throw RootAccessError("cannot act as the owner of \(path) (uid \(owner)): \(error.errno); run the command as that user")
         }

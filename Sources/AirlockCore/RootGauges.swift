@@ -21,16 +21,24 @@ public struct RootGauges: Sendable, Equatable {
     public init() {}
 
     /// Measures `layout`; entries that vanish while being looked at are skipped.
-    public static func measure(_ layout: RootLayout, _ configuration: Configuration) throws(SystemError) -> RootGauges {
+    ///
+    /// - Parameter quarantine: the quarantine's entries and bytes where they are
+    ///   already known (the quarantine index, for status); nil: every entry is walked.
+    public static func measure(_ layout: RootLayout, _ configuration: Configuration,
+                               quarantine: (entries: Int64, bytes: Int64)? = nil) throws(SystemError) -> RootGauges {
         var gauges = RootGauges()
         let now = WallClock.seconds()
         func age(_ status: FileStatus) -> Int64 { max(0, now - status.modifiedSeconds) }
-        for name in try layout.quarantine.entryNames() {
-            guard let entry = try? layout.quarantine.openDirectory(name) else { continue }
-            defer { entry.close() }
-            gauges.quarantineEntries += 1
-            for file in (try? entry.entryNames()) ?? [] {
-                if let status = try? entry.status(of: file), status.kind == .regular { gauges.quarantineBytes += status.size }
+        if let quarantine {
+            (gauges.quarantineEntries, gauges.quarantineBytes) = quarantine
+        } else {
+            for name in try layout.quarantine.entryNames() {
+                guard let entry = try? layout.quarantine.openDirectory(name) else { continue }
+                defer { entry.close() }
+                gauges.quarantineEntries += 1
+                for file in (try? entry.entryNames()) ?? [] {
+                    if let status = try? entry.status(of: file), status.kind == .regular { gauges.quarantineBytes += status.size }
+                }
             }
         }
         for name in try layout.claimed.entryNames() {

@@ -78,13 +78,10 @@ public struct Status {
         }
         status.freeBytes = try layout.root.availableBytes()
         status.longClaims = try longClaims(layout, olderThan: configuration.decoderTimeoutSeconds)
-        // From the index (checked against the quarantine as it is read), not a walk of every entry.
-        if let totals = try? QuarantineDesk(layout: layout, configuration: configuration).totals() {
-            status.quarantine.quarantineEntries = totals.entries
-            status.quarantine.quarantineBytes = totals.bytes
-        } else {
-            status.quarantine = try RootGauges.measure(layout, configuration)
-        }
+        // The quarantine's size from its index (checked against the quarantine as it
+        // is read), not a walk of every entry; the walk only where the index fails.
+        status.quarantine = try RootGauges.measure(layout, configuration,
+                                                   quarantine: try? QuarantineDesk(layout: layout, configuration: configuration).totals())
         status.publish = PublishLag.measure(layout, configuration)
         return status
     }
