@@ -4,7 +4,7 @@ ROOT ?= var
 # Debian packages the build and the tests need (the tests use sha256sum from coreutils; the
 # content tests libmagic, the system mime.types and a clamd they start themselves).
 DEBIAN_PACKAGES = libseccomp-dev libarchive-dev liblzma-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev \
-	libjansson-dev pkg-config systemd gcc libmagic-dev libmagic-mgc media-types clamav-daemon prometheus
+	libjansson-dev zlib1g-dev pkg-config systemd gcc libmagic-dev libmagic-mgc media-types clamav-daemon prometheus
 
 .PHONY: all print-packages deps build release run test bench bench-quick keyed-fixtures unicode-tables fuzz-zip clean
 

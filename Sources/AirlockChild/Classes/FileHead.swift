@@ -1,0 +1,102 @@
+import AirlockFormats
+import AirlockPolicy
+
+/// The classes a file's first bytes decide, from a fixed table: the same on
+/// every host, never the host's binfmt_misc registrations (Debian's OpenJDK
+/// registers `PK\x03\x04` for JAR files, which would make every ZIP executable
+/// on that host only).
+enum FileHead {
+    /// How many leading bytes the table and the script headers look at.
+    static let length = 4096
+
+    /// Magic numbers of what an operating system runs, at offset 0: ELF whatever
+    /// the rest of its header says (the kernel checks only these four bytes and
+    /// what it needs to map the file), DOS/PE (`MZ`, and `ZM`, which DOS also
+    /// accepts) whatever `e_lfanew` says, Mach-O thin (both word sizes, both byte
+    /// orders) and fat (`CAFEBABE`, which Java class files share, and the 64-bit
+    /// `CAFEBABF`), WebAssembly and Dalvik.
+    static let executableMagic: [[UInt8]] = [
+        [0x7F, 0x45, 0x4C, 0x46],
+        [0x4D, 0x5A], [0x5A, 0x4D],
+        [0xFE, 0xED, 0xFA, 0xCE], [0xFE, 0xED, 0xFA, 0xCF], [0xCE, 0xFA, 0xED, 0xFE], [0xCF, 0xFA, 0xED, 0xFE],
+        [0xCA, 0xFE, 0xBA, 0xBE], [0xCA, 0xFE, 0xBA, 0xBF],
+        [0x00, 0x61, 0x73, 0x6D],
+        Array("dex\n".utf8),
+    ]
+
+    /// A Windows shell link (.lnk): header size 0x4C and its class id.
+    static let shellLink: [UInt8] = [0x4C, 0, 0, 0, 0x01, 0x14, 0x02, 0, 0, 0, 0, 0, 0xC0, 0, 0, 0, 0, 0, 0, 0x46]
+
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// What the head alone says: executable and script magic, script headers, a nested archive.
+    static func classes(_ head: [UInt8]) -> Set<ContentClass> {
+        var classes = Set<ContentClass>()
+        let text = head.starts(with: byteOrderMark) ? Array(head.dropFirst(3)) : head
+        if executableMagic.contains(where: { head.starts(with: $0) }) { classes.insert(.executable) }
+        // The kernel runs any `#!` file whatever the interpreter and spacing; a
+        // byte order mark in front stops the kernel, not a shell or a user who runs it.
+        if text.starts(with: [0x23, 0x21]) { classes.formUnion([.executable, .script]) }
+        if head.starts(with: shellLink) || ScriptHeader.matches(text) { classes.insert(.script) }
+        if ArchiveFormat.sniff(Array(head.prefix(ArchiveFormat.sniffLength))) != nil { classes.insert(.archive) }
+        return classes
+    }
+
+    /// Whether the head opens an OLE2 compound file (Office 97-2003, MSI).
+    static func isCompoundFile(_ head: [UInt8]) -> Bool {
+        head.starts(with: [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1])
+    }
+
+    /// Whether a PDF reader would take the file: `%PDF-` within its first 1024 bytes, as Acrobat looks.
+    static func isPDF(_ head: [UInt8]) -> Bool {
+        let marker = Array("%PDF-".utf8)
+        let window = head.prefix(1024 + marker.count)
+        guard window.count >= marker.count else { return false }
+        return (0...(window.count - marker.count)).contains { window[$0..<$0 + marker.count].elementsEqual(marker) }
+    }
+
+    /// Whether the head opens a ZIP (OOXML, ODF, JAR and EPUB are ZIPs).
+    static func isZip(_ head: [UInt8]) -> Bool { head.starts(with: [0x50, 0x4B, 0x03, 0x04]) }
+}
+
+/// Script languages Windows runs by their own hosts, recognised by how their
+/// files begin, for when the extension lies: batch, VBScript and JScript under
+/// Windows Script Host, Windows Script Files and scriptlets, PowerShell.
+enum ScriptHeader {
+    /// Openings, after leading blank space, compared without case.
+    static let openings = ["@echo ", "@echo\t", "@echo\r", "@echo\n", "option explicit", "on error resume next", "<job", "<package",
+                           "<scriptlet", "#requires -", "[cmdletbinding(", "param(", "param ("].map { Array($0.utf8) }
+    /// Calls only these hosts offer, anywhere in the head, compared without case.
+    static let calls = ["wscript.", "cscript.", "createobject(", "activexobject(", "getobject(\"winmgmts", "invoke-expression",
+                        "new-object system.net", "new-object net.webclient", "-encodedcommand", "add-type -"].map { Array($0.utf8) }
+
+    static func matches(_ text: [UInt8]) -> Bool {
+        let lowered = text.map(ByteText.lower)
+        let start = lowered.drop { ByteText.isSpace($0) }
+        if openings.contains(where: { start.starts(with: $0) }) { return true }
+        // A scriptlet or script file in XML clothing opens with a declaration.
+        if start.starts(with: Array("<?xml".utf8)) {
+            for tag in ["<job", "<package", "<scriptlet"] where ByteText.contains(lowered, Array(tag.utf8)) { return true }
+        }
+        return calls.contains { ByteText.contains(lowered, $0) }
+    }
+}
+
+/// Byte-level text helpers the classifiers share; ASCII only, as the formats are.
+enum ByteText {
+    @inline(__always) static func lower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+    @inline(__always) static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) }
+    @inline(__always) static func isLetter(_ byte: UInt8) -> Bool { lower(byte) >= 0x61 && lower(byte) <= 0x7A }
+
+    /// Whether `needle` (lowercase) occurs in `haystack` (already lowercase).
+    static func contains<C: Collection>(_ haystack: C, _ needle: [UInt8]) -> Bool where C.Element == UInt8, C.Index == Int {
+        guard let first = needle.first, haystack.count >= needle.count else { return false }
+        var index = haystack.startIndex
+        let last = haystack.endIndex - needle.count
+        while index <= last {
+            if haystack[index] == first, haystack[index..<index + needle.count].elementsEqual(needle) { return true }
+            index += 1
+        }
+        return false
+    }
+}
