@@ -16,7 +16,8 @@ import AirlockText
 /// `memos.json`.
 public enum Manifest {
     public static let name: [UInt8] = Array(".airlock:manifest.json".utf8)
-    public static let version: Int64 = 1
+    /// 2: `classes` on every file; `mime_type` only where libmagic ran.
+    public static let version: Int64 = 2
 
     /// What the manifest says about the drop.
     struct Drop {

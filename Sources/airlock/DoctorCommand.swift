@@ -33,6 +33,7 @@ extension CommandRunner {
             line.add("confine_microseconds", Int64(found.confineMicroseconds))
             for key in found.limits.keys.sorted() { line.add("limit_" + key, found.limits[key]!) }
             if let problems = found.problems { line.add("problems", problems) }
+            line.add("content_classes", content.classes)
             line.add("type_detection", content.types)
             line.add("scanning", content.scanning)
             events.emit(line.text)
@@ -53,7 +54,7 @@ extension CommandRunner {
                 \(state.required ? "required (decoder.confinement)" : "best-effort (decoder.confinement)")
                 """)
             if let problems = found.problems { print("problems:      \(problems)") }
-            print("types:         \(content.types)\nscanning:      \(content.scanning)")
+            print("classes:       \(content.classes)\ntypes:         \(content.types)\nscanning:      \(content.scanning)")
         }
         if state.withholdsDecoding {
             log.error("no decoder runs here: confinement is required and something refuses what the kernel offers")

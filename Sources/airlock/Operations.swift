@@ -216,7 +216,7 @@ enum Operations {
             lines.append("               intake last saw: \(daemon.summary)\(daemon.withholdsDecoding ? "; NO DECODER RUNS, drops wait deferred" : "")")
         }
         let content = ContentHealth.check(configuration)
-        lines += ["types:         \(content.types)", "scanning:      \(content.scanning)"]
+        lines += ["classes:       \(content.classes)", "types:         \(content.types)", "scanning:      \(content.scanning)"]
         return lines
     }
 }

@@ -64,6 +64,7 @@ struct StatusDocument: Encodable {
     }
 
     struct Content: Encodable {
+        let content_classes: String
         let type_detection: String
         let scanning: String
     }
@@ -101,7 +102,7 @@ struct StatusDocument: Encodable {
             DaemonConfinement(landlock_state: $0.landlock, seccomp_state: $0.seccomp, problems: $0.problems,
                               decoders_withheld: $0.withholdsDecoding)
         }
-        self.content = Content(type_detection: content.types, scanning: content.scanning)
+        self.content = Content(content_classes: content.classes, type_detection: content.types, scanning: content.scanning)
     }
 
     /// The document on one line, keys sorted.
