@@ -102,7 +102,7 @@ let package = Package(
         .testTarget(name: "AirlockTextTests", dependencies: ["AirlockText"]),
         .testTarget(name: "AirlockSystemTests", dependencies: ["AirlockSystem"]),
         .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy"]),
-        .testTarget(name: "AirlockChildTests", dependencies: ["AirlockChild"]),
+        .testTarget(name: "AirlockChildTests", dependencies: ["AirlockChild", "AirlockPolicy"]),
         .testTarget(name: "AirlockArchiveTests", dependencies: ["AirlockArchive", "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem"]),
         .testTarget(name: "AirlockKeyedTests", dependencies: ["AirlockKeyed", "AirlockPolicy"]),
         .testTarget(name: "AirlockCoreTests", dependencies: ["AirlockCore", "AirlockChild", "AirlockPolicy", "AirlockSystem"]),

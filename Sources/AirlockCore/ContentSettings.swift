@@ -58,8 +58,9 @@ extension Configuration {
 
     /// The non-numeric keys of `content`.
     mutating func readContentKeys(_ reader: inout ObjectReader) throws(ConfigurationError) {
-        let detectTypes = try reader.bool("detect_types")
-        content.detectTypes = detectTypes ?? content.detectTypes
+        // Rules naming MIME types run libmagic whatever this says (the file airlock init
+        // writes says false, and a profile with rules is merged into it).
+        content.detectTypes = try reader.bool("detect_types") ?? content.detectTypes
         for (key, keyPath) in [("magic_database", \ContentSettings.magicDatabase), ("mime_types", \.mimeTypes)] {
             guard let path = try reader.string(key) else { continue }
             guard path.hasPrefix("/"), !path.contains("\0"), path.utf8.count <= Configuration.maxPathSettingBytes else {
@@ -71,10 +72,6 @@ extension Configuration {
         content.policy.deny = try Configuration.patterns(&reader, "deny")
         content.extensionMustMatch = try reader.bool("extension_must_match") ?? false
         content.policy.denyClasses = try Configuration.classes(&reader)
-        // Rules on MIME types run libmagic by themselves; saying outright that it must not run contradicts them.
-        if content.policy.isActive || content.extensionMustMatch, detectTypes == false {
-            throw ConfigurationError("content.detect_types: cannot be false while content.allow, content.deny or content.extension_must_match is set (they need MIME types)")
-        }
         if content.extensionMustMatch {
             guard let data = FileManager.default.contents(atPath: content.mimeTypes) else {
                 throw ConfigurationError("content.mime_types: \(content.mimeTypes) cannot be read (Debian's media-types package provides it)")

@@ -39,14 +39,14 @@ public struct ClassifyingSink<Inner: EntrySink>: EntrySink {
 
 /// Content classes for callers that hold a whole file in memory (rendered keyed output, tests).
 public enum ContentClasses {
-    /// The classes of a file named `name` (its path in the entry) holding `bytes`.
-    public static func of(name: [UInt8], bytes: [UInt8]) -> Set<ContentClass> {
+    /// The classes of a file named `name` (its path in the entry) holding `bytes`,
+    /// fed to the classifier `chunkSize` bytes at a time as a scan would feed them.
+    public static func of(name: [UInt8], bytes: [UInt8], chunkSize: Int = 64 * 1024) -> Set<ContentClass> {
         var classifier = ContentClassifier(name: name)
         bytes.withUnsafeBytes { all in
-            // In pieces, as a scan hands them over, so the streaming paths are the ones used.
             var start = 0
             while start < all.count {
-                let end = min(all.count, start + 64 * 1024)
+                let end = min(all.count, start + chunkSize)
                 classifier.feed(UnsafeRawBufferPointer(rebasing: all[start..<end]))
                 start = end
             }
