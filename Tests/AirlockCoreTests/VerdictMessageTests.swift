@@ -141,12 +141,12 @@ struct VerdictMessageTests {
              ("seccomp_state", "\"in-force\"")],
           ])
     func illTyped(_ fields: [(String, String)]) {
-        let text = Self.object([("version", "1")] + fields)
+        let text = Self.object([("version", "2")] + fields)
         #expect(throws: (any Error).self) { try Self.decode(text) }
         #expect(Self.interpret(text) == .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
     }
 
-    @Test("what is not a JSON object at all is unreadable", arguments: ["", "[]", "1", "{\"version\":1", "{\"version\":1}{}"])
+    @Test("what is not a JSON object at all is unreadable", arguments: ["", "[]", "1", "{\"version\":2", "{\"version\":2}{}"])
     func notAnObject(_ text: String) {
         #expect(Self.interpret(text) == .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
     }
