@@ -50,9 +50,7 @@ enum FileHead {
     /// Whether a PDF reader would take the file: `%PDF-` within its first 1024 bytes, as Acrobat looks.
     static func isPDF(_ head: [UInt8]) -> Bool {
         let marker = Array("%PDF-".utf8)
-        let window = head.prefix(1024 + marker.count)
-        guard window.count >= marker.count else { return false }
-        return (0...(window.count - marker.count)).contains { window[$0..<$0 + marker.count].elementsEqual(marker) }
+        return ByteText.contains(head.prefix(1024 + marker.count), marker)
     }
 
     /// Whether the head opens a ZIP (OOXML, ODF, JAR and EPUB are ZIPs).
@@ -78,7 +76,28 @@ enum ScriptHeader {
         if start.starts(with: Array("<?xml".utf8)) {
             for tag in ["<job", "<package", "<scriptlet"] where ByteText.contains(lowered, Array(tag.utf8)) { return true }
         }
-        return calls.contains { ByteText.contains(lowered, $0) }
+        return containsCall(lowered)
+    }
+
+    /// The first two bytes of each call, as a bit table: one pass over the head
+    /// looks further only where a call could start.
+    private static let callStarts: [UInt64] = {
+        var table = [UInt64](repeating: 0, count: 1024)
+        for call in calls {
+            let pair = Int(call[0]) << 8 | Int(call[1])
+            table[pair >> 6] |= 1 << UInt64(pair & 63)
+        }
+        return table
+    }()
+
+    private static func containsCall(_ lowered: [UInt8]) -> Bool {
+        guard lowered.count >= 2 else { return false }
+        for index in 0..<(lowered.count - 1) {
+            let pair = Int(lowered[index]) << 8 | Int(lowered[index + 1])
+            guard callStarts[pair >> 6] & (1 << UInt64(pair & 63)) != 0 else { continue }
+            if calls.contains(where: { lowered[index...].starts(with: $0) }) { return true }
+        }
+        return false
     }
 }
 

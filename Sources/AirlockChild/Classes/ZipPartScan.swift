@@ -11,8 +11,12 @@ struct ZipPartScan {
     static let partBudget = 4 << 20
     static let maxOpenParts = 16
 
-    /// Part-name fragments (lowercase) that are macros whatever the declarations say.
-    static let macroNames = ["vbaproject", "xl/macrosheets/", "basic/", "scripts/"].map { Array($0.utf8) }
+    /// Part names (lowercase) that are macros whatever the declarations say: a
+    /// VBA project anywhere, and at the package's root Excel 4.0 macro sheets
+    /// and ODF's Basic and script libraries (a source tree's own `scripts/`
+    /// further down is not one).
+    static let macroFragments = ["vbaproject"].map { Array($0.utf8) }
+    static let macroPrefixes = ["xl/macrosheets/", "basic/", "scripts/"].map { Array($0.utf8) }
     /// What a declaring part names when the package holds macros: the VBA
     /// project's content and relationship types, Excel 4.0 macro sheets, and
     /// ODF manifest paths of Basic and script libraries.
@@ -114,7 +118,8 @@ private struct LocalPart {
 
     private mutating func decide(_ rest: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
         let name = header[26...].map(ByteText.lower)
-        if ZipPartScan.macroNames.contains(where: { ByteText.contains(name, $0) }) {
+        if ZipPartScan.macroFragments.contains(where: { ByteText.contains(name, $0) })
+            || ZipPartScan.macroPrefixes.contains(where: { name.starts(with: $0) }) {
             macros = true
             done = true
             return rest
