@@ -6,11 +6,18 @@
 /// is inflated is bounded by a budget: a file whose streams inflate to more than
 /// that cannot be cleared, so it counts as active (fail closed).
 ///
+/// Streams under filters this scan does not decode (ASCIIHex, ASCII85, LZW,
+/// RunLength, Crypt) and encrypted files (`/Encrypt`) could hide their names
+/// from it, so they cannot be cleared and count as active too (fail closed).
+///
 /// `/OpenAction` alone is not active: hyperref writes `/OpenAction [p /Fit]`
 /// into most PDFs LaTeX makes. What an action does is in its own names.
 struct PDFScan {
     /// JavaScript actions and their code (`/JS`), launching programs, files carried inside.
-    static let activeNames: Set<[UInt8]> = Set(["JavaScript", "JS", "Launch", "EmbeddedFile", "EmbeddedFiles"].map { Array($0.utf8) })
+    static let activeNames: Set<[UInt8]> = Set(["JavaScript", "JS", "Launch", "EmbeddedFile", "EmbeddedFiles", "Encrypt"].map { Array($0.utf8) })
+    /// Filters, full and abbreviated, whose output this scan cannot read.
+    static let undecodedFilters: Set<[UInt8]> = Set(["ASCIIHexDecode", "AHx", "ASCII85Decode", "A85", "LZWDecode", "LZW",
+                                                     "RunLengthDecode", "RL", "Crypt"].map { Array($0.utf8) })
     /// What all of a file's streams may inflate to.
     static let inflateBudget = 256 << 20
 
@@ -36,6 +43,7 @@ struct PDFScan {
                 rest = UnsafeRawBufferPointer(rebasing: rest[used...])
                 if outer.streamStarts {
                     outer.streamStarts = false
+                    if outer.undecodedDictionary { active = true }
                     if outer.flateDictionary { inflater = Inflater(raw: false, budget: budget) }
                 }
             }
@@ -61,6 +69,8 @@ struct PDFTokens {
     private var afterStream = false
     /// Whether a dictionary since the last `obj` named FlateDecode (or its abbreviation, Fl).
     private(set) var flateDictionary = false
+    /// Whether it named a filter the scan cannot decode.
+    private(set) var undecodedDictionary = false
     /// Set when the `stream` keyword and its end of line have been read.
     var streamStarts = false
     private(set) var sawActive = false
@@ -107,7 +117,9 @@ struct PDFTokens {
         defer { word.removeAll(keepingCapacity: true) }
         switch word {
         case Array("stream".utf8): return byte == 0x0D || byte == 0x0A
-        case Array("obj".utf8), Array("endobj".utf8), Array("endstream".utf8): flateDictionary = false
+        case Array("obj".utf8), Array("endobj".utf8), Array("endstream".utf8):
+            flateDictionary = false
+            undecodedDictionary = false
         default: break
         }
         return false
@@ -163,6 +175,7 @@ struct PDFTokens {
     private mutating func finishName(_ decoded: [UInt8]) {
         if PDFScan.activeNames.contains(decoded) { sawActive = true }
         if decoded == Array("FlateDecode".utf8) || decoded == Array("Fl".utf8) { flateDictionary = true }
+        if PDFScan.undecodedFilters.contains(decoded) { undecodedDictionary = true }
     }
 
     /// Neither white space nor a delimiter (PDF 32000-1, 7.2.2).
