@@ -64,40 +64,40 @@ enum ScriptHeader {
     /// Openings, after leading blank space, compared without case.
     static let openings = ["@echo ", "@echo\t", "@echo\r", "@echo\n", "option explicit", "on error resume next", "<job", "<package",
                            "<scriptlet", "#requires -", "[cmdletbinding(", "param(", "param ("].map { Array($0.utf8) }
-    /// Calls only these hosts offer, anywhere in the head, compared without case.
-    static let calls = ["wscript.", "cscript.", "createobject(", "activexobject(", "getobject(\"winmgmts", "invoke-expression",
-                        "new-object system.net", "new-object net.webclient", "-encodedcommand", "add-type -"].map { Array($0.utf8) }
+    /// Elements that make an XML file a script file or scriptlet.
+    static let xmlScriptTags = ["<job", "<package", "<scriptlet"].map { Array($0.utf8) }
+    /// Calls only these hosts offer, anywhere in the head, compared without case,
+    /// each with the offset of a punctuation byte it holds: the head is searched
+    /// for those bytes, which plain text has few of, rather than letter by letter.
+    static let calls: [(text: [UInt8], anchor: Int)] = [
+        ("wscript.", 7), ("cscript.", 7), ("createobject(", 12), ("activexobject(", 13), ("getobject(\"winmgmts", 9),
+        ("invoke-expression", 6), ("new-object system.net", 3), ("new-object net.webclient", 3), ("-encodedcommand", 0),
+        ("add-type -", 3),
+    ].map { (Array($0.0.utf8), $0.1) }
 
     static func matches(_ text: [UInt8]) -> Bool {
-        let lowered = text.map(ByteText.lower)
-        let start = lowered.drop { ByteText.isSpace($0) }
-        if openings.contains(where: { start.starts(with: $0) }) { return true }
-        // A scriptlet or script file in XML clothing opens with a declaration.
-        if start.starts(with: Array("<?xml".utf8)) {
-            for tag in ["<job", "<package", "<scriptlet"] where ByteText.contains(lowered, Array(tag.utf8)) { return true }
+        let openings = ScriptHeader.openings, calls = ScriptHeader.calls, tags = ScriptHeader.xmlScriptTags
+        return text.withUnsafeBufferPointer { bytes in
+            var start = 0
+            while start < bytes.count, ByteText.isSpace(bytes[start]) { start += 1 }
+            if openings.contains(where: { ByteText.hasPrefix(bytes, at: start, $0) }) { return true }
+            let xml = ByteText.hasPrefix(bytes, at: start, Array("<?xml".utf8))
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                switch byte {
+                case UInt8(ascii: "."), UInt8(ascii: "("), UInt8(ascii: "-"):
+                    for call in calls where call.text[call.anchor] == byte && index >= call.anchor
+                        && ByteText.hasPrefix(bytes, at: index - call.anchor, call.text) {
+                        return true
+                    }
+                case UInt8(ascii: "<") where xml:
+                    if tags.contains(where: { ByteText.hasPrefix(bytes, at: index, $0) }) { return true }
+                default:
+                    continue
+                }
+            }
+            return false
         }
-        return containsCall(lowered)
-    }
-
-    /// The first two bytes of each call, as a bit table: one pass over the head
-    /// looks further only where a call could start.
-    private static let callStarts: [UInt64] = {
-        var table = [UInt64](repeating: 0, count: 1024)
-        for call in calls {
-            let pair = Int(call[0]) << 8 | Int(call[1])
-            table[pair >> 6] |= 1 << UInt64(pair & 63)
-        }
-        return table
-    }()
-
-    private static func containsCall(_ lowered: [UInt8]) -> Bool {
-        guard lowered.count >= 2 else { return false }
-        for index in 0..<(lowered.count - 1) {
-            let pair = Int(lowered[index]) << 8 | Int(lowered[index + 1])
-            guard callStarts[pair >> 6] & (1 << UInt64(pair & 63)) != 0 else { continue }
-            if calls.contains(where: { lowered[index...].starts(with: $0) }) { return true }
-        }
-        return false
     }
 }
 
@@ -106,6 +106,13 @@ enum ByteText {
     @inline(__always) static func lower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
     @inline(__always) static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) }
     @inline(__always) static func isLetter(_ byte: UInt8) -> Bool { lower(byte) >= 0x61 && lower(byte) <= 0x7A }
+
+    /// Whether `bytes` hold `needle` (lowercase) at `offset`, compared without case.
+    static func hasPrefix(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int, _ needle: [UInt8]) -> Bool {
+        guard offset >= 0, bytes.count - offset >= needle.count else { return false }
+        for index in needle.indices where lower(bytes[offset + index]) != needle[index] { return false }
+        return true
+    }
 
     /// Whether `needle` (lowercase) occurs in `haystack` (already lowercase).
     static func contains<C: Collection>(_ haystack: C, _ needle: [UInt8]) -> Bool where C.Element == UInt8, C.Index == Int {
