@@ -99,6 +99,11 @@ keyed-fixtures:
 	SWIFT_DETERMINISTIC_HASHING=1 .build/keyed-samples fixtures/keyed
 	python3 fixtures/keyed/make_hostile.py
 
+# Regenerates fixtures/classes/ (the content-class evasion corpus; Python's standard library only).
+.PHONY: class-fixtures
+class-fixtures:
+	python3 fixtures/classes/make_classes.py
+
 # Regenerates Sources/AirlockPolicy/UnicodeTables/ from Debian's unicode-data (/usr/share/unicode).
 unicode-tables:
 	python3 scripts/make_unicode_tables.py
