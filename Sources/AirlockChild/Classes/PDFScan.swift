@@ -7,8 +7,10 @@
 /// that cannot be cleared, so it counts as active (fail closed).
 ///
 /// Streams under filters this scan does not decode (ASCIIHex, ASCII85, LZW,
-/// RunLength, Crypt) and encrypted files (`/Encrypt`) could hide their names
-/// from it, so they cannot be cleared and count as active too (fail closed).
+/// RunLength, Crypt), object streams (which readers know by `/First`, not by
+/// their `/Type`) under a PNG predictor, which splits their names, and
+/// encrypted files (`/Encrypt`) could hide their names from it, so they
+/// cannot be cleared and count as active too (fail closed).
 ///
 /// `/OpenAction` alone is not active: hyperref writes `/OpenAction [p /Fit]`
 /// into most PDFs LaTeX makes. What an action does is in its own names.
@@ -69,8 +71,10 @@ struct PDFTokens {
     private var afterStream = false
     /// Whether a dictionary since the last `obj` named FlateDecode (or its abbreviation, Fl).
     private(set) var flateDictionary = false
-    /// Whether it named a filter the scan cannot decode.
+    /// Whether it named a filter the scan cannot decode, or both `/First` and
+    /// `/Predictor` (an object stream whose inflated bytes are not its text).
     private(set) var undecodedDictionary = false
+    private var names: (first: Bool, predictor: Bool) = (false, false)
     /// Set when the `stream` keyword and its end of line have been read.
     var streamStarts = false
     private(set) var sawActive = false
@@ -120,6 +124,7 @@ struct PDFTokens {
         case Array("obj".utf8), Array("endobj".utf8), Array("endstream".utf8):
             flateDictionary = false
             undecodedDictionary = false
+            names = (false, false)
         default: break
         }
         return false
@@ -176,6 +181,9 @@ struct PDFTokens {
         if PDFScan.activeNames.contains(decoded) { sawActive = true }
         if decoded == Array("FlateDecode".utf8) || decoded == Array("Fl".utf8) { flateDictionary = true }
         if PDFScan.undecodedFilters.contains(decoded) { undecodedDictionary = true }
+        if decoded == Array("First".utf8) { names.first = true }
+        if decoded == Array("Predictor".utf8) { names.predictor = true }
+        if names.first && names.predictor { undecodedDictionary = true }
     }
 
     /// Neither white space nor a delimiter (PDF 32000-1, 7.2.2).
