@@ -153,4 +153,25 @@ struct ContentClassEndToEndTests {
         #expect((record["types"] as? [String: String])?["shebang-python"]?.contains("python") == true, "\(record)")
         try sandbox.expectInvariants()
     }
+
+    @Test("a drop of 1,000 scripts with long names is judged whole: every file's classes reach the manifest, and the profile names the first")
+    func manyClassifiedFiles() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let directory = String(repeating: "a-directory-name-long-enough-to-matter/", count: 5)
+        let names = (0..<1000).map { directory + "tool-\(1000 + $0).py" }
+        let zip = ZipBuild(entries: names.map { .init(name: Array($0.utf8), data: Array("print(1)\n".utf8)) }).bytes
+        try sandbox.drop(zip, as: "tools.zip")
+        let event = try #require(try sandbox.runOnce().events.first)
+        #expect(event["event"] as? String == "accepted", "\(event)")
+        let entry = sandbox.root.appendingPathComponent(try #require(event["output"] as? String))
+        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: entry.appendingPathComponent(manifestName))) as! [String: Any]
+        let files = manifest["outbox_files"] as? [[String: Any]] ?? []
+        #expect(files.count == 1000 && files.allSatisfy { $0["classes"] as? [String] == ["script"] })
+        try FileManager.default.removeItem(at: entry)
+        try sandbox.configure("content", try shippedProfile("content-no-executables.json"))
+        try sandbox.drop(zip, as: "tools.zip")
+        let report = try sandbox.expectRejected(try sandbox.runOnce(), "disallowed-type", entry: names[0], original: zip)
+        #expect((report?["detail"] as? String ?? "").contains("is script, which content.deny_classes names"))
+    }
 }
