@@ -15,8 +15,12 @@
 /// `/OpenAction` alone is not active: hyperref writes `/OpenAction [p /Fit]`
 /// into most PDFs LaTeX makes. What an action does is in its own names.
 struct PDFScan {
-    /// JavaScript actions and their code (`/JS`), launching programs, files carried inside.
-    static let activeNames: Set<[UInt8]> = Set(["JavaScript", "JS", "Launch", "EmbeddedFile", "EmbeddedFiles", "Encrypt"].map { Array($0.utf8) })
+    /// JavaScript actions and their code (`/JS`), launching programs, files
+    /// carried inside, XFA forms (whose XML holds scripts of its own, in a
+    /// stream this scan does not parse) and rich media (Flash); `/Encrypt`
+    /// because an encrypted file's names cannot be read.
+    static let activeNames: Set<[UInt8]> = Set(["JavaScript", "JS", "Launch", "EmbeddedFile", "EmbeddedFiles", "XFA", "RichMedia",
+                                                "Encrypt"].map { Array($0.utf8) })
     /// Filters, full and abbreviated, whose output this scan cannot read.
     static let undecodedFilters: Set<[UInt8]> = Set(["ASCIIHexDecode", "AHx", "ASCII85Decode", "A85", "LZWDecode", "LZW",
                                                      "RunLengthDecode", "RL", "Crypt"].map { Array($0.utf8) })
