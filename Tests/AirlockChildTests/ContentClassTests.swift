@@ -69,4 +69,16 @@ struct ContentClassTests {
         #expect(ContentClass.parse("executable archive") == [.executable, .archive])
         #expect(ContentClass.parse("executable executable") == nil && ContentClass.parse("program") == nil)
     }
+
+    @Test("a Windows Script Host call is found wherever it sits in the head, and not past it")
+    func scriptCallPositions() {
+        for padding in 0..<20 {
+            for call in ["WScript.Echo 1", "x = CreateObject(\"a\")", "Invoke-Expression $x", "powershell -EncodedCommand AA"] {
+                let text = Array((String(repeating: "x", count: padding) + " " + call + "\n").utf8)
+                #expect(ContentClasses.of(name: Array("notes.txt".utf8), bytes: text) == [.script], "\(padding): \(call)")
+            }
+        }
+        let late = Array((String(repeating: "words ", count: 1000) + "WScript.Echo 1\n").utf8)
+        #expect(ContentClasses.of(name: Array("notes.txt".utf8), bytes: late).isEmpty, "the head is the first 4 KiB")
+    }
 }

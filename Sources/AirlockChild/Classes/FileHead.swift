@@ -82,16 +82,26 @@ enum ScriptHeader {
             while start < bytes.count, ByteText.isSpace(bytes[start]) { start += 1 }
             if openings.contains(where: { ByteText.hasPrefix(bytes, at: start, $0) }) { return true }
             let xml = ByteText.hasPrefix(bytes, at: start, Array("<?xml".utf8))
-            for index in 0..<bytes.count {
+            var index = 0
+            while index < bytes.count {
+                // Eight bytes at a time where none is punctuation a call holds (or `<`).
+                if bytes.count - index >= 8 {
+                    let word = UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                    if !ByteText.mayHold(word, UInt8(ascii: "."), UInt8(ascii: "("), UInt8(ascii: "-"), UInt8(ascii: "<")) {
+                        index += 8
+                        continue
+                    }
+                }
                 let byte = bytes[index]
+                index += 1
                 switch byte {
                 case UInt8(ascii: "."), UInt8(ascii: "("), UInt8(ascii: "-"):
-                    for call in calls where call.text[call.anchor] == byte && index >= call.anchor
-                        && ByteText.hasPrefix(bytes, at: index - call.anchor, call.text) {
+                    for call in calls where call.text[call.anchor] == byte && index - 1 >= call.anchor
+                        && ByteText.hasPrefix(bytes, at: index - 1 - call.anchor, call.text) {
                         return true
                     }
                 case UInt8(ascii: "<") where xml:
-                    if tags.contains(where: { ByteText.hasPrefix(bytes, at: index, $0) }) { return true }
+                    if tags.contains(where: { ByteText.hasPrefix(bytes, at: index - 1, $0) }) { return true }
                 default:
                     continue
                 }
@@ -106,6 +116,16 @@ enum ByteText {
     @inline(__always) static func lower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
     @inline(__always) static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) }
     @inline(__always) static func isLetter(_ byte: UInt8) -> Bool { lower(byte) >= 0x61 && lower(byte) <= 0x7A }
+
+    /// Whether any byte of `word` is one of the four given (the zero-byte test on each comparison).
+    @inline(__always) static func mayHold(_ word: UInt64, _ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func has(_ byte: UInt8) -> UInt64 {
+            let folded = word ^ (ones &* UInt64(byte))
+            return (folded &- ones) & ~folded & highs
+        }
+        return has(a) | has(b) | has(c) | has(d) != 0
+    }
 
     /// Whether `bytes` hold `needle` (lowercase) at `offset`, compared without case.
     static func hasPrefix(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int, _ needle: [UInt8]) -> Bool {
