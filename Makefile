@@ -4,7 +4,7 @@ ROOT ?= var
 # Debian packages the build and the tests need (the tests use sha256sum from coreutils; the
 # content tests libmagic, the system mime.types and a clamd they start themselves).
 DEBIAN_PACKAGES = libseccomp-dev libarchive-dev liblzma-dev libinotifytools0-dev libssl-dev libisal-dev libsystemd-dev \
-	libjansson-dev pkg-config systemd gcc libmagic-dev libmagic-mgc media-types clamav-daemon prometheus \
+	libjansson-dev zlib1g-dev pkg-config systemd gcc libmagic-dev libmagic-mgc media-types clamav-daemon prometheus \
 	libnats-dev nats-server openssl python3-cryptography
 
 .PHONY: all print-packages deps build release run test bench bench-quick keyed-fixtures unicode-tables fuzz-zip clean
@@ -126,6 +126,11 @@ keyed-fixtures:
 		Sources/AirlockKeyed/PropertyListWriting.swift -o .build/keyed-samples
 	SWIFT_DETERMINISTIC_HASHING=1 .build/keyed-samples fixtures/keyed
 	python3 fixtures/keyed/make_hostile.py
+
+# Regenerates fixtures/classes/ (the content-class evasion corpus; Python's standard library only).
+.PHONY: class-fixtures
+class-fixtures:
+	python3 fixtures/classes/make_classes.py
 
 # Regenerates Sources/AirlockPolicy/UnicodeTables/ and Sources/AirlockText/InvisibleScalarRanges.swift
 # from Debian's unicode-data (/usr/share/unicode; apt-get install unicode-data, not needed by make test).

@@ -9,7 +9,7 @@ import PackageDescription
 //   airlock-keyed-decoder -> AirlockKeyed
 //   airlock-publisher     -> AirlockPublisher -> AirlockCore, CNats
 //   AirlockCore, AirlockArchive, AirlockKeyed -> AirlockChild -> AirlockPolicy, AirlockSystem
-//   AirlockCore, AirlockArchive               -> AirlockFormats
+//   AirlockCore, AirlockArchive, AirlockChild -> AirlockFormats
 //   AirlockPolicy -> AirlockText;  AirlockSystem -> AirlockText, CAirlockShims
 //
 // AirlockText: hostile names as bytes (strict UTF-8, the one escaping). AirlockPolicy:
@@ -17,15 +17,16 @@ import PackageDescription
 // archive format a drop is, from its bytes alone. (These three are pure Swift.)
 // AirlockSystem: typed system calls, the only target that imports CAirlockShims.
 // AirlockChild: what both decoder children share
-// (confinement and limits, the drop reader, the staging writer, type detection, their
-// arguments and verdicts). AirlockArchive: the archive decoder (the ZIP, tar and 7z
+// (confinement and limits, the drop reader, the staging writer, content classes and
+// type detection, their arguments and verdicts). AirlockArchive: the archive decoder (the ZIP, tar and 7z
 // readers, libarchive, gzip by ISA-L). AirlockKeyed: the keyed-archive decoder.
 // AirlockCore: the supervisor (intake, reports, configuration). AirlockWatcher: the
 // daemon around it. AirlockPublisher: `airlock publish`, the journal's outcomes to
 // NATS JetStream (airlock execs airlock-publisher, the only program linking libnats).
 // Libraries: only AirlockArchive links libarchive, ISA-L and liblzma, so airlock and
 // airlock-keyed-decoder do not (make static-ldd checks); AirlockChild links libmagic,
-// which the supervisor's status and doctor use too.
+// which the supervisor's status and doctor use too, and zlib, which the content
+// classifier inflates PDF streams and Office parts with (libmagic links it already).
 // AirlockText, AirlockSystem, AirlockPolicy, AirlockFormats, AirlockChild and
 // AirlockArchive do not import Foundation, so the decoder child starts quickly and its
 // behaviour does not depend on Foundation's.
@@ -82,12 +83,17 @@ let package = Package(
             pkgConfig: "libnats",
             providers: [.apt(["libnats-dev"])]
         ),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(name: "CAirlockShims", linkerSettings: [.linkedLibrary("seccomp")]),
         .target(name: "AirlockText"),
         .target(name: "AirlockSystem", dependencies: ["AirlockText", "CAirlockShims"]),
         .target(name: "AirlockPolicy", dependencies: ["AirlockText"]),
         .target(name: "AirlockFormats"),
-        .target(name: "AirlockChild", dependencies: ["AirlockPolicy", "AirlockSystem", "AirlockText", "CMagic"]),
+        .target(name: "AirlockChild", dependencies: ["AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CMagic", "CZlib"]),
         .target(name: "AirlockArchive", dependencies: [
             "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CArchive", "CIsal", "CLzma",
         ]),

@@ -1,17 +1,20 @@
 import AirlockChild
+import AirlockPolicy
 
-/// The archive decoder's typed scan: the detector and the typing sink are the
-/// children's shared machinery, the scan is the archive code's.
+/// The archive decoder's inspecting scan: the classifier, the detector and
+/// their sinks are the children's shared machinery, the scan is the archive code's.
 extension ContentTypes {
-    /// Runs `scan` into `sink`, through a typing sink when there is a detector.
+    /// Runs `scan` into `sink` through a classifying sink, and a typing sink
+    /// when there is a detector: the outcome, the types and the classified files.
     static func scan<Sink: EntrySink>(_ scan: inout ArchiveScan, into sink: Sink,
-                                      detector: ContentTypeDetector?) -> (ScanOutcome, [(String, String)]?) {
+                                      detector: ContentTypeDetector?) -> (ScanOutcome, [(String, String)]?, [ClassifiedEntry]) {
         guard let detector else {
-            var plain = sink
-            return (scan.run(into: &plain), nil)
+            var classifying = ClassifyingSink(sink)
+            let outcome = scan.run(into: &classifying)
+            return (outcome, nil, classifying.classified)
         }
-        var typing = TypingSink(sink, detector: detector)
-        let outcome = scan.run(into: &typing)
-        return (outcome, typing.escapedTypes)
+        var classifying = ClassifyingSink(TypingSink(sink, detector: detector))
+        let outcome = scan.run(into: &classifying)
+        return (outcome, classifying.inner.escapedTypes, classifying.classified)
     }
 }

@@ -88,19 +88,20 @@ extension DecoderChild {
         scan.reportsProgress = request.progress
         let outcome: ScanOutcome
         var types: [(String, String)]?
+        var classes: [ClassifiedEntry]
         if request.inspect {
-            (outcome, types) = ContentTypes.scan(&scan, into: DiscardingSink(), detector: detector)
+            (outcome, types, classes) = ContentTypes.scan(&scan, into: DiscardingSink(), detector: detector)
         } else {
             var writer = StagingWriter(root: Confinement.stagingDescriptor, policy: request.policy)
             writer.announcesLargeFiles = true
-            (outcome, types) = ContentTypes.scan(&scan, into: writer, detector: detector)
+            (outcome, types, classes) = ContentTypes.scan(&scan, into: writer, detector: detector)
         }
         if let error = outcome.systemError { return failure(error, while: outcome.failedWhile) }
         let detected = types?.map { DetectedType(entry: $0.0, type: $0.1) }
         guard let violation = outcome.findings.worst else {
             return VerdictMessage(.accepted(VerdictMessage.Accepted(files: outcome.files, directories: outcome.directories,
                                                                     entries: Int64(outcome.entries), bytesWritten: outcome.bytesWritten)),
-                                  types: detected)
+                                  types: detected, classes: classes)
         }
         return VerdictMessage(.rejected(VerdictMessage.Rejected(
             reason: violation.reason.rawValue, detail: violation.detail, entry: violation.entry.map { EscapedName($0).text },

@@ -68,7 +68,7 @@ package enum ForgedStaging {
             CurrentProcess.abort()
         }
         let message = VerdictMessage(.accepted(VerdictMessage.Accepted(files: 1, directories: 0, entries: 1, bytesWritten: Int64(size))),
-                                     types: [DetectedType(entry: "big.bin", type: "text/plain")])
+                                     types: [DetectedType(entry: "big.bin", type: "text/plain")], classes: [])
         try? Confinement.resultDescriptor.writeAll(Array(message.jsonText.utf8))
         CurrentProcess.exit(0)
     }
@@ -90,7 +90,7 @@ package enum ForgedStaging {
             bytes += Int64(content.count)
         }
         let message = VerdictMessage(.accepted(VerdictMessage.Accepted(
-            files: Int64(files.count), directories: 0, entries: Int64(files.count), bytesWritten: bytes)))
+            files: Int64(files.count), directories: 0, entries: Int64(files.count), bytesWritten: bytes)), classes: [])
         try? Confinement.resultDescriptor.writeAll(Array(message.jsonText.utf8))
         CurrentProcess.exit(0)
     }

@@ -24,11 +24,28 @@ public enum DetectedTypes {
     }
 }
 
+/// The content classes a decoder child gave the files it wrote: only those
+/// with a class are listed.
+public enum DetectedClasses {
+    /// nil when the verdict has none (a child that did not classify).
+    static func from(_ read: Result<VerdictMessage, VerdictMessage.ReadFailure>) -> [ClassifiedEntry]? {
+        guard case .success(let message) = read else { return nil }
+        return message.classes
+    }
+}
+
 extension Configuration {
-    /// The content rules' verdict on an accepted decoder run's types, as `run`
-    /// and `inspect` both reach it; nil when they pass.
-    func contentRejection(files: Int64, types: [(entry: String, type: String)]?) -> Rejection? {
-        guard content.detectTypes else { return nil }
+    /// The content rules' verdict on an accepted decoder run's classes and
+    /// types, as `run` and `inspect` both reach it; nil when they pass. Classes
+    /// are judged first: they need no libmagic and say more.
+    func contentRejection(files: Int64, types: [(entry: String, type: String)]?, classes: [ClassifiedEntry]?) -> Rejection? {
+        guard let classes, classes.count <= files else {
+            return Rejection(.decoderFailed, "the decoder gave no content classes for its \(files) files")
+        }
+        if let violation = content.policy.judge(classes: classes) {
+            return Rejection(violation.reason, violation.detail, entry: violation.entry.map { String(decoding: $0, as: UTF8.self) })
+        }
+        guard content.runsLibmagic else { return nil }
         guard let types, types.count == files else {
             return Rejection(.decoderFailed, "the decoder named the types of \(types?.count ?? 0) of \(files) files")
         }
@@ -43,8 +60,8 @@ extension Intake {
     /// nil when the drop may be committed, otherwise the verdict (staging is then
     /// removed). Run before the commit so that nothing half-judged reaches the outbox.
     func judgeContent(_ claim: Claim, staging: FileDescriptor, audit: StagingAudit.Totals,
-                      types: [(entry: String, type: String)]?) throws(SystemError) -> DropOutcome.Verdict? {
-        guard let verdict = contentVerdict(staging, files: audit.files, types: types) else { return nil }
+                      types: [(entry: String, type: String)]?, classes: [ClassifiedEntry]?) throws(SystemError) -> DropOutcome.Verdict? {
+        guard let verdict = contentVerdict(staging, files: audit.files, types: types, classes: classes) else { return nil }
         try layout.staging.removeTree(claim.idBytes)
         if case .rejected(var rejection) = verdict {
             rejection.bytesWritten = audit.bytes
@@ -53,9 +70,9 @@ extension Intake {
         return verdict
     }
 
-    private func contentVerdict(_ staging: FileDescriptor, files: Int64,
-                                types: [(entry: String, type: String)]?) -> DropOutcome.Verdict? {
-        if let rejection = configuration.contentRejection(files: files, types: types) { return .rejected(rejection) }
+    private func contentVerdict(_ staging: FileDescriptor, files: Int64, types: [(entry: String, type: String)]?,
+                                classes: [ClassifiedEntry]?) -> DropOutcome.Verdict? {
+        if let rejection = configuration.contentRejection(files: files, types: types, classes: classes) { return .rejected(rejection) }
         guard let client = configuration.scan.client else { return nil }
         let result: StagingScan.Result
         do {

@@ -2,9 +2,11 @@ import AirlockChild
 import AirlockSystem
 
 /// Whether what the content rules need works right now, for `status` and
-/// `doctor`: the magic database loads, and clamd answers PING.
+/// `doctor`: which classes are denied, whether libmagic runs (and why) and its
+/// database loads, and clamd answers PING.
 public struct ContentHealth: Sendable {
-    /// One line each, keyed `types` and `scanning`.
+    /// One line each, keyed `classes`, `types` and `scanning`.
+    public let classes: String
     public let types: String
     public let scanning: String
     /// False when drops will wait for either.
@@ -13,16 +15,18 @@ public struct ContentHealth: Sendable {
     public static func check(_ configuration: Configuration) -> ContentHealth {
         var healthy = true
         let types: String
-        if !configuration.content.detectTypes {
-            types = "off (content.detect_types is false)"
-        } else {
+        let denied = configuration.content.policy.denyClasses.sorted().map(\.rawValue)
+        let classes = "always given; " + (denied.isEmpty ? "content.deny_classes denies none" : "content.deny_classes denies " + denied.joined(separator: ", "))
+        if let reason = configuration.content.libmagicReason {
             do {
                 _ = try ContentTypeDetector(database: configuration.content.magicDatabase)
-                types = "libmagic, database \(configuration.content.magicDatabase) loads"
+                types = "libmagic runs (\(reason)), database \(configuration.content.magicDatabase) loads"
             } catch {
                 healthy = false
                 types = "DOWN: \(error); drops wait"
             }
+        } else {
+            types = "libmagic does not run (no rule names MIME types and content.detect_types is false): no mime_type in manifests"
         }
         let scanning: String
         if let client = configuration.scan.client {
@@ -36,6 +40,6 @@ public struct ContentHealth: Sendable {
         } else {
             scanning = "off (no scan.clamd_socket)"
         }
-        return ContentHealth(types: types, scanning: scanning, healthy: healthy)
+        return ContentHealth(classes: classes, types: types, scanning: scanning, healthy: healthy)
     }
 }

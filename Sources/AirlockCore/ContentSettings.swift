@@ -2,11 +2,13 @@ import AirlockChild
 import AirlockPolicy
 import Foundation
 
-/// The `content` section: type detection in the decoder children and the rules
+/// The `content` section: content classes (always given, in the decoder
+/// children), the rules on them, MIME type detection by libmagic and the rules
 /// judged on the detected types.
 public struct ContentSettings: Sendable, Equatable {
-    /// Name every file's type with libmagic (the types reach the journal and reports).
-    public var detectTypes = true
+    /// Name every file's type with libmagic even when no rule needs it (the types
+    /// reach the journal, reports and manifests).
+    public var detectTypes = false
     /// libmagic's compiled database (Debian's `libmagic-mgc`).
     public var magicDatabase = "/usr/lib/file/magic.mgc"
     /// The extension table for `extension_must_match` (Debian's `media-types`).
@@ -17,7 +19,18 @@ public struct ContentSettings: Sendable, Equatable {
 
     public init() {}
 
-    /// The argument that tells a decoder child where the database is; none when detection is off.
+    /// Whether libmagic runs: a rule names MIME types, or `detect_types` asks for them.
+    public var runsLibmagic: Bool { detectTypes || policy.usesTypes }
+
+    /// What runs libmagic, in words, for `status` and `doctor`; nil when it does not run.
+    public var libmagicReason: String? {
+        var rules: [String] = []
+        if !policy.allow.isEmpty { rules.append("content.allow") }
+        if !policy.deny.isEmpty { rules.append("content.deny") }
+        if policy.extensionTypes != nil { rules.append("content.extension_must_match") }
+        if !rules.isEmpty { return rules.joined(separator: ", ") + " name MIME types" }
+        return detectTypes ? "content.detect_types is true" : nil
+    }
 }
 
 /// The `scan` section: virus scanning through clamd.
@@ -42,6 +55,8 @@ extension Configuration {
 
     /// The non-numeric keys of `content`.
     mutating func readContentKeys(_ reader: inout ObjectReader) throws(ConfigurationError) {
+        // Rules naming MIME types run libmagic whatever this says (the file airlock init
+        // writes says false, and a profile with rules is merged into it).
         content.detectTypes = try reader.bool("detect_types") ?? content.detectTypes
         for (key, keyPath) in [("magic_database", \ContentSettings.magicDatabase), ("mime_types", \.mimeTypes)] {
             guard let path = try reader.string(key) else { continue }
@@ -53,15 +68,26 @@ extension Configuration {
         content.policy.allow = try Configuration.patterns(&reader, "allow")
         content.policy.deny = try Configuration.patterns(&reader, "deny")
         content.extensionMustMatch = try reader.bool("extension_must_match") ?? false
-        if content.policy.isActive || content.extensionMustMatch, !content.detectTypes {
-            throw ConfigurationError("content.detect_types: must be true while content.allow, content.deny or content.extension_must_match is set")
-        }
+        content.policy.denyClasses = try Configuration.classes(&reader)
         if content.extensionMustMatch {
             guard let data = FileManager.default.contents(atPath: content.mimeTypes) else {
                 throw ConfigurationError("content.mime_types: \(content.mimeTypes) cannot be read (Debian's media-types package provides it)")
             }
             content.policy.extensionTypes = ExtensionTypes(text: String(decoding: data, as: UTF8.self))
         }
+    }
+
+    private static func classes(_ reader: inout ObjectReader) throws(ConfigurationError) -> Set<ContentClass> {
+        guard let list = try reader.stringArray("deny_classes") else { return [] }
+        var classes = Set<ContentClass>()
+        for text in list {
+            guard let found = ContentClass(rawValue: text) else {
+                let known = ContentClass.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                throw ConfigurationError("content.deny_classes: \(JSONObjectWriter.quote(text)) is not a content class (\(known))")
+            }
+            classes.insert(found)
+        }
+        return classes
     }
 
     private static func patterns(_ reader: inout ObjectReader, _ key: String) throws(ConfigurationError) -> [MediaPattern] {
@@ -94,6 +120,7 @@ extension Configuration {
             "\"allow\": [\(content.policy.allow.map { JSONObjectWriter.quote($0.text) }.joined(separator: ", "))]",
             "\"deny\": [\(content.policy.deny.map { JSONObjectWriter.quote($0.text) }.joined(separator: ", "))]",
             "\"extension_must_match\": \(content.extensionMustMatch)",
+            "\"deny_classes\": [\(content.policy.denyClasses.sorted().map { JSONObjectWriter.quote($0.rawValue) }.joined(separator: ", "))]",
         ]
     }
 

@@ -52,7 +52,11 @@ struct DecoderProcess {
         }
     }
 
-    static let maxOutputBytes = 64 * 1024
+    /// The most a child may write to its result pipe: its verdict lists the
+    /// types and content classes of up to `policy.max_entries` files by escaped
+    /// name (at the default 1,000 entries of paths up to 1,024 bytes, at worst
+    /// about 9 MiB); a child writing more is misbehaving.
+    static let maxOutputBytes = 16 << 20
 
     /// - Parameters:
     ///   - progress: called with (bytes of the drop read, drop size) as the
@@ -184,7 +188,7 @@ struct DecoderProcess {
         var output: [UInt8] = []
         var timedOut = false
         var taken: Int64?
-        var chunk = [UInt8](repeating: 0, count: 4096)
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         reading: while true {
             let now = monotonicNanoseconds()
             guard now < deadline else { timedOut = true; break }
@@ -201,7 +205,11 @@ struct DecoderProcess {
                 break reading
             }
             output += chunk[0..<n]
-            output = Self.takeNotices(output, progress: progress, written: written, taken: { taken = taken ?? $0 })
+            // Notices come before the verdict; once the output starts with
+            // anything else, the rest is the verdict and is not looked at again.
+            if Self.mayStartWithNotice(output) {
+                output = Self.takeNotices(output, progress: progress, written: written, taken: { taken = taken ?? $0 })
+            }
         }
         if timedOut { child.signal(.kill) }
         let (termination, maxRSS) = try child.wait()
@@ -216,6 +224,13 @@ extension DecoderProcess {
     }
 
     static let progressPrefix = Array(#"{"progress":"#.utf8)
+
+    /// Whether `output` starts with a notice, or with too few bytes to tell.
+    static func mayStartWithNotice(_ output: [UInt8]) -> Bool {
+        [progressPrefix, WrittenFileNotice.prefix, TakenNotice.prefix].contains { prefix in
+            output.count < prefix.count ? prefix.starts(with: output) : output.starts(with: prefix)
+        }
+    }
 
     /// Removes complete notice lines from the front of `output`: each
     /// `{"progress":N,"total":M}` goes to `progress`, each `WrittenFileNotice` to

@@ -47,7 +47,8 @@ public struct Inspection {
             switch DecoderVerdict.interpret(run, timeoutSeconds: configuration.decoderTimeoutSeconds) {
             case .accepted(let files, let bytes):
                 // The content rules too; virus scanning needs staging, which inspect never writes.
-                if var rejection = configuration.contentRejection(files: files, types: DetectedTypes.from(run.message)) {
+                if var rejection = configuration.contentRejection(files: files, types: DetectedTypes.from(run.message),
+                                                                 classes: DetectedClasses.from(run.message)) {
                     rejection.format = format.name
                     return .rejected(rejection)
                 }

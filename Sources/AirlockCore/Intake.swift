@@ -185,6 +185,8 @@ public final class Intake: Sendable {
         var uploader: Uploader?
         /// Each file's detected type, when the decoder named them.
         var types: [(entry: String, type: String)]?
+        /// The files with content classes, as the decoder gave them.
+        var classes: [ClassifiedEntry]?
         /// The decoder child's peak resident set size, when one ran.
         var decoderMaxRSSKiB: Int64?
     }
@@ -334,6 +336,7 @@ public final class Intake: Sendable {
         let after = try drop.status()
         var verdict = DecoderVerdict.interpret(run, timeoutSeconds: configuration.decoderTimeoutSeconds)
         context.types = DetectedTypes.from(run.message)
+        context.classes = DetectedClasses.from(run.message)
         if !after.isUnchanged(comparedTo: before) {
             // Whatever the decoder concluded, it concluded about bytes that are no longer the drop's.
             verdict = .rejected(Rejection(.changedDuringIngest, "the drop changed while it was decoded"))
@@ -374,12 +377,13 @@ public final class Intake: Sendable {
             return .rejected(Rejection(.decoderFailed,
                 "the decoder reported \(files) files and \(bytes) bytes, staging holds \(audit.files) and \(audit.bytes)"))
         }
-        if let stop = try judgeContent(claim, staging: staging, audit: audit, types: context.types) { return stop }
+        if let stop = try judgeContent(claim, staging: staging, audit: audit, types: context.types, classes: context.classes) { return stop }
         do {
             // The manifest names the drop's hash: wait for it (computed beside the decoder).
             context.sha256 = awaitHash()
             try Manifest.write(into: staging, Manifest.Drop(id: claim.id, name: claim.dropName, format: format.name, size: context.size,
-                                                            sha256: context.sha256, uploader: context.uploader, types: context.types),
+                                                            sha256: context.sha256, uploader: context.uploader, types: context.types,
+                                                            classes: context.classes),
                                policy: policy, modes: configuration.outboxModes, fsyncEach: configuration.sync == .fsync,
                                early: early)
             let output = try commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)

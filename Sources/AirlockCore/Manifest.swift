@@ -3,8 +3,9 @@ import AirlockSystem
 import AirlockText
 
 /// `.airlock:manifest.json` in every accepted outbox entry: every file's path,
-/// size, SHA-256 and detected type, and the drop's id, name, size, hash and
-/// uploader.
+/// size, SHA-256, content classes (airlock's structural verdict, always) and
+/// MIME type (libmagic's description, only where libmagic ran), and the drop's
+/// id, name, size, hash and uploader.
 ///
 /// It is written into staging after the audit and before the rename that
 /// commits the entry, so the entry and its manifest appear in the outbox in one
@@ -15,7 +16,8 @@ import AirlockText
 /// `memos.json`.
 public enum Manifest {
     public static let name: [UInt8] = Array(".airlock:manifest.json".utf8)
-    public static let version: Int64 = 1
+    /// 2: `classes` on every file; `mime_type` only where libmagic ran.
+    public static let version: Int64 = 2
 
     /// What the manifest says about the drop.
     struct Drop {
@@ -26,6 +28,7 @@ public enum Manifest {
         let sha256: String?
         let uploader: Uploader?
         let types: [(entry: String, type: String)]?
+        let classes: [ClassifiedEntry]?
     }
 
     /// Gives `staging` (already audited) the outbox's modes and group and writes
@@ -46,6 +49,7 @@ public enum Manifest {
         if let sha256 = drop.sha256 { json.add("sha256", sha256) }
         drop.uploader?.add(to: &json)
         let types = Dictionary((drop.types ?? []).map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first })
+        let classes = Dictionary((drop.classes ?? []).map { ($0.entry, $0.classes) }, uniquingKeysWith: { first, _ in first })
         var files: [(path: [[UInt8]], file: JSONObjectWriter)] = []
         try modes.apply(to: staging, fsyncEach: fsyncEach) { (path, directory, regular) throws(SystemError) in
             // The files of each directory are hashed together, on every processor.
@@ -57,6 +61,7 @@ public enum Manifest {
                 file.add("entry", shown)
                 file.add("entry_size", status.size)
                 if let sha256 { file.add("sha256", sha256) }
+                file.add("classes", strings: (classes[shown] ?? []).sorted().map(\.rawValue))
                 if let type = types[shown] { file.add("mime_type", type) }
                 files.append((inner.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init), file))
             }

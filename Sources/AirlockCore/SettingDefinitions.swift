@@ -1,3 +1,5 @@
+import AirlockPolicy
+
 /// One key of airlock.json that is not a number: its name, the type of value
 /// it takes and the values accepted. With `NumericSetting` this is the whole
 /// list of keys: the parser reads each choice's values from it, and tests hold
@@ -53,6 +55,7 @@ extension Configuration {
         SettingDefinition("content.allow", .list, "MIME patterns: `type/subtype`, `type/*`, `*/*`"),
         SettingDefinition("content.deny", .list, "MIME patterns"),
         SettingDefinition("content.extension_must_match", .boolean),
+        SettingDefinition("content.deny_classes", .list, "content classes: " + ContentClass.allCases.map { "`\"\($0.rawValue)\"`" }.joined(separator: ", ")),
         SettingDefinition("scan.clamd_socket", .text, "`\"\"` or an absolute path of at most 107 bytes"),
         SettingDefinition("zip.legacy_encoding", .text, "an encoding name glibc's iconv knows (`iconv --list`), no `//` suffix"),
         SettingDefinition("tar.legacy_encoding", .text, "`\"\"` or an encoding name as above"),

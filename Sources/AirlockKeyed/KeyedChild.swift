@@ -96,13 +96,17 @@ public enum KeyedChild {
         }
         // Renders are typed like extracted files, from the bytes about to be written.
         let types = detector.map { detector in files.map { ($0.0, detector.type(of: [UInt8]($0.1.prefix(ContentTypeDetector.headBytes)))) } }
+        let classes = files.compactMap { (name, data) -> ClassifiedEntry? in
+            let found = ContentClasses.of(name: Array(name.utf8), bytes: [UInt8](data))
+            return found.isEmpty ? nil : ClassifiedEntry(entry: EscapedName(Array(name.utf8)).text, classes: found)
+        }
         if inspect {
             do {
                 try MemoRendering.verify(files[0].1, memos, asArray: asArray)
             } catch {
                 return rejected(.decoderFailed, "the rendered record did not read back: \(error)")
             }
-            return accepted(files: files.count, bytes: files.reduce(0) { $0 + Int64($1.1.count) }, memos: memos.count, types: types)
+            return accepted(files: files.count, bytes: files.reduce(0) { $0 + Int64($1.1.count) }, memos: memos.count, types: types, classes: classes)
         }
         let written: Int64
         do {
@@ -112,12 +116,13 @@ public enum KeyedChild {
         } catch {
             return rejected(.decoderFailed, "the rendered record did not read back: \(error)")
         }
-        return accepted(files: files.count, bytes: written, memos: memos.count, types: types)
+        return accepted(files: files.count, bytes: written, memos: memos.count, types: types, classes: classes)
     }
 
-    private static func accepted(files: Int, bytes: Int64, memos: Int, types: [(String, String)]?) -> VerdictMessage {
+    private static func accepted(files: Int, bytes: Int64, memos: Int, types: [(String, String)]?,
+                                 classes: [ClassifiedEntry]) -> VerdictMessage {
         VerdictMessage(.accepted(VerdictMessage.Accepted(files: Int64(files), directories: 0, entries: Int64(memos), bytesWritten: bytes)),
-                       types: types?.map { DetectedType(entry: $0.0, type: $0.1) })
+                       types: types?.map { DetectedType(entry: $0.0, type: $0.1) }, classes: classes)
     }
 
     /// Writes each file into staging with the staging writer; the bytes written.

@@ -51,11 +51,15 @@ public struct ContentPolicy: Sendable, Equatable {
     public var deny: [MediaPattern] = []
     /// nil: extensions are not compared with content.
     public var extensionTypes: ExtensionTypes?
+    /// Classes no file may have (`content.deny_classes`); judged without libmagic.
+    public var denyClasses: Set<ContentClass> = []
 
     public init() {}
 
-    /// Whether any rule looks at types at all.
+    /// Whether any rule looks at MIME types at all.
     public var isActive: Bool { !allow.isEmpty || !deny.isEmpty || extensionTypes != nil }
+    /// Whether a rule needs libmagic's MIME types (the classes do not).
+    public var usesTypes: Bool { isActive }
 
     /// The violation to report for these files, or nil. Every file is judged and
     /// the worst kept (`Findings`), so the verdict does not depend on entry order.

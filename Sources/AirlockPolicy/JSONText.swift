@@ -22,6 +22,11 @@ public struct JSONObjectWriter: Sendable {
         fields.append(JSONObjectWriter.quote(key) + ":[" + objects.map(\.text).joined(separator: ",") + "]")
     }
 
+    /// An array of strings, in the order given.
+    public mutating func add(_ key: String, strings values: [String]) {
+        fields.append(JSONObjectWriter.quote(key) + ":[" + values.map(JSONObjectWriter.quote).joined(separator: ",") + "]")
+    }
+
     /// A nested object of string values, in the order given.
     public mutating func add(_ key: String, strings pairs: [(String, String)]) {
         let body = pairs.map { JSONObjectWriter.quote($0.0) + ":" + JSONObjectWriter.quote($0.1) }.joined(separator: ",")

@@ -8,17 +8,23 @@
 /// refused rather than half-believed.
 public struct VerdictMessage: Sendable, Equatable {
     /// The version this build writes and the only one it reads.
-    public static let currentVersion: Int64 = 1
+    /// 2: an accepted verdict carries every staged file's content classes.
+    public static let currentVersion: Int64 = 2
 
     /// Escaped entry name and MIME type, for the content rules; nil when types were not detected.
     public var types: [DetectedType]?
+    /// The files with at least one content class, sorted by entry; nil from a
+    /// child that did not classify (a verdict other than acceptance, or a fault).
+    public var classes: [ClassifiedEntry]?
     public var outcome: Outcome
     /// What confinement the child was granted; nil only from a test fault that reports before confining.
     public var confinement: ConfinementFields?
 
-    public init(_ outcome: Outcome, types: [DetectedType]? = nil, confinement: ConfinementFields? = nil) {
+    public init(_ outcome: Outcome, types: [DetectedType]? = nil, classes: [ClassifiedEntry]? = nil,
+                confinement: ConfinementFields? = nil) {
         self.outcome = outcome
         self.types = types
+        self.classes = classes
         self.confinement = confinement
     }
 

@@ -4,7 +4,7 @@
 /// missing or of the wrong type.
 extension VerdictMessage: Decodable {
     public enum Key: String, CodingKey {
-        case version, types, verdict, reason, detail, entry, index, files, directories, entries, stage, errno
+        case version, types, classes, verdict, reason, detail, entry, index, files, directories, entries, stage, errno
         case otherEntry = "other_entry", bytesWritten = "bytes_written"
         case confineMicroseconds = "confine_microseconds", confinement
         case addressSpaceBytes = "limit_as", cpuSeconds = "limit_cpu", openFiles = "limit_nofile", fileSizeBytes = "limit_fsize"
@@ -32,6 +32,7 @@ extension VerdictMessage: Decodable {
         var json = JSONObjectWriter()
         json.add(Key.version, VerdictMessage.currentVersion)
         if let types { json.add(Key.types.rawValue, strings: types.map { ($0.entry, $0.type) }) }
+        if let classes { json.add(Key.classes.rawValue, strings: classes.map { ($0.entry, ContentClass.text($0.classes)) }) }
         json.add(Key.verdict, outcome.name)
         outcome.write(to: &json)
         confinement?.write(to: &json)
@@ -45,9 +46,17 @@ extension VerdictMessage: Decodable {
         let types = try fields.decodeIfPresent([String: String].self, forKey: .types).map { table in
             table.map { DetectedType(entry: $0.key, type: $0.value) }.sorted { $0.entry.utf8.lexicographicallyPrecedes($1.entry.utf8) }
         }
+        let classes = try fields.decodeIfPresent([String: String].self, forKey: .classes).map { table in
+            try table.map { (entry, text) throws -> ClassifiedEntry in
+                guard let classes = ContentClass.parse(text), !classes.isEmpty else {
+                    throw DecodingError.dataCorruptedError(forKey: Key.classes, in: fields, debugDescription: "not content classes: \(text)")
+                }
+                return ClassifiedEntry(entry: entry, classes: classes)
+            }.sorted { $0.entry.utf8.lexicographicallyPrecedes($1.entry.utf8) }
+        }
         let outcome = try Outcome(fields)
         let confinement = try fields.contains(.landlockState) ? ConfinementFields(fields) : nil
-        self.init(outcome, types: types, confinement: confinement)
+        self.init(outcome, types: types, classes: classes, confinement: confinement)
     }
 }
 

@@ -55,7 +55,7 @@ extension CommandRunner {
                 \(state.required ? "required (decoder.confinement)" : "best-effort (decoder.confinement)")
                 """)
             if let problems = found.problems { print("problems:      \(problems)") }
-            print("types:         \(content.types)\nscanning:      \(content.scanning)")
+            print("classes:       \(content.classes)\ntypes:         \(content.types)\nscanning:      \(content.scanning)")
             print("completion:    " + ProducerFileAccess.describe(configuration.watch.completion))
             print("capabilities:  " + capabilityLine(held, configuration.watch.completion))
             if let publish = configuration.publish {
@@ -102,6 +102,7 @@ extension CommandRunner {
         line.add("completion", configuration.watch.completion.rawValue)
         line.add("cap_lease", held?.holds(Capabilities.lease) ?? false)
         line.add("cap_dac_read_search", held?.holds(Capabilities.dacReadSearch) ?? false)
+        line.add("content_classes", content.classes)
         line.add("type_detection", content.types)
         line.add("scanning", content.scanning)
         if let publish = configuration.publish { line.add("publish_subjects", publish.subject(event: "*")) }

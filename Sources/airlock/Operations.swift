@@ -181,7 +181,7 @@ enum Operations {
             lines.append("decoders:      CANNOT BE STARTED since \(failing.since): \(failing.detail); drops wait, claimed, and are retried")
         }
         let content = ContentHealth.check(configuration)
-        lines += ["types:         \(content.types)", "scanning:      \(content.scanning)"]
+        lines += ["classes:       \(content.classes)", "types:         \(content.types)", "scanning:      \(content.scanning)"]
         return lines
     }
 }

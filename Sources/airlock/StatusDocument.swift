@@ -87,6 +87,7 @@ struct StatusDocument: Encodable {
     }
 
     struct Content: Encodable {
+        let content_classes: String
         let type_detection: String
         let scanning: String
     }
@@ -134,7 +135,7 @@ struct StatusDocument: Encodable {
             DaemonConfinement(landlock_state: $0.landlock, seccomp_state: $0.seccomp, problems: $0.problems,
                               decoders_withheld: $0.withholdsDecoding)
         }
-        self.content = Content(type_detection: content.types, scanning: content.scanning)
+        self.content = Content(content_classes: content.classes, type_detection: content.types, scanning: content.scanning)
         publish = status.publish.map {
             Publish(lag_records: $0.records, published: $0.progress?.published, failures: $0.progress?.failures,
                     last_error: $0.progress?.lastError, publisher_updated: $0.progress?.updated, problem: $0.problem)

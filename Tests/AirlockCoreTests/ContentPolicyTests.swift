@@ -92,6 +92,10 @@ struct ContentPolicyTests {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("etc").appendingPathComponent(name)
         let configuration = try Configuration(json: Data(contentsOf: url))
-        #expect(configuration.content.policy.isActive)
+        let denied: Set<ContentClass> = name == "content-no-executables.json" ? [.executable, .script, .macroDocument]
+            : [.executable, .script, .macroDocument, .activeContent]
+        #expect(configuration.content.policy.denyClasses == denied)
+        // no-executables judges by class alone, so libmagic does not run for it.
+        #expect(configuration.content.runsLibmagic == (name != "content-no-executables.json"))
     }
 }

@@ -15,6 +15,7 @@ struct VerdictMessageTests {
     static let messages: [VerdictMessage] = [
         VerdictMessage(.accepted(.init(files: 3, directories: 1, entries: 4, bytesWritten: 1234)),
                        types: [DetectedType(entry: "a.txt", type: "text/plain"), DetectedType(entry: "b\\x01.png", type: "image/png")],
+                       classes: [ClassifiedEntry(entry: "run.sh", classes: [.script, .executable])],
                        confinement: confinement),
         VerdictMessage(.accepted(.init(files: 0, directories: 0, entries: 0, bytesWritten: 0))),
         VerdictMessage(.rejected(.init(reason: "unsafe-path", detail: "'..' path component", entry: "../x", otherEntry: "y \"q\"",
@@ -53,7 +54,7 @@ struct VerdictMessageTests {
     }
 
     static let acceptedFields: [(String, String)] = [
-        ("version", "1"), ("verdict", "\"accepted\""), ("files", "2"), ("directories", "0"), ("entries", "2"), ("bytes_written", "10"),
+        ("version", "2"), ("verdict", "\"accepted\""), ("files", "2"), ("directories", "0"), ("entries", "2"), ("bytes_written", "10"),
     ]
 
     @Test("every kind of verdict decodes to the value that was encoded", arguments: messages)
@@ -63,12 +64,13 @@ struct VerdictMessageTests {
 
     @Test("the encoding is pinned: version first, the fields in the order the supervisor has always been sent them")
     func pinnedBytes() {
-        #expect(Self.messages[0].jsonText == #"{"version":1,"types":{"a.txt":"text/plain","b\\x01.png":"image/png"},"#
+        #expect(Self.messages[0].jsonText == #"{"version":2,"types":{"a.txt":"text/plain","b\\x01.png":"image/png"},"#
+            + #""classes":{"run.sh":"executable script"},"#
             + #""verdict":"accepted","files":3,"directories":1,"entries":4,"bytes_written":1234,"#
             + #""landlock_abi":4,"landlock":1,"seccomp":0,"landlock_state":"in-force","seccomp_state":"refused","#
             + #""confinement_problems":"seccomp: EPERM"}"#)
         #expect(Self.messages[3].jsonText
-            == #"{"version":1,"verdict":"rejected","reason":"file-too-large","detail":"the kernel refused a write"}"#)
+            == #"{"version":2,"verdict":"rejected","reason":"file-too-large","detail":"the kernel refused a write"}"#)
         #expect(ListedEntry(entry: "a", entryType: "file", entrySize: 1, linkTarget: "b", encrypted: true).jsonText
             == #"{"encrypted":true,"entry":"a","entry_size":1,"entry_type":"file","link_target":"b"}"#)
     }
@@ -86,7 +88,7 @@ struct VerdictMessageTests {
     }
 
     @Test("a verdict of another version is refused and defers the drop: the decoder on disk is of another build",
-          arguments: ["0", "2", "-1", "9000"])
+          arguments: ["0", "1", "3", "-1", "9000"])
     func unknownVersion(_ version: String) throws {
         var fields = Self.acceptedFields
         fields[0].1 = version
@@ -115,10 +117,17 @@ struct VerdictMessageTests {
     }
 
     @Test("a verdict without a version, or with one that is not an integer, is unreadable",
-          arguments: [nil, "\"1\"", "1.5", "true", "null"])
+          arguments: [nil, "\"2\"", "2.5", "true", "null"])
     func malformedVersion(_ version: String?) {
         var fields = Array(Self.acceptedFields.dropFirst())
         if let version { fields.insert(("version", version), at: 0) }
+        #expect(Self.interpret(Self.object(fields)) == .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
+    }
+
+    @Test("classes that are not content classes make the verdict unreadable", arguments: ["\"program\"", "\"script script\"", "\"\"", "[\"script\"]"])
+    func unknownClasses(_ value: String) {
+        var fields = Self.acceptedFields
+        fields.insert(("classes", "{\"a\":" + value + "}"), at: 1)
         #expect(Self.interpret(Self.object(fields)) == .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
     }
 
@@ -153,12 +162,12 @@ struct VerdictMessageTests {
              ("seccomp_state", "\"in-force\"")],
           ])
     func illTyped(_ fields: [(String, String)]) {
-        let text = Self.object([("version", "1")] + fields)
+        let text = Self.object([("version", "2")] + fields)
         #expect(throws: (any Error).self) { try Self.decode(text) }
         #expect(Self.interpret(text) == .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
     }
 
-    @Test("what is not a JSON object at all is unreadable", arguments: ["", "[]", "1", "{\"version\":1", "{\"version\":1}{}"])
+    @Test("what is not a JSON object at all is unreadable", arguments: ["", "[]", "1", "{\"version\":2", "{\"version\":2}{}"])
     func notAnObject(_ text: String) {
         #expect(Self.interpret(text) == .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
     }

@@ -14,6 +14,7 @@ struct ContentTypeTests {
     func detectedTypes(_ format: String) throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
+        try sandbox.configure("content", ["detect_types": true])
         var entries: [(name: String, data: Data)] = []
         var expected: [String: String] = [:]
         for kind in ContentTypeTests.kinds {
@@ -122,7 +123,7 @@ struct ContentTypeTests {
         try Data("this is not a magic database\n".utf8).write(to: garbage)
         let path = database == "garbage" ? garbage.path : database
         try sandbox.initialise()
-        try sandbox.configure("content", ["magic_database": path])
+        try sandbox.configure("content", ["magic_database": path, "detect_types": true])
         let archive = try ContentFiles.archive("zip", [("a.txt", try ContentFiles.sample("text").data)])
         try sandbox.drop(archive, as: "waits.zip")
         let result = try sandbox.runOnce()
@@ -146,6 +147,7 @@ struct ContentTypeTests {
     func keyedRender() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
+        try sandbox.configure("content", ["detect_types": true])
         let memo = try Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/keyed/memo-binary.plist"))
         try sandbox.drop(memo, as: "memo.plist")
         let first = try sandbox.runOnce()
@@ -157,12 +159,13 @@ struct ContentTypeTests {
         _ = try sandbox.expectRejected(try sandbox.runOnce(), "disallowed-type", entry: "memo.json", original: memo)
     }
 
-    @Test("content settings are strict: a malformed pattern or rules without detection are configuration errors")
+    @Test("content settings are strict: a malformed pattern or an unknown content class is a configuration error")
     func strictSettings() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         for (values, message) in [(["allow": ["Image/PNG"]], "content.allow"), (["deny": ["image"]], "content.deny"),
-                                  (["detect_types": false, "deny": ["image/*"]], "content.detect_types"),
+                                  (["deny_classes": ["executables"]], "content.deny_classes: \"executables\" is not a content class"),
+                                  (["deny_classes": "script"], "content.deny_classes"),
                                   (["mime_types": "/nonexistent/mime.types", "extension_must_match": true], "content.mime_types")] as [([String: Any], String)] {
             let saved = try Data(contentsOf: sandbox.root.appendingPathComponent("airlock.json"))
             try sandbox.configure("content", values)

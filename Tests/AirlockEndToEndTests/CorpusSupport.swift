@@ -51,7 +51,10 @@ struct FixtureCase: CustomTestStringConvertible, Sendable {
 /// checks the manifest's verdict with the invariants: an accepted drop's outbox
 /// entry holds exactly the manifest's files and directories, byte for byte; a
 /// rejected one leaves the original bytes and a full report in quarantine.
-func expectCorpusVerdict(_ item: FixtureCase) throws {
+/// - Parameter harmlessFiles: every file that lands must have the classes a person
+///   would give it: none for text, random bytes and empty files, `archive` for
+///   a tar held inside (pigz --zip's one entry).
+func expectCorpusVerdict(_ item: FixtureCase, harmlessFiles: Bool = false) throws {
     let sandbox = try Sandbox()
     try sandbox.initialise(policy: item.policy)
     let original = try Data(contentsOf: item.fixture)
@@ -85,6 +88,15 @@ func expectCorpusVerdict(_ item: FixtureCase) throws {
         #expect(hashes == item.files, "file contents differ")
         #expect(event["files"] as? Int == item.files.count)
         try expectSafeModes(entry, listing)
+        if harmlessFiles {
+            let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: entry.appendingPathComponent(manifestName))) as? [String: Any]
+            let files = manifest?["outbox_files"] as? [[String: Any]] ?? []
+            #expect(files.count == item.files.count)
+            for file in files {
+                let expected = (file["entry"] as? String ?? "").hasSuffix(".tar") ? ["archive"] : []
+                #expect(file["classes"] as? [String] == expected, "\(item.file): \(file["entry"] ?? "?") has classes \(file["classes"] ?? "none")")
+            }
+        }
     } else {
         #expect(event["event"] as? String == "rejected", "\(event)")
         #expect(event["reason"] as? String == item.reason, "\(event)")

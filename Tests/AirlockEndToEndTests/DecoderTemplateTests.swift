@@ -171,6 +171,8 @@ struct DecoderTemplateTests {
     func reloadReplacesTemplates() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
+        // libmagic runs only when asked: here it is, so that templates load a database.
+        try sandbox.configure("content", ["detect_types": true])
         let daemon = try RunningDaemon(sandbox, environment: Self.trace)
         let processes = TemplateProcesses(supervisor: daemon.process.processIdentifier)
         try sandbox.drop(Samples.validZip, as: "before.zip")

@@ -17,7 +17,7 @@ struct ManifestTests {
         let entry = sandbox.root.appendingPathComponent(try #require(event["output"] as? String))
         let data = try Data(contentsOf: entry.appendingPathComponent(manifestName))
         let manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(manifest["manifest_version"] as? Int == 1)
+        #expect(manifest["manifest_version"] as? Int == 2)
         for key in ["id", "drop", "sha256", "size", "uploader_uid"] {
             #expect("\(manifest[key] ?? "nil")" == "\(event[key] ?? "none")", "\(key)")
         }

@@ -71,6 +71,8 @@ struct SchemaTests {
         let schema = try FieldSchema()
         let sandbox = try Sandbox()
         try sandbox.initialise()
+        // libmagic too, so that types and mime_type are among the fields checked.
+        try sandbox.configure("content", ["detect_types": true])
         let root = ["--root", sandbox.root.path]
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         try sandbox.drop(Samples.traversalZip, as: "evil.zip")

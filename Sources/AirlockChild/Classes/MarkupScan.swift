@@ -1,0 +1,146 @@
+/// Looks through a whole file, as it streams past, for what makes markup
+/// active: a `<script` element or an `<html` document anywhere (which is how a
+/// GIF or JPEG that is also an HTML page shows itself), and in markup (HTML,
+/// XHTML, SVG, any XML) event-handler attributes (`onload=`) and `javascript:`
+/// or `vbscript:` URLs. Case is ignored, as browsers ignore it; the order in
+/// which they appear does not matter.
+struct MarkupScan {
+    private var window = CarryWindow(lookBehind: 48, lookAhead: 16)
+    private(set) var sawScript = false
+    private(set) var sawHTML = false
+    private(set) var sawSVG = false
+    private(set) var sawHandler = false
+    private(set) var sawScriptURL = false
+
+    mutating func feed(_ chunk: UnsafeRawBufferPointer) {
+        var found = Found()
+        window.feed(chunk) { found.visit($0, $1) }
+        record(found)
+    }
+
+    mutating func finish() {
+        var found = Found()
+        window.finish { found.visit($0, $1) }
+        record(found)
+    }
+
+    private mutating func record(_ found: Found) {
+        sawScript = sawScript || found.script
+        sawHTML = sawHTML || found.html
+        sawSVG = sawSVG || found.svg
+        sawHandler = sawHandler || found.handler
+        sawScriptURL = sawScriptURL || found.scriptURL
+    }
+
+    /// Whether the file is active content, given whether its head opens markup.
+    func isActive(markupHead: Bool, htmlHead: Bool) -> Bool {
+        sawScript || sawHTML || htmlHead || ((markupHead || sawSVG) && (sawHandler || sawScriptURL))
+    }
+
+    /// What one window's positions hold.
+    private struct Found {
+        var script = false, html = false, svg = false, handler = false, scriptURL = false
+
+        /// Looks at the bytes that can start a finding (`<`, `:`, `=`), skipping
+        /// eight bytes at a time where none is: most of most files.
+        mutating func visit(_ bytes: UnsafeRawBufferPointer, _ positions: Range<Int>) {
+            var index = positions.lowerBound
+            while index < positions.upperBound {
+                if positions.upperBound - index >= 8,
+                   !Found.mayHoldTrigger(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+                    index += 8
+                    continue
+                }
+                switch bytes[index] {
+                case UInt8(ascii: "<"): tag(bytes, index)
+                case UInt8(ascii: ":"): if !scriptURL { scriptURL = Found.endsWithScript(bytes, index) }
+                case UInt8(ascii: "="): if !handler { handler = Found.isHandler(bytes, index) }
+                default: break
+                }
+                index += 1
+            }
+        }
+
+        /// Whether any byte of `word` is `<`, `:` or `=` (the zero-byte test on each comparison).
+        @inline(__always) static func mayHoldTrigger(_ word: UInt64) -> Bool {
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            func has(_ byte: UInt8) -> UInt64 {
+                let folded = word ^ (ones &* UInt64(byte))
+                return (folded &- ones) & ~folded & highs
+            }
+            return has(UInt8(ascii: "<")) | has(UInt8(ascii: ":")) | has(UInt8(ascii: "=")) != 0
+        }
+
+        private mutating func tag(_ bytes: UnsafeRawBufferPointer, _ index: Int) {
+            if !script, Found.opens(bytes, index, "script") { script = true }
+            if !html, Found.opens(bytes, index, "html") { html = true }
+            if !svg, Found.opens(bytes, index, "svg") { svg = true }
+        }
+
+        /// Whether `<` at `index` opens the element `name`: the name, then a space, `>` or `/`.
+        static func opens(_ bytes: UnsafeRawBufferPointer, _ index: Int, _ name: StaticString) -> Bool {
+            let count = name.utf8CodeUnitCount
+            guard index + 1 + count < bytes.count else { return false }
+            for offset in 0..<count where ByteText.lower(bytes[index + 1 + offset]) != name.utf8Start[offset] { return false }
+            let after = bytes[index + 1 + count]
+            return ByteText.isSpace(after) || after == UInt8(ascii: ">") || after == UInt8(ascii: "/")
+        }
+
+        /// Whether the letters before a `:` end with "script" (javascript:, vbscript:),
+        /// skipping the tabs and line breaks a browser strips from a URL.
+        static func endsWithScript(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> Bool {
+            let word = Array("tpircs".utf8)
+            var matched = 0
+            var position = index - 1
+            while position >= 0, matched < word.count, index - position <= 40 {
+                let byte = ByteText.lower(bytes[position])
+                position -= 1
+                if byte == 0x09 || byte == 0x0A || byte == 0x0D { continue }
+                guard byte == word[matched] else { return false }
+                matched += 1
+            }
+            return matched == word.count
+        }
+
+        /// Whether the `=` at `index` ends an event-handler attribute: `on` and at
+        /// least two more letters, after a space, a quote or `/`, before optional spaces.
+        static func isHandler(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> Bool {
+            var position = index - 1
+            while position >= 0, ByteText.isSpace(bytes[position]) { position -= 1 }
+            let end = position
+            while position >= 0, end - position < 40, ByteText.isLetter(bytes[position]) { position -= 1 }
+            let length = end - position
+            guard length >= 4, position >= 0 else { return false }
+            let before = bytes[position]
+            guard ByteText.isSpace(before) || before == UInt8(ascii: "\"") || before == UInt8(ascii: "'") || before == UInt8(ascii: "/")
+            else { return false }
+            return ByteText.lower(bytes[position + 1]) == UInt8(ascii: "o") && ByteText.lower(bytes[position + 2]) == UInt8(ascii: "n")
+        }
+    }
+}
+
+/// How a file's head shows markup: after a byte order mark and blank space, a `<`
+/// at all, and one of the openings by which browsers sniff HTML (the WHATWG MIME
+/// sniffing standard's list, without `<!--`, which XML shares).
+enum MarkupHead {
+    static let htmlOpenings = ["!doctype html", "html", "head", "script", "iframe", "h1", "div", "font", "table", "a", "style",
+                               "title", "b", "body", "br", "p"].map { Array($0.utf8) }
+
+    static func start(_ head: [UInt8]) -> ArraySlice<UInt8> {
+        let text = head.starts(with: FileHead.byteOrderMark) ? head.dropFirst(3) : head[...]
+        return text.drop { ByteText.isSpace($0) }
+    }
+
+    static func isMarkup(_ head: [UInt8]) -> Bool { start(head).first == UInt8(ascii: "<") }
+
+    static func isHTML(_ head: [UInt8]) -> Bool {
+        let start = start(head)
+        guard start.first == UInt8(ascii: "<") else { return false }
+        let rest = start.dropFirst().prefix(16).map(ByteText.lower)
+        return htmlOpenings.contains { opening in
+            guard rest.starts(with: opening), rest.count > opening.count else { return false }
+            let after = rest[opening.count]
+            return after == UInt8(ascii: " ") || after == UInt8(ascii: ">")
+        }
+    }
+}
