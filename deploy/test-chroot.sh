@@ -55,7 +55,7 @@ mmdebstrap --variant=buildd --include="$build_depends,$toolchain_libraries" \
         runuser -u airlock -- airlock doctor >/dev/null
         cp /build/airlock/fixtures/archives/zip-deflate-valid.zip /var/lib/airlock/inbox/a.zip
         chown airlock /var/lib/airlock/inbox/a.zip
-        runuser -u airlock -- sh -c \"umask 077; airlock run --once\" | grep -q \\\"event\\\":\\\"accepted\\\"
+        setpriv --reuid=airlock --regid=airlock --init-groups --inh-caps=+lease,+dac_read_search --ambient-caps=+lease,+dac_read_search sh -c \"umask 077; airlock run --once\" | grep -q \\\"event\\\":\\\"accepted\\\"
         test -d /var/lib/airlock/outbox/a
         airlock status >/dev/null
         dpkg -P airlock

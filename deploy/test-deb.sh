@@ -42,7 +42,8 @@ runuser -u airlock -- airlock init
 runuser -u airlock -- airlock doctor
 cp fixtures/archives/zip-deflate-valid.zip /var/lib/airlock/inbox/a.zip
 chown airlock /var/lib/airlock/inbox/a.zip
-runuser -u airlock -- sh -c 'umask 077; airlock run --once' | grep -q '"event":"accepted"' || fail "drop not accepted"
+setpriv --reuid=airlock --regid=airlock --init-groups --inh-caps=+lease,+dac_read_search \
+    --ambient-caps=+lease,+dac_read_search sh -c 'umask 077; airlock run --once' | grep -q '"event":"accepted"' || fail "drop not accepted"
 expect_mode /var/lib/airlock/outbox/a "750 airlock:airlock-read"
 
 echo "== dpkg -r, then -P"
