@@ -6,7 +6,7 @@ import Testing
 struct TakenNoticeTests {
     @Test("the line is pinned and names this build's verdict version")
     func pinned() {
-        #expect(TakenNotice.line == Array("{\"taken\":1}\n".utf8))
+        #expect(TakenNotice.line == Array("{\"taken\":2}\n".utf8))
         #expect(TakenNotice.version(in: TakenNotice.line.dropLast()[...]) == VerdictMessage.currentVersion)
     }
 
