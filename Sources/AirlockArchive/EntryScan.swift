@@ -49,6 +49,10 @@ struct EntryScan {
             guard let entry = nextHeader(index: index, outcome: &outcome) else { return }
             let yielded: [UInt8] = archive_entry_pathname(entry).map { [UInt8](cString: $0) } ?? []
             if isImageRoot(yielded, entry) { continue }
+            if let problem = rarHeaderProblem(index, yielded: yielded, entry: entry) {
+                outcome.findings.record(Violation(.corruptArchive, problem, entry: yielded, index: index))
+                return
+            }
             guard let named = name(yielded, index: index, expected: &expected, findings: &outcome.findings) else { return }
             var judge = EntryJudge(policy: policy, raw: named.raw, index: index)
             if let listed = named.listed, let encoding = listed.legacyEncoding { judge.stored = (listed.name, encoding) }
