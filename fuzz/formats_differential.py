@@ -374,7 +374,7 @@ def run(args) -> int:
     rng = random.Random(args.seed)
     deadline = time.monotonic() + args.seconds
     stats = {"format": fmt, "seconds": args.seconds, "inputs": 0, "disagreements": 0,
-             "accepted_despite_disagreement": 0, "agreements": 0}
+             "accepted_despite_disagreement": 0, "agreements": 0, "all_readers_fail": 0, "accepted_though_all_fail": 0}
     failures, reasons, kinds = [], {}, {}
     with tempfile.TemporaryDirectory(prefix=f"{fmt}fuzz-") as work:
         root = make_root(binary, work)
@@ -404,11 +404,17 @@ def run(args) -> int:
                     failures.append((data, verdict, f"airlock counts {verdict.get('files')} files, the readers {files}"))
                 reasons[outcome] = reasons.get(outcome, 0) + 1
                 continue
+            if differ is None:
+                stats["all_readers_fail"] += 1
+                if verdict.get("verdict") != "rejected":
+                    stats["accepted_though_all_fail"] += 1
+                    failures.append((data, verdict, "every reader fails"))
+                continue
             stats["disagreements"] += 1
-            kinds[differ or "all fail"] = kinds.get(differ or "all fail", 0) + 1
+            kinds[differ] = kinds.get(differ, 0) + 1
             if verdict.get("verdict") != "rejected":
                 stats["accepted_despite_disagreement"] += 1
-                failures.append((data, verdict, differ or "every reader fails"))
+                failures.append((data, verdict, differ))
     if failures:
         keep.mkdir(parents=True, exist_ok=True)
     for data, verdict, why in failures:

@@ -2,6 +2,7 @@ import AirlockChild
 import AirlockFormats
 import AirlockPolicy
 import AirlockSystem
+import CArchive
 import CLzma
 
 /// Where a cpio archive, a cabinet and an ISO 9660 image end by their own
@@ -57,6 +58,7 @@ enum ArchiveEnd {
     /// sector 1, with valid CRCs, and its partition entries before it.
     static func image(_ reader: Reader) throws(Failure) -> String? {
         guard let end = try volumeEnd(reader) else { return "the image has no primary volume descriptor" }
+        if end > reader.size { return "the image is truncated: its volume ends at \(end), the drop at \(reader.size)" }
         guard end < reader.size else { return nil }
         var stop = reader.size
         if let entries = try backupGPT(reader), entries >= end { stop = entries }
@@ -120,20 +122,59 @@ extension Array where Element == UInt8 {
     func u32BigEndian(_ at: Int) -> UInt32 { self[at..<(at + 4)].reduce(0) { $0 << 8 | UInt32($1) } }
 }
 
+/// What airlock's own reading of a cpio or an image says libarchive must yield.
+struct EndListing {
+    var cpio: CpioListing?
+    /// An image's Joliet files, by path, with their sizes.
+    var joliet: [ZipDirectory.NameKey: Int64]?
+
+    /// How the files libarchive yielded (an image's, by path) differ from the Joliet tree's; nil if they do not.
+    func imageProblem(_ yielded: [ZipDirectory.NameKey: Int64?]) -> String? {
+        guard let joliet else { return nil }
+        var onlyJoliet = 0, onlyYielded = 0
+        for (path, size) in joliet {
+            // A link's size is not compared: Joliet has no links, only what the writer put in their place.
+            guard let found = yielded[path] else { onlyJoliet += 1; continue }
+            if let found, found != size { onlyJoliet += 1 }
+        }
+        for path in yielded.keys where joliet[path] == nil { onlyYielded += 1 }
+        guard onlyJoliet + onlyYielded > 0 else { return nil }
+        return "the Joliet tree and the tree libarchive reads (Rock Ridge) differ: \(onlyJoliet) files only in the first,"
+            + " \(onlyYielded) only in the second (7-Zip and Windows read Joliet's)"
+    }
+}
+
+extension EntryScan {
+    /// Notes an entry of an image that is not a directory: a regular file's size, nil for anything else.
+    mutating func recordImageFile(_ yielded: [UInt8], kind: ConflictTracker.Kind, entry: OpaquePointer) {
+        let key = ZipDirectory.NameKey(yielded)
+        guard kind == .file else { imageFiles[key] = .some(nil); return }
+        switch imageFiles[key] {
+        case .none: imageFiles[key] = .some(archive_entry_size(entry))
+        case .some(.some(let size)): imageFiles[key] = .some(size + archive_entry_size(entry))
+        case .some(.none): break
+        }
+    }
+}
+
 extension ArchiveScan {
     /// Checks that a cpio, cabinet or ISO drop ends where its structures say,
-    /// with only its format's padding after; false after recording why not. A
-    /// cpio's own listing is returned in `cpio`, for the entry count.
-    func checkEnd(_ file: DropFile, cpio: inout CpioListing?, _ outcome: inout ScanOutcome) -> Bool {
+    /// with only its format's padding after; false after recording why not.
+    /// What libarchive must then yield is returned in `listing`.
+    func checkEnd(_ file: DropFile, listing: inout EndListing?, _ outcome: inout ScanOutcome) -> Bool {
         let reader = ZipDirectory.Reader(file: file, size: dropSize)
         do throws(ZipDirectory.Failure) {
             var problem: String?
+            var found = EndListing()
             switch format {
-            case .cpio: cpio = try CpioListing(file, size: dropSize, limit: policy.maxEntries + 1)
+            case .cpio: found.cpio = try CpioListing(file, size: dropSize, limit: policy.maxEntries + 1)
             case .cab: problem = try ArchiveEnd.cabinet(reader)
-            case .iso9660: problem = try ArchiveEnd.image(reader)
+            case .iso9660:
+                problem = try ArchiveEnd.image(reader)
+                found.joliet = try IsoDirectories(reader).joliet
             default: break
             }
+            listing = found
             guard let problem else { return true }
             outcome.findings.record(Violation(.corruptArchive, problem))
         } catch {

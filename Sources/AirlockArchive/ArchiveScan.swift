@@ -95,7 +95,7 @@ public struct ArchiveScan {
         var sevenZipEntries: Int?
         var sevenZipNames: [[UInt8]]?
         var rar: RarListing?
-        var cpio: CpioListing?
+        var ends: EndListing?
     }
 
     /// The listings of a ZIP, 7z or RAR, checked before libarchive reads a
@@ -114,7 +114,7 @@ public struct ArchiveScan {
             guard let listing = checkRar(file, &outcome) else { return nil }
             listings.rar = listing
         case .cpio, .cab, .iso9660:
-            guard checkEnd(file, cpio: &listings.cpio, &outcome) else { return nil }
+            guard checkEnd(file, listing: &listings.ends, &outcome) else { return nil }
         default:
             break
         }
@@ -135,8 +135,9 @@ public struct ArchiveScan {
         if format == .zip { entryScan.inflater = ZipInflater(file: DropFile(drop), blockSize: blockSize) }
         entryScan.readEntries(into: &sink, expected: &listings.expected, outcome: &outcome)
         if entryScan.reachedEnd {
-            judgeEnd(tar: tar, sevenZipEntries: listings.sevenZipEntries ?? listings.rar?.entries.count ?? listings.cpio?.entries.count,
+            judgeEnd(tar: tar, sevenZipEntries: listings.sevenZipEntries ?? listings.rar?.entries.count ?? listings.ends?.cpio?.entries.count,
                      outcome: &outcome)
+            if let problem = listings.ends?.imageProblem(entryScan.imageFiles) { outcome.findings.record(Violation(.corruptArchive, problem)) }
         }
         if let remaining = listings.expected, !remaining.isEmpty, outcome.systemError == nil {
             let missing = remaining.values.map(\.name).min { $0.lexicographicallyPrecedes($1) }!

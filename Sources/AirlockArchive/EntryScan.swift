@@ -25,6 +25,10 @@ struct EntryScan {
     var dataCRC: UInt32 = 0
     /// Inflates a ZIP's deflate entries in place of libarchive's zlib.
     var inflater: ZipInflater?
+    /// An image's entries other than directories as libarchive yields them, by
+    /// path, with a regular file's size (nil for a link, whose Joliet size is the
+    /// target's or none).
+    var imageFiles: [ZipDirectory.NameKey: Int64?] = [:]
     private var tracker = ConflictTracker()
     /// The file, total and ratio quotas, counted chunk by chunk across entries.
     var allowance: ByteAllowance
@@ -61,6 +65,7 @@ struct EntryScan {
             outcome.entries = index
 
             let kind = EntryScan.kind(of: entry)
+            if format == .iso9660 && kind != .directory { recordImageFile(yielded, kind: kind, entry: entry) }
             if let framed = named.framed, !crossCheck(framed, kind: kind, entry: entry, judge: judge, findings: &outcome.findings) { return }
             // A tar's `./` directory is where it extracts: counted, nothing to judge or make.
             if named.extractionRoot && kind == .directory { continue }
