@@ -43,12 +43,15 @@ enum Rar5Headers {
         guard flags & 0x0002 != 0 else { throw refuse("a file header without a data area") }
         let fileFlags = try header.vint()
         let size = try header.vint()
-        _ = try header.vint()  // attributes
+        let attributes = try header.vint()
         if fileFlags & 0x0002 != 0 { try header.skip(4) }
         let crc = fileFlags & 0x0004 != 0 ? try header.u32() : nil
         _ = try header.vint()  // compression information
         let host = try header.vint()
         let name = try header.take(Int(clamping: try header.vint()))
+        guard (fileFlags & 0x0001 != 0) == RarListing.directoryAttributes(UInt32(truncatingIfNeeded: attributes), unixHost: host == 1) else {
+            throw refuse("\(EscapedName(name)): its header's directory flag and its attributes disagree")
+        }
         guard header.offset == header.bytes.count - extraSize else {
             throw refuse("\(EscapedName(name)): its header holds bytes between its name and its extra area")
         }

@@ -151,6 +151,9 @@ struct RarListing {
                 // A NEWSUB header (0x7A: comments, ACLs, streams) is read like a file and skipped by libarchive.
                 if type == 0x74 {
                     let directory = flags & 0x00E0 == 0x00E0
+                    guard directory == RarListing.directoryAttributes(header.u32(28), unixHost: header[15] == 3) else {
+                        throw Refusal(reason: .corruptArchive, detail: "\(EscapedName(name)): its header's directory flag and its attributes disagree")
+                    }
                     var entry = Entry(name: name, crc: directory ? nil : header.u32(16),
                                       size: UInt64(header.u32(11)) | (large != 0 ? UInt64(header.u32(36)) << 32 : 0),
                                       windowsHost: header[15] < 3, comparableName: flags & 0x0200 == 0)
@@ -165,6 +168,15 @@ struct RarListing {
             }
             position = try Reader.sum(position, Int64(size), added)
         }
+    }
+}
+
+extension RarListing {
+    /// Whether attributes say directory: a Unix mode's type, else the DOS directory bit. A header's
+    /// directory flag must say the same, or readers that take one (libarchive a Unix mode, 7-Zip the
+    /// flag or a Windows attribute) see a file where others see a directory.
+    static func directoryAttributes(_ attributes: UInt32, unixHost: Bool) -> Bool {
+        unixHost ? attributes & 0o170000 == 0o040000 : attributes & 0x10 != 0
     }
 }
 
