@@ -80,9 +80,10 @@ enum ArchiveEnd {
             guard ArchiveFormat.isISO9660Descriptor(descriptor), descriptor[0] != 255 else { return end }
             if descriptor[0] == 1 || descriptor[0] == 2 {
                 let blocks = descriptor.u32(80), size = descriptor.u16(128)
-                guard blocks == descriptor.u32BigEndian(84), size == UInt16(descriptor[130]) << 8 | UInt16(descriptor[131]) else {
-                    throw .malformed("a volume descriptor's two byte orders disagree on the volume's size")
-                }
+                // Volume space size, set size, sequence number, block size, path table size: each twice.
+                let agree = [80, 132].allSatisfy { descriptor.u32($0) == descriptor.u32BigEndian($0 + 4) }
+                    && [120, 124, 128].allSatisfy { descriptor.u16($0) == UInt16(descriptor[$0 + 2]) << 8 | UInt16(descriptor[$0 + 3]) }
+                guard agree else { throw .malformed("a volume descriptor's little- and big-endian numbers disagree") }
                 end = max(end ?? 0, Int64(blocks) * Int64(size))
             }
             sector += 2048

@@ -54,7 +54,15 @@ struct IsoDirectories {
             var offset = 0
             while offset < bytes.count {
                 let length = Int(bytes[offset])
-                if length == 0 { offset = (offset / 2048 + 1) * 2048; continue }
+                if length == 0 {
+                    // libarchive skips to the next sector, 7-Zip reads on byte by byte: only zeros may lie between.
+                    let next = min((offset / 2048 + 1) * 2048, bytes.count)
+                    guard bytes[offset..<next].allSatisfy({ $0 == 0 }) else {
+                        throw .malformed("a directory holds bytes after its padding in a sector (7-Zip reads records there, libarchive skips them)")
+                    }
+                    offset = next
+                    continue
+                }
                 guard length >= 34, offset + length <= bytes.count else { throw .malformed("a directory record overruns its directory") }
                 records += 1
                 guard records <= IsoDirectories.maxRecords else { throw .malformed("more than \(IsoDirectories.maxRecords) directory records") }
