@@ -304,9 +304,12 @@ def replay(directory: Path, airlock: str | None) -> int:
             data = (directory / entry["file"]).read_bytes()
             verdict = airlock_verdict(binary, data, work)
             differ = disagreement(views(data), data)
-            ok = verdict.get("verdict") == "rejected" and verdict.get("reason") == entry["reason"] and differ
+            # A kept input must still be refused for the same reason. Its readers may have come to
+            # agree since it was kept (a streaming reader's refusal of an unsigned stored descriptor
+            # is no longer counted): then airlock is only the stricter one, which is said.
+            ok = verdict.get("verdict") == "rejected" and verdict.get("reason") == entry["reason"]
             bad += not ok
-            print(f"{'ok  ' if ok else 'FAIL'} {entry['file']} {verdict.get('reason')} ({differ})")
+            print(f"{'ok  ' if ok else 'FAIL'} {entry['file']} {verdict.get('reason')} ({differ or 'readers now agree'})")
     return 1 if bad else 0
 
 
