@@ -15,7 +15,8 @@ configures it) and to a second reader of the format:
   decompress RAR, so a compressed entry's data is not compared, only stored ones').
 - ISO 9660: 7-Zip, and isoinfo (`isoinfo -l`, Rock Ridge or Joliet names as the
   image has them; names, kinds and sizes).
-- CAB: 7-Zip.
+- CAB: 7-Zip (most mutants have their data checksums zeroed, which means none, so
+  that what a mutation changes is read rather than refused).
 - cpio: GNU cpio (`cpio -itv` for names, kinds and sizes; `cpio -i --to-stdout`
   for the regular files' data, split by their sizes). Nothing is extracted to disk.
 
@@ -286,6 +287,23 @@ def mutate(data: bytes, rng: random.Random, corpus: list[bytes], fmt: str) -> by
     return bytes(d)
 
 
+def cab_without_checksums(data: bytes) -> bytes:
+    """DATA with every CFDATA checksum zeroed, which means "none" to every reader, so that a
+    mutation of the data or of a header field behind it is read rather than refused."""
+    d = bytearray(data)
+    try:
+        reserve = struct.unpack_from("<HBB", d, 36) if struct.unpack_from("<H", d, 30)[0] & 4 else (0, 0, 0)
+        folder = 36 + (4 + reserve[0] if reserve != (0, 0, 0) else 0)
+        for index in range(struct.unpack_from("<H", d, 26)[0]):
+            at, blocks = struct.unpack_from("<IH", d, folder + index * (8 + reserve[1]))
+            for _ in range(blocks):
+                struct.pack_into("<I", d, at, 0)
+                at += 8 + reserve[2] + struct.unpack_from("<H", d, at + 4)[0]
+    except struct.error:
+        pass
+    return bytes(d)
+
+
 def crafted_rar(rng: random.Random) -> bytes:
     names = [b"a.txt", b"docs/b.txt", b"docs\\c.txt", b"../x", "caf\u00e9.txt".encode(), b"run.sh", b"dir"]
     if rng.random() < 0.5:
@@ -387,6 +405,8 @@ def run(args) -> int:
                     data = mutate(data, rng, seeds, fmt)
             else:
                 data = mutate(rng.choice(seeds), rng, seeds, fmt)
+            if fmt == "cab" and rng.random() < 0.7:
+                data = cab_without_checksums(data)
             Path(path).write_bytes(data)
             stats["inputs"] += 1
             try:
