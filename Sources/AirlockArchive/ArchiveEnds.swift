@@ -128,10 +128,20 @@ struct EndListing {
     var cpio: CpioListing?
     /// An image's Joliet files, by path, with their sizes.
     var joliet: [ZipDirectory.NameKey: Int64]?
+    /// An image's files by their Rock Ridge names, where its primary tree has them.
+    var rockRidge: [ZipDirectory.NameKey: Int64]?
 
-    /// How the files libarchive yielded (an image's, by path) differ from the Joliet tree's; nil if they do not.
+    /// How the files libarchive yielded (an image's, by path) differ from the Joliet tree's, or the
+    /// Rock Ridge names' (which isoinfo and Linux read); nil if they do not.
     func imageProblem(_ yielded: [ZipDirectory.NameKey: Int64?]) -> String? {
-        guard let joliet else { return nil }
+        if let rockRidge, let problem = EndListing.differ(rockRidge, yielded, "the Rock Ridge names (isoinfo, Linux)") {
+            return problem
+        }
+        return joliet.flatMap { EndListing.differ($0, yielded, "the Joliet tree (7-Zip, Windows)") }
+    }
+
+    private static func differ(_ joliet: [ZipDirectory.NameKey: Int64], _ yielded: [ZipDirectory.NameKey: Int64?],
+                               _ tree: String) -> String? {
         var onlyJoliet = 0, onlyYielded = 0
         for (path, size) in joliet {
             // A link's size is not compared: Joliet has no links, only what the writer put in their place.
@@ -140,8 +150,7 @@ struct EndListing {
         }
         for path in yielded.keys where joliet[path] == nil { onlyYielded += 1 }
         guard onlyJoliet + onlyYielded > 0 else { return nil }
-        return "the Joliet tree and the tree libarchive reads (Rock Ridge) differ: \(onlyJoliet) files only in the first,"
-            + " \(onlyYielded) only in the second (7-Zip and Windows read Joliet's)"
+        return "\(tree) and what libarchive reads differ: \(onlyJoliet) files only in the first, \(onlyYielded) only in the second"
     }
 }
 
@@ -172,7 +181,9 @@ extension ArchiveScan {
             case .cab: problem = try ArchiveEnd.cabinet(reader)
             case .iso9660:
                 problem = try ArchiveEnd.image(reader)
-                found.joliet = try IsoDirectories(reader).joliet
+                let trees = try IsoDirectories(reader)
+                found.joliet = trees.joliet
+                found.rockRidge = trees.rockRidge
             default: break
             }
             listing = found

@@ -17,6 +17,8 @@ struct IsoDirectories {
 
     /// The Joliet tree's files, by path, with their sizes; nil without a Joliet descriptor.
     private(set) var joliet: [ZipDirectory.NameKey: Int64]?
+    /// The primary tree's files by their Rock Ridge names (NM entries), where it has any.
+    private(set) var rockRidge: [ZipDirectory.NameKey: Int64]?
     private var records = 0
     private static let maxRecords = 200_000
 
@@ -29,19 +31,22 @@ struct IsoDirectories {
             let isJoliet = descriptor[0] == 2 && descriptor[88] == 0x25 && descriptor[89] == 0x2F
                 && [0x40, 0x43, 0x45].contains(descriptor[90])
             if descriptor[0] == 1 || isJoliet {
-                let files = try walk(reader, root: Array(descriptor[156..<190]), blockSize: Int64(descriptor.u16(128)), joliet: isJoliet)
+                var named = false
+                let files = try walk(reader, root: Array(descriptor[156..<190]), blockSize: Int64(descriptor.u16(128)), joliet: isJoliet,
+                                     rockRidge: &named)
                 if isJoliet && joliet == nil { joliet = files }
+                if !isJoliet && named && rockRidge == nil { rockRidge = files }
             }
             sector += 2048
         }
     }
 
     /// Every directory beneath `root`, breadth first, each extent once; the files' paths and sizes.
-    private mutating func walk(_ reader: Reader, root: [UInt8], blockSize: Int64,
-                               joliet: Bool) throws(Failure) -> [ZipDirectory.NameKey: Int64] {
+    private mutating func walk(_ reader: Reader, root: [UInt8], blockSize: Int64, joliet: Bool,
+                               rockRidge named: inout Bool) throws(Failure) -> [ZipDirectory.NameKey: Int64] {
         guard blockSize > 0 else { throw .malformed("a volume descriptor's logical block size is 0") }
         let (rootExtent, rootSize) = try IsoDirectories.checked(root)
-        var queue: [(extent: Int64, size: Int64, path: String)] = [(rootExtent, rootSize, "")]
+        var queue: [(extent: Int64, size: Int64, path: [UInt8])] = [(rootExtent, rootSize, [])]
         var visited: Set<Int64> = []
         var files: [ZipDirectory.NameKey: Int64] = [:]
         while let directory = queue.popLast() {
@@ -73,12 +78,16 @@ struct IsoDirectories {
                 guard 33 + nameLength <= length else { throw .malformed("a directory record's name overruns it") }
                 let raw = Array(record[33..<(33 + nameLength)])
                 if raw == [0] || raw == [1] { continue }
-                let name = joliet ? IsoDirectories.joliet(raw) : ""
-                let path = directory.path.isEmpty ? name : directory.path + "/" + name
+                var name = joliet ? Array(IsoDirectories.joliet(raw).utf8) : IsoDirectories.plain(raw)
+                if !joliet, let alternate = try IsoDirectories.rockRidgeName(record, nameLength: nameLength, reader, blockSize: blockSize) {
+                    name = alternate
+                    named = true
+                }
+                let path = directory.path.isEmpty ? name : directory.path + [0x2F] + name
                 if record[25] & 0x02 != 0 {
                     queue.insert((extent, size, path), at: 0)
-                } else if joliet {
-                    files[ZipDirectory.NameKey(Array(path.utf8)), default: 0] += size
+                } else {
+                    files[ZipDirectory.NameKey(path), default: 0] += size
                 }
             }
         }
@@ -94,6 +103,44 @@ struct IsoDirectories {
             throw .malformed("a directory record's little- and big-endian numbers disagree (readers differ on which they take)")
         }
         return (Int64(record.u32(2)), Int64(record.u32(10)))
+    }
+
+    /// A plain ISO 9660 name as readers show it: its `;1` version and a trailing `.` taken off.
+    private static func plain(_ raw: [UInt8]) -> [UInt8] {
+        var name = raw
+        if let semicolon = name.lastIndex(of: 0x3B) { name = Array(name[..<semicolon]) }
+        if name.last == 0x2E { name.removeLast() }
+        return name
+    }
+
+    /// A record's Rock Ridge name: its NM entries' parts, in the System Use area and the
+    /// continuation areas (CE) it names; nil where it has none.
+    private static func rockRidgeName(_ record: [UInt8], nameLength: Int, _ reader: Reader,
+                                      blockSize: Int64) throws(Failure) -> [UInt8]? {
+        var area = Array(record[min(record.count, 33 + nameLength + (nameLength % 2 == 0 ? 1 : 0))...])
+        var name: [UInt8]?
+        for _ in 0..<8 {
+            var offset = 0, next: (Int64, Int)?
+            while offset + 4 <= area.count {
+                let length = Int(area[offset + 2])
+                guard length >= 4, offset + length <= area.count else { break }
+                let entry = Array(area[offset..<(offset + length)])
+                if entry[0] == 0x4E && entry[1] == 0x4D && length >= 5 && entry[4] & 0x06 == 0 {  // NM
+                    name = (name ?? []) + entry[5...]
+                } else if entry[0] == 0x43 && entry[1] == 0x45 && length >= 28 {  // CE
+                    let block = Int64(entry.u32(4)), start = Int64(entry.u32(12)), size = Int(entry.u32(20))
+                    guard size <= 64 * 1024 else { throw .malformed("a Rock Ridge continuation area is too large") }
+                    next = (try Reader.sum(block * blockSize, start), size)
+                } else if entry[0] == 0x53 && entry[1] == 0x54 {  // ST
+                    break
+                }
+                offset += length
+            }
+            guard let (at, size) = next else { return name }
+            guard at + Int64(size) <= reader.size else { throw .malformed("a Rock Ridge continuation area lies past the image") }
+            area = try reader.bytes(at: at, count: size)
+        }
+        throw .malformed("Rock Ridge continuation areas chain too far")
     }
 
     /// A Joliet name (UCS-2, big-endian) as text, its `;1` version taken off as readers do.
