@@ -30,6 +30,7 @@ struct IsoDirectories {
             guard ArchiveFormat.isISO9660Descriptor(descriptor), descriptor[0] != 255 else { break }
             let isJoliet = descriptor[0] == 2 && descriptor[88] == 0x25 && descriptor[89] == 0x2F
                 && [0x40, 0x43, 0x45].contains(descriptor[90])
+            try IsoDirectories.checkDescriptor(descriptor, reader)
             if descriptor[0] == 1 || isJoliet {
                 var named = false
                 let files = try walk(reader, root: Array(descriptor[156..<190]), blockSize: Int64(descriptor.u16(128)), joliet: isJoliet,
