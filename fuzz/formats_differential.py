@@ -417,6 +417,10 @@ def run(args) -> int:
             all_failed = all(e for _, e in vs.values())
             verdict = airlock_verdict(binary, root, path)
             outcome = verdict.get("reason") or verdict.get("verdict")
+            if verdict.get("verdict") == "error":  # no verdict at all: kept to look at, not a finding
+                keep.mkdir(parents=True, exist_ok=True)
+                (keep / ("ERROR-" + hashlib.sha256(data).hexdigest()[:16] + FORMATS[fmt][1][0])).write_bytes(data)
+                print(f"NO VERDICT: {json.dumps(verdict)}")
             if differ is None and not all_failed:
                 stats["agreements"] += 1
                 files = sum(1 for _, k, _, _ in vs["libarchive"][0] if k == "file")
