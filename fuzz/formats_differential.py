@@ -166,7 +166,7 @@ def without_boot(entries: list) -> list:
     return [e for e in entries if not e[0].startswith("[BOOT]")]
 
 
-ISO_LINE = re.compile(r"^([-dlcbps])[-rwxsStT]{9}\s+\d+\s+\d+\s+\d+\s+(\d+)\s+\w{3}\s+\d+\s+\d+\s+\[\s*\d+\s+\d+\]\s\s(.*?) ?$")
+ISO_LINE = re.compile(r"^([-dlcbps])[-rwxsStT]{9}\s+-?\d+\s+-?\d+\s+-?\d+\s+(\d+)\s+\w{3}\s+\d+\s+\d+\s+\[\s*\d+\s+\d+\]\s\s(.*?) ?$")
 
 
 def isoinfo_view(path: str) -> tuple[list, str | None]:
