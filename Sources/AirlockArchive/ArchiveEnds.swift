@@ -38,6 +38,8 @@ enum ArchiveEnd {
     static func cabinet(_ reader: Reader) throws(Failure) -> String? {
         let header = try reader.bytes(at: 0, count: Int(min(reader.size, 60)))
         guard header.count >= 36 else { return "the cabinet header is cut short" }
+        // 7-Zip refuses a cabinet whose reserved header fields are not zero; libarchive reads it.
+        guard header.u32(12) == 0, header.u32(20) == 0 else { return "the cabinet header's reserved fields are not zero" }
         let end = Int64(header.u32(8))
         if end > reader.size { return "the cabinet is truncated: it ends at \(end), the drop at \(reader.size)" }
         guard end < reader.size else { return nil }
