@@ -7,7 +7,8 @@ DEBIAN_PACKAGES = libseccomp-dev libarchive-dev liblzma-dev libinotifytools0-dev
 	libjansson-dev zlib1g-dev pkg-config systemd gcc libmagic-dev libmagic-mgc media-types clamav-daemon prometheus \
 	libnats-dev nats-server openssl python3-cryptography
 
-.PHONY: all print-packages deps build release run test bench bench-quick keyed-fixtures unicode-tables fuzz-zip clean
+.PHONY: all print-packages deps build release run test bench bench-quick keyed-fixtures unicode-tables fuzz-zip \
+	fuzz-rar fuzz-iso fuzz-cab fuzz-cpio clean
 
 all: build
 
@@ -103,6 +104,16 @@ bench: deps
 FUZZ_SECONDS ?= 300
 fuzz-zip: build
 	python3 fuzz/zip_differential.py --seconds $(FUZZ_SECONDS)
+
+# Differential fuzzers of the optional formats (not part of test): airlock, libarchive
+# and a second reader (7-Zip for RAR, ISO and CAB, isoinfo for ISO too, GNU cpio for
+# cpio) on mutants of fixtures/formats and crafted archives; airlock must refuse every
+# mutant the readers read differently. Findings go to fuzz/FORMAT-findings/.
+# `make fuzz-rar FUZZ_SECONDS=600`. The readers are FUZZ_PACKAGES.
+FUZZ_PACKAGES = p7zip-full genisoimage cpio
+fuzz-rar fuzz-iso fuzz-cab fuzz-cpio: build
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(FUZZ_PACKAGES)"
+	python3 fuzz/formats_differential.py --format $(@:fuzz-%=%) --seconds $(FUZZ_SECONDS)
 
 # One run per case and smaller floods, for a developer's loop: bench/results/quick.md.
 bench-quick: deps

@@ -83,7 +83,8 @@ public struct ArchiveScan {
             return outcome
         }
         guard open(archive, tar: tar, source: source, outcome: &outcome) else { return settled(outcome) }
-        readEntries(archive, tar: tar, blockSize: blockSize, listings: &listings, into: &sink, outcome: &outcome)
+        readEntries(archive, stream: StreamPosition(archive: archive, tar: tar, source: source), blockSize: blockSize,
+                    listings: &listings, into: &sink, outcome: &outcome)
         return settled(outcome)
     }
 
@@ -94,6 +95,7 @@ public struct ArchiveScan {
         var sevenZipEntries: Int?
         var sevenZipNames: [[UInt8]]?
         var rar: RarListing?
+        var ends: EndListing?
     }
 
     /// The listings of a ZIP, 7z or RAR, checked before libarchive reads a
@@ -111,6 +113,8 @@ public struct ArchiveScan {
         case .rar:
             guard let listing = checkRar(file, &outcome) else { return nil }
             listings.rar = listing
+        case .cpio, .cab, .iso9660:
+            guard checkEnd(file, listing: &listings.ends, &outcome) else { return nil }
         default:
             break
         }
@@ -119,9 +123,9 @@ public struct ArchiveScan {
 
     /// Reads every header of the opened `archive`, then checks that the listings
     /// hold nothing libarchive did not yield.
-    private func readEntries<Sink: EntrySink>(_ archive: OpaquePointer, tar: TarStream?, blockSize: Int, listings: inout Listings,
+    private func readEntries<Sink: EntrySink>(_ archive: OpaquePointer, stream: StreamPosition, blockSize: Int, listings: inout Listings,
                                               into sink: inout Sink, outcome: inout ScanOutcome) {
-        let stream = StreamPosition(archive: archive, tar: tar)
+        let tar = stream.tar
         var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
         if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
         entryScan.sevenZipNames = listings.sevenZipNames
@@ -131,7 +135,9 @@ public struct ArchiveScan {
         if format == .zip { entryScan.inflater = ZipInflater(file: DropFile(drop), blockSize: blockSize) }
         entryScan.readEntries(into: &sink, expected: &listings.expected, outcome: &outcome)
         if entryScan.reachedEnd {
-            judgeEnd(tar: tar, sevenZipEntries: listings.sevenZipEntries ?? listings.rar?.entries.count, outcome: &outcome)
+            judgeEnd(tar: tar, sevenZipEntries: listings.sevenZipEntries ?? listings.rar?.entries.count ?? listings.ends?.cpio?.entries.count,
+                     outcome: &outcome)
+            if let problem = listings.ends?.imageProblem(entryScan.imageFiles) { outcome.findings.record(Violation(.corruptArchive, problem)) }
         }
         if let remaining = listings.expected, !remaining.isEmpty, outcome.systemError == nil {
             let missing = remaining.values.map(\.name).min { $0.lexicographicallyPrecedes($1) }!
@@ -281,9 +287,17 @@ struct ProgressReporter {
 struct StreamPosition {
     let archive: OpaquePointer
     let tar: TarStream?
+    /// The drop as a seekable reader (ZIP, 7z and the optional formats) reads it.
+    let source: DropSource?
 
-    /// Raw (compressed) bytes consumed so far.
+    /// Where in the raw (compressed) drop the reader is, for progress. A
+    /// seekable reader moves it back as well as forth.
     var consumed: Int64 { tar?.consumed ?? archive_filter_bytes(archive, -1) }
+
+    /// Raw bytes read from the drop so far, which only grows: what an entry's
+    /// data took is its growth over the entry, whatever seeks came between. A
+    /// tar's decoder reads forward only.
+    var read: Int64 { tar?.consumed ?? source?.delivered ?? archive_filter_bytes(archive, -1) }
 }
 
 /// Judges a ZIP's central directory before anything is extracted.

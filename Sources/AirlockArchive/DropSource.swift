@@ -13,6 +13,11 @@ final class DropSource {
     private var position: Int64 = 0
     /// The read that failed, if one did.
     private(set) var readError: SystemError?
+    /// Bytes handed to libarchive so far. Unlike libarchive's filter position,
+    /// which a seek moves back, this only grows: a 7z reader that reads its
+    /// header at the end and then seeks back to the data would otherwise make an
+    /// entry's compressed bytes (the position's growth over its data) negative.
+    private(set) var delivered: Int64 = 0
 
     init(file: DropFile, size: Int64, blockSize: Int) {
         self.file = file
@@ -26,6 +31,7 @@ final class DropSource {
         do {
             let n = try file.read(into: buffer, at: position)
             position += Int64(n)
+            delivered += Int64(n)
             block.pointee = UnsafeRawPointer(buffer.baseAddress!)
             return n
         } catch {

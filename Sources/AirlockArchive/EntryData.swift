@@ -25,7 +25,7 @@ extension EntryScan {
     mutating func readData<Sink: EntrySink>(judge: EntryJudge, sizes: EntrySizes, writing: Bool, sink: inout Sink,
                                             outcome: inout ScanOutcome) -> DataEnd {
         var data = EntryData(judge: judge, sizes: sizes, writing: writing)
-        let rawStart = stream.consumed
+        let rawStart = stream.read
         dataCRC = 0
         let end: DataEnd
         if let deflate = sizes.deflate, let inflater {
@@ -46,8 +46,9 @@ extension EntryScan {
         }
         if sizes.compressed == nil {
             // A stream does not say how many compressed bytes an entry took: take what
-            // the reader consumed meanwhile plus one block of read-ahead, an upper bound.
-            let consumed = stream.consumed - rawStart + blockSize
+            // the reader read of the drop meanwhile plus one block of read-ahead, an
+            // upper bound (never the position's movement, which a seek makes negative).
+            let consumed = stream.read - rawStart + blockSize
             if policy.breaksRatio(size: data.bytes, compressed: consumed) {
                 outcome.findings.record(judge.violation(.ratioTooHigh, "\(data.bytes) bytes from at most \(consumed) compressed"))
             }

@@ -25,6 +25,10 @@ struct EntryScan {
     var dataCRC: UInt32 = 0
     /// Inflates a ZIP's deflate entries in place of libarchive's zlib.
     var inflater: ZipInflater?
+    /// An image's entries other than directories as libarchive yields them, by
+    /// path, with a regular file's size (nil for a link, whose Joliet size is the
+    /// target's or none).
+    var imageFiles: [ZipDirectory.NameKey: Int64?] = [:]
     private var tracker = ConflictTracker()
     /// The file, total and ratio quotas, counted chunk by chunk across entries.
     var allowance: ByteAllowance
@@ -49,6 +53,10 @@ struct EntryScan {
             guard let entry = nextHeader(index: index, outcome: &outcome) else { return }
             let yielded: [UInt8] = archive_entry_pathname(entry).map { [UInt8](cString: $0) } ?? []
             if isImageRoot(yielded, entry) { continue }
+            if let problem = rarHeaderProblem(index, yielded: yielded, entry: entry) {
+                outcome.findings.record(Violation(.corruptArchive, problem, entry: yielded, index: index))
+                return
+            }
             guard let named = name(yielded, index: index, expected: &expected, findings: &outcome.findings) else { return }
             var judge = EntryJudge(policy: policy, raw: named.raw, index: index)
             if let listed = named.listed, let encoding = listed.legacyEncoding { judge.stored = (listed.name, encoding) }
@@ -57,6 +65,7 @@ struct EntryScan {
             outcome.entries = index
 
             let kind = EntryScan.kind(of: entry)
+            if format == .iso9660 && kind != .directory { recordImageFile(yielded, kind: kind, entry: entry) }
             if let framed = named.framed, !crossCheck(framed, kind: kind, entry: entry, judge: judge, findings: &outcome.findings) { return }
             // A tar's `./` directory is where it extracts: counted, nothing to judge or make.
             if named.extractionRoot && kind == .directory { continue }

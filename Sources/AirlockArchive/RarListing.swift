@@ -2,6 +2,7 @@ import AirlockChild
 import AirlockPolicy
 import AirlockSystem
 import AirlockText
+import CArchive
 import CLzma
 
 /// A RAR archive's headers, walked by airlock itself before libarchive reads it.
@@ -17,6 +18,23 @@ struct RarListing {
         let name: [UInt8]
         /// The CRC32 of the unpacked data; nil for a directory.
         let crc: UInt32?
+        /// The unpacked size, where the header records it.
+        var size: Int64?
+        /// Written on Windows, whose `\` separators libarchive turns into `/`.
+        var windowsHost = false
+        /// Whether libarchive yields the name as these bytes (RAR 5's UTF-8, a RAR 4
+        /// name without its Unicode form), so that the two can be compared.
+        var comparableName = false
+        /// Where the entry's data starts in the drop.
+        var dataOffset: Int64 = 0
+
+        init(name: [UInt8], crc: UInt32?, size: UInt64?, windowsHost: Bool, comparableName: Bool) {
+            self.name = name
+            self.crc = crc
+            self.size = size.flatMap { $0 <= UInt64(Int64.max) ? Int64($0) : nil }
+            self.windowsHost = windowsHost
+            self.comparableName = comparableName
+        }
     }
 
     private(set) var entries: [Entry] = []
@@ -78,39 +96,27 @@ struct RarListing {
             let extraStart = sized.count - Int(extraSize)
             switch type {
             case 1:
-                if try header.vint() & 0x0001 != 0 { throw Refusal(reason: .corruptArchive, detail: RarListing.multiVolume) }
+                try Rar5Headers.main(&header, flags: flags, extraSize: Int(extraSize))
             case 4:
                 throw Refusal(reason: .encryptedEntry, detail: "the archive's headers are encrypted")
-            case 2:
+            case 2, 3:
                 if flags & 0x0018 != 0 { throw Refusal(reason: .corruptArchive, detail: RarListing.multiVolume) }
-                try entries.append(RarListing.file5(&header, extra: Array(sized[extraStart...])))
+                var entry = try Rar5Headers.file(&header, flags: flags, extraSize: Int(extraSize))
+                entry.dataOffset = try Reader.sum(position, 4, Int64(sized.count))
+                // A service header (a comment, ACLs, streams) is no entry: libarchive skips its data.
+                if type == 2 { entries.append(entry) }
             case 5:
                 if try header.vint() & 0x0001 != 0 { throw Refusal(reason: .corruptArchive, detail: RarListing.multiVolume) }
                 let end = try Reader.sum(position, 4, Int64(sized.count))
                 guard end == reader.size else { throw Refusal(reason: .corruptArchive, detail: "\(reader.size - end) bytes after the end-of-archive header") }
                 return
-            default: break  // service headers (comments, ACLs, streams) hold no entry
+            default:
+                // libarchive skips an unknown header by a length that assumes one-byte type and flags
+                // and leaves its data area unskipped; 7-Zip skips both.
+                throw Refusal(reason: .corruptArchive, detail: "a RAR 5 header of unknown type \(type)")
             }
             position = try Reader.sum(position, 4, Int64(sized.count), Int64(dataSize))
         }
-    }
-
-    private static func file5(_ header: inout RarCursor, extra: [UInt8]) throws -> Entry {
-        let fileFlags = try header.vint()
-        _ = try header.vint()  // unpacked size
-        _ = try header.vint()  // attributes
-        if fileFlags & 0x0002 != 0 { try header.skip(4) }
-        let crc = fileFlags & 0x0004 != 0 ? try header.u32() : nil
-        _ = try header.vint()  // compression information
-        _ = try header.vint()  // host system
-        let name = try header.take(Int(try header.vint()))
-        var records = RarCursor(extra, at: 0)
-        while !records.atEnd {
-            let size = Int(try records.vint())
-            var record = RarCursor(try records.take(size), at: 0)
-            if try record.vint() == 1 { throw Refusal(reason: .encryptedEntry, detail: "\(EscapedName(name)): entry is encrypted") }
-        }
-        return Entry(name: name, crc: fileFlags & 0x0001 != 0 ? nil : crc)
     }
 
     /// RAR 4: CRC16 (the low half of a CRC32), type, flags, size, [added size], body; then the added data.
@@ -128,9 +134,12 @@ struct RarListing {
             var added = flags & 0x8000 != 0 ? Int64(header.u32(7)) : 0
             switch type {
             case 0x73:
+                // libarchive and unrar read a main header as HEAD_SIZE bytes, whatever its flags;
+                // a LONG_BLOCK size would have this walk skip what they read as the next block.
+                if flags & 0x8000 != 0 { throw Refusal(reason: .corruptArchive, detail: "a RAR 4 main header flagged LONG_BLOCK") }
                 if flags & 0x0001 != 0 { throw Refusal(reason: .corruptArchive, detail: RarListing.multiVolume) }
                 if flags & 0x0080 != 0 { throw Refusal(reason: .encryptedEntry, detail: "the archive's headers are encrypted") }
-            case 0x74:
+            case 0x74, 0x7A:
                 guard size >= 32 else { throw Refusal(reason: .corruptArchive, detail: "a file header cut short") }
                 if flags & 0x0003 != 0 { throw Refusal(reason: .corruptArchive, detail: RarListing.multiVolume) }
                 let large = flags & 0x0100 != 0 ? 8 : 0
@@ -139,7 +148,18 @@ struct RarListing {
                 if large != 0 { added |= Int64(header.u32(32)) << 32 }
                 let name = Array(header[(32 + large)..<(32 + large + nameLength)])
                 if flags & 0x0004 != 0 { throw Refusal(reason: .encryptedEntry, detail: "\(EscapedName(name)): entry is encrypted") }
-                entries.append(Entry(name: name, crc: flags & 0x00E0 == 0x00E0 ? nil : header.u32(16)))
+                // A NEWSUB header (0x7A: comments, ACLs, streams) is read like a file and skipped by libarchive.
+                if type == 0x74 {
+                    let directory = flags & 0x00E0 == 0x00E0
+                    guard directory == RarListing.directoryAttributes(header.u32(28), unixHost: header[15] == 3) else {
+                        throw Refusal(reason: .corruptArchive, detail: "\(EscapedName(name)): its header's directory flag and its attributes disagree")
+                    }
+                    var entry = Entry(name: name, crc: directory ? nil : header.u32(16),
+                                      size: UInt64(header.u32(11)) | (large != 0 ? UInt64(header.u32(36)) << 32 : 0),
+                                      windowsHost: header[15] < 3, comparableName: flags & 0x0200 == 0)
+                    entry.dataOffset = try Reader.sum(position, Int64(size))
+                    entries.append(entry)
+                }
             case 0x7B:
                 let end = try Reader.sum(position, Int64(size), added)
                 guard end == reader.size else { throw Refusal(reason: .corruptArchive, detail: "\(reader.size - end) bytes after the end-of-archive header") }
@@ -148,6 +168,15 @@ struct RarListing {
             }
             position = try Reader.sum(position, Int64(size), added)
         }
+    }
+}
+
+extension RarListing {
+    /// Whether attributes say directory: a Unix mode's type, else the DOS directory bit. A header's
+    /// directory flag must say the same, or readers that take one (libarchive a Unix mode, 7-Zip the
+    /// flag or a Windows attribute) see a file where others see a directory.
+    static func directoryAttributes(_ attributes: UInt32, unixHost: Bool) -> Bool {
+        unixHost ? attributes & 0o170000 == 0o040000 : attributes & 0x10 != 0
     }
 }
 
@@ -208,6 +237,32 @@ extension ArchiveScan {
 }
 
 extension EntryScan {
+    /// How the `index`th entry libarchive yields differs from the RAR's own
+    /// listing (its name, its size, where its data starts); nil if it does not.
+    func rarHeaderProblem(_ index: Int, yielded: [UInt8], entry: OpaquePointer) -> String? {
+        guard let listed = rarEntries else { return nil }
+        guard index < listed.count else { return "libarchive yields more entries than the RAR headers list" }
+        let record = listed[index]
+        if record.comparableName {
+            let name = record.windowsHost ? record.name.map { $0 == 0x5C ? 0x2F : $0 } : record.name
+            let bare = yielded.last == 0x2F && name.last != 0x2F ? Array(yielded.dropLast()) : yielded
+            guard bare == name || ZipDirectory.NameKey(bare) == ZipDirectory.NameKey(name) else {
+                return "libarchive reads entry \(index + 1) as \(EscapedName(yielded).text), the RAR headers as \(EscapedName(record.name).text)"
+            }
+        }
+        // A link's target is its data in RAR 4, which libarchive reads into the link: only a regular file's size is its data's.
+        if let size = record.size, archive_entry_filetype(entry) == 0o100000, archive_entry_size_is_set(entry) != 0,
+           archive_entry_size(entry) != size {
+            return "libarchive reads \(archive_entry_size(entry)) bytes for entry \(index + 1), its RAR header says \(size)"
+        }
+        // (A link is refused whatever its position: libarchive has read its target already.)
+        let type = archive_entry_filetype(entry)
+        if type == 0o100000 || type == 0o040000, stream.consumed != record.dataOffset {
+            return "libarchive reads entry \(index + 1)'s data from byte \(stream.consumed), its RAR header puts it at \(record.dataOffset)"
+        }
+        return nil
+    }
+
     /// What is wrong with the data just read for entry `index` of a RAR, by its listing; nil if nothing.
     func rarDataProblem(_ index: Int) -> String? {
         guard let listed = rarEntries else { return nil }

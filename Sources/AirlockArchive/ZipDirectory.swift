@@ -33,10 +33,13 @@ public struct ZipDirectory: Sendable {
         let unicodePath: ZipExtra.UnicodePath?
         /// The UTF-8 name that is judged and lands, which `name` may store in a legacy code page.
         public var landingName: [UInt8] = []
-        /// The name libarchive yields for the entry.
+        /// The name libarchive yields for the entry: its local header's, which
+        /// decodes to the same name as the directory's.
         public var key = NameKey([])
         /// The code page `landingName` was decoded from, if any.
         public var legacyEncoding: String?
+        /// A stored entry whose data descriptor has no signature (ZipLocalRecord.checkUnsigned).
+        var storedWithoutSignature = false
 
         public var isEncrypted: Bool { flags & 0x0001 != 0 || flags & 0x0040 != 0 || method == 99 }
         public var isDirectoryName: Bool { name.last == UInt8(ascii: "/") }
@@ -62,14 +65,15 @@ public struct ZipDirectory: Sendable {
         let directory = try reader.bytes(at: end.directoryOffset, count: Int(end.directorySize))
         var entries = try ZipDirectory.records(directory, count: Int(end.entryCount))
         for index in entries.indices {
-            try ZipLocalRecord.check(&entries[index], reader: reader)
             let resolved = try ZipName.resolve(stored: entries[index].name, flags: entries[index].flags,
                                                unicode: entries[index].unicodePath, converter: legacyNames)
             entries[index].landingName = resolved.landing
             entries[index].key = resolved.key
             entries[index].legacyEncoding = resolved.encoding
+            try ZipLocalRecord.check(&entries[index], reader: reader, names: legacyNames)
         }
         try ZipDirectory.checkLayout(entries, directoryOffset: end.directoryOffset)
+        try ZipLocalRecord.checkUnsigned(entries, directoryOffset: end.directoryOffset, reader: reader)
         self.entries = entries
     }
 

@@ -156,11 +156,12 @@ struct ZipDirectoryTests {
         #expect(try ZipVerdict.of(builder.build().bytes) == "a: its Unicode path field is not version 1 UTF-8")
     }
 
-    @Test func unicodePathFieldOfAnotherName() throws {
+    @Test("a Unicode path field whose checksum is of another name is ignored, as the specification and its readers do")
+    func unicodePathFieldOfAnotherName() throws {
         var builder = two()
         builder.entries[0].centralExtra = ZipBuilder.unicodePathField("z", boundTo: "not a")
         builder.entries[0].localExtra = builder.entries[0].centralExtra
-        #expect(try ZipVerdict.of(builder.build().bytes) == "a: its Unicode path field, whose checksum does not match the name, names another entry")
+        #expect(try ZipVerdict.of(builder.build().bytes) == "accepted")
     }
 
     @Test func unicodePathFieldNamesOtherText() throws {

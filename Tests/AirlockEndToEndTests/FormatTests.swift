@@ -8,6 +8,8 @@ struct FormatCase: CustomTestStringConvertible, Sendable {
     let verdict: String
     let reason: String?
     let files: [String: String]
+    /// Policy keys that override the defaults for this case.
+    let policy: [String: Int]
 
     var testDescription: String { name }
 
@@ -18,7 +20,8 @@ struct FormatCase: CustomTestStringConvertible, Sendable {
               let cases = object["cases"] as? [[String: Any]] else { return [] }
         return cases.map { item in
             FormatCase(name: item["name"] as! String, file: item["file"] as! String, verdict: item["verdict"] as! String,
-                       reason: item["reason"] as? String, files: item["files"] as? [String: String] ?? [:])
+                       reason: item["reason"] as? String, files: item["files"] as? [String: String] ?? [:],
+                       policy: item["policy"] as? [String: Int] ?? [:])
         }
     }()
 
@@ -40,7 +43,7 @@ struct FormatTests {
     @Test("with every format enabled, each archive reaches its manifest verdict with the invariants intact",
           arguments: FormatCase.all)
     func formatCase(_ item: FormatCase) throws {
-        let sandbox = try Self.sandbox(formats: Self.everything)
+        let sandbox = try Self.sandbox(formats: Self.everything, policy: item.policy)
         let original = try Data(contentsOf: item.fixture)
         try sandbox.drop(original, as: item.file)
         let result = try sandbox.runOnce()
@@ -98,10 +101,10 @@ struct FormatTests {
         }
     }
 
-    /// A sandbox whose airlock.json has the top-level `formats` list `formats`.
-    static func sandbox(formats: [String]) throws -> Sandbox {
+    /// A sandbox whose airlock.json has the top-level `formats` list `formats`, and `policy`.
+    static func sandbox(formats: [String], policy: [String: Int] = [:]) throws -> Sandbox {
         let sandbox = try Sandbox()
-        try sandbox.initialise()
+        try sandbox.initialise(policy: policy)
         let file = sandbox.root.appendingPathComponent("airlock.json")
         var config = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as! [String: Any]
         config["formats"] = formats
