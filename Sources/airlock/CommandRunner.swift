@@ -97,14 +97,8 @@ enum CommandRunner {
             try RootAccess.check(root)
             let layout = try openLayout(try effective(given), root: root, configuration: configuration)
             return .opened(root: root, configuration: configuration, layout: layout)
-        } catch let error as RootAccessError {
-            log.error(error.message)
-            return .failed(ExitStatus.noPermission)
-        } catch let error as ConfigurationError {
-            log.error(error.message)
-            return .failed(error.refusesAccess ? ExitStatus.noPermission : ExitStatus.configuration)
         } catch {
-            preconditionFailure("unexpected error \(error)")
+            return .failed(unreachable(error))
         }
     }
 
@@ -310,14 +304,8 @@ enum CommandRunner {
         let configuration: Configuration
         do {
             configuration = try configurationOnly(choice)
-        } catch let error as RootAccessError {
-            log.error(error.message)
-            return ExitStatus.noPermission
-        } catch let error as ConfigurationError {
-            log.error(error.message)
-            return error.refusesAccess ? ExitStatus.noPermission : ExitStatus.configuration
         } catch {
-            preconditionFailure("unexpected error \(error)")
+            return unreachable(error)
         }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
         return body(configuration, decoder)

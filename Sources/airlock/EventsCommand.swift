@@ -9,14 +9,8 @@ extension Operations {
         let root: String, configuration: Configuration
         do {
             (root, configuration) = try CommandRunner.resolveAsOwner(given)
-        } catch let error as RootAccessError {
-            log.error(error.message)
-            return ExitStatus.noPermission
-        } catch let error as ConfigurationError {
-            log.error(error.message)
-            return ExitStatus.configuration
         } catch {
-            preconditionFailure("unexpected error \(error)")
+            return CommandRunner.unreachable(error)
         }
         let feed: EventFeed
         do {

@@ -65,6 +65,22 @@ extension CommandRunner {
         return base.appendingPathComponent(root).path
     }
 
+    /// Says why a root or its configuration could not be reached and gives the exit
+    /// status: 77 where access is refused (the root, or who owns the configuration
+    /// or a link on its way), 78 for a configuration that is missing or wrong.
+    static func unreachable(_ error: any Error) -> Int32 {
+        switch error {
+        case let error as RootAccessError:
+            log.error(error.message)
+            return ExitStatus.noPermission
+        case let error as ConfigurationError:
+            log.error(error.message)
+            return error.refusesAccess ? ExitStatus.noPermission : ExitStatus.configuration
+        default:
+            preconditionFailure("unexpected error \(error)")
+        }
+    }
+
     /// The configuration alone, for commands that need no root (doctor, inspect): an
     /// installation without a system configuration uses the defaults.
     static func configurationOnly(_ choice: Command.RootChoice) throws -> Configuration {
@@ -140,14 +156,8 @@ extension CommandRunner {
                 (file, root) = (nil, "var")
             }
             if let note = try RootAccess.assumeOwner(of: root, orNearestAbove: true) { log.info(note) }
-        } catch let error as RootAccessError {
-            log.error(error.message)
-            return ExitStatus.noPermission
-        } catch let error as ConfigurationError {
-            log.error(error.message)
-            return error.refusesAccess ? ExitStatus.noPermission : ExitStatus.configuration
         } catch {
-            preconditionFailure("unexpected error \(error)")
+            return unreachable(error)
         }
         do {
             let created = try RootLayout.initialise(path: root, configurationFile: file)
