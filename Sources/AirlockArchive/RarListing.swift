@@ -93,7 +93,6 @@ struct RarListing {
             let extraSize = flags & 0x0001 != 0 ? try header.vint() : 0
             let dataSize = flags & 0x0002 != 0 ? try header.vint() : 0
             guard extraSize <= UInt64(sized.count), dataSize <= UInt64(Int64.max) else { throw Refusal(reason: .corruptArchive, detail: "a size out of range") }
-            let extraStart = sized.count - Int(extraSize)
             switch type {
             case 1:
                 try Rar5Headers.main(&header, flags: flags, extraSize: Int(extraSize))
