@@ -15,35 +15,16 @@ configuration's median per-round ratio to base.
 
 Usage: classes.py BASE_AIRLOCK AIRLOCK WORKDIR [COPIES=5] [ROUNDS=7]
 """
-import json, os, resource, shutil, statistics, subprocess, sys, time
+import os, statistics, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_inputs import make_inputs  # noqa: E402
+import side_by_side  # noqa: E402
 
 
 def one(binary, settings, source, copies, work):
-    """One `run --once`: (drops per second, CPU ms per drop)."""
-    root = os.path.join(work, "root")
-    shutil.rmtree(root, ignore_errors=True)
-    subprocess.run([binary, "init", "--root", root], check=True, capture_output=True)
-    path = os.path.join(root, "airlock.json")
-    with open(path) as f:
-        config = json.load(f)
-    config.setdefault("content", {}).update(settings)
-    with open(path, "w") as f:
-        json.dump(config, f)
-    for i in range(copies):
-        shutil.copyfile(source, os.path.join(root, "inbox", f"d-{i}.zip"))
-    subprocess.run(["sync", "-f", root], check=True)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.monotonic()
-    subprocess.run([binary, "run", "--once", "--root", root], check=True, capture_output=True)
-    wall = time.monotonic() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    accepted = len(os.listdir(os.path.join(root, "outbox")))
-    assert accepted == copies, f"{binary} {settings}: {accepted} of {copies} drops accepted"
-    return copies / wall, cpu * 1000 / copies
+    """One `run --once` with SETTINGS as the content section: (drops per second, CPU ms per drop)."""
+    return side_by_side.one(binary, source, copies, work, content=settings)
 
 
 def main():

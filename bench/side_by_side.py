@@ -8,13 +8,23 @@ shared machine, where the wall time follows other people's fsyncs.
 
 Usage: side_by_side.py BEFORE_AIRLOCK AFTER_AIRLOCK INPUT N ROUNDS
 """
-import os, resource, shutil, statistics, subprocess, sys, tempfile, time
+import json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 
 
-def one(binary, source, count, work):
+def one(binary, source, count, work, content=None):
+    """One `run --once` over COUNT copies of SOURCE in a new root beneath WORK,
+    with CONTENT merged into the root's `content` settings: (drops per second,
+    CPU ms per drop)."""
     root = os.path.join(work, "root")
     shutil.rmtree(root, ignore_errors=True)
     subprocess.run([binary, "init", "--root", root], check=True, capture_output=True)
+    if content:
+        path = os.path.join(root, "airlock.json")
+        with open(path) as f:
+            config = json.load(f)
+        config.setdefault("content", {}).update(content)
+        with open(path, "w") as f:
+            json.dump(config, f)
     extension = os.path.splitext(source)[1]
     for i in range(count):
         shutil.copyfile(source, os.path.join(root, "inbox", f"d-{i}{extension}"))
@@ -26,7 +36,7 @@ def one(binary, source, count, work):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     accepted = len(os.listdir(os.path.join(root, "outbox")))
-    assert accepted == count, f"{binary}: {accepted} of {count} drops accepted"
+    assert accepted == count, f"{binary} {content or {}}: {accepted} of {count} drops accepted"
     return count / wall, cpu * 1000 / count
 
 
