@@ -105,12 +105,8 @@ struct InboxTrackerClockTests {
 
     @Test("the completion check finds a removed name vanished and a directory not regular")
     func completionCheckOnDisk() throws {
-        var template = Array("/tmp/airlock-inbox-test-XXXXXX".utf8CString)
-        guard mkdtemp(&template) != nil else { throw Errno.current }
-        let path = String(cString: template)
-        defer { rmdir(path) }
-        let inbox = try FileDescriptor.openDirectory(path: path)
-        defer { inbox.close() }
+        let (path, inbox) = try Self.makeInbox()
+        defer { Self.remove(path, inbox) }
         var check = CompletionCheck(rule: .lease, log: { _ in })
         var entry = InboxTracker.Entry(firstSeen: 0, due: 0, lastSeen: nil)
         let temporary: ([UInt8]) -> Bool = { TemporaryNames.matches($0, TemporaryNames.defaultPatterns) }
@@ -122,12 +118,8 @@ struct InboxTrackerClockTests {
 
     @Test("OpenSSH's legacy rename: a drop whose other link is a temporary name is a rename in progress, then ready once it is unlinked; a second link under a drop name is not regular")
     func linkedRename() throws {
-        var template = Array("/tmp/airlock-inbox-test-XXXXXX".utf8CString)
-        guard mkdtemp(&template) != nil else { throw Errno.current }
-        let path = String(cString: template)
-        defer { _ = try? FileManager.default.removeItem(atPath: path) }
-        let inbox = try FileDescriptor.openDirectory(path: path)
-        defer { inbox.close() }
+        let (path, inbox) = try Self.makeInbox()
+        defer { Self.remove(path, inbox) }
         try Data("PK".utf8).write(to: URL(fileURLWithPath: path + "/x.zip.part"))
         #expect(link(path + "/x.zip.part", path + "/x.zip") == 0)
         var check = CompletionCheck(rule: .lease, log: { _ in })
@@ -143,12 +135,8 @@ struct InboxTrackerClockTests {
 
     @Test("under the renamed rule a renamed name is ready at once, and a listed one once its status stood still")
     func renamedRule() throws {
-        var template = Array("/tmp/airlock-inbox-test-XXXXXX".utf8CString)
-        guard mkdtemp(&template) != nil else { throw Errno.current }
-        let path = String(cString: template)
-        defer { _ = try? FileManager.default.removeItem(atPath: path) }
-        let inbox = try FileDescriptor.openDirectory(path: path)
-        defer { inbox.close() }
+        let (path, inbox) = try Self.makeInbox()
+        defer { Self.remove(path, inbox) }
         try Data("PK".utf8).write(to: URL(fileURLWithPath: path + "/x.zip"))
         var check = CompletionCheck(rule: .renamed, log: { _ in })
         var renamed = InboxTracker.Entry(firstSeen: 0, due: 0, lastSeen: nil, renamed: true)
@@ -198,5 +186,24 @@ struct InboxTrackerClockTests {
         var delay: Int64 = 0
         for _ in 0..<100 { delay = many.deferred(late, now: 0, maxSeconds: .max) }
         #expect(delay == 1 << 20, "the exponent stops at 20: about twelve days")
+    }
+
+    /// A new, randomly named inbox directory beneath /tmp and its descriptor.
+    static func makeInbox() throws -> (String, FileDescriptor) {
+        var template = Array("/tmp/airlock-inbox-test-XXXXXX".utf8CString)
+        guard mkdtemp(&template) != nil else { throw Errno.current }
+        let path = String(cString: template)
+        do {
+            return (path, try FileDescriptor.openDirectory(path: path))
+        } catch {
+            rmdir(path)
+            throw error
+        }
+    }
+
+    /// Closes the inbox and removes it with whatever a test left in it.
+    static func remove(_ path: String, _ inbox: FileDescriptor) {
+        inbox.close()
+        _ = try? FileManager.default.removeItem(atPath: path)
     }
 }
