@@ -35,6 +35,21 @@ struct PidsCgroup {
         return .success(PidsCgroup(path: path))
     }
 
+    /// Sets the limit to the tasks the group runs now, once that number has stood
+    /// still for a second (at most 10 s): no task can be added from then on.
+    func holdAtCurrentTasks() {
+        func current() -> String { ((try? String(contentsOfFile: path + "/pids.current", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines) }
+        var last = current()
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while Date() < deadline {
+            usleep(1_000_000)
+            let now = current()
+            if now == last { break }
+            last = now
+        }
+        try? last.write(toFile: path + "/pids.max", atomically: false, encoding: .utf8)
+    }
+
     /// Kills what is left in the group and removes it.
     func remove() {
         let pids = ((try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8)) ?? "").split(separator: "\n")
@@ -105,6 +120,11 @@ struct TaskLimitTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         let daemon = try RunningDaemon(sandbox, under: ["/bin/sh", "-c", "echo $$ > \(cgroup.path)/cgroup.procs && exec \"$0\" \"$@\""])
+        // The group is then held at the tasks the daemon runs once settled, so that
+        // no decoder child can start however the machine's load shapes the start-up
+        // (at a fixed limit of 10, a loaded machine let children through and every
+        // drop landed before status could see the episode).
+        cgroup.holdAtCurrentTasks()
         let count = 10
         for index in 0..<count { try sandbox.drop(Samples.validZip, as: "drop-\(index).zip") }
         #expect(waitFor(seconds: 30) { daemon.events.contains { $0["event"] as? String == "deferred" } }, "\(daemon.stderr.suffix(2000))")
