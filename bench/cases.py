@@ -41,7 +41,7 @@ class Airlock:
         proc = subprocess.run([self.binary, "run", "--once", "--root", root], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         elapsed = time.perf_counter() - start
         assert proc.returncode == 0, proc.returncode
-        events = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+        events = [json.loads(line) for line in proc.stdout.decode().split("\n") if line]
         assert len(events) == len(files) and all(e["event"] == "accepted" for e in events), events[:3]
         with open(os.path.join(root, "state", "journal.jsonl")) as f:
             journal = [json.loads(line) for line in f]

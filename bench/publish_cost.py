@@ -43,7 +43,7 @@ def stream_messages(url):
 def published_outcomes(binary, root):
     out = subprocess.run([binary, "events", "--root", root], capture_output=True, text=True, check=True)
     kinds = {"accepted", "rejected", "deferred", "released", "purged"}
-    return sum(1 for line in out.stdout.splitlines() if json.loads(line).get("event") in kinds)
+    return sum(1 for line in out.stdout.split("\n") if line and json.loads(line).get("event") in kinds)
 
 
 def flood(target, data, tag):

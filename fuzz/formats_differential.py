@@ -364,7 +364,9 @@ def crafted_cpio(rng: random.Random) -> bytes:
 
 def airlock_verdict(binary: str, root: str, path: str) -> dict:
     p = subprocess.run([binary, "inspect", path, "--root", root], capture_output=True, timeout=120)
-    lines = p.stdout.decode(errors="replace").strip().splitlines()
+    # "\n" only: str.splitlines() also splits at U+2028 and U+2029, which JSON
+    # leaves unescaped inside a string (a refused name quoted in the verdict).
+    lines = p.stdout.decode(errors="replace").strip().split("\n")
     try:
         return json.loads(lines[-1])
     except (IndexError, json.JSONDecodeError):

@@ -60,7 +60,7 @@ def main():
             with open(os.path.join(root, "inbox", name), "wb") as f:
                 f.write(data)
         run = subprocess.run([binary, "run", "--once", "--root", root], capture_output=True, text=True, timeout=600)
-        events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+        events = [json.loads(line) for line in run.stdout.split("\n") if line.startswith("{")]
         rounds += 1
         tried += len(inputs)
         problems = []

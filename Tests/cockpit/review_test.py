@@ -165,7 +165,7 @@ def fill_quarantine(world):
     write_zip(f"{world.root}/inbox/collide.zip", ["Docs/a.txt", "docs/b.txt"])
     run(["chown", "-R", world.service, f"{world.root}/inbox"])
     world.as_service("run", "--once", "--root", world.root)
-    listed = world.as_service("quarantine", "list", "--json", "--root", world.root).stdout.splitlines()
+    listed = [line for line in world.as_service("quarantine", "list", "--json", "--root", world.root).stdout.split("\n") if line]
     check(len(listed) == len(HOSTILE_DROPS) + 5, f"expected {len(HOSTILE_DROPS) + 5} quarantine entries, got {len(listed)}")
 
 
