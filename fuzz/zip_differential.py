@@ -53,6 +53,39 @@ def nfc_name(raw: bytes) -> str:
     return unicodedata.normalize("NFC", raw.decode("utf-8", "surrogateescape")).rstrip("/")
 
 
+def reader_name(raw: bytes, flags: int, extra: bytes) -> bytes:
+    """The name a reader such as unzip or libarchive gives a header's raw name, as
+    UTF-8: its Unicode Path field's (0x7075) where that field's CRC-32 is that of
+    `raw` (APPNOTE 4.6.9); else `raw` itself where it is UTF-8 (flagged or not:
+    Finder and Info-ZIP on Linux write UTF-8 without the flag), or read as CP437
+    where it is not. Python's zipfile reads neither the field nor unflagged UTF-8."""
+    at = 0
+    while at + 4 <= len(extra):
+        tag, size = struct.unpack_from("<HH", extra, at)
+        body = extra[at + 4:at + 4 + size]
+        if tag == 0x7075 and len(body) >= 5 and body[0] == 1 and struct.unpack_from("<I", body, 1)[0] == zlib.crc32(raw):
+            return body[5:]
+        at += 4 + size
+    try:
+        raw.decode("utf-8")
+        return raw
+    except UnicodeDecodeError:
+        return raw if flags & 0x800 else raw.decode("cp437").encode("utf-8")
+
+
+def local_name(data: bytes, zi: zipfile.ZipInfo) -> tuple[bytes, str] | None:
+    """The local header's name as `reader_name` gives it, and as zipfile decodes
+    it; None when the header cannot be read."""
+    at = zi.header_offset
+    if at + 30 > len(data) or data[at:at + 4] != b"PK\x03\x04":
+        return None
+    flags, = struct.unpack_from("<H", data, at + 6)
+    name_length, extra_length = struct.unpack_from("<HH", data, at + 26)
+    raw = data[at + 30:at + 30 + name_length]
+    extra = data[at + 30 + name_length:at + 30 + name_length + extra_length]
+    return reader_name(raw, flags, extra), raw.decode("utf-8" if flags & 0x800 else "cp437", "surrogateescape")
+
+
 def python_view(data: bytes) -> tuple[list, str | None]:
     out = []
     try:
@@ -60,7 +93,14 @@ def python_view(data: bytes) -> tuple[list, str | None]:
             warnings.simplefilter("ignore")
             with zipfile.ZipFile(io.BytesIO(data)) as zf:
                 for zi in zf.infolist():
-                    raw = zi.filename.encode("utf-8" if zi.flag_bits & 0x800 else "cp437", "surrogateescape")
+                    encoding = "utf-8" if zi.flag_bits & 0x800 else "cp437"
+                    raw = reader_name(zi.filename.encode(encoding, "surrogateescape"), zi.flag_bits, zi.extra)
+                    # zipfile compares the local name with the central one as decoded
+                    # text; a reader of the Unicode Path field compares what each
+                    # field names. Where those agree, zipfile is let read the entry.
+                    local = local_name(data, zi)
+                    if local is not None and local[0] == raw:
+                        zi.orig_filename = local[1]
                     if zi.is_dir():
                         out.append((nfc_name(raw), "dir", hashlib.sha256(b"").hexdigest()))
                         continue
@@ -84,7 +124,9 @@ def airlock_verdict(binary: str, data: bytes, workdir: str) -> dict:
     with open(path, "wb") as f:
         f.write(data)
     p = subprocess.run([binary, "inspect", path], capture_output=True, timeout=60)
-    lines = p.stdout.decode(errors="replace").strip().splitlines()
+    # "\n" only: str.splitlines() also splits at U+2028 and U+2029, which JSON
+    # leaves unescaped inside a string (a refused name quoted in the verdict).
+    lines = p.stdout.decode(errors="replace").strip().split("\n")
     try:
         return json.loads(lines[-1])
     except (IndexError, json.JSONDecodeError):
