@@ -11,16 +11,13 @@ import AirlockText
 /// Arguments: `FORMAT [--inspect] --limit-...=N ... POLICY_KEY=VALUE ...`, or
 /// `--probe --limit-...=N ...` to confine itself and report what it was granted.
 /// Descriptors: 3 the drop (read-only), 4 the staging directory (absent with
-/// `--inspect` and `--probe`), 5 the result pipe. Started ahead of need, with
-/// `--await-hand-over` alone, it receives both later (`WarmStart`).
+/// `--inspect` and `--probe`), 5 the result pipe. Started as a template
+/// (`--template`), it forks a child per drop that receives both then.
 extension DecoderChild {
     public static func main(_ commandLine: [String]) -> Int32 {
-        #if DEBUG
-        let started = DecoderTemplate.start(commandLine, beforeWaiting: TestFaults.spinWhileWaiting, warmUp: DecoderWarmUp.run)
-        #else
-        let started = DecoderTemplate.start(commandLine, warmUp: DecoderWarmUp.run)
-        #endif
-        guard let (start, preloaded) = started else { return WarmStart.unusedStatus }
+        guard let (start, preloaded) = DecoderTemplate.start(commandLine, warmUp: DecoderWarmUp.run) else {
+            return WarmStart.unusedStatus
+        }
         var request: Request
         switch Request.read(start.arguments) {
         case .success(let read): request = read

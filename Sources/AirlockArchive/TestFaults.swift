@@ -51,14 +51,6 @@ enum TestFaults {
         CurrentProcess.exit(0)
     }
 
-    /// A child started ahead of need burns AIRLOCK_TEST_WARM_SPIN_MS milliseconds of
-    /// CPU before it waits for its drop, so a test can tell whether its CPU limit
-    /// counts from its start or from the hand-over.
-    static func spinWhileWaiting() {
-        guard let text = CurrentProcess.environment("AIRLOCK_TEST_WARM_SPIN_MS"), let milliseconds = Int(text) else { return }
-        if EscapeAttempts.spin(milliseconds: milliseconds) == 0 { report("warm-spin", 0) }
-    }
-
     /// Runs one escape attempt, says on standard error how it ended, then dies:
     /// a decoder that tried to escape must not produce a verdict.
     private static func attempt(_ name: String, _ body: () -> Int32) {

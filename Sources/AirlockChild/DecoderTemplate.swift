@@ -8,15 +8,15 @@ import AirlockSystem
 /// request until the fork, and the child, not the template, reads them.
 ///
 /// Each child is forked as the supervisor's own child (`SiblingFork`) and starts
-/// exactly where a child started ahead of need stands after its hand-over: its
-/// descriptors at 3, 4 and 5, then confinement, the decode, the verdict and its
+/// exactly where a child started with its drop stands: its descriptors at 3, 4
+/// and 5, then confinement, the decode, the verdict and its
 /// exit. Before it takes its descriptors it waits for the supervisor's go-ahead
 /// on a socket of its own: a child whose pidfd never reached the supervisor (the
 /// template died after the fork) reads end-of-file there and exits untouched.
 public enum DecoderTemplate {
     /// The first argument of a template; the rest are its start-up arguments.
     public static let flag = "--template"
-    /// The template's request socket (where a waiting child has its hand-over socket).
+    /// The template's request socket.
     public static let socketDescriptor = WarmStart.socketDescriptor
     /// The first byte of the template's reply, which carries the child's pidfd
     /// and then its pid (4 bytes, little-endian).
@@ -41,18 +41,16 @@ public enum DecoderTemplate {
         }
     }
 
-    /// A decoder program's start, however it was started: with its drop, ahead of
-    /// need (`WarmStart`), or as a template, in which case this returns only in a
-    /// forked child. nil: the program has nothing to do and exits with
-    /// `WarmStart.unusedStatus` (its socket closed, a malformed request, a failed fork).
+    /// A decoder program's start, however it was started: with its drop, or as a
+    /// template, in which case this returns only in a forked child. nil: the
+    /// program has nothing to do and exits with `WarmStart.unusedStatus` (its
+    /// socket closed, a malformed request, a failed fork, no go-ahead).
     ///
     /// - Parameter warmUp: run once in a template, after the magic database is
     ///   loaded (it is given the detector) and before the first request.
-    public static func start(_ commandLine: [String], beforeWaiting: () -> Void = {},
+    public static func start(_ commandLine: [String],
                              warmUp: (ContentTypeDetector?) -> Void = { _ in }) -> (WarmStart.Start, Preloaded?)? {
-        guard commandLine.first == flag else {
-            return WarmStart.start(commandLine, beforeWaiting: beforeWaiting).map { ($0, nil) }
-        }
+        guard commandLine.first == flag else { return (WarmStart.Start(arguments: commandLine, cpuSecondsSpent: 0), nil) }
         // Whatever the supervisor let slip into this process (a descriptor opened
         // without close-on-exec by a library) would live as long as the template
         // and reach every child until it confines itself: none is kept.

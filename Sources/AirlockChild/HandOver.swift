@@ -1,9 +1,9 @@
 import AirlockSystem
 
-/// What a decoder child started ahead of need is told when a drop is handed to
-/// it: the arguments a freshly started child gets on its command line. The
-/// drop, the staging directory and the result pipe travel with it as
-/// descriptors, in that order.
+/// What a decoder template is sent for each drop: the arguments a freshly
+/// started child gets on its command line. The drop, the staging directory, the
+/// result pipe and the child's go-ahead socket travel with it as descriptors,
+/// in that order.
 ///
 /// Encoded as a version byte, then each argument's UTF-8 bytes followed by NUL.
 public struct HandOverMessage: Sendable, Equatable {
@@ -43,52 +43,20 @@ public struct HandOverMessage: Sendable, Equatable {
     }
 }
 
-/// The start of a decoder child's life when it was started ahead of need: it
-/// ties its life to the supervisor's, then waits on its hand-over socket for one
-/// drop. Nothing of a drop is read here; confinement follows in the child's
-/// main path exactly as for a child started with its drop.
+/// How a decoder program's run begins: with its drop's arguments on its command
+/// line and its descriptors in place (started with `posix_spawn`), or forked by
+/// a template (`DecoderTemplate`) with those it was sent.
 public enum WarmStart {
-    /// The only argument of a child started ahead of need.
-    public static let flag = "--await-hand-over"
-    /// The hand-over socket; 3, 4 and 5 hold /dev/null until the drop's descriptors replace them.
+    /// A template's request socket; 3, 4 and 5 hold /dev/null in a template.
     public static let socketDescriptor = FileDescriptor(rawValue: 6)
-    /// The child's reply once its descriptors are in place.
-    public static let acknowledgement: UInt8 = 0x06
-    /// The exit status of a child whose hand-over never came or could not be taken.
+    /// The exit status of a template that stops, and of a forked child whose go-ahead never came.
     public static let unusedStatus: Int32 = 75
 
     public struct Start: Sendable {
         /// The arguments to run with.
         public var arguments: [String]
-        /// CPU seconds spent before the drop was handed over, which the CPU limit
-        /// adds to its allowance: the limit counts from the hand-over.
+        /// CPU seconds the process spent before its drop, which the CPU limit adds
+        /// to its allowance (0 for a child started or forked for its drop).
         public var cpuSecondsSpent: Int64
-    }
-
-    /// The child's arguments: its command line, or for a child started with
-    /// `flag` those handed over with its drop, once the drop, staging and result
-    /// descriptors are in place at 3, 4 and 5. nil: no hand-over (the supervisor
-    /// closed the socket, or the message was malformed); the child must exit.
-    /// `beforeWaiting` runs once the child is tied to the supervisor, before it
-    /// waits: the archive decoder's debug build spends CPU time there, so that
-    /// its tests can tell from when the CPU limit counts.
-    public static func start(_ commandLine: [String], beforeWaiting: () -> Void = {}) -> Start? {
-        guard commandLine == [flag] else { return Start(arguments: commandLine, cpuSecondsSpent: 0) }
-        // Before waiting: a supervisor that dies now takes this child with it, and
-        // one already gone leaves it nothing to wait for.
-        do { try Confinement.tieToSupervisor() } catch { return nil }
-        beforeWaiting()
-        let socket = HandOverSocket(adopting: socketDescriptor)
-        guard let received = try? socket.receive(limit: HandOverMessage.maxBytes) else { return nil }
-        defer { received.descriptors.forEach { $0.close() } }
-        let targets = [Confinement.dropDescriptor, Confinement.stagingDescriptor, Confinement.resultDescriptor]
-        guard received.descriptors.count == targets.count, let message = HandOverMessage(decoding: received.bytes) else { return nil }
-        do {
-            for (descriptor, target) in zip(received.descriptors, targets) { try descriptor.duplicate(onto: target) }
-            try socket.reply(acknowledgement)
-        } catch {
-            return nil
-        }
-        return Start(arguments: message.arguments, cpuSecondsSpent: CurrentProcess.cpuSecondsSpent())
     }
 }

@@ -17,25 +17,20 @@ public final class DecoderChildren: Sendable {
 
     private let state = Mutex(State())
 
-    /// The children waiting for a drop; the daemon stops it when it stops taking drops.
-    public let launcher = DecoderLauncher()
-
-    /// The templates that fork each drop's child; stopped, like the launcher, when no more drops come.
+    /// The templates that fork each drop's child; stopped when no more drops come.
     public let templates = DecoderTemplates()
 
-    /// Ends the templates and the waiting children: no more drops come.
+    /// Ends the templates: no more drops come.
     public func stopStarting() {
         templates.stop()
-        launcher.stop()
     }
 
     public init() {}
 
-    /// Ends the templates and the waiting children, to be started again from the
-    /// decoder programs now on disk: a child spoke another version than this build.
+    /// Ends the templates, to be started again from the decoder programs now on
+    /// disk: a child spoke another version than this build.
     func replaceStarted() {
         templates.replaceAll()
-        launcher.replaceAll()
     }
 
     /// Records a started child; false (and the child killed) once abandoning began.

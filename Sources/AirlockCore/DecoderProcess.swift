@@ -9,8 +9,8 @@ import AirlockSystem
 /// (read-only) as descriptor 3, the staging directory as 4 and the result pipe as
 /// 5, nothing else; signal dispositions and mask are reset; the environment is
 /// empty. Past the wall-clock limit, counted from when it has its drop, it is
-/// killed. In a daemon the child may have been started ahead of need
-/// (`DecoderLauncher`) and receive the same descriptors and arguments then.
+/// killed. With `children`, the child is forked by the program's template
+/// (`DecoderTemplates`) and receives the same descriptors and arguments.
 struct DecoderProcess {
     let executable: String
     let timeoutSeconds: Int64
@@ -70,22 +70,19 @@ struct DecoderProcess {
         defer { pipe.read.close() }
         // Our copy of the child's end goes as soon as the child has its own, so the
         // pipe reports EOF when the child exits.
-        let (child, forked) = try pipe.write.closeAfter { (result) throws(SystemError) in
+        let child = try pipe.write.closeAfter { (result) throws(SystemError) in
             try launch(arguments: arguments, startUp: Self.startUpArguments(request), drop: drop, staging: staging, result: result)
         }
         defer { child.close() }
         _ = children?.started(child)
-        // Without a template: started while this drop's child decodes (this thread
-        // only waits then), so the exec and loading of the next child overlap the decoding.
-        if staging != nil && !forked { children?.launcher.prepare(executable, environment: Self.childEnvironment()) }
         let collected = Result { () throws(SystemError) in try collect(child, from: pipe.read, progress: progress, written: written) }
         // Forgotten before the pidfd closes, so an abandoning daemon never signals it after.
         let abandoned = children?.finished(child) == true
         var run = try collected.get()
         if abandoned { run.abandoned = true }
         // Decoder programs of another build are on disk (a package upgrade under a
-        // running daemon): the templates and waiting children started from the old
-        // ones go, so that the next drop's child comes from what is installed now.
+        // running daemon): the templates started from the old ones go, so that the
+        // next drop's child comes from what is installed now.
         if run.speaksAnotherVersion { children?.replaceStarted() }
         return run
     }
@@ -126,26 +123,19 @@ struct DecoderProcess {
         return Pending(process: self, child: child, pipe: pipe.read)
     }
 
-    /// The drop's child: with `children`, one forked by the program's template,
-    /// else the one this thread started ahead of need if it takes the hand-over;
-    /// otherwise one started now with its descriptors. `forked`: by a template.
+    /// The drop's child: with `children`, one forked by the program's template;
+    /// otherwise, or when no template can fork one now, one started here with its
+    /// descriptors (`posix_spawn`).
     private func launch(arguments: [String], startUp: [String], drop: FileDescriptor, staging: FileDescriptor?,
-                        result: FileDescriptor) throws(SystemError) -> (child: ChildProcess, forked: Bool) {
-        if let staging, let children {
-            let descriptors = [drop, staging, result]
-            if let forked = children.templates.fork(executable, startUp: startUp,
-                                                    environment: Self.childEnvironment(), arguments: arguments,
-                                                    descriptors: descriptors) {
-                return (forked, true)
-            }
-            if let waiting = children.launcher.handOver(executable, arguments: arguments, descriptors: descriptors) {
-                return (waiting, false)
-            }
+                        result: FileDescriptor) throws(SystemError) -> ChildProcess {
+        if let staging, let children,
+           let forked = children.templates.fork(executable, startUp: startUp, environment: Self.childEnvironment(),
+                                                arguments: arguments, descriptors: [drop, staging, result]) {
+            return forked
         }
         if StartFault.spawnRefused.fails() { throw SystemError("posix_spawn", Array(executable.utf8), .wouldBlock) }
-        let child = try ChildProcess.spawn(executable, arguments: arguments, environment: Self.childEnvironment(),
-                                           descriptors: Self.childDescriptors(drop: drop, staging: staging, result: result))
-        return (child, false)
+        return try ChildProcess.spawn(executable, arguments: arguments, environment: Self.childEnvironment(),
+                                      descriptors: Self.childDescriptors(drop: drop, staging: staging, result: result))
     }
 
     /// What a template loads for every child, from a drop's request: the magic database.

@@ -13,8 +13,6 @@ enum StartFault: String, CaseIterable {
     case templateDies = "template-dies"
     /// A template's child is reported but never given its go-ahead.
     case goAheadLost = "go-ahead-lost"
-    /// The child started ahead of need is killed before its hand-over.
-    case handOverLost = "hand-over-lost"
     /// Starting a child fails as fork and clone do on a host out of processes (EAGAIN).
     case spawnRefused = "spawn-refused"
 

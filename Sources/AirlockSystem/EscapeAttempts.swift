@@ -66,15 +66,6 @@ package enum EscapeAttempts {
         if let memory { memset(memory, 1, bytes) }
     }
 
-    /// Burns `milliseconds` of this process's CPU time (clock(3)).
-    package static func spin(milliseconds: Int) -> UInt64 {
-        let start = clock()
-        var sink: UInt64 = 0
-        // CLOCKS_PER_SEC is a million on POSIX: clock() counts microseconds.
-        while (clock() - start) / 1000 < milliseconds { sink &+= 1 }
-        return sink
-    }
-
     private static func outcome(_ result: Int32) -> Int32 {
         result < 0 ? errno : 0
     }

@@ -4,8 +4,8 @@ import Glibc
 import CAirlockShims
 
 /// One end of a local socket pair that carries whole messages with descriptors
-/// (SOCK_SEQPACKET, SCM_RIGHTS): how a child started ahead of need receives what
-/// its work needs. The owner closes it; `deinit` closes what is still open.
+/// (SOCK_SEQPACKET, SCM_RIGHTS): how a decoder template receives each drop's
+/// descriptors and returns its child's pidfd. The owner closes it; `deinit` closes what is still open.
 public final class HandOverSocket: Sendable {
     public let descriptor: FileDescriptor
 
@@ -66,20 +66,6 @@ public final class HandOverSocket: Sendable {
             return nil
         }
         return (Array(bytes.prefix(received)), descriptors)
-    }
-
-    /// Waits until `deadline` (CLOCK_MONOTONIC nanoseconds) for a one-byte reply:
-    /// the byte, or nil when the peer closed first or the deadline passed.
-    public func reply(until deadline: UInt64) throws(SystemError) -> UInt8? {
-        while true {
-            let now = monotonicNanoseconds()
-            guard now < deadline else { return nil }
-            let milliseconds = Int32(min((deadline - now) / 1_000_000 + 1, 1000))
-            guard try waitReadable(descriptor, milliseconds: milliseconds) else { continue }
-            var byte: UInt8 = 0
-            let n = try retrying("recv") { recv(descriptor.rawValue, &byte, 1, 0) }
-            return n == 1 ? byte : nil
-        }
     }
 
     /// send(2) of one byte with MSG_NOSIGNAL.

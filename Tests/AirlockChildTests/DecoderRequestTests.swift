@@ -2,8 +2,8 @@ import AirlockChild
 import AirlockPolicy
 import Testing
 
-/// The request crosses a process boundary (a command line, a hand-over, a
-/// template's fork): what the supervisor encodes must be what the child decodes,
+/// The request crosses a process boundary (a command line, or the message a
+/// template forks a child for): what the supervisor encodes must be what the child decodes,
 /// every field present, and anything else refused, never defaulted.
 @Suite("The decoder request: one encoder, one decoder, versioned, every field required")
 struct DecoderRequestTests {

@@ -1,7 +1,7 @@
 import AirlockChild
 import Testing
 
-@Suite("The hand-over message to a decoder started ahead of need: one encoder, one decoder")
+@Suite("The message a decoder template is sent per drop: one encoder, one decoder")
 struct HandOverMessageTests {
     @Test("arguments survive the round trip, empty and non-ASCII ones included")
     func roundTrip() {

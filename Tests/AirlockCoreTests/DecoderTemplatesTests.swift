@@ -14,7 +14,7 @@ struct DecoderTemplatesTests {
         let pipe = try makePipe()
         defer { pipe.read.close() }
         let child = pipe.write.closeAfter { result in
-            templates.fork(executable, startUp: [], environment: [], arguments: DecoderLauncherTests.probe,
+            templates.fork(executable, startUp: [], environment: [], arguments: DecoderPrograms.probe,
                            descriptors: [nothing, nothing, result])
         }
         guard let child else { return (nil, "") }
@@ -25,13 +25,13 @@ struct DecoderTemplatesTests {
     func childIsOurs() throws {
         let templates = DecoderTemplates()
         defer { templates.stop() }
-        let decoder = DecoderLauncherTests.decoder
+        let decoder = DecoderPrograms.decoder
         var templatePid: Int32?
         for _ in 0..<2 {
             let (forked, output) = try probe(templates, decoder)
             let child = try #require(forked)
             defer { child.close() }
-            #expect(DecoderLauncherTests.parent(of: child.pid) == CurrentProcess.id, "the supervisor's own child, not the template's")
+            #expect(DecoderPrograms.parent(of: child.pid) == CurrentProcess.id, "the supervisor's own child, not the template's")
             #expect(try child.wait().termination == .exited(0), "\(output)")
             #expect(output.contains("\"limit_cpu\":"), "\(output)")
             let current = templates.templatePid(decoder, startUp: [])
@@ -41,7 +41,7 @@ struct DecoderTemplatesTests {
         }
         let pid = try #require(templatePid)
         templates.stop()
-        #expect(!DecoderLauncherTests.exists(pid), "killed and reaped")
+        #expect(!DecoderPrograms.exists(pid), "killed and reaped")
         #expect(try probe(templates, decoder).0 == nil, "none after stop")
     }
 
@@ -79,7 +79,7 @@ struct DecoderTemplatesTests {
     func replacedOnReload() throws {
         let templates = DecoderTemplates()
         defer { templates.stop() }
-        let decoder = DecoderLauncherTests.decoder
+        let decoder = DecoderPrograms.decoder
         var pids: [Int32] = []
         for round in 0..<2 {
             let (forked, output) = try probe(templates, decoder)
@@ -89,7 +89,7 @@ struct DecoderTemplatesTests {
             pids.append(try #require(templates.templatePid(decoder, startUp: [])))
             if round == 0 {
                 templates.replaceAll()
-                #expect(!DecoderLauncherTests.exists(pids[0]), "killed and reaped")
+                #expect(!DecoderPrograms.exists(pids[0]), "killed and reaped")
                 #expect(templates.templatePid(decoder, startUp: []) == nil)
             }
         }

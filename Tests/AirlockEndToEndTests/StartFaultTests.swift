@@ -3,8 +3,8 @@ import Testing
 
 /// Only a decoder child that has taken its drop can give a verdict on it. Every
 /// failure of the machinery on a child's start (a template that dies, a go-ahead
-/// or hand-over lost, a spawn refused, a child that exits just short of taking
-/// its drop) defers the drop, which stays claimed and is retried with a fresh
+/// lost, a spawn refused, a child that exits just short of taking its drop)
+/// defers the drop, which stays claimed and is retried with a fresh
 /// child; none is quarantined, and every drop ends exactly once.
 @Suite("Start faults: no honest drop is judged for a failure of the machinery", .serialized)
 struct StartFaultTests {
@@ -33,16 +33,14 @@ struct StartFaultTests {
 
     /// Each case: its name, the faults, and whether a fault reaches a drop's
     /// child (and so defers the drop). A template that dies before it reports its
-    /// child, or a waiting child lost before its hand-over, costs no deferral: the
-    /// drop's child is then started another way.
+    /// child costs no deferral: the drop's child is then started with posix_spawn.
     static let faults: [(String, [String: String], Bool)] = [
         ("a template killed while it forks", ["AIRLOCK_TEST_START_FAULT": "template-dies:9"], false),
         ("a go-ahead never sent", ["AIRLOCK_TEST_START_FAULT": "go-ahead-lost:4"], true),
         ("a spawn refused (EAGAIN)", ["AIRLOCK_TEST_START_FAULT": "spawn-refused:3", "AIRLOCK_TEST_DECODER_TEMPLATES": "off"], true),
-        ("a hand-over lost", ["AIRLOCK_TEST_START_FAULT": "hand-over-lost:2", "AIRLOCK_TEST_DECODER_TEMPLATES": "off"], false),
         ("a child that exits just short of taking its drop", ["AIRLOCK_TEST_START_FAULT_EXIT": "5"], true),
         ("every fault at once, templates recycled every 3 children",
-         ["AIRLOCK_TEST_START_FAULT": "template-dies:17,go-ahead-lost:7,hand-over-lost:3,spawn-refused:11",
+         ["AIRLOCK_TEST_START_FAULT": "template-dies:17,go-ahead-lost:7,spawn-refused:11",
           "AIRLOCK_TEST_START_FAULT_EXIT": "9", "AIRLOCK_TEST_TEMPLATE_CHILDREN": "3"], true),
     ]
 

@@ -1,7 +1,8 @@
 #ifndef AIRLOCK_HANDOVER_H
 #define AIRLOCK_HANDOVER_H
-// A decoder started ahead of need receives its drop, staging directory and result
-// pipe over a socket pair (SCM_RIGHTS) together with its arguments in one message:
+// A decoder template receives a drop's descriptors (drop, staging directory, result
+// pipe, the child's go-ahead socket) over a socket pair (SCM_RIGHTS) together with
+// the child's arguments in one message, and sends back the child's pidfd:
 // the control-message structures and CMSG_* macros this needs are not importable
 // into Swift.
 #include <stddef.h>
