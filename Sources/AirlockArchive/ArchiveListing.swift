@@ -17,7 +17,7 @@ enum ArchiveListing {
     static let maxHeaders = 1_000_000
 
     static func run(_ scan: ArchiveScan) -> VerdictMessage {
-        guard let archive = archive_read_new() else { return DecoderChild.failure(SystemError("archive_read_new", nil, .outOfMemory)) }
+        guard let archive = archive_read_new() else { return DecoderProgram.failure(SystemError("archive_read_new", nil, .outOfMemory)) }
         defer { archive_read_free(archive) }
         if let problem = scan.configure(archive) {
             return VerdictMessage(.listing(VerdictMessage.Listing(headers: nil, detail: problem.detail)))

@@ -11,7 +11,7 @@ import AirlockSystem
 /// drop's bytes cannot select one. Each runs after confinement, as a subverted
 /// decoder would.
 enum TestFaults {
-    static func inject(_ request: DecoderChild.Request) {
+    static func inject(_ request: ArchiveDecoderProgram.Request) {
         guard let value = CurrentProcess.environment("AIRLOCK_TEST_DECODER_FAULT") else { return }
         switch value {
         case "abort": CurrentProcess.abort()
@@ -45,7 +45,7 @@ enum TestFaults {
         let (opened, error, written) = EscapeAttempts.fill("big", beneath: Confinement.stagingDescriptor)
         report(name, error)
         guard opened else { CurrentProcess.abort() }
-        var message = DecoderChild.failure(SystemError("write", Array("big".utf8), Errno(rawValue: error)))
+        var message = DecoderProgram.failure(SystemError("write", Array("big".utf8), Errno(rawValue: error)))
         message.noteBytesWritten(written)
         try? Confinement.resultDescriptor.writeAll(Array(message.jsonText.utf8))
         CurrentProcess.exit(0)
@@ -60,7 +60,7 @@ enum TestFaults {
 
     private static func report(_ name: String, _ error: Int32) {
         let outcome = error == 0 ? "SUCCEEDED" : "failed with \(Errno(rawValue: error).name)"
-        DecoderChild.printError("airlock-decoder: test escape \(name): \(outcome)")
+        DecoderProgram.printError("airlock-decoder: test escape \(name): \(outcome)")
     }
 
     private static func stagingPath() -> String {

@@ -64,7 +64,7 @@ package enum ForgedStaging {
                 try staging.rename(other, to: staging, name)
             }
         } catch {
-            DecoderChild.printError("airlock-decoder: test fault: cannot rewrite big.bin: \(error)")
+            DecoderProgram.printError("airlock-decoder: test fault: cannot rewrite big.bin: \(error)")
             CurrentProcess.abort()
         }
         let message = VerdictMessage(.accepted(VerdictMessage.Accepted(files: 1, directories: 0, entries: 1, bytesWritten: Int64(size))),
@@ -84,7 +84,7 @@ package enum ForgedStaging {
                     try fd.changeMode(FileMode(policy.fileMode))
                 }
             } catch {
-                DecoderChild.printError("airlock-decoder: test fault: cannot forge \(name): \(error)")
+                DecoderProgram.printError("airlock-decoder: test fault: cannot forge \(name): \(error)")
                 CurrentProcess.abort()
             }
             bytes += Int64(content.count)

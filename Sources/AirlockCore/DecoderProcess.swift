@@ -10,11 +10,11 @@ import AirlockSystem
 /// 5, nothing else; signal dispositions and mask are reset; the environment is
 /// empty. Past the wall-clock limit, counted from when it has its drop, it is
 /// killed. With `children`, the child is forked by the program's template
-/// (`DecoderTemplates`) and receives the same descriptors and arguments.
+/// (`TemplatePool`) and receives the same descriptors and arguments.
 struct DecoderProcess {
     let executable: String
     let timeoutSeconds: Int64
-    var children: DecoderChildren?
+    var children: RunningDecoders?
 
     struct Run {
         var termination: Termination
@@ -209,7 +209,7 @@ struct DecoderProcess {
 
 extension DecoderProcess {
     /// The decoder child program for `format`, found in `directory`.
-    init(for format: DropFormat, in directory: String, timeoutSeconds: Int64, children: DecoderChildren? = nil) {
+    init(for format: DropFormat, in directory: String, timeoutSeconds: Int64, children: RunningDecoders? = nil) {
         self.init(executable: directory + "/" + format.program, timeoutSeconds: timeoutSeconds, children: children)
     }
 

@@ -17,7 +17,7 @@ public final class Intake: Sendable {
     let layout: RootLayout
     let configuration: Configuration
     let decoderDirectory: String
-    let children: DecoderChildren?
+    let children: RunningDecoders?
     let log: Log
     let journal: Journal
     /// Producers' receipts (receipts.enabled), written off the workers' path.
@@ -29,7 +29,7 @@ public final class Intake: Sendable {
     ///   kill when it stops; nil for one-shot commands.
     /// - Parameter decoderDirectory: where `airlock-decoder` and `airlock-keyed-decoder` are.
     public init(layout: RootLayout, configuration: Configuration, decoderDirectory: String, log: Log,
-                children: DecoderChildren? = nil, showsProgress: Bool = false) {
+                children: RunningDecoders? = nil, showsProgress: Bool = false) {
         self.showsProgress = showsProgress
         self.layout = layout
         self.configuration = configuration

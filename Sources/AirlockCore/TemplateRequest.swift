@@ -31,10 +31,10 @@ struct TemplateRequest {
         guard let child = receiveChild() else { return nil }
         if StartFault.goAheadLost.fails() { return child }
         do {
-            try go.reply(DecoderTemplate.goAhead)
+            try go.reply(TemplateServer.goAhead)
         } catch {
             // No go-ahead can reach it: it is ended here, and the drop's child is
-            // started another way. (One whose go-ahead is lost in any other way
+            // started with posix_spawn. (One whose go-ahead is lost in any other way
             // never says it took the drop, and the drop is deferred, not judged.)
             child.signal(.kill)
             _ = try? child.wait()
@@ -55,7 +55,7 @@ struct TemplateRequest {
             if readable { break }
         }
         guard let reply = try? socket.receive(limit: 16) else { return nil }
-        guard reply.descriptors.count == 1, reply.bytes.count == 5, reply.bytes[0] == DecoderTemplate.replyVersion else {
+        guard reply.descriptors.count == 1, reply.bytes.count == 5, reply.bytes[0] == TemplateServer.replyVersion else {
             reply.descriptors.forEach { $0.close() }
             return nil
         }

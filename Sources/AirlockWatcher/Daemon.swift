@@ -36,7 +36,7 @@ public final class Daemon {
     let log = Log()
     private let events = EventStream()
     let notifier = ServiceNotifier()
-    let children = DecoderChildren()
+    let children = RunningDecoders()
     private let metrics = Metrics()
     /// Inbox entries that cannot be moved, reported once each.
     private let stuck: StuckEntries

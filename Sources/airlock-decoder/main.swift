@@ -2,4 +2,4 @@ import AirlockArchive
 import AirlockChild
 import AirlockSystem
 
-CurrentProcess.exit(DecoderChild.main(Array(CommandLine.arguments.dropFirst())))
+CurrentProcess.exit(ArchiveDecoderProgram.main(Array(CommandLine.arguments.dropFirst())))

@@ -1,4 +1,4 @@
 import AirlockKeyed
 import AirlockSystem
 
-CurrentProcess.exit(KeyedChild.main(Array(CommandLine.arguments.dropFirst())))
+CurrentProcess.exit(KeyedDecoderProgram.main(Array(CommandLine.arguments.dropFirst())))

@@ -269,7 +269,7 @@ enum CommandRunner {
         }
         defer { withExtendedLifetime(lock) {} }
         // Decoder templates serve this run as they serve a daemon; ended before it exits.
-        let children = DecoderChildren()
+        let children = RunningDecoders()
         defer { children.stopStarting() }
         let intake = Intake(layout: layout, configuration: configuration, decoderDirectory: decoder, log: log,
                             children: children, showsProgress: FileDescriptor(rawValue: 1).isTerminal)

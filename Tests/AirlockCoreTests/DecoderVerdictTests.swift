@@ -8,7 +8,7 @@ import Testing
 @Suite("The child's verdict for a failed system call, as the supervisor reads it")
 struct DecoderVerdictTests {
     private func interpret(_ error: SystemError, while stage: SystemFailureStage) -> DecoderVerdict {
-        let json = DecoderChild.failure(error, while: stage)
+        let json = DecoderProgram.failure(error, while: stage)
         // A child that said it took its drop: only such a child's verdict is believed.
         let run = DecoderProcess.Run(termination: .exited(0), output: Array(json.jsonText.utf8), timedOut: false,
                                      taken: VerdictMessage.currentVersion)

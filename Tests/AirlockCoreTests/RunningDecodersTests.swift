@@ -3,13 +3,13 @@ import AirlockSystem
 import Testing
 
 @Suite("The daemon's registry of running decoders: abandoning kills through pidfds, and only children still registered")
-struct DecoderChildrenTests {
+struct RunningDecodersTests {
     static func sleeper() throws -> ChildProcess {
         try ChildProcess.spawn("/bin/sleep", arguments: ["30"], environment: [], descriptors: [.nullInput(0), .nullOutput(1)])
     }
 
     @Test func abandoningKillsARunningChildAndMarksItAbandoned() throws {
-        let children = DecoderChildren()
+        let children = RunningDecoders()
         let child = try Self.sleeper()
         defer { child.close() }
         #expect(children.started(child))
@@ -21,7 +21,7 @@ struct DecoderChildrenTests {
     }
 
     @Test func aChildStartedAfterAbandoningIsKilledAtOnce() throws {
-        let children = DecoderChildren()
+        let children = RunningDecoders()
         children.abandonAll()
         let child = try Self.sleeper()
         defer { child.close() }
@@ -32,7 +32,7 @@ struct DecoderChildrenTests {
     }
 
     @Test func aChildForgottenBeforeAbandoningIsLeftAlone() throws {
-        let children = DecoderChildren()
+        let children = RunningDecoders()
         let child = try Self.sleeper()
         defer { child.close() }
         #expect(children.started(child))
@@ -44,7 +44,7 @@ struct DecoderChildrenTests {
     }
 
     @Test func aReapedChildStillRegisteredIsNotSignalledByAbandoning() throws {
-        let children = DecoderChildren()
+        let children = RunningDecoders()
         let child = try ChildProcess.spawn("/bin/true", arguments: [], environment: [], descriptors: [.nullInput(0), .nullOutput(1)])
         defer { child.close() }
         #expect(children.started(child))

@@ -6,9 +6,9 @@ import Testing
 
 @Suite("Decoder templates from the supervisor's side: a forked child is the supervisor's own, and a template that cannot serve gives none",
        .serialized)
-struct DecoderTemplatesTests {
+struct TemplatePoolTests {
     /// Runs `--probe` through `templates`: the child, and what it wrote on its result pipe.
-    func probe(_ templates: DecoderTemplates, _ executable: String) throws -> (ChildProcess?, String) {
+    func probe(_ templates: TemplatePool, _ executable: String) throws -> (ChildProcess?, String) {
         let nothing = try FileDescriptor.openDirectory(path: "/")
         defer { nothing.close() }
         let pipe = try makePipe()
@@ -23,7 +23,7 @@ struct DecoderTemplatesTests {
 
     @Test("a forked child is this process's child, waited for through its pidfd; the template stays for the next, and stop ends it")
     func childIsOurs() throws {
-        let templates = DecoderTemplates()
+        let templates = TemplatePool()
         defer { templates.stop() }
         let decoder = DecoderPrograms.decoder
         var templatePid: Int32?
@@ -64,7 +64,7 @@ struct DecoderTemplatesTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let program = try noTemplate(in: directory)
-        let templates = DecoderTemplates()
+        let templates = TemplatePool()
         defer { templates.stop() }
         let started = Date()
         #expect(try probe(templates, program.path).0 == nil)
@@ -77,7 +77,7 @@ struct DecoderTemplatesTests {
 
     @Test("replaceAll (a reload) ends the running template, the next request starts a fresh one, and a failed program is tried again at once")
     func replacedOnReload() throws {
-        let templates = DecoderTemplates()
+        let templates = TemplatePool()
         defer { templates.stop() }
         let decoder = DecoderPrograms.decoder
         var pids: [Int32] = []

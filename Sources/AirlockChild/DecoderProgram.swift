@@ -2,11 +2,12 @@ import AirlockPolicy
 import AirlockSystem
 import AirlockText
 
-/// What every decoder child says to the supervisor, whichever format it reads:
-/// the verdict written to the result pipe with what confinement was granted,
-/// the verdicts of a child that may not decode or whose system call failed,
-/// and its exit statuses. The archive decoder adds its `main` to this type.
-public enum DecoderChild {
+/// What both decoder programs (`ArchiveDecoderProgram`, `KeyedDecoderProgram`)
+/// say to the supervisor from inside the child, whichever format it reads: the
+/// verdict written to the result pipe with what confinement was granted, the
+/// verdicts of a child that may not decode or whose system call failed, and its
+/// exit statuses.
+public enum DecoderProgram {
     /// Exit status for arguments the supervisor should never have produced.
     public static let usageStatus: Int32 = 64
 
@@ -53,7 +54,7 @@ public enum DecoderChild {
         if let text = CurrentProcess.environment("AIRLOCK_TEST_START_FAULT_EXIT"), let every = Int32(text), every > 0,
            CurrentProcess.id % every == 0 {
             printError("\(program): test fault: start-exit")
-            CurrentProcess.exit(WarmStart.unusedStatus)
+            CurrentProcess.exit(ChildStart.unusedStatus)
         }
         #endif
         do {

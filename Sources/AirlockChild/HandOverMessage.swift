@@ -42,21 +42,3 @@ public struct HandOverMessage: Sendable, Equatable {
         self.arguments = arguments
     }
 }
-
-/// How a decoder program's run begins: with its drop's arguments on its command
-/// line and its descriptors in place (started with `posix_spawn`), or forked by
-/// a template (`DecoderTemplate`) with those it was sent.
-public enum WarmStart {
-    /// A template's request socket; 3, 4 and 5 hold /dev/null in a template.
-    public static let socketDescriptor = FileDescriptor(rawValue: 6)
-    /// The exit status of a template that stops, and of a forked child whose go-ahead never came.
-    public static let unusedStatus: Int32 = 75
-
-    public struct Start: Sendable {
-        /// The arguments to run with.
-        public var arguments: [String]
-        /// CPU seconds the process spent before its drop, which the CPU limit adds
-        /// to its allowance (0 for a child started or forked for its drop).
-        public var cpuSecondsSpent: Int64
-    }
-}

@@ -3,9 +3,9 @@ import AirlockSystem
 import Foundation
 import Synchronization
 
-/// Decoder templates: one running decoder program per program and set of
+/// The supervisor's decoder templates: one running decoder program per program and set of
 /// start-up arguments (the magic database), which has loaded everything that
-/// does not depend on a drop and forks each drop's child (`DecoderTemplate`).
+/// does not depend on a drop and forks each drop's child (`TemplateServer`).
 /// The child is this process's own (waited for, measured and killed through its
 /// pidfd like any other), decodes one drop and exits; it is never reused.
 ///
@@ -14,7 +14,7 @@ import Synchronization
 /// same program take turns on its socket (a fork takes well under a
 /// millisecond). A template that has died is replaced at the next request; one
 /// that misbehaves (no well-formed reply in time) is killed, and the drop's
-/// child is started another way. One that fails before its first child is not
+/// child is started with `posix_spawn`. One that fails before its first child is not
 /// started again for `retryNanoseconds`, so a program that cannot run as a
 /// template costs each drop nothing.
 ///
@@ -23,26 +23,53 @@ import Synchronization
 /// runtime's hashing seed, which a child that learned them could tell the
 /// exploit of a later drop. A template therefore forks at most `maxChildren`
 /// children and is then replaced, as a fresh process with fresh ones.
-public final class DecoderTemplates: Sendable {
+public final class TemplatePool: Sendable {
     struct Key: Hashable, Sendable {
         let executable: String
         let startUp: [String]
     }
 
-    /// A running template and how many children it has forked.
+    /// A running template and how many children it has forked. It holds nothing
+    /// at 0, 1 and the drop's three descriptor numbers, and its end of a socket
+    /// pair at `TemplateServer.socketDescriptor`; the supervisor keeps the other end.
     final class Template: Sendable {
-        let process: SocketChild
+        let child: ChildProcess
+        let socket: HandOverSocket
         let forked = Atomic(0)
 
-        init(_ process: SocketChild) { self.process = process }
+        private init(child: ChildProcess, socket: HandOverSocket) {
+            self.child = child
+            self.socket = socket
+        }
 
-        var socket: HandOverSocket { process.socket }
-        var child: ChildProcess { process.child }
-        /// A template whose state cannot be polled counts as gone, and is replaced.
-        var hasExited: Bool { process.hasExited(ifUnknown: true) }
+        /// Starts `executable` with `arguments` on the starter's thread.
+        static func start(_ executable: String, arguments: [String], environment: [String]) throws(SystemError) -> Template {
+            let (mine, theirs) = try HandOverSocket.pair()
+            // Our copy of the template's end closes when `theirs` goes, at the end of
+            // this scope: the template is then its only holder, and a supervisor that
+            // dies leaves it reading end-of-file.
+            let child = try TemplateStarter.shared.spawn(
+                executable, arguments: arguments, environment: environment,
+                descriptors: [.nullInput(0), .nullOutput(1),
+                              .nullInput(Confinement.dropDescriptor.rawValue), .nullInput(Confinement.stagingDescriptor.rawValue),
+                              .nullInput(Confinement.resultDescriptor.rawValue),
+                              .inherit(theirs.descriptor, as: TemplateServer.socketDescriptor.rawValue)])
+            return Template(child: child, socket: mine)
+        }
+
+        /// Whether the template has exited (its pidfd polls readable then); one
+        /// whose state cannot be polled counts as gone, and is replaced.
+        var hasExited: Bool {
+            guard let pidfd = child.descriptorNumber else { return true }
+            return (try? waitReadable(FileDescriptor(rawValue: pidfd), milliseconds: 0)) ?? true
+        }
 
         /// Kills and reaps the template; its children, this process's own, live on.
-        func end() { process.end() }
+        func end() {
+            child.signal(.kill)
+            _ = try? child.wait()
+            child.close()
+        }
     }
 
     /// A key's template, if one runs, and when to try again after one failed.
@@ -90,7 +117,7 @@ public final class DecoderTemplates: Sendable {
     /// A child of `executable` forked by its template for `startUp`, running with
     /// `arguments` and `descriptors` (the drop, the staging directory, the result
     /// pipe); nil when no template can give one now (the templates stopped, one
-    /// failed to start or to answer), and the drop's child must be started another way.
+    /// failed to start or to answer), and the drop's child is started with posix_spawn.
     func fork(_ executable: String, startUp: [String], environment: [String], arguments: [String],
               descriptors: [FileDescriptor]) -> ChildProcess? {
         guard Self.enabled else { return nil }
@@ -191,16 +218,10 @@ public final class DecoderTemplates: Sendable {
     }
 
     /// A template of `key.executable` started, on the starter's thread, with
-    /// `DecoderTemplate.flag` and the start-up arguments; its request socket is
-    /// the hand-over socket.
+    /// `TemplateServer.flag` and the start-up arguments.
     private static func start(_ key: Key, environment: [String]) throws(SystemError) -> Template {
         // LD_BIND_NOW: the dynamic linker resolves every symbol once, in the
         // template, rather than each child resolving the ones it calls first.
-        let process = try SocketChild.start(key.executable, arguments: [DecoderTemplate.flag] + key.startUp,
-                                            environment: environment + ["LD_BIND_NOW=1"]) {
-            (executable, arguments, environment, descriptors) throws(SystemError) in
-            try TemplateStarter.shared.spawn(executable, arguments: arguments, environment: environment, descriptors: descriptors)
-        }
-        return Template(process)
+        try Template.start(key.executable, arguments: [TemplateServer.flag] + key.startUp, environment: environment + ["LD_BIND_NOW=1"])
     }
 }

@@ -1,14 +1,15 @@
 import AirlockSystem
 import Synchronization
 
-/// The decoder children running now, so that a stopping daemon can kill the ones
-/// still busy when its grace period ends. Their drops are then abandoned, not
+/// A supervisor's decoder processes: the children decoding now, so that a
+/// stopping daemon can kill the ones still busy when its grace period ends, and
+/// the pool of templates that forks them (`TemplatePool`). Their drops are then abandoned, not
 /// judged: they stay claimed for the next start.
 ///
 /// Children are held by their pidfds (`ChildProcess`), never by pid: a child that
 /// exits and is reaped between `abandonAll` looking at it and signalling it cannot
 /// have its pid reused under the signal.
-public final class DecoderChildren: Sendable {
+public final class RunningDecoders: Sendable {
     private struct State {
         var running: [ObjectIdentifier: ChildProcess] = [:]
         var abandoning = false
@@ -18,7 +19,7 @@ public final class DecoderChildren: Sendable {
     private let state = Mutex(State())
 
     /// The templates that fork each drop's child; stopped when no more drops come.
-    public let templates = DecoderTemplates()
+    public let templates = TemplatePool()
 
     /// Ends the templates: no more drops come.
     public func stopStarting() {

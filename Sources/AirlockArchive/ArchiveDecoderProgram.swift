@@ -4,19 +4,19 @@ import AirlockPolicy
 import AirlockSystem
 import AirlockText
 
-/// The decoder child's whole life: parse its arguments, confine itself, decode
-/// the inherited drop into the inherited staging directory, and write one JSON
-/// verdict to the inherited result pipe.
+/// airlock-decoder, the archive decoder program: its child's whole life. Parse
+/// its arguments, confine itself, decode the inherited drop into the inherited
+/// staging directory, and write one JSON verdict to the inherited result pipe.
 ///
 /// Arguments: `FORMAT [--inspect] --limit-...=N ... POLICY_KEY=VALUE ...`, or
 /// `--probe --limit-...=N ...` to confine itself and report what it was granted.
 /// Descriptors: 3 the drop (read-only), 4 the staging directory (absent with
 /// `--inspect` and `--probe`), 5 the result pipe. Started as a template
 /// (`--template`), it forks a child per drop that receives both then.
-extension DecoderChild {
+public enum ArchiveDecoderProgram {
     public static func main(_ commandLine: [String]) -> Int32 {
-        guard let (start, preloaded) = DecoderTemplate.start(commandLine, warmUp: DecoderWarmUp.run) else {
-            return WarmStart.unusedStatus
+        guard let (start, preloaded) = TemplateServer.start(commandLine, warmUp: DecoderWarmUp.run) else {
+            return ChildStart.unusedStatus
         }
         var request: Request
         switch Request.read(start.arguments) {
@@ -33,7 +33,7 @@ extension DecoderChild {
             switch LegacyNames.open(zip: request.zipLegacyEncoding, tar: request.tarLegacyEncoding) {
             case .success(let names): request.legacyNames = names
             case .failure(let error):
-                printError("airlock-decoder: cannot decode legacy names: \(error)")
+                DecoderProgram.printError("airlock-decoder: cannot decode legacy names: \(error)")
                 return 70
             }
         }
@@ -42,11 +42,11 @@ extension DecoderChild {
         do {
             confinement = try Confinement.apply(request.limits, staging: request.writesStaging ? Confinement.stagingDescriptor : nil)
         } catch {
-            printError("airlock-decoder: cannot confine: \(error)")
+            DecoderProgram.printError("airlock-decoder: cannot confine: \(error)")
             return 70
         }
         let confineMicroseconds = Int64((monotonicNanoseconds() - confining) / 1000)
-        if !request.probe && !announceTaken(program: "airlock-decoder") { return 71 }
+        if !request.probe && !DecoderProgram.announceTaken(program: "airlock-decoder") { return 71 }
         #if DEBUG
         // Faults are for drops: the start-up probe of `airlock run` must not hang on one.
         if !request.probe { TestFaults.inject(request) }
@@ -59,11 +59,11 @@ extension DecoderChild {
                 openFiles: limits.openFiles, fileSizeBytes: limits.fileSizeBytes,
                 confinement: limits.requiresConfinement ? "required" : "best-effort")))
         } else if request.limits.requiresConfinement && confinement.isRefused {
-            message = unconfined(confinement)
+            message = DecoderProgram.unconfined(confinement)
         } else {
             message = decode(request)
         }
-        return report(&message, confinement, program: "airlock-decoder")
+        return DecoderProgram.report(&message, confinement, program: "airlock-decoder")
     }
 
     static func decode(_ request: Request) -> VerdictMessage {
@@ -77,7 +77,7 @@ extension DecoderChild {
         do {
             size = try drop.status().size
         } catch {
-            return failure(error, while: .readingDrop)
+            return DecoderProgram.failure(error, while: .readingDrop)
         }
         var scan = ArchiveScan(format: request.format, policy: request.policy, drop: drop, dropSize: size,
                                legacyNames: request.legacyNames!)
@@ -93,7 +93,7 @@ extension DecoderChild {
             writer.announcesLargeFiles = true
             (outcome, types, classes) = ContentTypes.scan(&scan, into: writer, detector: detector)
         }
-        if let error = outcome.systemError { return failure(error, while: outcome.failedWhile) }
+        if let error = outcome.systemError { return DecoderProgram.failure(error, while: outcome.failedWhile) }
         let detected = types?.map { DetectedType(entry: $0.0, type: $0.1) }
         guard let violation = outcome.findings.worst else {
             return VerdictMessage(.accepted(VerdictMessage.Accepted(files: outcome.files, directories: outcome.directories,
@@ -137,13 +137,13 @@ extension DecoderChild {
             do {
                 asked = try DecoderRequest(decoding: strings)
             } catch {
-                printError("airlock-decoder: \(error) (this program is started by airlock, not by hand)")
+                DecoderProgram.printError("airlock-decoder: \(error) (this program is started by airlock, not by hand)")
                 if case .version = error { return .failure(Refused(status: DecoderRequest.refusedStatus)) }
-                return .failure(Refused(status: usageStatus))
+                return .failure(Refused(status: DecoderProgram.usageStatus))
             }
             guard let request = Request(asked) else {
-                printError("airlock-decoder: the request names no archive format this decoder reads")
-                return .failure(Refused(status: usageStatus))
+                DecoderProgram.printError("airlock-decoder: the request names no archive format this decoder reads")
+                return .failure(Refused(status: DecoderProgram.usageStatus))
             }
             return .success(request)
         }

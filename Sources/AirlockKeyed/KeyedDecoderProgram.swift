@@ -9,16 +9,16 @@ import Foundation
 /// a separate program so that the archive decoder need not load Foundation.
 ///
 /// Arguments: `keyed --limit-…=N … POLICY_KEY=VALUE … class_name=NAME … max_bytes=N …`.
-public enum KeyedChild {
+public enum KeyedDecoderProgram {
     public static func main(_ commandLine: [String]) -> Int32 {
-        guard let (start, preloaded) = DecoderTemplate.start(commandLine, warmUp: KeyedWarmUp.run) else { return WarmStart.unusedStatus }
+        guard let (start, preloaded) = TemplateServer.start(commandLine, warmUp: KeyedWarmUp.run) else { return ChildStart.unusedStatus }
         let request: DecoderRequest
         do {
             request = try DecoderRequest(decoding: start.arguments)
         } catch {
-            DecoderChild.printError("airlock-keyed-decoder: \(error) (this program is started by airlock, not by hand)")
+            DecoderProgram.printError("airlock-keyed-decoder: \(error) (this program is started by airlock, not by hand)")
             if case .version = error { return DecoderRequest.refusedStatus }
-            return DecoderChild.usageStatus
+            return DecoderProgram.usageStatus
         }
         guard request.format == "keyed", request.mode == .decode || request.mode == .inspect else { return usage() }
         let inspect = request.mode == .inspect
@@ -32,29 +32,29 @@ public enum KeyedChild {
         do {
             confinement = try Confinement.apply(limits, staging: inspect ? nil : Confinement.stagingDescriptor)
         } catch {
-            DecoderChild.printError("airlock-keyed-decoder: cannot confine: \(error)")
+            DecoderProgram.printError("airlock-keyed-decoder: cannot confine: \(error)")
             return 70
         }
-        guard DecoderChild.announceTaken(program: "airlock-keyed-decoder") else { return 71 }
+        guard DecoderProgram.announceTaken(program: "airlock-keyed-decoder") else { return 71 }
         #if DEBUG
         if CurrentProcess.environment("AIRLOCK_TEST_DECODER_FAULT") == "abort" { CurrentProcess.abort() }
         if CurrentProcess.environment("AIRLOCK_TEST_DECODER_FAULT") == "drop-eio" { DropFile.failEveryRead() }
         #endif
         var message: VerdictMessage
         if limits.requiresConfinement && confinement.isRefused {
-            message = DecoderChild.unconfined(confinement)
+            message = DecoderProgram.unconfined(confinement)
         } else {
             switch detector {
             case .failure(let error): message = ContentTypes.unavailable(error)
             case .success(let detector): message = run(settings: settings, policy: policy, inspect: inspect, detector: detector)
             }
         }
-        return DecoderChild.report(&message, confinement, program: "airlock-keyed-decoder")
+        return DecoderProgram.report(&message, confinement, program: "airlock-keyed-decoder")
     }
 
     private static func usage() -> Int32 {
-        DecoderChild.printError("airlock-keyed-decoder: bad arguments (this program is started by airlock, not by hand)")
-        return DecoderChild.usageStatus
+        DecoderProgram.printError("airlock-keyed-decoder: bad arguments (this program is started by airlock, not by hand)")
+        return DecoderProgram.usageStatus
     }
 
     /// - Parameter inspect: decode and render, but write nothing.
@@ -67,7 +67,7 @@ public enum KeyedChild {
         } catch where error.errno == .fileTooLarge {
             return rejected(.dropTooLarge, "over the \(settings.maxBytes)-byte limit for keyed archives")
         } catch {
-            return DecoderChild.failure(error, while: .readingDrop)
+            return DecoderProgram.failure(error, while: .readingDrop)
         }
         let memos: [ArchivedMemoValue]
         let asArray: Bool
@@ -112,7 +112,7 @@ public enum KeyedChild {
         do {
             written = try writeAndVerify(files, memos, asArray: asArray, policy: policy)
         } catch let error as SystemError {
-            return DecoderChild.failure(error)
+            return DecoderProgram.failure(error)
         } catch {
             return rejected(.decoderFailed, "the rendered record did not read back: \(error)")
         }

@@ -13,11 +13,11 @@ import AirlockSystem
 /// exit. Before it takes its descriptors it waits for the supervisor's go-ahead
 /// on a socket of its own: a child whose pidfd never reached the supervisor (the
 /// template died after the fork) reads end-of-file there and exits untouched.
-public enum DecoderTemplate {
+public enum TemplateServer {
     /// The first argument of a template; the rest are its start-up arguments.
     public static let flag = "--template"
     /// The template's request socket.
-    public static let socketDescriptor = WarmStart.socketDescriptor
+    public static let socketDescriptor = ChildStart.socketDescriptor
     /// The first byte of the template's reply, which carries the child's pidfd
     /// and then its pid (4 bytes, little-endian).
     public static let replyVersion: UInt8 = 1
@@ -43,14 +43,14 @@ public enum DecoderTemplate {
 
     /// A decoder program's start, however it was started: with its drop, or as a
     /// template, in which case this returns only in a forked child. nil: the
-    /// program has nothing to do and exits with `WarmStart.unusedStatus` (its
+    /// program has nothing to do and exits with `ChildStart.unusedStatus` (its
     /// socket closed, a malformed request, a failed fork, no go-ahead).
     ///
     /// - Parameter warmUp: run once in a template, after the magic database is
     ///   loaded (it is given the detector) and before the first request.
     public static func start(_ commandLine: [String],
-                             warmUp: (ContentTypeDetector?) -> Void = { _ in }) -> (WarmStart.Start, Preloaded?)? {
-        guard commandLine.first == flag else { return (WarmStart.Start(arguments: commandLine, cpuSecondsSpent: 0), nil) }
+                             warmUp: (ContentTypeDetector?) -> Void = { _ in }) -> (ChildStart, Preloaded?)? {
+        guard commandLine.first == flag else { return (ChildStart(arguments: commandLine, cpuSecondsSpent: 0), nil) }
         // Whatever the supervisor let slip into this process (a descriptor opened
         // without close-on-exec by a library) would live as long as the template
         // and reach every child until it confines itself: none is kept.
@@ -125,7 +125,7 @@ public enum DecoderTemplate {
                 #if DEBUG
                 // Test-only: say which template forked this child, so tests can see templates used and replaced.
                 if CurrentProcess.environment("AIRLOCK_TEST_TEMPLATE_TRACE") != nil {
-                    DecoderChild.printError("decoder: forked by template \(template)")
+                    DecoderProgram.printError("decoder: forked by template \(template)")
                 }
                 #endif
                 return (message, received.descriptors)
@@ -144,24 +144,24 @@ public enum DecoderTemplate {
     /// (which nothing here starts, but a library could) might hold a lock that
     /// would then stay locked in the child, so a template that has one stops.
     /// nil: no child (said on standard error); the template stops and the
-    /// supervisor starts the drop's child another way.
+    /// supervisor starts the drop's child with posix_spawn.
     private static func forkOnce() -> ForkSide? {
         do {
             let threads = try SiblingFork.threadCount()
             guard threads == 1 else {
-                DecoderChild.printError("decoder template: \(threads) threads; a template forks only while it has one")
+                DecoderProgram.printError("decoder template: \(threads) threads; a template forks only while it has one")
                 return nil
             }
             return try SiblingFork.fork()
         } catch {
-            DecoderChild.printError("decoder template: \(error)")
+            DecoderProgram.printError("decoder template: \(error)")
             return nil
         }
     }
 
     /// In the forked child: tied to the supervisor, then the go-ahead, then the
     /// drop, staging and result descriptors in place. nil when no go-ahead comes.
-    private static func childStart(_ message: HandOverMessage, _ descriptors: [FileDescriptor]) -> WarmStart.Start? {
+    private static func childStart(_ message: HandOverMessage, _ descriptors: [FileDescriptor]) -> ChildStart? {
         defer { descriptors.forEach { $0.close() } }
         do { try Confinement.tieToSupervisor() } catch { return nil }
         let go = descriptors[3]
@@ -174,6 +174,6 @@ public enum DecoderTemplate {
         } catch {
             return nil
         }
-        return WarmStart.Start(arguments: message.arguments, cpuSecondsSpent: CurrentProcess.cpuSecondsSpent())
+        return ChildStart(arguments: message.arguments, cpuSecondsSpent: CurrentProcess.cpuSecondsSpent())
     }
 }
