@@ -100,10 +100,8 @@ public enum ArchiveDecoderProgram {
                                                                     entries: Int64(outcome.entries), bytesWritten: outcome.bytesWritten)),
                                   types: detected, classes: classes)
         }
-        return VerdictMessage(.rejected(VerdictMessage.Rejected(
-            reason: violation.reason.rawValue, detail: violation.detail, entry: violation.entry.map { EscapedName($0).text },
-            otherEntry: violation.other.map { EscapedName($0).text }, index: violation.index.map(Int64.init),
-            entries: Int64(outcome.entries), bytesWritten: outcome.bytesWritten)), types: detected)
+        return VerdictMessage(.rejected(VerdictMessage.Rejected(violation, entries: Int64(outcome.entries), bytesWritten: outcome.bytesWritten)),
+                              types: detected)
     }
 
     struct Request {

@@ -43,13 +43,7 @@ enum DecoderVerdict: Equatable {
         case .accepted(let accepted):
             return .accepted(files: accepted.files, bytes: accepted.bytesWritten)
         case .rejected(let rejected):
-            guard let reason = Reason(rawValue: rejected.reason), decoderReasons.contains(reason) else {
-                return .rejected(Rejection(.decoderFailed, "the decoder gave an unknown reason"))
-            }
-            var rejection = Rejection(reason, rejected.detail, entry: rejected.entry, entryIndex: rejected.index.flatMap { Int(exactly: $0) })
-            rejection.bytesWritten = rejected.bytesWritten ?? 0
-            rejection.otherEntry = rejected.otherEntry
-            return .rejected(rejection)
+            return .rejected(Rejection(rejected) ?? Rejection(.decoderFailed, "the decoder gave an unknown reason"))
         case .unconfined(let detail):
             // Not the drop's fault: it waits until the decoders can be confined again.
             return .deferred("no decoder runs unconfined: \(detail); "
@@ -121,5 +115,15 @@ extension VerdictMessage {
         } catch {
             return .failure(.unreadable(error))
         }
+    }
+}
+
+extension Rejection {
+    /// The rejection a child's verdict says; nil for a reason no decoder may give.
+    init?(_ rejected: VerdictMessage.Rejected) {
+        guard let reason = Reason(rawValue: rejected.reason), DecoderVerdict.decoderReasons.contains(reason) else { return nil }
+        self.init(reason, rejected.detail, entry: rejected.entry, entryIndex: rejected.index.flatMap { Int(exactly: $0) })
+        bytesWritten = rejected.bytesWritten ?? 0
+        otherEntry = rejected.otherEntry
     }
 }

@@ -146,15 +146,10 @@ public final class Intake: Sendable {
             return DropOutcome(id: claim.id, dropName: claim.dropName, verdict: .deferred(detail: "cannot finish the claim: \(error)"))
         }
         let started = monotonicNanoseconds()
-        var context = ReportContext(received: timestamp())
+        var context = ReportContext(drop: DropIdentity(id: claim.id, name: claim.dropName))
         let verdict = QuotaKeys.annotate(decide(claim, &context))
-        var outcome = DropOutcome(id: claim.id, dropName: claim.dropName, verdict: verdict, size: context.size,
-                                  seconds: Double(monotonicNanoseconds() - started) / 1e9)
-        outcome.sha256 = context.sha256
-        outcome.uploader = context.uploader
-        var carried = carryOut(outcome, claim, context)
-        carried.sha256 = context.sha256
-        carried.uploader = context.uploader
+        let outcome = DropOutcome(context.drop, verdict: verdict, seconds: Double(monotonicNanoseconds() - started) / 1e9)
+        let carried = carryOut(outcome, claim, context)
         if case .deferred = carried.verdict {
             journalAppend(record(carried, context))
         }
@@ -174,15 +169,12 @@ public final class Intake: Sendable {
     }
 
     private func journalClaimed(_ claim: Claim, _ context: ReportContext) {
-        let drop = JournalRecord.Drop(id: claim.id, drop: EscapedName(claim.dropName).text, size: context.size, sha256: context.sha256)
-        journalAppend(.claimed(.init(drop: drop, uploaderUID: context.uploader?.uid, uploader: context.uploader?.name)))
+        journalAppend(.claimed(.init(context.drop)))
     }
 
     struct ReportContext {
-        var received: String
-        var size: Int64?
-        var sha256: String?
-        var uploader: Uploader?
+        /// The drop, its size, hash and uploader filled in as they become known.
+        var drop: DropIdentity
         /// Each file's detected type, when the decoder named them.
         var types: [(entry: String, type: String)]?
         /// The files with content classes, as the decoder gave them.
@@ -207,7 +199,7 @@ public final class Intake: Sendable {
         } catch {
             return .ended(.deferred(detail: "\(error)"))
         }
-        context.uploader = Uploader(uid: before.owner)
+        context.drop.uploader = Uploader(uid: before.owner)
         guard before.kind == .regular, before.linkCount == 1 else {
             journalClaimed(claim, context)
             return .ended(.rejected(notRegular(before)))
@@ -217,7 +209,7 @@ public final class Intake: Sendable {
         } catch where error.errno == .tooManyLinks {
             return .ended(.rejected(Rejection(.notRegularFile, "the drop was replaced by a symbolic link")))
         } catch where UnreadableDrop.applies(to: error) {
-            context.size = before.size
+            context.drop.size = before.size
             journalClaimed(claim, context)
             return .ended(.rejected(UnreadableDrop.rejection(error, before)))
         } catch {
@@ -239,7 +231,7 @@ public final class Intake: Sendable {
                 journalClaimed(claim, context)
                 return .rejected(notRegular(opened))
             }
-            context.size = opened.size
+            context.drop.size = opened.size
             if let change = claim.change(since: opened) { journalClaimed(claim, context); return .rejected(change) }
             // Size first (the policy's limit, or the keyed one once the first bytes
             // name the format): nothing reads a drop whose size already rejects it.
@@ -253,12 +245,12 @@ public final class Intake: Sendable {
             let snapshot = context
             let hashing = HashJob(drop: drop, limit: policy.maxDropBytes) { [self] sha256 in
                 var claimed = snapshot
-                claimed.sha256 = sha256
+                claimed.drop.sha256 = sha256
                 journalClaimed(claim, claimed)
             }
             // The drop's `claimed` record goes before its terminal one, which
             // the caller appends once this returns.
-            defer { context.sha256 = hashing.waitUntilDone() }
+            defer { context.drop.sha256 = hashing.waitUntilDone() }
             switch identified {
             case .failure(let rejection):
                 return .rejected(rejection)
@@ -380,10 +372,8 @@ public final class Intake: Sendable {
         if let stop = try judgeContent(claim, staging: staging, audit: audit, types: context.types, classes: context.classes) { return stop }
         do {
             // The manifest names the drop's hash: wait for it (computed beside the decoder).
-            context.sha256 = awaitHash()
-            try Manifest.write(into: staging, Manifest.Drop(id: claim.id, name: claim.dropName, format: format.name, size: context.size,
-                                                            sha256: context.sha256, uploader: context.uploader, types: context.types,
-                                                            classes: context.classes),
+            context.drop.sha256 = awaitHash()
+            try Manifest.write(into: staging, Manifest.Drop(context.drop, format: format.name, types: context.types, classes: context.classes),
                                policy: policy, modes: configuration.outboxModes, fsyncEach: configuration.sync == .fsync,
                                early: early)
             let output = try commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)

@@ -57,6 +57,11 @@ public enum JournalRecord: Sendable, Equatable {
             self.size = size
             self.sha256 = sha256
         }
+
+        /// What a verdict record says about `identity`.
+        init(_ identity: DropIdentity) {
+            self.init(id: identity.id, drop: identity.escapedName, size: identity.size, sha256: identity.sha256)
+        }
     }
 
     /// How long a verdict took, and whether recovery wrote it after a stop.
@@ -148,5 +153,12 @@ public struct JournalEntry: Sendable, Equatable {
     public init(time: String, record: JournalRecord) {
         self.time = time
         self.record = record
+    }
+}
+
+extension JournalRecord.Claimed {
+    /// The claim of `identity`, with what is known of it so far.
+    init(_ identity: DropIdentity) {
+        self.init(drop: JournalRecord.Drop(identity), uploaderUID: identity.uploader?.uid, uploader: identity.uploader?.name)
     }
 }

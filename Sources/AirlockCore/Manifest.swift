@@ -21,14 +21,17 @@ public enum Manifest {
 
     /// What the manifest says about the drop.
     struct Drop {
-        let id: String
-        let name: [UInt8]
+        let identity: DropIdentity
         let format: String
-        let size: Int64?
-        let sha256: String?
-        let uploader: Uploader?
         let types: [(entry: String, type: String)]?
         let classes: [ClassifiedEntry]?
+
+        init(_ identity: DropIdentity, format: String, types: [(entry: String, type: String)]?, classes: [ClassifiedEntry]?) {
+            self.identity = identity
+            self.format = format
+            self.types = types
+            self.classes = classes
+        }
     }
 
     /// Gives `staging` (already audited) the outbox's modes and group and writes
@@ -42,12 +45,12 @@ public enum Manifest {
         var json = JSONObjectWriter()
         json.add("manifest_version", version)
         json.add("time", timestamp())
-        json.add("id", drop.id)
-        json.add("drop", EscapedName(drop.name).text)
+        json.add("id", drop.identity.id)
+        json.add("drop", drop.identity.escapedName)
         json.add("format", drop.format)
-        if let size = drop.size { json.add("size", size) }
-        if let sha256 = drop.sha256 { json.add("sha256", sha256) }
-        drop.uploader?.add(to: &json)
+        if let size = drop.identity.size { json.add("size", size) }
+        if let sha256 = drop.identity.sha256 { json.add("sha256", sha256) }
+        drop.identity.uploader?.add(to: &json)
         let types = Dictionary((drop.types ?? []).map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first })
         let classes = Dictionary((drop.classes ?? []).map { ($0.entry, $0.classes) }, uniquingKeysWith: { first, _ in first })
         var files: [(path: [[UInt8]], file: JSONObjectWriter)] = []

@@ -12,27 +12,33 @@ public struct DropOutcome: Sendable {
         case deferred(detail: String)
     }
 
-    public let id: String
-    public let dropName: [UInt8]
+    /// The drop, as far as it was known when the verdict was reached.
+    public let drop: DropIdentity
     public let verdict: Verdict
-    /// The drop's size, when it was a regular file.
-    public var size: Int64?
     /// Wall time from claim to verdict.
     public var seconds: Double = 0
-    /// The drop's SHA-256, when it was read.
-    public var sha256: String?
-    /// Who owned the drop when it was claimed.
-    public var uploader: Uploader?
     /// When the verdict was reached (RFC 3339, UTC).
     public var time: String = timestamp()
 
-    public init(id: String, dropName: [UInt8], verdict: Verdict, size: Int64? = nil, seconds: Double = 0) {
-        self.id = id
-        self.dropName = dropName
+    public init(_ drop: DropIdentity, verdict: Verdict, seconds: Double = 0) {
+        self.drop = drop
         self.verdict = verdict
-        self.size = size
         self.seconds = seconds
     }
+
+    /// The outcome of a drop known only by its claim's id and name.
+    public init(id: String, dropName: [UInt8], verdict: Verdict) {
+        self.init(DropIdentity(id: id, name: dropName), verdict: verdict)
+    }
+
+    public var id: String { drop.id }
+    public var dropName: [UInt8] { drop.name }
+    /// The drop's size, when it was a regular file.
+    public var size: Int64? { drop.size }
+    /// The drop's SHA-256, when it was read.
+    public var sha256: String? { drop.sha256 }
+    /// Who owned the drop when it was claimed.
+    public var uploader: Uploader? { drop.uploader }
 
     /// The JSON Lines event of the command-line contract; its fields are the
     /// ones `EventSchema` lists.

@@ -151,3 +151,16 @@ extension RejectionReport {
         }
     }
 }
+
+extension RejectionReport {
+    /// The report of `drop`'s rejection, decided now under `policy`.
+    init(_ drop: DropIdentity, _ rejection: Rejection, policy: Policy, types: [(entry: String, type: String)]?) {
+        self.init(id: drop.id, drop: drop.escapedName, drop_hex: drop.name.hex, size: drop.size, sha256: drop.sha256,
+                  uploader_uid: drop.uploader?.uid, uploader: drop.uploader?.name, format: rejection.format,
+                  reason: rejection.reason.rawValue, detail: rejection.detail, entry: rejection.entry,
+                  entry_index: rejection.entryIndex, other_entry: rejection.otherEntry, bytes_written: rejection.bytesWritten,
+                  policy: PolicyInForce(policy), received_at: drop.received, decided_at: timestamp(),
+                  airlock_version: AirlockVersion.current)
+        self.types = types.map { Dictionary($0.map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first }) }
+    }
+}

@@ -120,7 +120,7 @@ extension Intake {
     /// leaves the claim for a retry, which settles it rather than judging it again.
     func carryOut(_ outcome: DropOutcome, _ claim: Claim, _ context: ReportContext) -> DropOutcome {
         func deferred(_ detail: String) -> DropOutcome {
-            DropOutcome(id: outcome.id, dropName: outcome.dropName, verdict: .deferred(detail: detail), size: outcome.size, seconds: outcome.seconds)
+            DropOutcome(outcome.drop, verdict: .deferred(detail: detail), seconds: outcome.seconds)
         }
         switch outcome.verdict {
         case .deferred:
@@ -154,7 +154,7 @@ extension Intake {
 
     /// A verdict's journal record.
     func record(_ outcome: DropOutcome, _ context: ReportContext) -> JournalRecord {
-        let drop = JournalRecord.Drop(id: outcome.id, drop: EscapedName(outcome.dropName).text, size: context.size, sha256: context.sha256)
+        let drop = JournalRecord.Drop(context.drop)
         let measures = JournalRecord.Measures(durationMilliseconds: Int64(outcome.seconds * 1000), decoderMaxRSSKiB: context.decoderMaxRSSKiB)
         switch outcome.verdict {
         case .accepted(let output, let files, let bytes):
@@ -246,14 +246,7 @@ extension Intake {
     /// C → R1: writes report.json into the claim (temporary file, fsync, rename,
     /// fsync of the claim), which decides the drop as rejected.
     func writeReport(_ claim: Claim, _ rejection: Rejection, _ context: ReportContext) throws(SystemError) {
-        var report = RejectionReport(
-            id: claim.id, drop: EscapedName(claim.dropName).text, drop_hex: claim.dropName.hex, size: context.size, sha256: context.sha256,
-            uploader_uid: context.uploader?.uid, uploader: context.uploader?.name,
-            format: rejection.format, reason: rejection.reason.rawValue, detail: rejection.detail,
-            entry: rejection.entry, entry_index: rejection.entryIndex, other_entry: rejection.otherEntry, bytes_written: rejection.bytesWritten,
-            policy: .init(policy), received_at: context.received, decided_at: timestamp(),
-            airlock_version: AirlockVersion.current)
-        report.types = context.types.map { Dictionary($0.map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first }) }
+        let report = RejectionReport(context.drop, rejection, policy: policy, types: context.types)
         let bytes: [UInt8]
         do {
             bytes = Array(try report.encoded())

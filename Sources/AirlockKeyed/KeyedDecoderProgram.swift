@@ -170,7 +170,6 @@ public enum KeyedDecoderProgram {
     }
 
     private static func rejected(_ reason: Reason, _ detail: String, entry: [UInt8]? = nil) -> VerdictMessage {
-        VerdictMessage(.rejected(VerdictMessage.Rejected(reason: reason.rawValue, detail: detail, entry: entry.map { EscapedName($0).text },
-                                                         bytesWritten: 0)))
+        VerdictMessage(.rejected(VerdictMessage.Rejected(Violation(reason, detail, entry: entry), entries: nil, bytesWritten: 0)))
     }
 }

@@ -1,3 +1,5 @@
+import AirlockText
+
 /// The one message a decoder child writes to its result pipe, and the one shape
 /// the supervisor reads it in: the child encodes it with `jsonText` (it does not
 /// load Foundation), the supervisor decodes it with any `Decoder`. Both go through
@@ -95,6 +97,14 @@ public struct VerdictMessage: Sendable, Equatable {
         /// Entries read before the verdict; nil when the child did not count them.
         public var entries: Int64?
         public var bytesWritten: Int64?
+
+        /// The rejection of `violation`, the worst finding of a scan that read
+        /// `entries` entries and wrote `bytesWritten` bytes; names escaped.
+        public init(_ violation: Violation, entries: Int64?, bytesWritten: Int64?) {
+            self.init(reason: violation.reason.rawValue, detail: violation.detail, entry: violation.entry.map { EscapedName($0).text },
+                      otherEntry: violation.other.map { EscapedName($0).text }, index: violation.index.map(Int64.init),
+                      entries: entries, bytesWritten: bytesWritten)
+        }
 
         public init(reason: String, detail: String, entry: String? = nil, otherEntry: String? = nil, index: Int64? = nil,
                     entries: Int64? = nil, bytesWritten: Int64? = nil) {
