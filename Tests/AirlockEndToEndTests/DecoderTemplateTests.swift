@@ -61,6 +61,8 @@ func templatesTraced(_ stderr: String) -> [String] {
        .serialized)
 struct DecoderTemplateTests {
     static let trace = ["AIRLOCK_TEST_TEMPLATE_TRACE": "1"]
+    /// A debug build's switch: every drop's child started with posix_spawn, as when no template can serve.
+    static let noTemplates = ["AIRLOCK_TEST_DECODER_TEMPLATES": "off"]
 
     /// Verdicts by drop name, with what they say about the drop.
     static func verdicts(_ events: [[String: Any]]) -> [String: String] {
@@ -83,7 +85,7 @@ struct DecoderTemplateTests {
     func sameAsFreshChildren() throws {
         var outcomes: [[String: String]] = []
         var outboxes: [[String: String]] = []
-        for environment in [Self.trace, ["AIRLOCK_TEST_DECODER_TEMPLATES": "off"].merging(Self.trace) { $1 }] {
+        for environment in [Self.trace, Self.noTemplates.merging(Self.trace) { $1 }] {
             let sandbox = try Sandbox()
             try sandbox.initialise()
             for (path, name) in Self.corpus { try sandbox.drop(UnitFilterTests.fixture(path), as: name) }
@@ -108,6 +110,14 @@ struct DecoderTemplateTests {
     func escapes(_ item: EscapeCase) throws {
         let result = try ConfinementTests().attempt(item, environment: Self.trace)
         #expect(templatesTraced(result.stderr).count == 1, "the drop's child came from a template: \(result.stderr)")
+    }
+
+    @Test("an escaping child started with posix_spawn, where no template serves, is refused like a forked one",
+          .enabled(if: KernelConfinement.landlockAndSeccomp, "skipped: the kernel does not put both Landlock and seccomp in force (airlock doctor)"),
+          arguments: ConfinementTests.landlockCases + ConfinementTests.seccompCases + ConfinementTests.limitCases)
+    func spawnedEscapes(_ item: EscapeCase) throws {
+        let result = try ConfinementTests().attempt(item, environment: Self.trace.merging(Self.noTemplates) { $1 })
+        #expect(templatesTraced(result.stderr).isEmpty, "the drop's child was spawned, not forked: \(result.stderr)")
     }
 
     @Test("while its child decodes, the template holds none of the drop's descriptors; both die with the supervisor, and the drop is not lost")

@@ -98,10 +98,15 @@ struct UnitFilterTests {
         try Data(contentsOf: Binary.repository.appendingPathComponent(path))
     }
 
-    @Test("under exactly the unit's filter doctor reports full confinement and drops are decoded confined",
+    /// How drops' children start: forked by a template, or (a debug build's switch,
+    /// as when no template can serve) started with posix_spawn.
+    static let startPaths: [[String: String]] = [[:], ["AIRLOCK_TEST_DECODER_TEMPLATES": "off"]]
+
+    @Test("under exactly the unit's filter doctor reports full confinement and drops are decoded confined, forked or spawned",
           .enabled(if: !toolsMissing, "needs systemd-analyze, cc and libseccomp-dev"),
-          .enabled(if: KernelConfinement.landlockAndSeccomp, "this kernel does not offer both Landlock and seccomp"))
-    func unitFilterKeepsConfinement() throws {
+          .enabled(if: KernelConfinement.landlockAndSeccomp, "this kernel does not offer both Landlock and seccomp"),
+          arguments: startPaths)
+    func unitFilterKeepsConfinement(_ startPath: [String: String]) throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         try #require(try Self.kernelOffersBoth(sandbox), "doctor says the kernel offers Landlock and seccomp, but not on this root")
@@ -117,9 +122,11 @@ struct UnitFilterTests {
 
         try sandbox.drop(Self.fixture("fixtures/archives/zip-deflate-valid.zip"), as: "photos.zip")
         try sandbox.drop(Self.fixture("fixtures/keyed/memo-binary.plist"), as: "memo.plist")
-        let result = try airlock(["run", "--once", "--root", sandbox.root.path], under: wrapper)
+        let result = try airlock(["run", "--once", "--root", sandbox.root.path],
+                                 environment: startPath.merging(["AIRLOCK_TEST_TEMPLATE_TRACE": "1"]) { $1 }, under: wrapper)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.events.map { $0["event"] as? String } == ["accepted", "accepted"], "\(result.stdout)")
+        #expect(templatesTraced(result.stderr).count == (startPath.isEmpty ? 2 : 0), "\(result.stderr)")
         #expect(!result.stderr.contains("partial confinement") && !result.stderr.contains("not confined"), "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["memo", "photos"])
         let recorded = try JSONSerialization.jsonObject(with: Data(contentsOf: sandbox.root.appendingPathComponent("state/decoder-confinement"))) as? [String: Any]
