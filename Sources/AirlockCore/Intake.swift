@@ -373,7 +373,7 @@ public final class Intake: Sendable {
         do {
             // The manifest names the drop's hash: wait for it (computed beside the decoder).
             context.drop.sha256 = awaitHash()
-            try Manifest.write(into: staging, Manifest.Drop(context.drop, format: format.name, types: context.types, classes: context.classes),
+            try Manifest.write(into: staging, context.drop, format: format.name, types: context.types, classes: context.classes,
                                policy: policy, modes: configuration.outboxModes, fsyncEach: configuration.sync == .fsync,
                                early: early)
             let output = try commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)

@@ -19,40 +19,27 @@ public enum Manifest {
     /// 2: `classes` on every file; `mime_type` only where libmagic ran.
     public static let version: Int64 = 2
 
-    /// What the manifest says about the drop.
-    struct Drop {
-        let identity: DropIdentity
-        let format: String
-        let types: [(entry: String, type: String)]?
-        let classes: [ClassifiedEntry]?
-
-        init(_ identity: DropIdentity, format: String, types: [(entry: String, type: String)]?, classes: [ClassifiedEntry]?) {
-            self.identity = identity
-            self.format = format
-            self.types = types
-            self.classes = classes
-        }
-    }
-
     /// Gives `staging` (already audited) the outbox's modes and group and writes
     /// its manifest into it, in one walk: each directory's files are hashed once
     /// their modes are set. Synced only with `fsyncEach` (`commit.sync: "fsync"`), and
     /// then every entry after its change and the manifest after it is written;
     /// otherwise the commit's one syncfs makes staging durable as a whole.
-    /// Files in `early` are not hashed again.
-    static func write(into staging: FileDescriptor, _ drop: Drop, policy: Policy, modes: OutboxModes,
+    /// Files in `early` are not hashed again. The drop's fields are `drop`'s; each
+    /// file's type and classes, where `types` and `classes` (the decoder's) name it.
+    static func write(into staging: FileDescriptor, _ drop: DropIdentity, format: String, types: [(entry: String, type: String)]?,
+                      classes: [ClassifiedEntry]?, policy: Policy, modes: OutboxModes,
                       fsyncEach: Bool, early: EarlyDigests? = nil) throws(SystemError) {
         var json = JSONObjectWriter()
         json.add("manifest_version", version)
         json.add("time", timestamp())
-        json.add("id", drop.identity.id)
-        json.add("drop", drop.identity.escapedName)
-        json.add("format", drop.format)
-        if let size = drop.identity.size { json.add("size", size) }
-        if let sha256 = drop.identity.sha256 { json.add("sha256", sha256) }
-        drop.identity.uploader?.add(to: &json)
-        let types = Dictionary((drop.types ?? []).map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first })
-        let classes = Dictionary((drop.classes ?? []).map { ($0.entry, $0.classes) }, uniquingKeysWith: { first, _ in first })
+        json.add("id", drop.id)
+        json.add("drop", drop.escapedName)
+        json.add("format", format)
+        if let size = drop.size { json.add("size", size) }
+        if let sha256 = drop.sha256 { json.add("sha256", sha256) }
+        drop.uploader?.add(to: &json)
+        let types = Dictionary((types ?? []).map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first })
+        let classes = Dictionary((classes ?? []).map { ($0.entry, $0.classes) }, uniquingKeysWith: { first, _ in first })
         var files: [(path: [[UInt8]], file: JSONObjectWriter)] = []
         try modes.apply(to: staging, fsyncEach: fsyncEach) { (path, directory, regular) throws(SystemError) in
             // The files of each directory are hashed together, on every processor.
