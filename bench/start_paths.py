@@ -325,6 +325,37 @@ def total_ir(path):
     return None
 
 
+def run_once(builds, work, drops, rounds):
+    """`airlock run --once` over `drops` small ZIPs and `drops` memos per build, the
+    builds taking turns each round: drops/s and the CPU of the supervisor and its
+    children per drop. Rows: (label, drops/s median, min, max, CPU ms per drop median)."""
+    results = {label: [] for label, _ in builds}
+    zip_bytes = open(KINDS["zip"][2], "rb").read()
+    memo_bytes = open(KINDS["keyed"][2], "rb").read()
+    for _ in range(rounds):
+        for label, directory in builds:
+            root = os.path.join(work, "once-root")
+            shutil.rmtree(root, ignore_errors=True)
+            binary = os.path.join(directory, "airlock")
+            subprocess.run([binary, "init", "--root", root], check=True, stderr=subprocess.DEVNULL)
+            for n in range(drops):
+                with open(os.path.join(root, "inbox", "drop-%d.zip" % n), "wb") as f:
+                    f.write(zip_bytes)
+                with open(os.path.join(root, "inbox", "memo-%d.plist" % n), "wb") as f:
+                    f.write(memo_bytes)
+            subprocess.run(["sync", "-f", root], check=True)
+            cpu0 = children_cpu()
+            began = time.monotonic()
+            proc = subprocess.run([binary, "run", "--once", "--root", root], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            elapsed = time.monotonic() - began
+            accepted_count = proc.stdout.count(b'"event":"accepted"')
+            if accepted_count != 2 * drops:
+                raise SystemExit("start_paths: %s accepted %d of %d drops" % (label, accepted_count, 2 * drops))
+            results[label].append((2 * drops / elapsed, (children_cpu() - cpu0) / (2 * drops) * 1000))
+    return [(label, statistics.median(r[0] for r in rows), min(r[0] for r in rows), max(r[0] for r in rows),
+             statistics.median(r[1] for r in rows)) for label, rows in results.items()]
+
+
 def pct(values, p):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -339,8 +370,12 @@ def main():
     parser.add_argument("--rounds", type=int, default=int(os.environ.get("RUNS", "3")))
     parser.add_argument("--magic", help="a magic database for every child (content.detect_types on)")
     parser.add_argument("--no-callgrind", action="store_true")
+    parser.add_argument("--once", action="append", default=[], metavar="LABEL=DIR",
+                        help="also time `run --once` of the airlock in DIR (repeat: builds side by side)")
+    parser.add_argument("--once-drops", type=int, default=200)
     options = parser.parse_args()
     os.makedirs(options.work, exist_ok=True)
+    once = run_once([b.split("=", 1) for b in options.once], options.work, options.once_drops, options.rounds) if options.once else []
     rows = []
     irs = []
     for kind, (program_name, fmt, drop_path) in KINDS.items():
@@ -369,13 +404,14 @@ def main():
             template_ir, child_ir, _ = callgrind_template(program, args, options.magic, drop_path, options.work,
                                                           kind + "-template")
             irs.append((kind, spawn_ir, hand_ir, child_ir, template_ir))
-    write(options, rows, irs)
+    write(options, rows, irs, once)
 
 
-def write(options, rows, irs):
+def write(options, rows, irs, once):
     lines = ["## Decoder start paths (bench/start_paths.py)", "",
-             "Command: `python3 bench/start_paths.py %s WORK OUT --drops %d --rounds %d%s`; %s, load %s." % (
+             "Command: `python3 bench/start_paths.py %s WORK OUT --drops %d --rounds %d%s%s`; %s, load %s." % (
                  options.build, options.drops, options.rounds, " --magic " + options.magic if options.magic else "",
+                 "".join(" --once " + b for b in options.once) + (" --once-drops %d" % options.once_drops if options.once else ""),
                  time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), " ".join(open("/proc/loadavg").read().split()[:3])),
              "Drops one at a time; latency from the request to the verdict read and the child reaped. "
              "CPU: the children's (and the template's) user+system per drop. Ratios against spawn in the same run.", "",
@@ -405,6 +441,12 @@ def write(options, rows, irs):
             lines.append("| %s | %s | %s | %s | %s | %s |" % (
                 kind, fmt_ir(spawn_ir), fmt_ir(hand_ir) if hand_ir else "not in this build", fmt_ir(child_ir), ratio,
                 fmt_ir(template_ir)))
+    if once:
+        lines += ["", "`airlock run --once` over %d small ZIPs and %d memos (%d rounds, builds taking turns); "
+                  "CPU: the supervisor's and its children's per drop:" % (options.once_drops, options.once_drops, options.rounds), "",
+                  "| build | drops/s (min–max) | CPU/drop (ms) | drops/s vs first | CPU vs first |", "| --- | --- | --- | --- | --- |"]
+        for label, rate, low, high, cpu in once:
+            lines.append("| %s | %.0f (%.0f–%.0f) | %.2f | %.2f | %.2f |" % (label, rate, low, high, cpu, rate / once[0][1], cpu / once[0][4]))
     text = "\n".join(lines) + "\n\n"
     sys.stdout.write(text)
     with open(options.out, "a") as f:
