@@ -164,3 +164,12 @@ extension RejectionReport {
         self.types = types.map { Dictionary($0.map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first }) }
     }
 }
+
+extension Rejection {
+    /// The rejection a claim's report recorded before a stop, as far as it reads.
+    init(recovered report: RejectionReport.Salvage) {
+        self.init(report.reason.flatMap(Reason.init(rawValue:)) ?? .decoderFailed, report.detail ?? "decided before a stop",
+                  entry: report.entry)
+        bytesWritten = report.bytesWritten ?? 0
+    }
+}

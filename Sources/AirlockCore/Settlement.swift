@@ -87,10 +87,7 @@ extension Intake {
                                    unless: Intake.terminalEvents)
             CrashPoint.settledJournalled.reach()
             try finishQuarantine(claim)
-            let reason = report.reason.flatMap(Reason.init(rawValue:)) ?? .decoderFailed
-            var rejection = Rejection(reason, report.detail ?? "decided before a stop", entry: report.entry)
-            rejection.bytesWritten = report.bytesWritten ?? 0
-            return DropOutcome(id: claim.id, dropName: claim.dropName, verdict: .rejected(rejection))
+            return DropOutcome(id: claim.id, dropName: claim.dropName, verdict: .rejected(Rejection(recovered: report)))
         }
         guard claim.has(Claim.commitFile) else { return nil }
         let commit = try CommitNote.read(claim)
