@@ -97,26 +97,71 @@ let package = Package(
         .target(name: "AirlockArchive", dependencies: [
             "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CArchive", "CIsal", "CLzma",
         ]),
-        .target(name: "AirlockCore", dependencies: [
-            "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CCrypto", "CJansson",
+        .target(name: "AirlockEvents", dependencies: ["AirlockPolicy", "AirlockSystem", "AirlockText"]),
+        .target(name: "AirlockConfiguration", dependencies: [
+            "AirlockChild", "AirlockEvents", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CJansson",
+        ]),
+        .target(name: "AirlockRoot", dependencies: [
+            "AirlockChild", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockSystem",
+        ]),
+        .target(name: "AirlockJournal", dependencies: [
+            "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockRoot", "AirlockSystem",
+        ]),
+        .target(name: "AirlockDecoders", dependencies: [
+            "AirlockChild", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockSystem",
+        ]),
+        .target(name: "AirlockQuarantine", dependencies: [
+            "AirlockConfiguration", "AirlockEvents", "AirlockJournal", "AirlockPolicy", "AirlockRoot", "AirlockSystem", "AirlockText",
+        ]),
+        .target(name: "AirlockIntake", dependencies: [
+            "AirlockConfiguration", "AirlockDecoders", "AirlockEvents", "AirlockFormats", "AirlockJournal", "AirlockPolicy",
+            "AirlockQuarantine", "AirlockRoot", "AirlockSystem", "AirlockText", "CCrypto",
+        ]),
+        .target(name: "AirlockDesk", dependencies: [
+            "AirlockChild", "AirlockConfiguration", "AirlockDecoders", "AirlockEvents", "AirlockFormats", "AirlockIntake",
+            "AirlockJournal", "AirlockPolicy", "AirlockQuarantine", "AirlockRoot", "AirlockSystem", "AirlockText",
         ]),
         .target(name: "AirlockWatcher", dependencies: [
-            "AirlockCore", "AirlockPolicy", "AirlockSystem", "AirlockText", "CInotifyTools", "CSystemd",
+            "AirlockConfiguration", "AirlockDecoders", "AirlockDesk", "AirlockEvents", "AirlockIntake", "AirlockJournal",
+            "AirlockPolicy", "AirlockRoot", "AirlockSystem", "AirlockText", "CInotifyTools", "CSystemd",
         ]),
-        .executableTarget(name: "airlock", dependencies: ["AirlockWatcher", "AirlockCore", "AirlockPolicy", "AirlockSystem", "AirlockText"]),
+        .executableTarget(name: "airlock", dependencies: [
+            "AirlockWatcher", "AirlockConfiguration", "AirlockDecoders", "AirlockDesk", "AirlockEvents", "AirlockIntake",
+            "AirlockJournal", "AirlockPolicy", "AirlockQuarantine", "AirlockRoot", "AirlockSystem", "AirlockText",
+        ]),
         .executableTarget(name: "airlock-decoder", dependencies: ["AirlockArchive", "AirlockChild", "AirlockSystem"]),
         .target(name: "AirlockKeyed", dependencies: ["AirlockChild", "AirlockPolicy", "AirlockSystem", "AirlockText"]),
         .executableTarget(name: "airlock-keyed-decoder", dependencies: ["AirlockKeyed", "AirlockSystem"]),
-        .target(name: "AirlockPublisher", dependencies: ["AirlockCore", "AirlockSystem", "CNats"]),
-        .executableTarget(name: "airlock-publisher", dependencies: ["AirlockPublisher", "AirlockCore", "AirlockSystem"]),
+        .target(name: "AirlockPublisher", dependencies: [
+            "AirlockConfiguration", "AirlockEvents", "AirlockJournal", "AirlockRoot", "AirlockSystem", "CNats",
+        ]),
+        .executableTarget(name: "airlock-publisher", dependencies: [
+            "AirlockPublisher", "AirlockConfiguration", "AirlockEvents", "AirlockRoot", "AirlockSystem",
+        ]),
         .testTarget(name: "AirlockTextTests", dependencies: ["AirlockText"]),
         .testTarget(name: "AirlockSystemTests", dependencies: ["AirlockSystem"]),
         .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockText"]),
         .testTarget(name: "AirlockChildTests", dependencies: ["AirlockChild", "AirlockPolicy"]),
         .testTarget(name: "AirlockArchiveTests", dependencies: ["AirlockArchive", "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem"]),
         .testTarget(name: "AirlockKeyedTests", dependencies: ["AirlockKeyed", "AirlockPolicy"]),
-        .testTarget(name: "AirlockCoreTests", dependencies: ["AirlockCore", "AirlockChild", "AirlockPolicy", "AirlockSystem"]),
-        .testTarget(name: "AirlockWatcherTests", dependencies: ["AirlockWatcher", "AirlockCore", "AirlockSystem"]),
+        .testTarget(name: "AirlockConfigurationTests", dependencies: [
+            "AirlockConfiguration", "AirlockChild", "AirlockPolicy", "AirlockQuarantine", "AirlockSystem",
+        ]),
+        .testTarget(name: "AirlockRootTests", dependencies: ["AirlockRoot", "AirlockSystem"]),
+        .testTarget(name: "AirlockJournalTests", dependencies: [
+            "AirlockJournal", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockSystem",
+        ]),
+        .testTarget(name: "AirlockDecodersTests", dependencies: [
+            "AirlockDecoders", "AirlockChild", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockSystem",
+        ]),
+        .testTarget(name: "AirlockQuarantineTests", dependencies: ["AirlockQuarantine", "AirlockEvents", "AirlockPolicy"]),
+        .testTarget(name: "AirlockIntakeTests", dependencies: [
+            "AirlockIntake", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockQuarantine", "AirlockRoot",
+            "AirlockSystem",
+        ]),
+        .testTarget(name: "AirlockWatcherTests", dependencies: [
+            "AirlockWatcher", "AirlockConfiguration", "AirlockIntake", "AirlockSystem",
+        ]),
         .testTarget(name: "AirlockEndToEndTests", dependencies: ["AirlockSystem"]),
     ]
 )
