@@ -57,7 +57,7 @@ extension Configuration {
     }
 }
 
-extension Intake {
+extension DropDecision {
     /// The content rules and the virus scan, on staging that passed its audit:
     /// nil when the drop may be committed, otherwise the verdict (staging is then
     /// removed). Run before the commit so that nothing half-judged reaches the outbox.

@@ -38,7 +38,7 @@ public struct Inspection {
                 return .rejected(Rejection(.notRegularFile, "the file is a \(status.kind), not a regular file"))
             }
             let format: DropFormat
-            switch try Intake.identify(drop, size: status.size, configuration: configuration) {
+            switch try DropDecision.identify(drop, size: status.size, configuration: configuration) {
             case .failure(let rejection): return .rejected(rejection)
             case .success(let found): format = found
             }

@@ -3,7 +3,7 @@ import AirlockDecoders
 import AirlockEvents
 import AirlockSystem
 
-extension Intake {
+extension DropDecision {
     /// The drop's decoder child, run; whether children can be started is noted
     /// for the log and the metrics (`DecoderStartHealth`).
     func runDecoder(_ format: DropFormat, drop: FileDescriptor, staging: FileDescriptor, display: ProgressDisplay?,

@@ -1,3 +1,4 @@
+import AirlockConfiguration
 import AirlockEvents
 import AirlockJournal
 import AirlockPolicy
@@ -47,13 +48,23 @@ import Foundation
 // once it is journalled. Left open: a consumer that removes outbox/NAME in the
 // milliseconds between the rename and the record makes recovery see A1 and
 // decode the drop a second time.
-extension Intake {
+
+/// Carries a decided drop through the tables above, and finishes after a stop
+/// whatever the tables say is left: `Intake` runs it after `DropDecision`.
+struct DropSettlement: Sendable {
+    let layout: RootLayout
+    let configuration: Configuration
+    let log: Log
+    let journal: Journal
+
+    var policy: Policy { configuration.policy }
+
     /// The records that end a drop.
     static let terminalEvents: Set<String> = ["accepted", "rejected"]
 
     /// Crash recovery: staging is wiped; operator actions a stop interrupted are
     /// finished; each claim is settled if it was decided, or handed to `reprocess`.
-    public func recover(reprocess: (ClaimTicket) -> Void) throws(SystemError) {
+    func recover(reprocess: (ClaimTicket) -> Void) throws(SystemError) {
         for name in try layout.staging.entryNames() {
             try layout.staging.removeTree(name)
         }
@@ -88,7 +99,7 @@ extension Intake {
                                           size: report.size, sha256: report.sha256)
             try journal.appendOnce(.rejected(.init(drop: drop, reason: report.reason ?? "", entry: report.entry,
                                                    bytesWritten: report.bytesWritten ?? 0, measures: .init(recovered: true))),
-                                   unless: Intake.terminalEvents)
+                                   unless: DropSettlement.terminalEvents)
             CrashPoint.settledJournalled.reach()
             try finishQuarantine(claim)
             let reason = report.reason.flatMap(Reason.init(rawValue:)) ?? .decoderFailed
@@ -99,7 +110,7 @@ extension Intake {
         guard claim.has(Claim.commitFile) else { return nil }
         let commit = try CommitNote.read(claim)
         let output = try commit.flatMap { (note) throws(SystemError) in try committedOutput(note) }
-        let journalled = try journal.record(id: claim.id, events: Intake.terminalEvents) != nil
+        let journalled = try journal.record(id: claim.id, events: DropSettlement.terminalEvents) != nil
         guard journalled || output != nil else {
             try claim.directory.removeTree(Claim.commitFile)
             return nil
@@ -110,7 +121,7 @@ extension Intake {
                                                    output: "outbox/" + EscapedName(output).text,
                                                    files: counted ? commit?.files : nil, bytes: counted ? commit?.bytes : nil,
                                                    measures: .init(recovered: true))),
-                                   unless: Intake.terminalEvents)
+                                   unless: DropSettlement.terminalEvents)
             CrashPoint.settledJournalled.reach()
         }
         try release(claim)
