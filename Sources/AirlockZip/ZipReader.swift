@@ -16,11 +16,11 @@ extension ZipDirectory {
     /// Bounded positional reads of the drop, and checked arithmetic on the
     /// numbers it declares: a size or offset near 2^63 is a lie to reject, never
     /// an overflow that stops the decoder.
-    struct Reader {
+    package struct Reader {
         let file: DropFile
-        let size: Int64
+        package let size: Int64
 
-        func bytes(at offset: Int64, count: Int) throws(Failure) -> [UInt8] {
+        package func bytes(at offset: Int64, count: Int) throws(Failure) -> [UInt8] {
             let end = try Reader.sum(offset, Int64(count))
             guard offset >= 0, count >= 0, end <= size else {
                 throw .malformed("a record points past the end of the file")
@@ -37,7 +37,7 @@ extension ZipDirectory {
         }
 
         /// The sum of archive-declared numbers, or a rejection when it leaves Int64.
-        static func sum(_ values: Int64...) throws(Failure) -> Int64 {
+        package static func sum(_ values: Int64...) throws(Failure) -> Int64 {
             var total: Int64 = 0
             for value in values {
                 let (next, overflow) = total.addingReportingOverflow(value)
@@ -52,11 +52,16 @@ extension ZipDirectory {
             guard value <= UInt64(Int64.max) else { throw .malformed("\(what) is out of range") }
             return Int64(value)
         }
+
+        package init(file: DropFile, size: Int64) {
+            self.file = file
+            self.size = size
+        }
     }
 }
 
 extension Array where Element == UInt8 {
-    func u16(_ at: Int) -> UInt16 { UInt16(self[at]) | UInt16(self[at + 1]) << 8 }
-    func u32(_ at: Int) -> UInt32 { UInt32(u16(at)) | UInt32(u16(at + 2)) << 16 }
-    func u64(_ at: Int) -> UInt64 { UInt64(u32(at)) | UInt64(u32(at + 4)) << 32 }
+    package func u16(_ at: Int) -> UInt16 { UInt16(self[at]) | UInt16(self[at + 1]) << 8 }
+    package func u32(_ at: Int) -> UInt32 { UInt32(u16(at)) | UInt32(u16(at + 2)) << 16 }
+    package func u64(_ at: Int) -> UInt64 { UInt64(u32(at)) | UInt64(u32(at + 4)) << 32 }
 }

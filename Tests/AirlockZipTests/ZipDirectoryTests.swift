@@ -1,6 +1,6 @@
-@testable import AirlockArchive
 import AirlockChild
 import AirlockSystem
+@testable import AirlockZip
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
-@testable import AirlockArchive
 import AirlockSystem
+@testable import AirlockZip
 import Testing
 
 /// One plain entry, and the same with a ZIP64 end record and locator.

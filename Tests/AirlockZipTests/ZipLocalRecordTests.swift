@@ -1,5 +1,5 @@
-@testable import AirlockArchive
 import AirlockSystem
+@testable import AirlockZip
 import Testing
 
 private func single(_ data: String = "hello", method: UInt16 = 0) -> ZipBuilder {
