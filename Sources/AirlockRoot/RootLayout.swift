@@ -39,7 +39,7 @@ public struct RootLayout: Sendable {
         do {
             let rootStatus = try root.descriptor.status()
             for (components, _) in directories {
-                let directory = try openDirectory(components, beneath: root.descriptor)
+                let directory = try Root(root.descriptor).openDirectory(components.map { Array($0.utf8) })
                 guard try directory.descriptor.status().device == rootStatus.device else {
                     throw ConfigurationError("root \(path): \(components.joined(separator: "/")) is on another filesystem; every directory of a root must be on one filesystem")
                 }
@@ -64,16 +64,6 @@ public struct RootLayout: Sendable {
         directories[0].close()
         return RootLayout(path: path, root: root.take(), outbox: directories[1], quarantine: directories[2],
                           state: directories[3], claimed: directories[4], staging: directories[5])
-    }
-
-    /// The directory at `components` beneath `root`, opened one component at a
-    /// time; each one passed through is closed once the next is open.
-    private static func openDirectory(_ components: [String], beneath root: FileDescriptor) throws(SystemError) -> OwnedDescriptor {
-        var current = OwnedDescriptor(try root.openDirectory(Array(components[0].utf8)))
-        for component in components.dropFirst() {
-            current = OwnedDescriptor(try current.descriptor.openDirectory(Array(component.utf8)))
-        }
-        return current
     }
 
     /// Lays out a root: the directories, with their modes, and airlock.json with
