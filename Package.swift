@@ -171,7 +171,7 @@ let package = Package(
         .testTarget(name: "AirlockConfigurationTests", dependencies: [
             "AirlockConfiguration", "AirlockChild", "AirlockPolicy", "AirlockQuarantine", "AirlockSystem",
         ]),
-        .testTarget(name: "AirlockRootTests", dependencies: ["AirlockRoot", "AirlockSystem"]),
+        .testTarget(name: "AirlockRootTests", dependencies: ["AirlockRoot", "AirlockConfiguration", "AirlockSystem"]),
         .testTarget(name: "AirlockJournalTests", dependencies: [
             "AirlockJournal", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockSystem",
         ]),

@@ -82,7 +82,8 @@ package struct Claim {
                 id = newID()
             }
         }
-        let directory = try claimed.openDirectory(Array(id.utf8))
+        let owned = OwnedDescriptor(try claimed.openDirectory(Array(id.utf8)))
+        let directory = owned.descriptor
         // Read before the rename: a write that lands after it then shows as a change,
         // however soon after the rename it comes. (An entry that is no longer there
         // is left to the rename to report.)
@@ -97,12 +98,11 @@ package struct Claim {
             try inbox.rename(name, to: directory, dropFile)
         } catch {
             try? directory.removeTree(nameFile)
-            directory.close()
+            owned.close()
             try? claimed.removeDirectory(Array(id.utf8))
             if error.errno == .noEntry && error.operation == "renameat" { return nil }
             throw error
         }
-        directory.close()
         return ClaimTicket(id: id, dropName: name, claimedAs: claimedAs)
     }
 

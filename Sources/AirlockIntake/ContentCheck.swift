@@ -59,12 +59,11 @@ extension Configuration {
 
 extension DropDecision {
     /// The content rules and the virus scan, on staging that passed its audit:
-    /// nil when the drop may be committed, otherwise the verdict (staging is then
-    /// removed). Run before the commit so that nothing half-judged reaches the outbox.
-    func judgeContent(_ claim: Claim, staging: FileDescriptor, audit: StagingAudit.Totals,
-                      types: [(entry: String, type: String)]?, classes: [ClassifiedEntry]?) throws(SystemError) -> DropOutcome.Verdict? {
+    /// nil when the drop may be committed, otherwise the verdict (staging's owner
+    /// then removes it). Run before the commit so that nothing half-judged reaches the outbox.
+    func judgeContent(_ staging: FileDescriptor, audit: StagingAudit.Totals,
+                      types: [(entry: String, type: String)]?, classes: [ClassifiedEntry]?) -> DropOutcome.Verdict? {
         guard let verdict = contentVerdict(staging, files: audit.files, types: types, classes: classes) else { return nil }
-        try layout.staging.removeTree(claim.idBytes)
         if case .rejected(var rejection) = verdict {
             rejection.bytesWritten = audit.bytes
             return .rejected(rejection)

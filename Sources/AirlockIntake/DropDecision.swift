@@ -122,7 +122,6 @@ struct DropDecision: Sendable {
                                            awaitHash: { hashing.wait() })
             }
         } catch {
-            try? layout.staging.removeTree(claim.idBytes)
             return .deferred(detail: "\(error)")
         }
     }
@@ -169,9 +168,17 @@ struct DropDecision: Sendable {
         guard available >= UInt64(needed) else {
             return .deferred(detail: "\(available) bytes free on the root's filesystem, \(needed) needed to decode this drop")
         }
-        try layout.staging.makeDirectory(claim.idBytes, mode: 0o700)
-        let staging = try layout.staging.openDirectory(claim.idBytes)
-        defer { staging.close() }
+        let staging = try StagingDirectory(in: layout.staging, claim.idBytes)
+        let verdict = try decode(claim, drop: drop, format: format, before: before, staging: staging.descriptor,
+                                 context: &context, awaitHash: awaitHash)
+        try staging.finish(verdict)
+        return verdict
+    }
+
+    /// Runs the decoder into `staging` and judges what it left; staging's owner
+    /// (the caller) removes it unless the drop was committed.
+    private func decode(_ claim: Claim, drop: FileDescriptor, format: DropFormat, before: FileStatus, staging: FileDescriptor,
+                        context: inout ReportContext, awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
         let display = showsProgress ? ProgressDisplay(name: claim.dropName) : nil
         defer { display?.finish() }
         // Large files are hashed, and synced ahead of the commit, as the child
@@ -198,11 +205,9 @@ struct DropDecision: Sendable {
         }
         switch verdict {
         case .rejected(var rejection):
-            try layout.staging.removeTree(claim.idBytes)
             rejection.format = format.name
             return .rejected(rejection)
         case .deferred(let detail):
-            try layout.staging.removeTree(claim.idBytes)
             return .deferred(detail: detail)
         case .accepted(let files, let bytes):
             return try auditAndCommit(claim, staging: staging, format: format, files: files, bytes: bytes,
@@ -219,20 +224,17 @@ struct DropDecision: Sendable {
         do {
             audit = try StagingAudit(policy: policy, fsyncEach: configuration.sync == .fsync).audit(staging)
         } catch let failure as StagingAudit.Failure {
-            try layout.staging.removeTree(claim.idBytes)
             return .rejected(Rejection(.decoderFailed, "the decoder left something it must not: \(failure.detail)"))
         } catch let error as SystemError {
-            try layout.staging.removeTree(claim.idBytes)
             throw error
         } catch {
             preconditionFailure("unexpected error \(error)")
         }
         guard audit.files == files, audit.bytes == bytes else {
-            try layout.staging.removeTree(claim.idBytes)
             return .rejected(Rejection(.decoderFailed,
                 "the decoder reported \(files) files and \(bytes) bytes, staging holds \(audit.files) and \(audit.bytes)"))
         }
-        if let stop = try judgeContent(claim, staging: staging, audit: audit, types: context.types, classes: context.classes) { return stop }
+        if let stop = judgeContent(staging, audit: audit, types: context.types, classes: context.classes) { return stop }
         do {
             // The manifest names the drop's hash: wait for it (computed beside the decoder).
             context.drop.sha256 = awaitHash()
@@ -242,7 +244,6 @@ struct DropDecision: Sendable {
             let output = try settlement.commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)
             return .accepted(output: output, files: audit.files, bytes: audit.bytes)
         } catch {
-            try? layout.staging.removeTree(claim.idBytes)
             try? claim.directory.removeTree(Claim.commitFile)
             throw error
         }

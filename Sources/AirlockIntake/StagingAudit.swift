@@ -27,7 +27,8 @@ struct StagingAudit {
 
     func audit(_ staging: FileDescriptor) throws -> Totals {
         var walk = Walk(policy: policy, fsyncEach: fsyncEach)
-        try walk.visit(staging, path: [])
+        // No depth limit of its own: the node limit ends a deep tree first.
+        try Root(staging).walk(depthLimit: .max, &walk)
         if fsyncEach { try staging.sync() }
         let totals = walk.totals
         let fewest = Policy.fewestEntries(files: Int(totals.files), emptyDirectories: Int(totals.emptyDirectories))
@@ -38,7 +39,7 @@ struct StagingAudit {
     }
 
     /// One walk's state: what it has counted and the names it has met.
-    private struct Walk {
+    private struct Walk: TreeVisitor {
         let policy: Policy
         let fsyncEach: Bool
         var totals = Totals()
@@ -50,43 +51,42 @@ struct StagingAudit {
             self.fsyncEach = fsyncEach
         }
 
-        /// Judges every entry of `directory` (whose path beneath staging is `path`), depth first.
-        /// Returns how many entries it holds.
-        @discardableResult
-        mutating func visit(_ directory: FileDescriptor, path: [UInt8]) throws -> Int {
-            let names = try directory.entryNames()
-            for name in names {
-                let child = path.isEmpty ? name : path + [UInt8(ascii: "/")] + name
-                nodes += 1
-                guard nodes <= policy.maxTreeNodes else {
-                    throw Failure(detail: "more than \(policy.maxTreeNodes) files and directories, more than the entry limit can make")
-                }
-                let status = try directory.status(of: name)
-                switch status.kind {
-                case .directory:
-                    guard status.permissions == FileMode(policy.directoryMode) else {
-                        throw Failure(detail: "directory \"\(EscapedName(child))\" has mode \(String(status.permissions, radix: 8))")
-                    }
-                    try judgeName(child, as: .directory)
-                    totals.directories += 1
-                    try directory.openDirectory(name).closeAfter { sub in
-                        if try visit(sub, path: child) == 0 { totals.emptyDirectories += 1 }
-                        if fsyncEach { try sub.sync() }
-                    }
-                case .regular:
-                    guard status.linkCount == 1, status.permissions == FileMode(policy.fileMode) else {
-                        throw Failure(detail: "file \"\(EscapedName(child))\" has \(status.linkCount) links and mode \(String(status.permissions, radix: 8))")
-                    }
-                    try judgeName(child, as: .file)
-                    try count(child, bytes: status.size)
-                    if fsyncEach {
-                        try directory.open(name, [.readOnly, .noFollow, .nonBlocking]).closeAfter { (fd) throws(SystemError) in try fd.sync() }
-                    }
-                default:
-                    throw Failure(detail: "\"\(EscapedName(child))\" is a \(status.kind)")
-                }
+        /// Judges one entry of `directory` (`child` is its path beneath staging);
+        /// true for a directory, to be judged entry by entry in its turn.
+        mutating func visit(_ name: [UInt8], in directory: FileDescriptor, path child: [UInt8]) throws -> Bool {
+            nodes += 1
+            guard nodes <= policy.maxTreeNodes else {
+                throw Failure(detail: "more than \(policy.maxTreeNodes) files and directories, more than the entry limit can make")
             }
-            return names.count
+            let status = try directory.status(of: name)
+            switch status.kind {
+            case .directory:
+                guard status.permissions == FileMode(policy.directoryMode) else {
+                    throw Failure(detail: "directory \"\(EscapedName(child))\" has mode \(String(status.permissions, radix: 8))")
+                }
+                try judgeName(child, as: .directory)
+                totals.directories += 1
+                return true
+            case .regular:
+                guard status.linkCount == 1, status.permissions == FileMode(policy.fileMode) else {
+                    throw Failure(detail: "file \"\(EscapedName(child))\" has \(status.linkCount) links and mode \(String(status.permissions, radix: 8))")
+                }
+                try judgeName(child, as: .file)
+                try count(child, bytes: status.size)
+                if fsyncEach {
+                    try directory.open(name, [.readOnly, .noFollow, .nonBlocking]).closeAfter { (fd) throws(SystemError) in try fd.sync() }
+                }
+                return false
+            default:
+                throw Failure(detail: "\"\(EscapedName(child))\" is a \(status.kind)")
+            }
+        }
+
+        /// A directory whose entries were all judged: counted if empty, synced if asked.
+        mutating func leave(_ directory: FileDescriptor, named name: [UInt8], in parent: FileDescriptor, path: [UInt8],
+                            entries: Int) throws {
+            if entries == 0 { totals.emptyDirectories += 1 }
+            if fsyncEach { try directory.sync() }
         }
 
         /// The path policy and the conflict rules, as the child applies them to the archive's names.

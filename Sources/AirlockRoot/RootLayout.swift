@@ -19,65 +19,51 @@ public struct RootLayout: Sendable {
     ]
 
     /// Opens an existing root; a missing directory or a second filesystem is a
-    /// configuration error.
+    /// configuration error. Every descriptor it opens has an owner until the
+    /// layout takes it, so each way out closes what it had opened.
     public static func open(path: String) throws(ConfigurationError) -> RootLayout {
-        let root: FileDescriptor
+        let root: OwnedDescriptor
         do {
             // As root (on a root root owns), not through a link another user owns:
             // the check that found the owner walked the same way (RootAccess).
-            root = Accounts.effectiveUserID == 0 ? try TrustedPath.openReadableDirectory(path: path)
+            let directory = Accounts.effectiveUserID == 0 ? try TrustedPath.openReadableDirectory(path: path)
                 : try FileDescriptor.openDirectory(path: path)
+            root = OwnedDescriptor(directory)
         } catch where error.errno == .tooManyLinks && error.operation.hasPrefix("refuse") {
             throw ConfigurationError("root \(path): \(error.operation) on the way (\(error.name ?? "")): give the path it points to",
                                      refusesAccess: true)
         } catch {
             throw ConfigurationError("root \(path): \(error.errno); create it with 'airlock init --root \(path)'")
         }
-        var opened: [FileDescriptor] = []
+        var opened = OwnedDescriptors()
         do {
-            let rootStatus = try root.status()
+            let rootStatus = try root.descriptor.status()
             for (components, _) in directories {
-                var current = root
-                for component in components {
-                    let next = try current.openDirectory(Array(component.utf8))
-                    if current != root && !opened.contains(current) { current.close() }
-                    current = next
-                }
-                let status = try current.status()
-                guard status.device == rootStatus.device else {
-                    current.close()
-                    opened.forEach { $0.close() }
-                    root.close()
+                let directory = try Root(root.descriptor).openDirectory(components.map { Array($0.utf8) })
+                guard try directory.descriptor.status().device == rootStatus.device else {
                     throw ConfigurationError("root \(path): \(components.joined(separator: "/")) is on another filesystem; every directory of a root must be on one filesystem")
                 }
-                opened.append(current)
+                opened.append(directory)
             }
         } catch let error as ConfigurationError {
             throw error
         } catch {
-            opened.forEach { $0.close() }
-            root.close()
             throw ConfigurationError("root \(path) is not a complete airlock root (\(error)); run 'airlock init --root \(path)'")
         }
         do {
             let version = try LayoutVersion.read(opened[3])
-            guard version <= LayoutVersion.current else {
-                opened.forEach { $0.close() }
-                root.close()
-                throw ConfigurationError(LayoutVersion.newerMessage(path, version))
-            }
+            guard version <= LayoutVersion.current else { throw ConfigurationError(LayoutVersion.newerMessage(path, version)) }
         } catch let error as ConfigurationError {
             throw error
         } catch {
-            opened.forEach { $0.close() }
-            root.close()
             throw ConfigurationError("root \(path): cannot read state/\(LayoutVersion.fileName): \(error)")
         }
+        let directories = opened.take()
         // The inbox is not kept open: a directory held open is not freed when it is
         // deleted, and then inotify never reports IN_DELETE_SELF. See openInbox().
-        opened[0].close()
-        return RootLayout(path: path, root: root, outbox: opened[1], quarantine: opened[2],
-                          state: opened[3], claimed: opened[4], staging: opened[5])
+        directories[0].close()
+        return RootLayout(path: path, root: root.take(), outbox: directories[1], quarantine: directories[2],
+                          state: directories[3], claimed: directories[4], staging: directories[5])
     }
 
     /// Lays out a root: the directories, with their modes, and airlock.json with

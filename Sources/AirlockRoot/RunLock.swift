@@ -21,17 +21,14 @@ public final class RunLock {
 
     /// Takes the lock, or returns nil when another process holds it.
     public static func acquire(_ layout: RootLayout, mode: String) throws(SystemError) -> RunLock? {
-        let file = try layout.state.open(name, [.readWrite, .create, .noFollow], mode: 0o600)
+        let owned = OwnedDescriptor(try layout.state.open(name, [.readWrite, .create, .noFollow], mode: 0o600))
         do {
-            guard try file.tryLockExclusive() else {
-                file.close()
-                return nil
-            }
+            guard try owned.descriptor.tryLockExclusive() else { return nil }
         } catch {
-            file.close()
             throw SystemError("flock", name, error.errno)
         }
         // From here the lock's owner closes the descriptor (deinit), also on a throw.
+        let file = owned.take()
         let lock = RunLock(file: file)
         try file.truncate(to: 0)
         let line = Holder(running: true, pid: Int(ProcessInfo.processInfo.processIdentifier), startedAt: timestamp(), mode: mode).line
