@@ -24,12 +24,15 @@ public final class Intake: Sendable {
     public let receipts: Receipts
     /// Show progress of large drops on standard error (one-shot runs on a terminal).
     public let showsProgress: Bool
+    /// Drops deciding at once: `watch.workers`, however many workers wait on syncs.
+    public let decodeSlots: DecodeSlots
 
     /// - Parameter children: where a long-running daemon tracks decoder children to
     ///   kill when it stops; nil for one-shot commands.
     /// - Parameter decoderDirectory: where `airlock-decoder` and `airlock-keyed-decoder` are.
+    /// - Parameter decodeSlots: the slots of the intake this one replaces (a reload), whose drops hold them still.
     public init(layout: RootLayout, configuration: Configuration, decoderDirectory: String, log: Log,
-                children: DecoderChildren? = nil, showsProgress: Bool = false) {
+                children: DecoderChildren? = nil, showsProgress: Bool = false, decodeSlots: DecodeSlots? = nil) {
         self.showsProgress = showsProgress
         self.layout = layout
         self.configuration = configuration
@@ -38,6 +41,7 @@ public final class Intake: Sendable {
         self.log = log
         self.journal = Journal(layout, configuration)
         self.receipts = Receipts(root: layout.root, settings: configuration.receipts, log: log)
+        self.decodeSlots = decodeSlots ?? DecodeSlots(max(1, configuration.workerCount))
     }
 
     /// Whether the inbox holds anything to claim now (false when it cannot be read:
@@ -72,7 +76,6 @@ public final class Intake: Sendable {
 
     // MARK: The inbox
 
-    /// Processes every drop now in the inbox, in name order.
     /// Processes every drop now in the inbox: claims them in name order, then
     /// decodes them `workers` at a time. `emit` is called once per drop, from one
     /// thread at a time.
@@ -96,14 +99,15 @@ public final class Intake: Sendable {
     }
 
     /// Decodes claimed drops `workers` at a time, on the pool the daemon uses
-    /// too; `emit` is serialised. Returns once every drop has been processed.
+    /// too, with `Configuration.workerThreads` threads; `emit` is serialised.
+    /// Returns once every drop has been processed.
     public func process(_ tickets: [ClaimTicket], workers: Int, _ emit: @escaping @Sendable (DropOutcome) -> Void) {
         guard workers > 1, tickets.count > 1 else {
             tickets.forEach { emit(process($0)) }
             return
         }
         let pool = WorkerPool(self, reported: emit)
-        guard pool.start(min(workers, tickets.count)) > 0 else {
+        guard pool.start(min(Configuration.workerThreads(decoding: workers), tickets.count)) > 0 else {
             // No worker thread could be started (a host out of tasks): this thread
             // decodes them, each drop deferred if its child cannot be started either.
             log.warning("no decoder worker thread could be started; the drops are processed one at a time")
@@ -147,7 +151,10 @@ public final class Intake: Sendable {
         }
         let started = monotonicNanoseconds()
         var context = ReportContext(received: timestamp())
-        let verdict = QuotaKeys.annotate(decide(claim, &context))
+        // Given back once the verdict is known, or before the commit's syncs (see DecodeSlots).
+        let slot = decodeSlots.take()
+        let verdict = QuotaKeys.annotate(decide(claim, &context, slot))
+        slot.release()
         var outcome = DropOutcome(id: claim.id, dropName: claim.dropName, verdict: verdict, size: context.size,
                                   seconds: Double(monotonicNanoseconds() - started) / 1e9)
         outcome.sha256 = context.sha256
@@ -226,7 +233,7 @@ public final class Intake: Sendable {
     }
 
     /// Decides and, for an accepted drop, commits. Rejections are returned for the caller to quarantine.
-    private func decide(_ claim: Claim, _ context: inout ReportContext) -> DropOutcome.Verdict {
+    private func decide(_ claim: Claim, _ context: inout ReportContext, _ slot: DecodeSlot) -> DropOutcome.Verdict {
         let drop: FileDescriptor, inode: UInt64
         switch openDrop(claim, &context) {
         case .drop(let opened, let named): (drop, inode) = (opened, named)
@@ -264,35 +271,12 @@ public final class Intake: Sendable {
                 return .rejected(rejection)
             case .success(let format):
                 return try decodeAndCommit(claim, drop: drop, format: format, before: opened, context: &context,
-                                           awaitHash: { hashing.wait() })
+                                           slot: slot, awaitHash: { hashing.wait() })
             }
         } catch {
             try? layout.staging.removeTree(claim.idBytes)
             return .deferred(detail: "\(error)")
         }
-    }
-
-    /// The checks made before any decoder runs: the drop's size, then its format
-    /// from its first bytes.
-    static func identify(_ drop: FileDescriptor, size: Int64, configuration: Configuration) throws(SystemError) -> Result<DropFormat, Rejection> {
-        if let tooLarge = DropSize.rejection(size, configuration.policy) { return .failure(tooLarge) }
-        var prefix = [UInt8](repeating: 0, count: ArchiveFormat.sniffLength)
-        let got = try prefix.withUnsafeMutableBytes { raw in
-            Result { () throws(SystemError) in try drop.read(into: raw, at: 0) }
-        }.get()
-        var sniffed = DropFormat.sniff(Array(prefix[0..<got]))
-        if sniffed == nil && got > 0 { sniffed = try DropFormat.zipBehindPrefix(drop, size: size) }
-        if sniffed == nil && got > 0 { sniffed = try DropFormat.isoImage(drop, size: size) }
-        guard let format = sniffed else {
-            return .failure(Rejection(.unsupportedFormat, got == 0 ? "the drop is empty" : "not a ZIP, tar, compressed tar, 7z or keyed archive"))
-        }
-        if let refusal = configuration.formats.refusal(format) { return .failure(refusal) }
-        if format == .keyed && size > configuration.keyed.maxBytes {
-            var rejection = Rejection(.dropTooLarge, "the keyed archive is \(size) bytes, over the \(configuration.keyed.maxBytes)-byte limit")
-            rejection.format = format.name
-            return .failure(rejection)
-        }
-        return .success(format)
     }
 
     private func notRegular(_ status: FileStatus) -> Rejection {
@@ -303,7 +287,7 @@ public final class Intake: Sendable {
     }
 
     private func decodeAndCommit(_ claim: Claim, drop: FileDescriptor, format: DropFormat, before: FileStatus,
-                                 context: inout ReportContext, awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
+                                 context: inout ReportContext, slot: DecodeSlot, awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
         // Room for what the decoder may write: a keyed archive at most what the render
         // quotas let through; an archive at least its own size. Short of that the
         // drop waits (deferred) rather than failing half-way.
@@ -351,14 +335,14 @@ public final class Intake: Sendable {
             return .deferred(detail: detail)
         case .accepted(let files, let bytes):
             return try auditAndCommit(claim, staging: staging, format: format, files: files, bytes: bytes,
-                                      context: &context, early: early, awaitHash: awaitHash)
+                                      context: &context, early: early, slot: slot, awaitHash: awaitHash)
         }
     }
 
     /// Checks what an accepting decoder left in staging against what it reported
     /// and the content policy, then writes the manifest and commits to the outbox.
     private func auditAndCommit(_ claim: Claim, staging: FileDescriptor, format: DropFormat, files: Int64, bytes: Int64,
-                                context: inout ReportContext, early: EarlyDigests,
+                                context: inout ReportContext, early: EarlyDigests, slot: DecodeSlot,
                                 awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
         let audit: StagingAudit.Totals
         do {
@@ -386,6 +370,7 @@ public final class Intake: Sendable {
                                                             classes: context.classes),
                                policy: policy, modes: configuration.outboxModes, fsyncEach: configuration.sync == .fsync,
                                early: early)
+            slot.release()
             let output = try commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)
             return .accepted(output: output, files: audit.files, bytes: audit.bytes)
         } catch {
