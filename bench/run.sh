@@ -7,14 +7,19 @@
 # QUICK=1 (make bench-quick): one run per case and smaller floods, for a
 # developer's loop; the figures are noisier and written to bench/results/quick.md.
 # BASELINE=path/to/airlock: the watcher cases also run that binary, side by side.
+#
+# Filesystems: every case on ext4 as mkfs.ext4 makes it (journal on), where the
+# targets hold; then the intake cases and the watcher on XFS too (BENCH_FILESYSTEMS,
+# default "ext4 xfs"; the first one gets every case).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=""
-for tool in bsdtar inotifywait python3 unzip zstd clamd; do command -v "$tool" >/dev/null || need="$need $tool"; done
+for tool in bsdtar inotifywait python3 unzip zstd clamd file mkfs.xfs; do command -v "$tool" >/dev/null || need="$need $tool"; done
 if [ -n "$need" ]; then
   echo "installing the peers:$need"
-  apt-get install -y libarchive-tools inotify-tools python3 unzip zstd clamav-daemon >/dev/null
+  apt-get install -y libarchive-tools inotify-tools python3 unzip zstd clamav-daemon file xfsprogs >/dev/null
 fi
+read -r -a filesystems <<< "${BENCH_FILESYSTEMS:-ext4 xfs}"
 swift build -c release --static-swift-stdlib >/dev/null
 mkdir -p bench/results
 out=bench/results/latest.md
@@ -32,12 +37,16 @@ commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --qu
   echo
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "- machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "- filesystem: $(python3 bench/scratch.py "$work"); the work directory is on $(df -T "$work" | awk 'NR==2 {print $2}')"
+  for kind in "${filesystems[@]}"; do
+    echo "- $kind: $(BENCH_FILESYSTEM=$kind python3 bench/scratch.py "$work")"
+  done
+  echo "- inputs and the peers' loops read from the work directory, on $(df -T "$work" | awk 'NR==2 {print $2}')"
   echo "- airlock $commit, static stdlib, $(swift --version 2>&1 | head -1)"
   echo "- every ratio is airlock against its peer measured in the same run; absolute times depend on the load"
   echo
 } > "$out"
-echo "## Commit durability: syncfs against fsync per file (median of 5)" >> "$out"
+export BENCH_FILESYSTEM=${filesystems[0]}
+echo "## Commit durability on $BENCH_FILESYSTEM: syncfs against fsync per file (median of 5)" >> "$out"
 echo '```' >> "$out"
 bash bench/sync-methods.sh | tee -a "$out"
 echo '```' >> "$out"
@@ -54,7 +63,7 @@ python3 bench/cases.py "$bin" "$work" "$out"
 python3 bench/content.py "$bin" "$work" "$out"
 python3 bench/scaling.py "$bin" "$work" "$out"
 # The last pipeline shows what type detection costs a flood (not the default).
-python3 bench/watch.py ${BASELINE:+"$BASELINE=baseline"} "$bin=this build" "$bin=this build, content.detect_types off=untyped" \
+python3 bench/watch.py ${BASELINE:+"$BASELINE=baseline"} "$bin=this build" "$bin=this build, content.detect_types on=typed" \
   fixtures/archives/zip-deflate-valid.zip "$out"
 # What airlock publish costs the intake (nats-server on loopback, started by the script).
 if command -v nats-server >/dev/null; then
@@ -63,4 +72,10 @@ if command -v nats-server >/dev/null; then
 else
   echo "bench: nats-server is not installed; the publisher's cost is not measured" | tee -a "$out"
 fi
+# The other filesystems: the intake cases (memory is the same on any) and the watcher.
+for kind in "${filesystems[@]:1}"; do
+  BENCH_FILESYSTEM=$kind MEMORY=0 python3 bench/cases.py "$bin" "$work" "$out"
+  BENCH_FILESYSTEM=$kind python3 bench/watch.py ${BASELINE:+"$BASELINE=baseline"} "$bin=this build" \
+    fixtures/archives/zip-deflate-valid.zip "$out"
+done
 echo "wrote $out"

@@ -12,13 +12,26 @@ airlock's and its peer's alike, now starts on a filesystem of its own, so it
 pays for its own deletions and nobody else's.
 
 The filesystem is a sparse image in the bench's work directory, loop-mounted.
-BENCH_MKFS is the command that makes it (default: ext4 without a journal, as
-the root filesystem here); BENCH_FS=here measures in the work directory
-instead (also the fallback when mounting is not possible, which is reported).
+BENCH_FILESYSTEM names the kind: `ext4` (the default: `mkfs.ext4` as Debian
+ships it, journal on, as servers run it) or `xfs` (`mkfs.xfs` defaults, from
+xfsprogs). Both journal their metadata, so every fsync and syncfs waits for a
+journal commit, as it does on a server: an ext4 made without a journal, as
+this machine's root filesystem is, makes each of them nearly free and hides
+what a drop's durability costs. BENCH_MKFS overrides the command outright;
+BENCH_FS=here measures in the work directory instead (also the fallback when
+mounting is not possible, which is reported).
 """
 import atexit, os, shlex, shutil, subprocess
 
-MKFS = os.environ.get("BENCH_MKFS", "mkfs.ext4 -q -F -O ^has_journal -i 8192")
+FILESYSTEMS = {
+    "ext4": ("mkfs.ext4 -q -F", "loop,noinit_itable"),
+    "xfs": ("mkfs.xfs -q -f", "loop"),
+}
+KIND = os.environ.get("BENCH_FILESYSTEM", "ext4")
+if KIND not in FILESYSTEMS:
+    raise SystemExit(f"BENCH_FILESYSTEM={KIND}: not one of {', '.join(FILESYSTEMS)}")
+MKFS = os.environ.get("BENCH_MKFS", FILESYSTEMS[KIND][0])
+MOUNT_OPTIONS = FILESYSTEMS[KIND][1]
 SIZE = 6 << 30
 
 _scratches = {}
@@ -52,11 +65,11 @@ class Scratch:
         self.close()
         os.makedirs(self.mountpoint, exist_ok=True)
         # Truncating to nothing first leaves a sparse image: the inode tables read
-        # as zeros, so mkfs and the kernel need not write them (noinit_itable).
+        # as zeros, so mkfs and the kernel need not write them (ext4's noinit_itable).
         with open(self.image, "wb") as f:
             f.truncate(SIZE)
         subprocess.run(shlex.split(MKFS) + [self.image], check=True, capture_output=True)
-        subprocess.run(["mount", "-o", "loop,noinit_itable", self.image, self.mountpoint], check=True, capture_output=True)
+        subprocess.run(["mount", "-o", MOUNT_OPTIONS, self.image, self.mountpoint], check=True, capture_output=True)
 
     def close(self):
         # Asked of the kernel rather than remembered: an earlier process (a

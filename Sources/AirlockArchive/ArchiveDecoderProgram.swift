@@ -28,6 +28,10 @@ public enum ArchiveDecoderProgram {
         // opened (a template's child has both from its template).
         CurrentProcess.setCharacterLocale("C.UTF-8")
         request.detector = preloaded?.detector(for: request.magicDatabase) ?? ContentTypes.load(request.magicDatabase)
+        // A detector per typing thread, loaded now too (from the file, libmagic opens it).
+        if case .success(let detector?) = request.detector, request.writesStaging || request.inspect {
+            request.typingDetectors = (0..<TypingThreads.wanted).compactMap { _ in try? detector.sibling() }
+        }
         // Each converter loads its gconv module now; confinement forbids it later.
         if !request.probe {
             switch LegacyNames.open(zip: request.zipLegacyEncoding, tar: request.tarLegacyEncoding) {
@@ -86,12 +90,13 @@ public enum ArchiveDecoderProgram {
         let outcome: ScanOutcome
         var types: [(String, String)]?
         var classes: [ClassifiedEntry]
+        let threads = TypingThreads(request.typingDetectors)
         if request.inspect {
-            (outcome, types, classes) = ContentTypes.scan(&scan, into: DiscardingSink(), detector: detector)
+            (outcome, types, classes) = ContentTypes.scan(&scan, into: DiscardingSink(), detector: detector, threads: threads)
         } else {
             var writer = StagingWriter(root: Confinement.stagingDescriptor, policy: request.policy)
             writer.announcesLargeFiles = true
-            (outcome, types, classes) = ContentTypes.scan(&scan, into: writer, detector: detector)
+            (outcome, types, classes) = ContentTypes.scan(&scan, into: writer, detector: detector, threads: threads)
         }
         if let error = outcome.systemError { return DecoderProgram.failure(error, while: outcome.failedWhile) }
         let detected = types?.map { DetectedType(entry: $0.0, type: $0.1) }
@@ -115,6 +120,8 @@ public enum ArchiveDecoderProgram {
         var magicDatabase: String?
         /// Loaded from `magicDatabase` before confinement.
         var detector: Result<ContentTypeDetector?, ContentTypeError> = .success(nil)
+        /// More of the same, one for each thread that types files while the scan extracts.
+        var typingDetectors: [ContentTypeDetector] = []
         /// The legacy name encodings, and their converters, opened before confinement.
         var zipLegacyEncoding = LegacyNames.zipDefault
         var tarLegacyEncoding: String?

@@ -16,6 +16,9 @@ public final class ContentTypeDetector {
     public static let unknown = "application/octet-stream"
 
     private let cookie: OpaquePointer
+    private let database: String
+    /// The compiled database in memory it was loaded from; nil: from the file.
+    private let bytes: UnsafeRawBufferPointer?
 
     /// magic_open(3) and magic_load(3) with MIME types only, no decompression and
     /// no scanning beyond `headBytes`.
@@ -23,7 +26,7 @@ public final class ContentTypeDetector {
     /// - Throws: `ContentTypeError` naming the database when it cannot be loaded.
     public convenience init(database: String) throws(ContentTypeError) {
         // libmagic reads the database by path: no EINTR to retry, it reports errors itself.
-        try self.init(database: database) { magic_load($0, database) }
+        try self.init(database: database, bytes: nil) { magic_load($0, database) }
     }
 
     /// magic_load_buffers(3) of a compiled database already in memory (`bytes`,
@@ -32,7 +35,7 @@ public final class ContentTypeDetector {
     ///
     /// - Throws: `ContentTypeError` naming `database` when libmagic refuses the bytes.
     public convenience init(database: String, bytes: UnsafeRawBufferPointer) throws(ContentTypeError) {
-        try self.init(database: database) { cookie in
+        try self.init(database: database, bytes: bytes) { cookie in
             var buffer: UnsafeMutableRawPointer? = UnsafeMutableRawPointer(mutating: bytes.baseAddress)
             var size = bytes.count
             return magic_load_buffers(cookie, &buffer, &size, 1)
@@ -40,7 +43,7 @@ public final class ContentTypeDetector {
     }
 
     /// A cookie with airlock's flags and byte limit, loaded by `load` (0 on success).
-    private init(database: String, load: (OpaquePointer) -> Int32) throws(ContentTypeError) {
+    private init(database: String, bytes: UnsafeRawBufferPointer?, load: (OpaquePointer) -> Int32) throws(ContentTypeError) {
         guard let cookie = magic_open(MAGIC_MIME_TYPE | MAGIC_ERROR | MAGIC_NO_CHECK_COMPRESS) else {
             throw ContentTypeError(database: database, detail: "magic_open: \(Errno.current)")
         }
@@ -52,9 +55,18 @@ public final class ContentTypeDetector {
             throw ContentTypeError(database: database, detail: detail)
         }
         self.cookie = cookie
+        self.database = database
+        self.bytes = bytes
     }
 
     deinit { magic_close(cookie) }
+
+    /// Another detector loaded the way this one was, for another thread (one
+    /// cookie serves one thread). From the file, it opens it: before confinement.
+    public func sibling() throws(ContentTypeError) -> ContentTypeDetector {
+        guard let bytes else { return try ContentTypeDetector(database: database) }
+        return try ContentTypeDetector(database: database, bytes: bytes)
+    }
 
     /// magic_buffer(3) on a file's first bytes: its MIME type, lowercased, or
     /// `unknown` when libmagic gives no well-formed answer.
@@ -83,14 +95,18 @@ public struct ContentTypeError: Error, Sendable, CustomStringConvertible {
 public struct TypingSink<Inner: EntrySink>: EntrySink {
     public private(set) var inner: Inner
     private let detector: ContentTypeDetector
+    /// Where files are typed when there are threads for it; nil: on this thread.
+    private let threads: TypingThreads?
     private var head: [UInt8] = []
     private var name: [UInt8] = []
-    /// Each file written, by raw entry name, with its detected type, in scan order.
-    public private(set) var types: [(entry: [UInt8], type: String)] = []
+    /// Each file written, by raw entry name, with its detected type (nil while
+    /// `threads` have it), in scan order.
+    private var types: [(entry: [UInt8], type: String?)] = []
 
-    public init(_ inner: Inner, detector: ContentTypeDetector) {
+    public init(_ inner: Inner, detector: ContentTypeDetector, threads: TypingThreads? = nil) {
         self.inner = inner
         self.detector = detector
+        self.threads = threads
     }
 
     public mutating func makeDirectory(_ path: EntryPath) throws(SystemError) { try inner.makeDirectory(path) }
@@ -109,13 +125,25 @@ public struct TypingSink<Inner: EntrySink>: EntrySink {
 
     public mutating func endFile() throws(SystemError) {
         try inner.endFile()
-        types.append((name, detector.type(of: head)))
+        if let threads {
+            threads.submit(types.count, head)
+            types.append((name, nil))
+        } else {
+            types.append((name, detector.type(of: head)))
+        }
     }
 
     public mutating func close() { inner.close() }
 
-    /// The types as the verdict carries them: escaped entry name to type.
-    public var escapedTypes: [(String, String)] { types.map { (EscapedName($0.entry).text, $0.type) } }
+    /// The types as the verdict carries them: escaped entry name to type, once
+    /// the typing threads, if any, have typed every file.
+    public var escapedTypes: [(String, String)] {
+        let typed = threads?.finish() ?? [:]
+        return types.enumerated().map { index, file in
+            guard let type = file.type ?? typed[index] else { preconditionFailure("file \(index) was queued for typing and never typed") }
+            return (EscapedName(file.entry).text, type)
+        }
+    }
 }
 
 /// The decoder children's side of type detection: the argument that names the

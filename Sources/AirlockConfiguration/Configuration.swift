@@ -115,6 +115,14 @@ public struct Configuration: Sendable, Equatable {
         return Int(watch.workers ?? cores + min(cores, 8))
     }
 
+    /// Worker threads for `decoding` decoder slots: four per slot, at most 64
+    /// more than the slots, so that while the drops of some workers wait for
+    /// their syncs (and share them) others decode (see DecodeSlots). One slot
+    /// keeps one thread: drops one at a time, as `watch.workers: 1` asks.
+    public static func workerThreads(decoding slots: Int) -> Int {
+        slots <= 1 ? slots : slots + min(3 * slots, 64)
+    }
+
     /// The limits a decoder child sets on itself; the file-size limit is one byte
     /// over the per-file quota, so an over-quota write fails in the kernel too.
     public var decoderLimits: DecoderLimits {

@@ -37,11 +37,13 @@ public struct OutboxModes: Sendable, Equatable {
         return found
     }
 
-    /// Sets the modes and group on `directory` and everything beneath it (the
-    /// audit has checked it holds only directories and regular files), and hands
-    /// each directory's regular files, once set, to `eachDirectory` with the
-    /// directory's path beneath `directory`: the manifest hashes the files on
-    /// this walk rather than on one of its own.
+    /// Sets the modes and group on `directory` and every directory beneath it
+    /// (the audit has checked it holds only directories and regular files), and
+    /// hands each directory's regular files to `eachDirectory` with the
+    /// directory's path beneath `directory` and `prepare`, which `eachDirectory`
+    /// calls on each file it opens: the manifest opens every file once, to hash
+    /// it on every processor, and sets its mode and group on that descriptor,
+    /// rather than a serial open per file on this walk and another to hash it.
     ///
     /// - Parameter fsyncEach: fsync every entry after the change, for
     ///   `commit.sync: "fsync"`, where the audit's fsyncs came before it (with
@@ -50,9 +52,11 @@ public struct OutboxModes: Sendable, Equatable {
         try apply(to: directory, path: [], fsyncEach: fsyncEach, depthLimit: 256, eachDirectory: eachDirectory)
     }
 
-    /// A directory's path beneath the top, the directory, and its regular files.
+    /// A directory's path beneath the top, the directory, its regular files, and
+    /// what must be done to each of them once opened (mode, group, and fsync).
     package typealias DirectoryVisit = (_ path: [UInt8], _ directory: FileDescriptor,
-                                _ regular: [(name: [UInt8], status: FileStatus)]) throws(SystemError) -> Void
+                                        _ regular: [(name: [UInt8], status: FileStatus)],
+                                        _ prepare: @escaping @Sendable (FileDescriptor) throws(SystemError) -> Void) throws(SystemError) -> Void
 
     private func apply(to directory: FileDescriptor, path: [UInt8], fsyncEach: Bool, depthLimit: Int,
                        eachDirectory: DirectoryVisit) throws(SystemError) {
@@ -69,16 +73,15 @@ public struct OutboxModes: Sendable, Equatable {
                     try apply(to: child, path: inner, fsyncEach: fsyncEach, depthLimit: depthLimit - 1, eachDirectory: eachDirectory)
                 }
             case .regular:
-                try directory.open(name, [.readOnly, .noFollow, .nonBlocking, .noControllingTerminal]).closeAfter { (file) throws(SystemError) in
-                    try set(on: file)
-                    if fsyncEach { try file.sync() }
-                }
                 regular.append((name, status))
             default:
                 throw SystemError("outbox modes", name, .notPermitted)
             }
         }
-        try eachDirectory(path, directory, regular)
+        try eachDirectory(path, directory, regular) { (file) throws(SystemError) in
+            try set(on: file)
+            if fsyncEach { try file.sync() }
+        }
         if fsyncEach { try directory.sync() }
     }
 

@@ -108,10 +108,14 @@ public struct DecoderConfinementState: Sendable, Equatable {
         json.add(Key.landlockABI.rawValue, Int64(seen.landlockABI))
         if !seen.problems.isEmpty { json.add(Key.problems.rawValue, seen.problems) }
         json.add(Key.required.rawValue, Int64(seen.required ? 1 : 0))
-        // Not the directory's fsync: a power cut that loses the new name leaves the
-        // previous state, which the next decoder's report corrects.
+        // No fsync, of the file or the directory: every start records the state
+        // its probe found, before the first claim, where a journal commit's wait
+        // would hold up the first drop. A power cut may leave the previous state,
+        // or a torn file that `recorded` reads as none; the next start's probe and
+        // every decoder's report correct either.
         try state.replaceAtomically(Array(fileName.utf8), with: Array((json.text + "\n").utf8),
-                                    temporary: Array("\(fileName).tmp".utf8), AtomicWriteOptions(mode: 0o600, syncsDirectory: false))
+                                    temporary: Array("\(fileName).tmp".utf8),
+                                    AtomicWriteOptions(mode: 0o600, syncsDirectory: false, syncsFile: false))
     }
 
     /// What the supervisor of this root last recorded; nil when nothing was.

@@ -54,12 +54,17 @@ extension Digest {
     /// has exited and before the commit, and a drop of a few large files would
     /// otherwise wait for them one after another on one core.
     /// A file `early` hashed while the decoder ran, and whose lease still stands, is not read again.
-    static func sha256(ofFiles names: [[UInt8]], in directory: FileDescriptor, limit: Int64,
-                       early: EarlyDigests? = nil) throws(SystemError) -> [String?] {
+    /// `prepare` runs on each file's descriptor first, on the same thread (the outbox's mode and group).
+    static func sha256(ofFiles names: [[UInt8]], in directory: FileDescriptor, limit: Int64, early: EarlyDigests? = nil,
+                       prepare: @Sendable (FileDescriptor) throws(SystemError) -> Void = { _ in }) throws(SystemError) -> [String?] {
         let results = Mutex<[Result<String?, SystemError>?]>(Array(repeating: nil, count: names.count))
         DispatchQueue.concurrentPerform(iterations: names.count) { index in
             let result = Result { () throws(SystemError) -> String? in
-                try directory.open(names[index], [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) -> String? in
+                // Non-blocking and no controlling terminal whatever the name is now
+                // (the audit found a regular file, and nothing writes staging since).
+                let options: OpenOptions = [.readOnly, .noFollow, .nonBlocking, .noControllingTerminal]
+                return try directory.open(names[index], options).closeAfter { (fd) throws(SystemError) -> String? in
+                    try prepare(fd)
                     let status = try fd.status()
                     if let known = early?.sha256(for: status) { return known }
                     // The commit's syncfs (or fsync) waits for a large file's pages:

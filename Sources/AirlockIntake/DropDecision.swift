@@ -81,7 +81,7 @@ struct DropDecision: Sendable {
     }
 
     /// Decides and, for an accepted drop, commits. Rejections are returned for the caller to quarantine.
-    func decide(_ claim: Claim, _ context: inout ReportContext) -> DropOutcome.Verdict {
+    func decide(_ claim: Claim, _ context: inout ReportContext, _ slot: DecodeSlot) -> DropOutcome.Verdict {
         let drop: FileDescriptor, inode: UInt64
         switch openDrop(claim, &context) {
         case .drop(let opened, let named): (drop, inode) = (opened, named)
@@ -119,7 +119,7 @@ struct DropDecision: Sendable {
                 return .rejected(rejection)
             case .success(let format):
                 return try decodeAndCommit(claim, drop: drop, format: format, before: opened, context: &context,
-                                           awaitHash: { hashing.wait() })
+                                           slot: slot, awaitHash: { hashing.wait() })
             }
         } catch {
             return .deferred(detail: "\(error)")
@@ -157,7 +157,7 @@ struct DropDecision: Sendable {
     }
 
     private func decodeAndCommit(_ claim: Claim, drop: FileDescriptor, format: DropFormat, before: FileStatus,
-                                 context: inout ReportContext, awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
+                                 context: inout ReportContext, slot: DecodeSlot, awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
         // Room for what the decoder may write: a keyed archive at most what the render
         // quotas let through; an archive at least its own size. Short of that the
         // drop waits (deferred) rather than failing half-way.
@@ -211,14 +211,14 @@ struct DropDecision: Sendable {
             return .deferred(detail: detail)
         case .accepted(let files, let bytes):
             return try auditAndCommit(claim, staging: staging, format: format, files: files, bytes: bytes,
-                                      context: &context, early: early, awaitHash: awaitHash)
+                                      context: &context, early: early, slot: slot, awaitHash: awaitHash)
         }
     }
 
     /// Checks what an accepting decoder left in staging against what it reported
     /// and the content policy, then writes the manifest and commits to the outbox.
     private func auditAndCommit(_ claim: Claim, staging: FileDescriptor, format: DropFormat, files: Int64, bytes: Int64,
-                                context: inout ReportContext, early: EarlyDigests,
+                                context: inout ReportContext, early: EarlyDigests, slot: DecodeSlot,
                                 awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
         let audit: StagingAudit.Totals
         do {
@@ -241,6 +241,7 @@ struct DropDecision: Sendable {
             try Manifest.write(into: staging, context.drop, format: format.name, types: context.types, classes: context.classes,
                                policy: policy, modes: configuration.outboxModes, fsyncEach: configuration.sync == .fsync,
                                early: early)
+            slot.release()
             let output = try settlement.commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)
             return .accepted(output: output, files: audit.files, bytes: audit.bytes)
         } catch {

@@ -35,13 +35,17 @@ public final class Intake: Sendable {
     public let receipts: Receipts
     /// Show progress of large drops on standard error (one-shot runs on a terminal).
     public let showsProgress: Bool
+    /// Drops deciding at once: `watch.workers`, however many workers wait on syncs.
+    public let decodeSlots: DecodeSlots
 
     /// - Parameter children: where a long-running daemon tracks decoder children to
     ///   kill when it stops; nil for one-shot commands.
     /// - Parameter decoderDirectory: where `airlock-decoder` and `airlock-keyed-decoder` are.
+    /// - Parameter decodeSlots: the slots of the intake this one replaces (a reload), whose drops hold them still.
     public init(layout: RootLayout, configuration: Configuration, decoderDirectory: String, log: Log,
-                children: RunningDecoders? = nil, showsProgress: Bool = false) {
+                children: RunningDecoders? = nil, showsProgress: Bool = false, decodeSlots: DecodeSlots? = nil) {
         self.showsProgress = showsProgress
+        self.decodeSlots = decodeSlots ?? DecodeSlots(max(1, configuration.workerCount))
         self.layout = layout
         self.configuration = configuration
         self.log = log
@@ -101,14 +105,15 @@ public final class Intake: Sendable {
     }
 
     /// Decodes claimed drops `workers` at a time, on the pool the daemon uses
-    /// too; `emit` is serialised. Returns once every drop has been processed.
+    /// too, with `Configuration.workerThreads` threads; `emit` is serialised.
+    /// Returns once every drop has been processed.
     public func process(_ tickets: [ClaimTicket], workers: Int, _ emit: @escaping @Sendable (DropOutcome) -> Void) {
         guard workers > 1, tickets.count > 1 else {
             tickets.forEach { emit(process($0)) }
             return
         }
         let pool = WorkerPool(self, reported: emit)
-        guard pool.start(min(workers, tickets.count)) > 0 else {
+        guard pool.start(min(Configuration.workerThreads(decoding: workers), tickets.count)) > 0 else {
             // No worker thread could be started (a host out of tasks): this thread
             // decodes them, each drop deferred if its child cannot be started either.
             log.warning("no decoder worker thread could be started; the drops are processed one at a time")
@@ -166,7 +171,10 @@ public final class Intake: Sendable {
         }
         let started = monotonicNanoseconds()
         var context = ReportContext(drop: DropIdentity(id: claim.id, name: claim.dropName))
-        let verdict = QuotaKeys.annotate(decision.decide(claim, &context))
+        // Given back once the verdict is known, or before the commit's syncs (see DecodeSlots).
+        let slot = decodeSlots.take()
+        let verdict = QuotaKeys.annotate(decision.decide(claim, &context, slot))
+        slot.release()
         let outcome = DropOutcome(context.drop, verdict: verdict, seconds: Double(monotonicNanoseconds() - started) / 1e9)
         let carried = settlement.carryOut(outcome, claim, context)
         if case .deferred = carried.verdict {

@@ -22,8 +22,8 @@ public enum Manifest {
     public static let version: Int64 = 2
 
     /// Gives `staging` (already audited) the outbox's modes and group and writes
-    /// its manifest into it, in one walk: each directory's files are hashed once
-    /// their modes are set. Synced only with `fsyncEach` (`commit.sync: "fsync"`), and
+    /// its manifest into it, in one walk: each file is opened once, given its
+    /// mode and group, and hashed. Synced only with `fsyncEach` (`commit.sync: "fsync"`), and
     /// then every entry after its change and the manifest after it is written;
     /// otherwise the commit's one syncfs makes staging durable as a whole.
     /// Files in `early` are not hashed again. The drop's fields are `drop`'s; each
@@ -43,9 +43,10 @@ public enum Manifest {
         let types = Dictionary((types ?? []).map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first })
         let classes = Dictionary((classes ?? []).map { ($0.entry, $0.classes) }, uniquingKeysWith: { first, _ in first })
         var files: [(path: [[UInt8]], file: JSONObjectWriter)] = []
-        try modes.apply(to: staging, fsyncEach: fsyncEach) { (path, directory, regular) throws(SystemError) in
-            // The files of each directory are hashed together, on every processor.
-            let hashes = try Digest.sha256(ofFiles: regular.map(\.name), in: directory, limit: policy.maxFileBytes, early: early)
+        try modes.apply(to: staging, fsyncEach: fsyncEach) { (path, directory, regular, prepare) throws(SystemError) in
+            // The files of each directory get their modes and are hashed together, on every processor.
+            let hashes = try Digest.sha256(ofFiles: regular.map(\.name), in: directory, limit: policy.maxFileBytes, early: early,
+                                           prepare: prepare)
             for ((name, status), sha256) in zip(regular, hashes) {
                 let inner = path.isEmpty ? name : path + [UInt8(ascii: "/")] + name
                 let shown = EscapedName(inner).text

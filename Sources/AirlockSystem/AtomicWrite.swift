@@ -9,14 +9,20 @@ public struct AtomicWriteOptions: Sendable {
     /// cut. Without it only the file's bytes are durable: a stop may leave the
     /// previous version under the name (never a part of either).
     public var syncsDirectory: Bool
+    /// fsync(2) the file before the rename, so the name never holds less than
+    /// the whole new file. Without it (a note that the next write corrects) a
+    /// power cut may leave the name on an empty or partial file, which its
+    /// reader must take for no note at all; readers before the cut never see one.
+    public var syncsFile: Bool
     /// The group the file is given (fchown) before it gets its name; nil: the
     /// writer's own.
     public var group: GroupID?
 
-    public init(mode: FileMode, ignoresUmask: Bool = false, syncsDirectory: Bool = true, group: GroupID? = nil) {
+    public init(mode: FileMode, ignoresUmask: Bool = false, syncsDirectory: Bool = true, syncsFile: Bool = true, group: GroupID? = nil) {
         self.mode = mode
         self.ignoresUmask = ignoresUmask
         self.syncsDirectory = syncsDirectory
+        self.syncsFile = syncsFile
         self.group = group
     }
 }
@@ -25,7 +31,8 @@ extension FileDescriptor {
     /// Replaces `name` beneath this directory with `bytes` so that a reader sees
     /// the old file or the new one, never a part of one: the bytes go into
     /// `temporary` (a copy a stop left behind is removed first), which is written
-    /// with O_EXCL | O_NOFOLLOW, fsynced and renamed (renameat(2)) over `name`.
+    /// with O_EXCL | O_NOFOLLOW, fsynced (unless the options say otherwise) and
+    /// renamed (renameat(2)) over `name`.
     ///
     /// - Parameter temporary: a private name in this directory, never one a
     ///   producer or consumer uses.
@@ -38,7 +45,7 @@ extension FileDescriptor {
             if let group = options.group { try fd.changeGroup(group) }
             if options.ignoresUmask { try fd.changeMode(options.mode) }
             try fd.writeAll(bytes)
-            try fd.sync()
+            if options.syncsFile { try fd.sync() }
         }
         try rename(temporary, to: self, name)
         if options.syncsDirectory { try sync() }

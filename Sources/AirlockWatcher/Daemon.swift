@@ -160,7 +160,7 @@ public final class Daemon {
             removeAbandonedUploads(now: now)
             nextRescan = now + seconds(configuration.watch.rescanSeconds)
         }
-        if pool.workerCount < configuration.workerCount && now >= nextWorkerStart { startWorkers(now: now) }
+        if pool.workerCount < workerThreads && now >= nextWorkerStart { startWorkers(now: now) }
         collectFinished(now: now)
         feedQueue(now: now)
         if signals.takeReload() { reload() }
@@ -177,17 +177,21 @@ public final class Daemon {
 
     private func seconds(_ value: Int64) -> UInt64 { UInt64(value) * 1_000_000_000 }
 
+    /// Worker threads: more than decoders, so that drops waiting on their syncs
+    /// share them while others decode (see DecodeSlots).
+    private var workerThreads: Int { Configuration.workerThreads(decoding: configuration.workerCount) }
+
     /// Starts the workers missing; a host out of tasks refuses threads, which are
     /// asked for again every 5 seconds (said once until all run).
     private func startWorkers(now: UInt64) {
-        let wanted = configuration.workerCount - pool.workerCount
+        let wanted = workerThreads - pool.workerCount
         guard wanted > 0 else { return }
         if pool.start(wanted) < wanted {
-            if !workersShort { log.warning("only \(pool.workerCount) of \(configuration.workerCount) decoder workers run: the host refuses threads (out of tasks); asking again every 5 s") }
+            if !workersShort { log.warning("only \(pool.workerCount) of \(workerThreads) worker threads run: the host refuses threads (out of tasks); asking again every 5 s") }
             workersShort = true
             nextWorkerStart = now + seconds(5)
         } else if workersShort {
-            log.info("all \(configuration.workerCount) decoder workers run")
+            log.info("all \(workerThreads) worker threads run")
             workersShort = false
         }
     }

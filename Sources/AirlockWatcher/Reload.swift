@@ -24,6 +24,7 @@ extension Daemon {
             }
             if fresh.watch.workers != configuration.watch.workers {
                 log.warning("SIGHUP: the number of workers changes at the next start")
+                fresh.watch.workers = configuration.watch.workers
             }
             if fresh.watch.completion != configuration.watch.completion {
                 // The capability check that allows the rule is made at start.
@@ -31,8 +32,9 @@ extension Daemon {
                 fresh.watch.completion = configuration.watch.completion
             }
             if let warning = TemporaryNames.droppedDefaultsWarning(fresh.watch.ignore) { log.warning(warning) }
+            // The same decoder slots: drops of the old intake still hold some.
             let replacement = Intake(layout: layout, configuration: fresh, decoderDirectory: setup.decoderDirectory,
-                                     log: log, children: children)
+                                     log: log, children: children, decodeSlots: pool.intake.decodeSlots)
             pool.replaceIntake(replacement)
             // The next drop's template starts from the new configuration (its
             // magic database) and from the decoder programs now on disk.
