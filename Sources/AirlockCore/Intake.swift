@@ -24,13 +24,22 @@ public final class Intake: Sendable {
     public let receipts: Receipts
     /// Show progress of large drops on standard error (one-shot runs on a terminal).
     public let showsProgress: Bool
+    /// How directories reach the outbox and the quarantine on this filesystem.
+    public let commitMode: CommitMode
+    /// The instance of a fleet this intake works for (nil: a single daemon): its
+    /// claims are checked to be its own just before each decision is committed.
+    public let instance: InstanceLock?
 
     /// - Parameter children: where a long-running daemon tracks decoder children to
     ///   kill when it stops; nil for one-shot commands.
     /// - Parameter decoderDirectory: where `airlock-decoder` and `airlock-keyed-decoder` are.
+    /// - Parameter commitMode: nil: probed in the layout's staging directory.
     public init(layout: RootLayout, configuration: Configuration, decoderDirectory: String, log: Log,
-                children: DecoderChildren? = nil, showsProgress: Bool = false) {
+                children: DecoderChildren? = nil, showsProgress: Bool = false, commitMode: CommitMode? = nil,
+                instance: InstanceLock? = nil) {
         self.showsProgress = showsProgress
+        self.commitMode = commitMode ?? CommitMode.probe(in: layout.staging)
+        self.instance = instance
         self.layout = layout
         self.configuration = configuration
         self.decoderDirectory = decoderDirectory
@@ -117,7 +126,7 @@ public final class Intake: Sendable {
     /// Moves `name` out of `inbox` into a new claim; nil when it vanished first.
     /// The inbox is a parameter because a watcher re-opens it when it is replaced.
     public func claim(_ name: [UInt8], from inbox: FileDescriptor) throws(SystemError) -> ClaimTicket? {
-        try Claim.take(name, from: inbox, into: layout.claimed)
+        try Claim.take(name, from: inbox, into: layout.claimed, instance: layout.instance)
     }
 
     // MARK: One drop
@@ -165,6 +174,9 @@ public final class Intake: Sendable {
     /// Appends to the audit journal; a journal that cannot be written is logged,
     /// never a reason to stop the intake.
     func journalAppend(_ record: JournalRecord) {
+        // A fenced instance writes nothing more: the instance that took it over
+        // records what becomes of its drops.
+        if instance?.fenced() != nil { return }
         do {
             try journal.append(record)
         } catch {

@@ -127,6 +127,7 @@ extension Intake {
             return outcome
         case .rejected(let rejection):
             do {
+                try checkStillOurs(claim)
                 try writeReport(claim, rejection, context)
                 CrashPoint.rejectedReported.reach()
                 try journal.append(record(outcome, context))
@@ -138,6 +139,7 @@ extension Intake {
         case .accepted:
             CrashPoint.acceptedRenamed.reach()
             do {
+                try checkStillOurs(claim)
                 try journal.append(record(outcome, context))
             } catch {
                 return deferred("committed, but its journal record cannot be written: \(error)")
@@ -185,8 +187,9 @@ extension Intake {
     }
 
     /// A1 → A2: makes staging and a note of its inode (and totals) in the claim
-    /// durable, then renames it to a free outbox name with RENAME_NOREPLACE, so an
-    /// existing entry is never replaced.
+    /// durable, then renames it to a free outbox name with RENAME_NOREPLACE (or
+    /// where the filesystem refuses the flag, a plain rename of the never-empty
+    /// directory: see CommitMode), so an existing entry is never replaced.
     func commit(_ claim: Claim, staging: FileDescriptor, files: Int64, bytes: Int64) throws(SystemError) -> [UInt8] {
         let identity = try staging.status()
         let note = CommitNote(device: identity.device, inode: identity.inode, files: files, bytes: bytes)
@@ -203,9 +206,10 @@ extension Intake {
         }
         let base = OutboxName.base(for: claim.dropName, id: claim.id, policy: policy)
         var committed: [UInt8]?
+        try checkStillOurs(claim)
         for candidate in OutboxName.candidates(base: base) {
             do {
-                try layout.staging.renameNoReplace(claim.idBytes, to: layout.outbox, candidate)
+                try commitMode.move(claim.idBytes, in: layout.staging, to: layout.outbox, candidate)
                 committed = candidate
                 break
             } catch where error.errno == .exists {
@@ -213,7 +217,7 @@ extension Intake {
             }
         }
         if committed == nil {
-            try layout.staging.renameNoReplace(claim.idBytes, to: layout.outbox, claim.idBytes)
+            try commitMode.move(claim.idBytes, in: layout.staging, to: layout.outbox, claim.idBytes)
             committed = claim.idBytes
         }
         do {
@@ -223,6 +227,12 @@ extension Intake {
             log.warning("fsync of the outbox after committing \(claim.id): \(error)")
         }
         return committed!
+    }
+
+    /// In a fleet: throws ESTALE unless the claim is still this instance's and the
+    /// instance has not been taken over (see InstanceLock.check).
+    func checkStillOurs(_ claim: Claim) throws(SystemError) {
+        try instance?.check(claim, in: layout.claimed)
     }
 
     /// A3 → done: removes the claim of a committed drop, its drop first, so a
@@ -270,7 +280,8 @@ extension Intake {
         try claim.directory.removeTree(Claim.commitFile)
         try claim.directory.removeTree(Claim.reportTemporary)
         try claim.directory.sync()
-        try layout.claimed.renameNoReplace(claim.idBytes, to: layout.quarantine, claim.idBytes)
+        try checkStillOurs(claim)
+        try commitMode.move(claim.idBytes, in: layout.claimed, to: layout.quarantine, claim.idBytes)
         try DirectorySyncs.shared.sync(layout.quarantine)
         try DirectorySyncs.shared.sync(layout.claimed)
     }
