@@ -19,6 +19,10 @@ public struct ClusterSettings: Sendable, Equatable {
 
     public init() {}
 
+    /// Whether a name written in place (not renamed in) is taken on this root: on a
+    /// shared root only with the opt-in.
+    public var takesSettledWrites: Bool { shared && settledWrites }
+
     /// The longest instance name: it becomes file names, a journal's name and a label.
     public static let maxInstanceBytes = 64
 

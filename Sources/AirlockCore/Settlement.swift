@@ -55,24 +55,30 @@ extension Intake {
         }
         try QuarantineDesk(layout: layout, journal: journal).recover()
         for id in try layout.claimed.entryNames().sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            let claim = try Claim.reopen(id: id, in: layout.claimed)
-            defer { claim.directory.close() }
-            guard claim.has(Claim.dropFile) else {
-                try layout.claimed.removeTree(id)
-                continue
-            }
-            do {
-                if let outcome = try settle(claim) {
-                    log.info("recovering claim \(claim.id): it was decided before the stop: \(outcome.logLine)")
-                    continue
-                }
-            } catch {
-                // Retried by the worker that takes the ticket, which settles it again.
-                log.warning("recovering claim \(claim.id): cannot finish it yet: \(error)")
-            }
-            log.info("recovering claim \(claim.id): processing \(EscapedName(claim.dropName)) again")
-            reprocess(claim.ticket)
+            try recoverClaim(id, reprocess: reprocess)
         }
+    }
+
+    /// Recovers one claim of `layout.claimed` as a start does: removed when it has no
+    /// drop, finished when it was decided, else handed to `reprocess`.
+    func recoverClaim(_ id: [UInt8], reprocess: (ClaimTicket) -> Void) throws(SystemError) {
+        let claim = try Claim.reopen(id: id, in: layout.claimed)
+        defer { claim.directory.close() }
+        guard claim.has(Claim.dropFile) else {
+            try layout.claimed.removeTree(id)
+            return
+        }
+        do {
+            if let outcome = try settle(claim) {
+                log.info("recovering claim \(claim.id): it was decided before the stop: \(outcome.logLine)")
+                return
+            }
+        } catch {
+            // Retried by the worker that takes the ticket, which settles it again.
+            log.warning("recovering claim \(claim.id): cannot finish it yet: \(error)")
+        }
+        log.info("recovering claim \(claim.id): processing \(EscapedName(claim.dropName)) again")
+        reprocess(claim.ticket)
     }
 
     /// Finishes a decided claim (R1, R2, A2, A3 above) and says how it ended; nil
