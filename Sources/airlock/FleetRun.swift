@@ -1,4 +1,5 @@
 import AirlockCore
+import AirlockPolicy
 import AirlockSystem
 
 /// One instance of a fleet, started: its lock held and the commit its filesystem allows.
@@ -56,5 +57,56 @@ extension CommandRunner {
         adjusted.watch.completion = .renamed
         adjusted.watch.settleMilliseconds = max(configuration.watch.settleMilliseconds, configuration.watch.pollSeconds * 1000)
         return adjusted
+    }
+}
+
+/// What `doctor` says of sharing the root: how a commit works there, what kind of
+/// filesystem it is, and what that means for `cluster.shared`.
+struct FleetFindings {
+    let commitMode: CommitMode
+    let filesystem: String
+    /// Whether the probe suggests the root is shared (NOREPLACE refused, or a
+    /// network or FUSE filesystem).
+    let looksShared: Bool
+    let configured: ClusterSettings
+    let pollSeconds: Int64
+
+    /// Probes the root of `choice`; nil when its staging directory cannot be opened.
+    static func probe(_ choice: Command.RootChoice, _ configuration: Configuration) -> FleetFindings? {
+        guard let root = try? CommandRunner.resolveAsOwner(choice).root,
+              let staging = try? FileDescriptor.openDirectory(path: root + "/state/staging") else { return nil }
+        defer { staging.close() }
+        let mode = CommitMode.probe(in: staging)
+        let kind = try? FilesystemKind(of: staging)
+        return FleetFindings(commitMode: mode, filesystem: kind?.description ?? "unknown",
+                             looksShared: mode == .rename || kind?.isNetworkOrFUSE == true,
+                             configured: configuration.cluster, pollSeconds: configuration.watch.pollSeconds)
+    }
+
+    var commitText: String {
+        commitMode == .noreplace ? "renameat2(RENAME_NOREPLACE)" : "rename(2) of a never-empty directory (RENAME_NOREPLACE refused)"
+    }
+
+    /// One line for a person.
+    var line: String {
+        var text = "commit by \(commitText) on \(filesystem); "
+        if configured.shared {
+            text += "cluster.shared: the inbox is listed every \(pollSeconds) s and only renamed drops are taken"
+                + (configured.settledWrites ? ", and drops written in place once their size and mtime stood still for a poll (cluster.settled_writes)"
+                   : " (cluster.settled_writes is off)")
+        } else if looksShared {
+            text += "this filesystem may be shared by other hosts: if it is, set cluster.shared true on every instance"
+        } else {
+            text += "a local root (cluster.shared is off)"
+        }
+        return text
+    }
+
+    func add(to json: inout JSONObjectWriter) {
+        json.add("commit_mode", commitMode.rawValue)
+        json.add("filesystem", filesystem)
+        json.add("cluster_shared", configured.shared)
+        json.add("cluster_shared_suggested", looksShared)
+        json.add("cluster_settled_writes", configured.settledWrites)
     }
 }
