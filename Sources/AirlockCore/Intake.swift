@@ -45,7 +45,9 @@ public final class Intake: Sendable {
         self.decoderDirectory = decoderDirectory
         self.children = children
         self.log = log
-        self.journal = Journal(layout, configuration)
+        var journal = Journal(layout, configuration)
+        journal.fence = instance
+        self.journal = journal
         self.receipts = Receipts(root: layout.root, settings: configuration.receipts, log: log)
     }
 

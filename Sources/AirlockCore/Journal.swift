@@ -26,6 +26,9 @@ public struct Journal: Sendable {
     let files: JournalFiles
     /// The claims whose removals a rotation makes durable first; nil: `state/claimed`.
     let claims: FileDescriptor?
+    /// In a fleet, the instance writing: once it has been taken over it appends
+    /// nothing more (checked under the lock, just before each write).
+    var fence: InstanceLock?
     let maxBytes: Int64
     let keep: Int
     /// Who may read the journal files besides airlock (see FeedAccess).
@@ -115,6 +118,7 @@ public struct Journal: Sendable {
     /// where single appends would; the lines between two rotations go out in one
     /// write.
     private func writeLocked(_ lines: [[UInt8]], sync: Bool) throws(SystemError) {
+        if let detail = fence?.fenced() { throw SystemError(detail, files.current, .stale) }
         var file = try openCurrent()
         defer { file.close() }
         var size = try file.status().size

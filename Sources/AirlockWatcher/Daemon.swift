@@ -41,7 +41,7 @@ public final class Daemon {
     private let events = EventStream()
     let notifier = ServiceNotifier()
     let children = DecoderChildren()
-    private let metrics = Metrics()
+    private let metrics: Metrics
     /// Inbox entries that cannot be moved, reported once each.
     private let stuck: StuckEntries
     private var nextMetrics: UInt64 = 0
@@ -77,6 +77,7 @@ public final class Daemon {
         self.setup = setup
         self.layout = layout
         self.configuration = setup.configuration
+        self.metrics = Metrics(instance: layout.instance)
         let log = self.log
         self.completion = CompletionCheck(rule: setup.configuration.watch.completion, log: { log.warning($0) })
         self.stuck = StuckEntries(journal: layout.instance == nil
