@@ -118,9 +118,12 @@ public struct Journal: Sendable {
     /// where single appends would; the lines between two rotations go out in one
     /// write.
     private func writeLocked(_ lines: [[UInt8]], sync: Bool) throws(SystemError) {
-        if let detail = fence?.fenced() { throw SystemError(detail, files.current, .stale) }
         var file = try openCurrent()
         defer { file.close() }
+        // Looked at once the file is open, just before the write: a process frozen
+        // after the look and thawed after its take-over still gets its line in (only
+        // a filesystem that fences a client, as CephFS does, closes that gap).
+        if let detail = fence?.fenced() { throw SystemError(detail, files.current, .stale) }
         var size = try file.status().size
         var chunk: [UInt8] = []
         for line in lines {

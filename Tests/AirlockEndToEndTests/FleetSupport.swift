@@ -105,3 +105,14 @@ final class LockHolder {
 
     deinit { release() }
 }
+
+/// Whether every thread of `pid` is stopped (state T in /proc/PID/task/TID/stat):
+/// SIGSTOP stops a process's threads one by one, not at one instant.
+func isStopped(_ pid: Int32) -> Bool {
+    guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"), !threads.isEmpty else { return false }
+    return threads.allSatisfy { thread in
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return true }  // a thread that ended
+        return text[text.index(after: close)...].first { $0 != " " } == "T"
+    }
+}
