@@ -75,6 +75,9 @@ extension EventFeed {
             self.positions = positions
         }
 
+        /// Whether this cursor names the root's own journal alone, as a single daemon's does.
+        public var isSingleJournal: Bool { positions.count == 1 && positions[Cursor.ownJournal] != nil }
+
         /// The position in the root's own journal (zeros when it names none).
         var own: Position { positions[Cursor.ownJournal] ?? Position(inode: 0, generation: 0, offset: 0) }
         public var inode: UInt64 { own.inode }

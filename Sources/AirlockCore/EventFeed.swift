@@ -42,6 +42,23 @@ public struct EventFeed {
         public let line: String
         public let cursor: Cursor
         public let record: JournalRecord
+        /// The journal the record is in: `-`, or an instance's name.
+        public var journal = Cursor.ownJournal
+
+        public init(line: String, cursor: Cursor, record: JournalRecord, journal: String = Cursor.ownJournal) {
+            self.line = line
+            self.cursor = cursor
+            self.record = record
+            self.journal = journal
+        }
+
+        /// Whether `cursor` stands at or past this record (nil when that cannot be told).
+        public func isCovered(by cursor: Cursor) -> Bool? {
+            guard let mine = self.cursor.positions[journal] else { return nil }
+            guard let theirs = cursor.positions[journal] else { return false }
+            if mine == theirs { return true }
+            return mine.isAfter(theirs).map { !$0 }
+        }
     }
 
     /// The feed of the root at `path`, opened as a consumer can open it (see
@@ -92,7 +109,7 @@ public struct EventFeed {
                 let only = streams[0]
                 let items = only.items.map { entry in
                     Item(line: EventFeed.line(entry.item.record, rawLine: entry.item.line, cursor: entry.item.cursor),
-                         cursor: entry.item.cursor, record: entry.item.record)
+                         cursor: entry.item.cursor, record: entry.item.record, journal: entry.item.journal)
                 }
                 return (items, only.next.map { Cursor(positions: [Cursor.ownJournal: $0]) } ?? cursor)
             }
@@ -110,7 +127,8 @@ public struct EventFeed {
                 let item = stream.items[entry.index].item
                 positions[stream.name] = item.cursor.positions[stream.name]
                 let cursor = Cursor(positions: positions)
-                items.append(Item(line: EventFeed.line(item.record, rawLine: item.line, cursor: cursor), cursor: cursor, record: item.record))
+                items.append(Item(line: EventFeed.line(item.record, rawLine: item.line, cursor: cursor), cursor: cursor, record: item.record,
+                                  journal: stream.name))
             }
             for stream in streams { if let next = stream.next { positions[stream.name] = next } }
             return (items, positions.isEmpty ? nil : Cursor(positions: positions))
@@ -169,7 +187,7 @@ public struct EventFeed {
                 guard line.first == UInt8(ascii: "{"), line.count > 1, let entry = JournalEntry.read(line) else { continue }
                 let cursor = Cursor(positions: [name: after])
                 let rest = String(decoding: line.dropFirst(), as: UTF8.self)
-                items.append((Journal.leadingTime(line) ?? [], Item(line: rest, cursor: cursor, record: entry.record)))
+                items.append((Journal.leadingTime(line) ?? [], Item(line: rest, cursor: cursor, record: entry.record, journal: name)))
             }
         }
         return (items, next)

@@ -43,6 +43,10 @@ struct FleetTests {
         #expect(instances.compactMap { $0["name"] as? String } == ["a", "b"])
         #expect(instances.allSatisfy { $0["state"] as? String == "stopped" && $0["running"] as? Bool == false })
         #expect((document["totals"] as? [String: Any])?["accepted"] as? Int == 8)
+        let schema = try FieldSchema()
+        #expect(schema.violations(document, "status --json").isEmpty, "\(schema.violations(document, "status --json"))")
+        let doctor = try #require(try airlock(["doctor", "--root", sandbox.root.path, "--json"]).events.last)
+        #expect(schema.violations(doctor, "doctor --json").isEmpty, "\(schema.violations(doctor, "doctor --json"))")
         // The feed reads both journals; resuming after any record yields exactly the rest.
         let feed = try airlock(["events", "--root", sandbox.root.path]).events.filter { terminal.contains($0["event"] as? String ?? "") }
         #expect(feed.count == 12)
@@ -193,6 +197,40 @@ struct FleetTests {
         #expect(instance.status == 75 && instance.stderr.contains("a single airlock"), "\(instance.stderr)")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 30) == 0)
+    }
+
+    @Test("the publisher reads every instance's journal and resumes from its cursor across them: each outcome once in the stream")
+    func publishAcrossJournals() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let server = try NatsServer(in: sandbox.logs.appendingPathComponent("nats"))
+        try sandbox.configurePublish(server)
+        try sandbox.configure("watch", ["settle_milliseconds": 50, "poll_seconds": 1])
+        let a = try RunningDaemon(sandbox, label: "a", extra: ["--instance", "a"])
+        let b = try RunningDaemon(sandbox, label: "b", extra: ["--instance", "b"])
+        let publisher = try RunningPublisher(sandbox)
+        let first = try sandbox.flood(30, prefix: "one")
+        #expect(waitFor(seconds: 90) { ((try? sandbox.terminalRecords().count) ?? 0) >= first.count })
+        #expect(waitFor(seconds: 60) { usleep(200_000); return StreamContents.count(server) >= first.count })
+        #expect(publisher.stop() == 0)
+        let second = try sandbox.flood(20, prefix: "two")
+        #expect(waitFor(seconds: 90) { ((try? sandbox.terminalRecords().count) ?? 0) >= first.count + second.count })
+        let again = try RunningPublisher(sandbox, label: "publisher-again")
+        #expect(waitFor(seconds: 60) { usleep(200_000); return StreamContents.count(server) >= first.count + second.count })
+        usleep(1_500_000)
+        #expect(again.stop() == 0)
+        a.signal(SIGTERM)
+        b.signal(SIGTERM)
+        #expect(a.waitForExit(seconds: 30) == 0 && b.waitForExit(seconds: 30) == 0)
+        let expected = Set(try sandbox.terminalRecords().compactMap { entry in
+            (entry.record["id"] as? String).map { $0 + ":" + (entry.record["event"] as? String ?? "?") }
+        })
+        #expect(expected.count == 50)
+        let ids = try StreamContents.read(server).messages.map(\.id)
+        #expect(ids.count == Set(ids).count, "stored twice: \(ids.count - Set(ids).count)")
+        #expect(Set(ids) == expected, "missing: \(expected.subtracting(ids).sorted().prefix(5))")
+        let progress = try String(contentsOf: sandbox.root.appendingPathComponent("state/publish-nats-test%2Ehost.json"), encoding: .utf8)
+        #expect(progress.contains("a@") && progress.contains("b@"), "the saved cursor names both journals: \(progress)")
     }
 
     @Test("--instance takes only a name that can name an instance", arguments: ["", ".hidden", "a/b", "20260101T000000Z-1", String(repeating: "x", count: 65)])
