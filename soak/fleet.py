@@ -103,7 +103,7 @@ class Instance:
     def start(self):
         soak = self.soak
         lock = os.path.join(soak.root, "state", "instances", self.name + ".lock")
-        holder = subprocess.Popen([sys.executable, "-c", HOLDER, lock], stdout=subprocess.PIPE)
+        holder = subprocess.Popen([sys.executable, "-c", HOLDER, lock], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         if holder.stdout.readline().strip() != b"held":
             holder.kill()
             holder.wait()
