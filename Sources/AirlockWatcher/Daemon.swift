@@ -60,6 +60,9 @@ public final class Daemon {
     var nextPoll: UInt64 = 0
     /// Set when this instance finds it was taken over: it stops and exits 75.
     var fencedDetail: String?
+    /// On a shared root without `cluster.settled_writes`: names a local producer wrote
+    /// in place (IN_CLOSE_WRITE, no rename since), which listings leave alone.
+    var writtenInPlace = Set<[UInt8]>()
     private var retries = RetryScheduler()
     /// False from the moment the inbox is found gone until it is back.
     private var inboxPresent = true
@@ -201,7 +204,11 @@ public final class Daemon {
     /// a drop: a name written in place, or created, waits for a listing.
     private func noteArrival(_ name: [UInt8], _ arrival: InboxWatch.Arrival, now: UInt64) {
         guard inboxPresent, !Intake.isTemporaryName(name, configuration) else { return }
-        if configuration.watch.completion == .renamed && arrival != .moved && !configuration.cluster.takesSettledWrites { return }
+        if arrival == .moved { writtenInPlace.remove(name) }
+        if configuration.watch.completion == .renamed && arrival != .moved && !configuration.cluster.takesSettledWrites {
+            if arrival == .closed { noteWrittenInPlace(name) }
+            return
+        }
         inbox.noteEvent(name, renamed: arrival == .moved, now: now)
     }
 
@@ -238,7 +245,7 @@ public final class Daemon {
             }
         }
         guard let names = listed else { return }
-        inbox.noteListed(names.filter { !Intake.isTemporaryName($0, configuration) }, now: now, atStart: atStart)
+        inbox.noteListed(leavingWrittenInPlace(names.filter { !Intake.isTemporaryName($0, configuration) }), now: now, atStart: atStart)
     }
 
     private func reopenInbox(now: UInt64) {

@@ -16,6 +16,23 @@ extension Daemon {
         if configuration.cluster.shared { rescan(now: now) }
     }
 
+    /// A name a local producer closed after writing it in place, on a shared root
+    /// without `cluster.settled_writes`: no lease can say another host's writer is
+    /// done, so only a rename completes a drop there, and this one waits for its
+    /// rename (remembered for at most 65536 names).
+    func noteWrittenInPlace(_ name: [UInt8]) {
+        guard configuration.cluster.shared, writtenInPlace.count < 65536 else { return }
+        writtenInPlace.insert(name)
+    }
+
+    /// `names` (a listing) without those written in place and not renamed since;
+    /// the names no longer listed are forgotten.
+    func leavingWrittenInPlace(_ names: [[UInt8]]) -> [[UInt8]] {
+        guard !writtenInPlace.isEmpty else { return names }
+        writtenInPlace.formIntersection(names)
+        return names.filter { !writtenInPlace.contains($0) }
+    }
+
     /// Takes the root's run lock; the exit status when it cannot.
     func takeRunLock() -> Int32? {
         do {

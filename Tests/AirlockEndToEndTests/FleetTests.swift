@@ -233,6 +233,34 @@ struct FleetTests {
         #expect(progress.contains("a@") && progress.contains("b@"), "the saved cursor names both journals: \(progress)")
     }
 
+    @Test("on a shared root a drop written in place waits for its rename unless cluster.settled_writes; a renamed one is taken",
+          arguments: [false, true])
+    func sharedRootTakesRenamedDrops(_ settledWrites: Bool) throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("cluster", ["shared": true, "instance": "a", "settled_writes": settledWrites])
+        try sandbox.configure("watch", ["poll_seconds": 1])
+        let a = try RunningDaemon(sandbox, label: "a")
+        try sandbox.drop(Samples.validZip, as: "written.zip")
+        let temporary = sandbox.inbox.appendingPathComponent("renamed.zip.part")
+        try Samples.validZip.write(to: temporary)
+        #expect(rename(temporary.path, sandbox.inbox.appendingPathComponent("renamed.zip").path) == 0)
+        #expect(waitFor(seconds: 30) { FileManager.default.fileExists(atPath: sandbox.outbox.appendingPathComponent("renamed").path) })
+        if settledWrites {
+            #expect(waitFor(seconds: 30) { FileManager.default.fileExists(atPath: sandbox.outbox.appendingPathComponent("written").path) })
+        } else {
+            usleep(3_500_000)  // three polls and more
+            #expect(FileManager.default.fileExists(atPath: sandbox.inbox.appendingPathComponent("written.zip").path), "\(a.stderr)")
+            // Renamed, it is taken.
+            #expect(rename(sandbox.inbox.appendingPathComponent("written.zip").path, sandbox.inbox.appendingPathComponent("written2.zip").path) == 0)
+            #expect(waitFor(seconds: 30) { FileManager.default.fileExists(atPath: sandbox.outbox.appendingPathComponent("written2").path) })
+        }
+        a.signal(SIGTERM)
+        #expect(a.waitForExit(seconds: 30) == 0)
+        try sandbox.expectFleetInvariants()
+        #expect(try sandbox.terminalRecords().count == 2)
+    }
+
     @Test("--instance takes only a name that can name an instance", arguments: ["", ".hidden", "a/b", "20260101T000000Z-1", String(repeating: "x", count: 65)])
     func badInstanceName(_ name: String) throws {
         let result = try airlock(["run", "--once", "--root", "/nonexistent", "--instance", name])
