@@ -100,7 +100,7 @@ extension Intake {
         }
         guard claim.has(Claim.commitFile) else { return nil }
         let commit = try CommitNote.read(claim)
-        let output = try commit.flatMap { (note) throws(SystemError) in try committedOutput(note) }
+        let output = try commit.flatMap { (note) throws(SystemError) in try committedOutput(note, id: claim.id) }
         let journalled = try journal.record(id: claim.id, events: Intake.terminalEvents) != nil
         guard journalled || output != nil else {
             try claim.directory.removeTree(Claim.commitFile)
@@ -185,11 +185,25 @@ extension Intake {
 
     /// The outbox entry that is the staging directory a commit note names, if the
     /// rename happened.
-    private func committedOutput(_ note: CommitNote) throws(SystemError) -> [UInt8]? {
+    private func committedOutput(_ note: CommitNote, id: String) throws(SystemError) -> [UInt8]? {
         for name in try layout.outbox.entryNames() {
-            if let status = try? layout.outbox.status(of: name), status.device == note.device, status.inode == note.inode { return name }
+            if let status = try? layout.outbox.status(of: name), status.device == note.device, status.inode == note.inode {
+                // In a fleet another instance commits while this one settles, and a
+                // staging directory removed in a take-over may have given its inode to
+                // that commit: the entry is this drop's only if its manifest says so.
+                guard layout.instance == nil || manifestNames(id, in: name) else { continue }
+                return name
+            }
         }
         return nil
+    }
+
+    /// Whether outbox/NAME's manifest names the drop `id`.
+    private func manifestNames(_ id: String, in name: [UInt8]) -> Bool {
+        guard let bytes = try? layout.outbox.openDirectory(name).closeAfter({ (entry) throws(SystemError) in
+            try entry.open(Manifest.name, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in try fd.readAll(limit: 1 << 20) }
+        }) else { return false }
+        return String(decoding: bytes, as: UTF8.self).contains("\"id\":\(JSONObjectWriter.quote(id)),")
     }
 
     /// A1 → A2: makes staging and a note of its inode (and totals) in the claim

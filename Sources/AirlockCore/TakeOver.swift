@@ -7,10 +7,10 @@ import AirlockText
 //   1. take OTHER.lock (LOCK_EX|LOCK_NB): it is free only when OTHER is not running;
 //   2. bump OTHER's generation (NAME.json, replaced by a rename), state `taken-over`:
 //      a revived OTHER finds it at its next look, before any commit, and stops;
-//   3. rename each staging/OTHER/ID aside into this instance's staging, then remove
-//      it: the rename has one winner, so either OTHER's outbox rename of that
-//      directory happened first (whole, and found by its commit note below) or it
-//      fails with ENOENT; a directory half removed never reaches the outbox;
+//   3. rename each staging/OTHER/ID aside into this instance's staging (removed
+//      after step 4): the rename has one winner, so either OTHER's outbox rename of
+//      that directory happened first (whole, and found by its commit note below) or
+//      it fails with ENOENT; a directory half removed never reaches the outbox;
 //   4. rename each claimed/OTHER/ID to claimed/SELF/ID (one winner again: a loser
 //      gets ENOENT and leaves it), then recover it as a start does: a decided claim
 //      is finished (its terminal record written unless one is in any journal of the
@@ -64,7 +64,11 @@ extension Intake {
         record.takenOverBy = me
         record.takenOverAt = timestamp()
         try instances.write(record)
-        if let staging { try removeAside(staged, from: staging, label: other) }
+        // The staging directories set aside are removed only once the claims are
+        // settled: while they exist their inodes cannot be given to another commit,
+        // which a commit note naming one could then be mistaken for.
+        let aside = try staging.map { (staging) throws(SystemError) in try setAside(staged, from: staging, label: other) } ?? []
+        defer { aside.forEach { try? layout.staging.removeTree($0) } }
         var adopted = 0
         if let claims {
             adopted = try adopt(claimIDs, from: claims, reprocess: reprocess)
@@ -79,25 +83,28 @@ extension Intake {
     public func adoptSingleDaemonClaims(reprocess: (ClaimTicket) -> Void) throws(SystemError) -> Int {
         guard layout.instance != nil else { return 0 }
         let staged = try layout.stagingRoot.entryNames().filter(Claim.looksLikeID)
-        try removeAside(staged, from: layout.stagingRoot, label: "single")
+        let aside = try setAside(staged, from: layout.stagingRoot, label: "single")
+        defer { aside.forEach { try? layout.staging.removeTree($0) } }
         let ids = try layout.claimedRoot.entryNames().filter(Claim.looksLikeID)
         let adopted = try adopt(ids, from: layout.claimedRoot, reprocess: reprocess)
         if adopted > 0 { log.info("upgrade: \(adopted) claims of the single daemon adopted by instance \(layout.instance!)") }
         return adopted
     }
 
-    /// Renames each of `names` in `directory` aside into this instance's staging,
-    /// then removes it there.
-    private func removeAside(_ names: [[UInt8]], from directory: FileDescriptor, label: String) throws(SystemError) {
+    /// Renames each of `names` in `directory` aside into this instance's staging;
+    /// returns the names they have there, for the caller to remove.
+    private func setAside(_ names: [[UInt8]], from directory: FileDescriptor, label: String) throws(SystemError) -> [[UInt8]] {
+        var aside: [[UInt8]] = []
         for name in names {
-            let aside = Array(".taken-\(label)-".utf8) + name
+            let target = Array(".taken-\(label)-".utf8) + name
             do {
-                try directory.rename(name, to: layout.staging, aside)
+                try directory.rename(name, to: layout.staging, target)
             } catch where error.errno == .noEntry {
                 continue  // its owner committed it, or another instance took it
             }
-            try layout.staging.removeTree(aside)
+            aside.append(target)
         }
+        return aside
     }
 
     /// Renames each claim of `ids` in `directory` into this instance's claims and
