@@ -1,3 +1,4 @@
+import AirlockConfiguration
 import AirlockEvents
 import AirlockSystem
 
@@ -61,6 +62,17 @@ package struct Claim {
 
     var idBytes: [UInt8] { Array(id.utf8) }
 
+    /// Whether `name` begins as a claim id does (`YYYYMMDDTHHMMSSZ-`).
+    static func looksLikeID(_ name: [UInt8]) -> Bool {
+        ClusterSettings.looksLikeClaimID(name)
+    }
+
+    /// A fresh id: UTC time to the second, then 32 random bits, then in a fleet the
+    /// instance's name, so that ids (quarantine entries) stay unique across instances.
+    static func newID(instance: String?) -> String {
+        newID() + (instance.map { "-" + $0 } ?? "")
+    }
+
     /// A fresh id: UTC time to the second, then 32 random bits.
     static func newID() -> String {
         let parts = WallClock.utc()
@@ -72,14 +84,15 @@ package struct Claim {
 
     /// Moves `name` out of the inbox into a new claim. Returns nil when the name
     /// vanished before the rename (a producer took it back).
-    static func take(_ name: [UInt8], from inbox: FileDescriptor, into claimed: FileDescriptor) throws(SystemError) -> ClaimTicket? {
-        var id = newID()
+    static func take(_ name: [UInt8], from inbox: FileDescriptor, into claimed: FileDescriptor,
+                     instance: String? = nil) throws(SystemError) -> ClaimTicket? {
+        var id = newID(instance: instance)
         while true {
             do {
                 try claimed.makeDirectory(Array(id.utf8), mode: 0o700)
                 break
             } catch where error.errno == .exists {
-                id = newID()
+                id = newID(instance: instance)
             }
         }
         let owned = OwnedDescriptor(try claimed.openDirectory(Array(id.utf8)))

@@ -170,7 +170,7 @@ struct DropDecision: Sendable {
         }
         let staging = try StagingDirectory(in: layout.staging, claim.idBytes)
         let verdict = try decode(claim, drop: drop, format: format, before: before, staging: staging.descriptor,
-                                 context: &context, awaitHash: awaitHash)
+                                 context: &context, slot: slot, awaitHash: awaitHash)
         try staging.finish(verdict)
         return verdict
     }
@@ -178,7 +178,7 @@ struct DropDecision: Sendable {
     /// Runs the decoder into `staging` and judges what it left; staging's owner
     /// (the caller) removes it unless the drop was committed.
     private func decode(_ claim: Claim, drop: FileDescriptor, format: DropFormat, before: FileStatus, staging: FileDescriptor,
-                        context: inout ReportContext, awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
+                        context: inout ReportContext, slot: DecodeSlot, awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
         let display = showsProgress ? ProgressDisplay(name: claim.dropName) : nil
         defer { display?.finish() }
         // Large files are hashed, and synced ahead of the commit, as the child

@@ -23,7 +23,7 @@ struct InboxClaims: Sendable {
 
     /// Moves `name` out of `inbox` into a new claim; nil when it vanished first.
     func claim(_ name: [UInt8], from inbox: FileDescriptor) throws(SystemError) -> ClaimTicket? {
-        try Claim.take(name, from: inbox, into: layout.claimed)
+        try Claim.take(name, from: inbox, into: layout.claimed, instance: layout.instance)
     }
 
     /// Claims `name` out of `inbox`; an entry that cannot be moved is reported the

@@ -42,18 +42,26 @@ public final class Intake: Sendable {
     ///   kill when it stops; nil for one-shot commands.
     /// - Parameter decoderDirectory: where `airlock-decoder` and `airlock-keyed-decoder` are.
     /// - Parameter decodeSlots: the slots of the intake this one replaces (a reload), whose drops hold them still.
+    /// - Parameter commitMode: how commits move directories (see CommitMode); nil: probed
+    ///   in the layout's staging directory.
+    /// - Parameter instance: the instance of a fleet this intake works for; nil for a
+    ///   single daemon. Its claims are checked to be its own, and its generation
+    ///   unchanged, just before each decision is committed (and its journal written).
     public init(layout: RootLayout, configuration: Configuration, decoderDirectory: String, log: Log,
-                children: RunningDecoders? = nil, showsProgress: Bool = false, decodeSlots: DecodeSlots? = nil) {
+                children: RunningDecoders? = nil, showsProgress: Bool = false, decodeSlots: DecodeSlots? = nil,
+                commitMode: CommitMode? = nil, instance: InstanceLock? = nil) {
         self.showsProgress = showsProgress
         self.decodeSlots = decodeSlots ?? DecodeSlots(max(1, configuration.workerCount))
         self.layout = layout
         self.configuration = configuration
         self.log = log
-        let journal = Journal(layout, configuration)
+        var journal = Journal(layout, configuration)
+        journal.fence = instance
         self.journal = journal
         self.receipts = Receipts(root: layout.root, settings: configuration.receipts, log: log)
         claims = InboxClaims(layout: layout, log: log, journal: journal)
-        settlement = DropSettlement(layout: layout, configuration: configuration, log: log, journal: journal)
+        settlement = DropSettlement(layout: layout, configuration: configuration, log: log, journal: journal,
+                                    commitMode: commitMode ?? CommitMode.probe(in: layout.staging), instance: instance)
         decision = DropDecision(layout: layout, configuration: configuration, decoderDirectory: decoderDirectory,
                                 children: children, log: log, journal: journal, showsProgress: showsProgress,
                                 settlement: settlement)

@@ -56,6 +56,11 @@ struct DropSettlement: Sendable {
     let configuration: Configuration
     let log: Log
     let journal: Journal
+    /// How directories reach the outbox and the quarantine on this filesystem.
+    let commitMode: CommitMode
+    /// The instance of a fleet this intake works for (nil: a single daemon): its
+    /// claims are checked to be its own just before each decision is committed.
+    let instance: InstanceLock?
 
     var policy: Policy { configuration.policy }
 
@@ -70,24 +75,30 @@ struct DropSettlement: Sendable {
         }
         try QuarantineDesk(layout: layout, journal: journal).recover()
         for id in try layout.claimed.entryNames().sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            let claim = try Claim.reopen(id: id, in: layout.claimed)
-            defer { claim.directory.close() }
-            guard claim.has(Claim.dropFile) else {
-                try layout.claimed.removeTree(id)
-                continue
-            }
-            do {
-                if let outcome = try settle(claim) {
-                    log.info("recovering claim \(claim.id): it was decided before the stop: \(outcome.logLine)")
-                    continue
-                }
-            } catch {
-                // Retried by the worker that takes the ticket, which settles it again.
-                log.warning("recovering claim \(claim.id): cannot finish it yet: \(error)")
-            }
-            log.info("recovering claim \(claim.id): processing \(EscapedName(claim.dropName)) again")
-            reprocess(claim.ticket)
+            try recoverClaim(id, reprocess: reprocess)
         }
+    }
+
+    /// Recovers one claim of `layout.claimed` as a start does: removed when it has no
+    /// drop, finished when it was decided, else handed to `reprocess`.
+    func recoverClaim(_ id: [UInt8], reprocess: (ClaimTicket) -> Void) throws(SystemError) {
+        let claim = try Claim.reopen(id: id, in: layout.claimed)
+        defer { claim.directory.close() }
+        guard claim.has(Claim.dropFile) else {
+            try layout.claimed.removeTree(id)
+            return
+        }
+        do {
+            if let outcome = try settle(claim) {
+                log.info("recovering claim \(claim.id): it was decided before the stop: \(outcome.logLine)")
+                return
+            }
+        } catch {
+            // Retried by the worker that takes the ticket, which settles it again.
+            log.warning("recovering claim \(claim.id): cannot finish it yet: \(error)")
+        }
+        log.info("recovering claim \(claim.id): processing \(EscapedName(claim.dropName)) again")
+        reprocess(claim.ticket)
     }
 
     /// Finishes a decided claim (R1, R2, A2, A3 above) and says how it ended; nil
@@ -106,7 +117,7 @@ struct DropSettlement: Sendable {
         }
         guard claim.has(Claim.commitFile) else { return nil }
         let commit = try CommitNote.read(claim)
-        let output = try commit.flatMap { (note) throws(SystemError) in try committedOutput(note) }
+        let output = try commit.flatMap { (note) throws(SystemError) in try committedOutput(note, id: claim.id) }
         let journalled = try journal.record(id: claim.id, events: DropSettlement.terminalEvents) != nil
         guard journalled || output != nil else {
             try claim.directory.removeTree(Claim.commitFile)
@@ -139,6 +150,7 @@ struct DropSettlement: Sendable {
             return outcome
         case .rejected(let rejection):
             do {
+                try checkStillOurs(claim)
                 try writeReport(claim, rejection, context)
                 CrashPoint.rejectedReported.reach()
                 try journal.append(record(outcome, context))
@@ -150,6 +162,7 @@ struct DropSettlement: Sendable {
         case .accepted:
             CrashPoint.acceptedRenamed.reach()
             do {
+                try checkStillOurs(claim)
                 try journal.append(record(outcome, context))
             } catch {
                 return deferred("committed, but its journal record cannot be written: \(error)")
@@ -189,16 +202,31 @@ struct DropSettlement: Sendable {
 
     /// The outbox entry that is the staging directory a commit note names, if the
     /// rename happened.
-    private func committedOutput(_ note: CommitNote) throws(SystemError) -> [UInt8]? {
+    private func committedOutput(_ note: CommitNote, id: String) throws(SystemError) -> [UInt8]? {
         for name in try layout.outbox.entryNames() {
-            if let status = try? layout.outbox.status(of: name), status.device == note.device, status.inode == note.inode { return name }
+            if let status = try? layout.outbox.status(of: name), status.device == note.device, status.inode == note.inode {
+                // In a fleet another instance commits while this one settles, and a
+                // staging directory removed in a take-over may have given its inode to
+                // that commit: the entry is this drop's only if its manifest says so.
+                guard layout.instance == nil || manifestNames(id, in: name) else { continue }
+                return name
+            }
         }
         return nil
     }
 
+    /// Whether outbox/NAME's manifest names the drop `id`.
+    private func manifestNames(_ id: String, in name: [UInt8]) -> Bool {
+        guard let bytes = try? layout.outbox.openDirectory(name).closeAfter({ (entry) throws(SystemError) in
+            try entry.open(Manifest.name, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in try fd.readAll(limit: 1 << 20) }
+        }) else { return false }
+        return String(decoding: bytes, as: UTF8.self).contains("\"id\":\(JSONObjectWriter.quote(id)),")
+    }
+
     /// A1 → A2: makes staging and a note of its inode (and totals) in the claim
-    /// durable, then renames it to a free outbox name with RENAME_NOREPLACE, so an
-    /// existing entry is never replaced.
+    /// durable, then renames it to a free outbox name with RENAME_NOREPLACE (or
+    /// where the filesystem refuses the flag, a plain rename of the never-empty
+    /// directory: see CommitMode), so an existing entry is never replaced.
     func commit(_ claim: Claim, staging: FileDescriptor, files: Int64, bytes: Int64) throws(SystemError) -> [UInt8] {
         let identity = try staging.status()
         let note = CommitNote(device: identity.device, inode: identity.inode, files: files, bytes: bytes)
@@ -215,9 +243,10 @@ struct DropSettlement: Sendable {
         }
         let base = OutboxName.base(for: claim.dropName, id: claim.id, policy: policy)
         var committed: [UInt8]?
+        try checkStillOurs(claim)
         for candidate in OutboxName.candidates(base: base) {
             do {
-                try layout.staging.renameNoReplace(claim.idBytes, to: layout.outbox, candidate)
+                try commitMode.move(claim.idBytes, in: layout.staging, to: layout.outbox, candidate)
                 committed = candidate
                 break
             } catch where error.errno == .exists {
@@ -225,7 +254,7 @@ struct DropSettlement: Sendable {
             }
         }
         if committed == nil {
-            try layout.staging.renameNoReplace(claim.idBytes, to: layout.outbox, claim.idBytes)
+            try commitMode.move(claim.idBytes, in: layout.staging, to: layout.outbox, claim.idBytes)
             committed = claim.idBytes
         }
         do {
@@ -235,6 +264,12 @@ struct DropSettlement: Sendable {
             log.warning("fsync of the outbox after committing \(claim.id): \(error)")
         }
         return committed!
+    }
+
+    /// In a fleet: throws ESTALE unless the claim is still this instance's and the
+    /// instance has not been taken over (see InstanceLock.check).
+    func checkStillOurs(_ claim: Claim) throws(SystemError) {
+        try instance?.check(claim.idBytes, directory: claim.directory, in: layout.claimed)
     }
 
     /// A3 → done: removes the claim of a committed drop, its drop first, so a
@@ -275,7 +310,8 @@ struct DropSettlement: Sendable {
         try claim.directory.removeTree(Claim.commitFile)
         try claim.directory.removeTree(Claim.reportTemporary)
         try claim.directory.sync()
-        try layout.claimed.renameNoReplace(claim.idBytes, to: layout.quarantine, claim.idBytes)
+        try checkStillOurs(claim)
+        try commitMode.move(claim.idBytes, in: layout.claimed, to: layout.quarantine, claim.idBytes)
         try DirectorySyncs.shared.sync(layout.quarantine)
         try DirectorySyncs.shared.sync(layout.claimed)
     }

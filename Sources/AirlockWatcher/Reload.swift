@@ -34,7 +34,8 @@ extension Daemon {
             if let warning = TemporaryNames.droppedDefaultsWarning(fresh.watch.ignore) { log.warning(warning) }
             // The same decoder slots: drops of the old intake still hold some.
             let replacement = Intake(layout: layout, configuration: fresh, decoderDirectory: setup.decoderDirectory,
-                                     log: log, children: children, decodeSlots: pool.intake.decodeSlots)
+                                     log: log, children: children, decodeSlots: pool.intake.decodeSlots,
+                                     commitMode: setup.commitMode, instance: setup.instance)
             pool.replaceIntake(replacement)
             // The next drop's template starts from the new configuration (its
             // magic database) and from the decoder programs now on disk.
