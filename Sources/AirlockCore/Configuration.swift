@@ -124,7 +124,7 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// The sections of airlock.json, in the order the file lists them.
-    static let sections = ["policy", "decoder", "keyed", "content", "scan", "zip", "tar", "watch", "journal", "outbox", "receipts", "metrics", "commit"]
+    public static let sections = ["policy", "decoder", "keyed", "content", "scan", "zip", "tar", "watch", "journal", "outbox", "receipts", "metrics", "commit"]
 
     /// Decodes and validates the bytes of an airlock.json: every numeric setting
     /// against its range in `numericSettings`, the others by their own rules.
@@ -227,28 +227,21 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// Every key with its value, as `airlock init` writes it; each numeric key is
-    /// preceded by a `"// key"` comment giving its range.
+    /// preceded by a `"// key"` comment giving its range. The keys and their
+    /// order come from `numericSettings` and `otherSettings`.
     public func rendered() -> String {
         var lines = ["{"]
-        if let root { lines.append("  \"root\": \(JSONObjectWriter.quote(root)),") }
-        lines.append("  \(formats.rendered),")
+        lines += Configuration.otherSettings.filter { $0.path.section == nil }.compactMap { setting in
+            setting.value(in: self).map { "  \(JSONObjectWriter.quote(setting.name)): \($0)," }
+        }
         for (index, section) in Configuration.sections.enumerated() {
-            var entries: [String] = []
-            for setting in Configuration.numericSettings where setting.section == section {
-                entries.append("\(JSONObjectWriter.quote("// " + setting.key)): \(JSONObjectWriter.quote(setting.bounds))")
-                entries.append("\"\(setting.key)\": \(setting.value(in: self).map(String.init) ?? "\"auto\"")")
-            }
-            entries += otherRenderedKeys(of: section)
+            let entries = renderedKeys(of: section)
             lines.append("  \"\(section)\": {")
             lines += entries.enumerated().map { "    " + $1 + ($0 == entries.count - 1 ? "" : ",") }
             lines.append("  }" + (index == Configuration.sections.count - 1 && publish == nil ? "" : ","))
         }
-        if let publish {
-            var entries = publish.renderedKeys
-            for setting in Configuration.numericSettings where setting.section == "publish.nats" {
-                entries.append("\(JSONObjectWriter.quote("// " + setting.key)): \(JSONObjectWriter.quote(setting.bounds))")
-                entries.append("\"\(setting.key)\": \(setting.value(in: self).map(String.init) ?? "null")")
-            }
+        if publish != nil {
+            let entries = renderedKeys(of: "publish.nats")
             lines += ["  \"publish\": {", "    \"nats\": {"]
             lines += entries.enumerated().map { "      " + $1 + ($0 == entries.count - 1 ? "" : ",") }
             lines += ["    }", "  }"]
@@ -257,31 +250,19 @@ public struct Configuration: Sendable, Equatable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    private func otherRenderedKeys(of section: String) -> [String] {
-        switch section {
-        case "policy": return ["\"file_mode\": \"\(policy.privateModes ? "0600" : "0644")\""]
-        case "keyed":
-            return ["\"class_names\": [\(keyed.classNames.map(JSONObjectWriter.quote).joined(separator: ", "))]",
-                    "\"keep_original\": \(keyed.keepOriginal)"]
-        case "content": return renderedContentKeys
-        case "scan": return renderedScanKeys
-        case "zip", "tar": return legacyNames.rendered(section)
-        case "decoder": return ["\"confinement\": \"\(decoderConfinementRequired ? "required" : "best-effort")\""]
-        case "outbox":
-            return ["\"file_mode\": \(JSONObjectWriter.quote(outboxFileMode.map { "0" + String($0, radix: 8) } ?? "policy"))",
-                    "\"directory_mode\": \(JSONObjectWriter.quote(outboxDirectoryMode.map { "0" + String($0, radix: 8) } ?? "policy"))",
-                    "\"group\": \(JSONObjectWriter.quote(outboxGroup))",
-                    "\"acknowledging_groups\": [\(acknowledgingGroups.map(JSONObjectWriter.quote).joined(separator: ", "))]",
-                    "\"remove_when\": \"\(removeWhenAllAcknowledge ? "all" : "any")\""]
-        case "metrics": return ["\"path\": \(JSONObjectWriter.quote(metricsPath))"]
-        case "receipts": return ["\"enabled\": \(receipts.enabled)"]
-        case "watch":
-            return ["\"ignore\": [\(watch.ignore.map(JSONObjectWriter.quote).joined(separator: ", "))]",
-                    "\"ignore_also\": [\(watch.ignoreAlso.map(JSONObjectWriter.quote).joined(separator: ", "))]",
-                    "\"completion\": \"\(watch.completion.rawValue)\""]
-        case "commit": return ["\"sync\": \"\(sync.rawValue)\""]
-        default: return []
+    /// The lines of one section: its numeric keys, each after its range as a
+    /// comment, then the others, in the tables' order.
+    private func renderedKeys(of section: String) -> [String] {
+        var numbers: [String] = [], others: [String] = []
+        for setting in Configuration.numericSettings where setting.section == section {
+            numbers.append("\(JSONObjectWriter.quote("// " + setting.key)): \(JSONObjectWriter.quote(setting.bounds))")
+            numbers.append("\(JSONObjectWriter.quote(setting.key)): \(setting.value(in: self).map(String.init) ?? "\"auto\"")")
         }
+        for setting in Configuration.otherSettings where setting.path.section == section {
+            if let value = setting.value(in: self) { others.append("\(JSONObjectWriter.quote(setting.path.key)): \(value)") }
+        }
+        // publish.nats has always listed its one number last.
+        return section == "publish.nats" ? others + numbers : numbers + others
     }
 }
 

@@ -49,7 +49,7 @@ public struct ScanSettings: Sendable, Equatable {
 
 extension Configuration {
     static let scanSettings: [NumericSetting] = [
-        NumericSetting("scan", "timeout_seconds", 1...3600, "1 to 3600 (an hour)",
+        NumericSetting("scan", "timeout_seconds", 1...3600, "1 to 3600 (an hour)", doc: "longest wait for clamd's answer about one file",
                        read: { $0.scan.timeoutSeconds }, write: { $0.scan.timeoutSeconds = $1! }),
     ]
 
@@ -111,18 +111,4 @@ extension Configuration {
         }
         scan.clamdSocket = path
     }
-
-    var renderedContentKeys: [String] {
-        [
-            "\"detect_types\": \(content.detectTypes)",
-            "\"magic_database\": \(JSONObjectWriter.quote(content.magicDatabase))",
-            "\"mime_types\": \(JSONObjectWriter.quote(content.mimeTypes))",
-            "\"allow\": [\(content.policy.allow.map { JSONObjectWriter.quote($0.text) }.joined(separator: ", "))]",
-            "\"deny\": [\(content.policy.deny.map { JSONObjectWriter.quote($0.text) }.joined(separator: ", "))]",
-            "\"extension_must_match\": \(content.extensionMustMatch)",
-            "\"deny_classes\": [\(content.policy.denyClasses.sorted().map { JSONObjectWriter.quote($0.rawValue) }.joined(separator: ", "))]",
-        ]
-    }
-
-    var renderedScanKeys: [String] { ["\"clamd_socket\": \(JSONObjectWriter.quote(scan.clamdSocket))"] }
 }

@@ -52,8 +52,6 @@ public struct FormatList: Sendable, Equatable {
         rejection.format = format.name
         return rejection
     }
-
-    var rendered: String { "\"formats\": [\(enabled.map { "\"\($0)\"" }.joined(separator: ", "))]" }
 }
 
 extension DropFormat {

@@ -29,8 +29,4 @@ public struct LegacyNameSettings: Sendable, Equatable {
         }
         if section == "zip" { zipEncoding = name } else { tarEncoding = name }
     }
-
-    func rendered(_ section: String) -> [String] {
-        ["\"legacy_encoding\": \(JSONObjectWriter.quote(section == "zip" ? zipEncoding : tarEncoding))"]
-    }
 }

@@ -96,18 +96,6 @@ public struct PublishSettings: Sendable, Equatable {
     }
 
     /// The keys as `airlock init` would write them (only when publishing is configured).
-    var renderedKeys: [String] {
-        ["\"servers\": [\(servers.map(JSONObjectWriter.quote).joined(separator: ", "))]",
-         "\"stream\": \(JSONObjectWriter.quote(stream))",
-         "\"subject_prefix\": \(JSONObjectWriter.quote(subjectPrefix))",
-         "\"instance\": \(JSONObjectWriter.quote(instance))",
-         "\"create_stream\": \(createStream)",
-         "\"tls_ca_file\": \(JSONObjectWriter.quote(tlsCAFile))",
-         "\"tls_cert_file\": \(JSONObjectWriter.quote(tlsCertFile))",
-         "\"tls_key_file\": \(JSONObjectWriter.quote(tlsKeyFile))",
-         "\"creds_file\": \(JSONObjectWriter.quote(credsFile))",
-         "\"user_password_file\": \(JSONObjectWriter.quote(userPasswordFile))"]
-    }
 
     static func isServerURL(_ text: String) -> Bool {
         guard let url = URLComponents(string: text), ["nats", "tls"].contains(url.scheme ?? ""),

@@ -30,6 +30,8 @@ enum CommandRunner {
         case .version:
             print("airlock \(AirlockVersion.current)")
             return ExitStatus.ok
+        case .documentation(let output):
+            return Documentation.run(output)
         case .initialise(let choice):
             return initialise(choice)
         case .checkPath(let names):
