@@ -1,4 +1,5 @@
 @testable import AirlockCore
+import AirlockPolicy
 import Foundation
 import Testing
 
@@ -41,27 +42,48 @@ struct SettingTableTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// Every setting in the table, with its allowed values as the README spells them.
-    static let table: [(name: String, bounds: String)] =
-        Configuration.numericSettings.map { ($0.name, $0.bounds.replacingOccurrences(of: "\"auto\"", with: "`\"auto\"`")) }
-        + Configuration.otherSettings.map { ($0.name, $0.bounds) }
+    /// Every setting in the table, with its allowed values as the README spells them, and what it does.
+    static let table: [(name: String, bounds: String, doc: String)] =
+        Configuration.numericSettings.map { ($0.name, $0.bounds.replacingOccurrences(of: "\"auto\"", with: "`\"auto\"`"), $0.doc) }
+        + Configuration.otherSettings.map { ($0.name, $0.bounds, $0.doc) }
 
     /// The README's configuration table: key, default and allowed values, row by row.
-    static func readmeRows() throws -> [(name: String, defaultValue: String, allowed: String)] {
+    static func readmeRows() throws -> [(name: String, defaultValue: String, allowed: String, meaning: String)] {
         let readme = try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)
         let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let header = try #require(lines.firstIndex(of: "| key | default | allowed | meaning |"), "README has no configuration table")
         return lines[(header + 2)...].prefix { $0.hasPrefix("| ") }.map { row in
             let cells = row.components(separatedBy: " | ")
             let unquoted = { (cell: String) in cell.hasPrefix("`") && cell.hasSuffix("`") ? String(cell.dropFirst().dropLast()) : cell }
+            let meaning = cells.count > 3 ? cells[3...].joined(separator: " | ") : ""
             return (String(cells[0].dropFirst(2)).trimmingCharacters(in: CharacterSet(charactersIn: "`")),
-                    unquoted(cells[1]), cells.count > 2 ? cells[2] : "")
+                    unquoted(cells[1]), cells.count > 2 ? cells[2] : "", meaning.hasSuffix(" |") ? String(meaning.dropLast(2)) : meaning)
         }
     }
 
-    @Test("every key is defined once")
+    @Test("every key is defined once, and says what it does")
     func unique() {
         #expect(Set(Self.table.map(\.name)).count == Self.table.count)
+        for setting in Self.table { #expect(setting.doc.count > 10, "\(setting.name) has no doc line") }
+    }
+
+    @Test("airlock.json(5) has an entry for every key of the table and no other")
+    func manPage() throws {
+        let page = try String(contentsOf: Self.repository.appendingPathComponent("man/airlock.json.5.scd"), encoding: .utf8)
+        let entries = page.split(separator: "\n").filter { $0.hasPrefix("*") && $0.hasSuffix("*") && !$0.contains(" ") }
+            .map { $0.dropFirst().dropLast().replacingOccurrences(of: "\\_", with: "_") }
+        #expect(entries.sorted() == Self.table.map(\.name).sorted(), "run make docs")
+    }
+
+    @Test("airlock(1) and the completion list every reason code")
+    func reasons() throws {
+        let page = try String(contentsOf: Self.repository.appendingPathComponent("man/airlock.1.scd"), encoding: .utf8)
+        let completion = try String(contentsOf: Self.repository.appendingPathComponent("completion/airlock.bash"), encoding: .utf8)
+        for reason in Reason.allCases {
+            #expect(page.contains("*\(reason.rawValue)*"), "airlock(1) lacks \(reason.rawValue): run make docs")
+            #expect(completion.contains(" \(reason.rawValue) ") || completion.contains("\"\(reason.rawValue) ")
+                    || completion.contains(" \(reason.rawValue)\""), "the completion lacks \(reason.rawValue): run make docs")
+        }
     }
 
     /// Keys of the `publish` section, which is written only when publishing is configured.
@@ -96,6 +118,7 @@ struct SettingTableTests {
         for row in rows {
             if let setting = Self.table.first(where: { $0.name == row.name }) {
                 #expect(row.allowed == setting.bounds, "README's row for \(row.name) allows \(row.allowed), the table \(setting.bounds)")
+                #expect(row.meaning == setting.doc, "README's row for \(row.name) says \(row.meaning), the table \(setting.doc)")
             }
             #expect(defaults[row.name] ?? "(none)" == row.defaultValue, "README's default for \(row.name) is \(row.defaultValue), airlock init writes \(defaults[row.name] ?? "(none)")")
         }
