@@ -45,25 +45,8 @@ extension Configuration {
         + scanSettings + watchSettings + journalSettings + receiptSettings + metricsSettings + publishSettings
 
     private static let policySettings: [NumericSetting] = [
-        NumericSetting("policy", "max_entries", 1...1_000_000, "1 to 1000000", doc: "entries (files and directories) an archive may hold; more is `too-many-entries`",
-                       read: { Int64($0.policy.maxEntries) }, write: { $0.policy.maxEntries = Int($1!) }),
-        NumericSetting("policy", "max_file_bytes", 1...tebibyte, "1 to 1 TiB", doc: "bytes written for one file; more is `file-too-large`",
-                       read: { $0.policy.maxFileBytes }, write: { $0.policy.maxFileBytes = $1! }),
-        NumericSetting("policy", "max_total_bytes", 1...tebibyte, "1 to 1 TiB", doc: "bytes written for the whole drop; more is `total-too-large`",
-                       read: { $0.policy.maxTotalBytes }, write: { $0.policy.maxTotalBytes = $1! }),
-        NumericSetting("policy", "max_drop_bytes", 1...tebibyte, "1 to 1 TiB", doc: "size of the drop itself, judged on its fstat size before a byte is read; more is `drop-too-large`",
-                       read: { $0.policy.maxDropBytes }, write: { $0.policy.maxDropBytes = $1! }),
-        // A component longer than NAME_MAX could not be created anyway.
-        NumericSetting("policy", "max_component_bytes", 1...255, "1 to 255", doc: "bytes of one component of an entry's name; more is `name-too-long`",
-                       read: { Int64($0.policy.maxComponentBytes) }, write: { $0.policy.maxComponentBytes = Int($1!) }),
-        NumericSetting("policy", "max_path_bytes", 1...4096, "1 to 4096", doc: "bytes of an entry's whole name; more is `name-too-long`",
-                       read: { Int64($0.policy.maxPathBytes) }, write: { $0.policy.maxPathBytes = Int($1!) }),
-        NumericSetting("policy", "max_depth", 1...255, "1 to 255", doc: "components of an entry's name; more is `too-deep`",
-                       read: { Int64($0.policy.maxDepth) }, write: { $0.policy.maxDepth = Int($1!) }),
-        NumericSetting("policy", "max_ratio", 1...1_000_000, "1 to 1000000", doc: "how many times its compressed size an entry over `policy.ratio_min_bytes` may expand; more is `ratio-too-high`",
-                       read: { $0.policy.maxRatio }, write: { $0.policy.maxRatio = $1! }),
-        NumericSetting("policy", "ratio_min_bytes", 1...tebibyte, "1 to 1 TiB", doc: "entries up to this size are not held to `policy.max_ratio`",
-                       read: { $0.policy.ratioMinBytes }, write: { $0.policy.ratioMinBytes = $1! }),
+        .maxEntries, .maxFileBytes, .maxTotalBytes, .maxDropBytes, .maxComponentBytes,
+        .maxPathBytes, .maxDepth, .maxRatio, .ratioMinBytes,
     ]
 
     private static let decoderSettings: [NumericSetting] = [
@@ -80,10 +63,8 @@ extension Configuration {
     ]
 
     private static let keyedSettings: [NumericSetting] = [
-        NumericSetting("keyed", "max_bytes", 1...(256 << 20), "1 to 256 MiB", doc: "size limit of a keyed-archive drop",
-                       read: { $0.keyed.maxBytes }, write: { $0.keyed.maxBytes = $1! }),
-        NumericSetting("keyed", "max_items", 1...1_000_000, "1 to 1000000", doc: "memos in an array",
-                       read: { $0.keyed.maxItems }, write: { $0.keyed.maxItems = $1! }),
+        .keyedMaxBytes,
+        .keyedMaxItems,
         NumericSetting("keyed", "max_text_units", 1...1_048_576, "1 to 1048576", doc: "a memo's text, in UTF-16 code units",
                        read: { $0.keyed.maxTextUnits }, write: { $0.keyed.maxTextUnits = $1! }),
     ]
@@ -137,4 +118,34 @@ extension Configuration {
     /// `keyed.class_names`: at most this many names, each at most `maxClassNameBytes`.
     public static let maxClassNames = 64
     public static let maxClassNameBytes = 255
+}
+
+extension NumericSetting {
+    // The limits of the archive policy, each named: a quota's rejection names the
+    // key of the limit it ran into (QuotaKeys), and a report lists them all.
+    public static let maxEntries = NumericSetting("policy", "max_entries", 1...1_000_000, "1 to 1000000", doc: "entries (files and directories) an archive may hold; more is `too-many-entries`",
+                                               read: { Int64($0.policy.maxEntries) }, write: { $0.policy.maxEntries = Int($1!) })
+    public static let maxFileBytes = NumericSetting("policy", "max_file_bytes", 1...Configuration.tebibyte, "1 to 1 TiB", doc: "bytes written for one file; more is `file-too-large`",
+                                               read: { $0.policy.maxFileBytes }, write: { $0.policy.maxFileBytes = $1! })
+    public static let maxTotalBytes = NumericSetting("policy", "max_total_bytes", 1...Configuration.tebibyte, "1 to 1 TiB", doc: "bytes written for the whole drop; more is `total-too-large`",
+                                               read: { $0.policy.maxTotalBytes }, write: { $0.policy.maxTotalBytes = $1! })
+    public static let maxDropBytes = NumericSetting("policy", "max_drop_bytes", 1...Configuration.tebibyte, "1 to 1 TiB", doc: "size of the drop itself, judged on its fstat size before a byte is read; more is `drop-too-large`",
+                                               read: { $0.policy.maxDropBytes }, write: { $0.policy.maxDropBytes = $1! })
+    // A component longer than NAME_MAX could not be created anyway.
+    public static let maxComponentBytes = NumericSetting("policy", "max_component_bytes", 1...255, "1 to 255", doc: "bytes of one component of an entry's name; more is `name-too-long`",
+                                               read: { Int64($0.policy.maxComponentBytes) }, write: { $0.policy.maxComponentBytes = Int($1!) })
+    public static let maxPathBytes = NumericSetting("policy", "max_path_bytes", 1...4096, "1 to 4096", doc: "bytes of an entry's whole name; more is `name-too-long`",
+                                               read: { Int64($0.policy.maxPathBytes) }, write: { $0.policy.maxPathBytes = Int($1!) })
+    public static let maxDepth = NumericSetting("policy", "max_depth", 1...255, "1 to 255", doc: "components of an entry's name; more is `too-deep`",
+                                               read: { Int64($0.policy.maxDepth) }, write: { $0.policy.maxDepth = Int($1!) })
+    public static let maxRatio = NumericSetting("policy", "max_ratio", 1...1_000_000, "1 to 1000000", doc: "how many times its compressed size an entry over `policy.ratio_min_bytes` may expand; more is `ratio-too-high`",
+                                               read: { $0.policy.maxRatio }, write: { $0.policy.maxRatio = $1! })
+    public static let ratioMinBytes = NumericSetting("policy", "ratio_min_bytes", 1...Configuration.tebibyte, "1 to 1 TiB", doc: "entries up to this size are not held to `policy.max_ratio`",
+                                               read: { $0.policy.ratioMinBytes }, write: { $0.policy.ratioMinBytes = $1! })
+
+    /// The keyed-archive limits a rejection names.
+    public static let keyedMaxBytes = NumericSetting("keyed", "max_bytes", 1...(256 << 20), "1 to 256 MiB", doc: "size limit of a keyed-archive drop",
+                                                   read: { $0.keyed.maxBytes }, write: { $0.keyed.maxBytes = $1! })
+    public static let keyedMaxItems = NumericSetting("keyed", "max_items", 1...1_000_000, "1 to 1000000", doc: "memos in an array",
+                                                   read: { $0.keyed.maxItems }, write: { $0.keyed.maxItems = $1! })
 }

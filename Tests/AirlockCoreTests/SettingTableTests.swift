@@ -75,6 +75,32 @@ struct SettingTableTests {
         #expect(entries.sorted() == Self.table.map(\.name).sorted(), "run make docs")
     }
 
+    @Test("a report's policy in force holds the keys of the policy section, and quarantine show lists them as before")
+    func reportPolicy() {
+        let policy = RejectionReport.PolicyInForce(Policy())
+        let keys = Mirror(reflecting: policy).children.compactMap(\.label)
+        let section = Configuration.numericSettings.filter { $0.section == "policy" }.map(\.key)
+            + Configuration.otherSettings.filter { $0.path.section == "policy" }.map(\.path.key)
+        #expect(keys.sorted() == section.sorted())
+        #expect(policy.text == "file_mode=0644 max_component_bytes=255 max_depth=32 max_drop_bytes=104857600 max_entries=1000 "
+                + "max_file_bytes=20971520 max_path_bytes=1024 max_ratio=100 max_total_bytes=104857600 ratio_min_bytes=1048576")
+    }
+
+    @Test("a quota rejection names the key of its limit, from the table")
+    func quotaKeys() {
+        let cases: [(Reason, String, String?)] = [
+            (.ratioTooHigh, "zip", "policy.max_ratio (for entries over policy.ratio_min_bytes)"),
+            (.dropTooLarge, "zip", "policy.max_drop_bytes"), (.dropTooLarge, "keyed", "keyed.max_bytes"),
+            (.tooManyEntries, "keyed", "keyed.max_items"), (.tooDeep, "tar", "policy.max_depth"), (.unsafePath, "zip", nil),
+        ]
+        for (reason, format, keys) in cases {
+            var rejection = Rejection(reason, "")
+            rejection.format = format
+            #expect(QuotaKeys.keys(for: rejection) == keys, "\(reason)")
+            if let keys { #expect(Configuration.numericSettings.contains { keys.hasPrefix($0.name) }) }
+        }
+    }
+
     @Test("airlock(1) and the completion list every reason code")
     func reasons() throws {
         let page = try String(contentsOf: Self.repository.appendingPathComponent("man/airlock.1.scd"), encoding: .utf8)
