@@ -23,14 +23,14 @@ public struct Acknowledgements {
     /// usable as a directory name.
     static func validated(_ names: [String]) throws(ConfigurationError) -> [String] {
         guard names.count <= maxGroups, Set(names).count == names.count else {
-            throw ConfigurationError("outbox.acknowledging_groups: must list at most \(maxGroups) different groups")
+            throw ConfigurationError(.acknowledgingGroups, "must list at most \(maxGroups) different groups")
         }
         for name in names {
             guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
-                throw ConfigurationError("outbox.acknowledging_groups: \"\(name)\" is not a group name")
+                throw ConfigurationError(.acknowledgingGroups, "\"\(name)\" is not a group name")
             }
             guard Accounts.group(named: name) != nil else {
-                throw ConfigurationError("outbox.acknowledging_groups: no group named \"\(name)\" (create it, e.g. groupadd \(name))")
+                throw ConfigurationError(.acknowledgingGroups, "no group named \"\(name)\" (create it, e.g. groupadd \(name))")
             }
         }
         return names

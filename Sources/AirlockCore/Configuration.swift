@@ -137,9 +137,9 @@ public struct Configuration: Sendable, Equatable {
             throw ConfigurationError("not valid JSON: \((error as NSError).localizedDescription)")
         }
         var reader = try ObjectReader(value, path: "")
-        root = try reader.string("root")
-        if let root { try Configuration.checkPathText(root, name: "root") }
-        formats = try FormatList(try reader.stringArray("formats"))
+        root = try reader.string(.root)
+        if let root { try Configuration.checkPathText(root, .root) }
+        formats = try FormatList(try reader.stringArray(.formats))
         for name in Configuration.sections {
             guard var section = try reader.object(name) else { continue }
             for setting in Configuration.numericSettings where setting.section == name {
@@ -164,22 +164,22 @@ public struct Configuration: Sendable, Equatable {
     private mutating func readOtherKeys(of section: String, _ reader: inout ObjectReader) throws(ConfigurationError) {
         switch section {
         case "policy":
-            guard let mode = try reader.choice("policy.file_mode") else { return }
+            guard let mode = try reader.choice(.policyFileMode) else { return }
             policy.privateModes = mode == "0600"
         case "decoder":
-            guard let mode = try reader.choice("decoder.confinement") else { return }
+            guard let mode = try reader.choice(.decoderConfinement) else { return }
             decoderConfinementRequired = mode == "required"
         case "outbox":
             try readOutboxKeys(&reader)
         case "keyed":
-            if let names = try reader.stringArray("class_names") {
+            if let names = try reader.stringArray(.keyedClassNames) {
                 guard !names.isEmpty, names.count <= Configuration.maxClassNames,
                       !names.contains(where: { $0.isEmpty || $0.contains("\0") || $0.utf8.count > Configuration.maxClassNameBytes }) else {
-                    throw ConfigurationError("keyed.class_names: must list 1 to \(Configuration.maxClassNames) non-empty class names of at most \(Configuration.maxClassNameBytes) bytes")
+                    throw ConfigurationError(.keyedClassNames, "must list 1 to \(Configuration.maxClassNames) non-empty class names of at most \(Configuration.maxClassNameBytes) bytes")
                 }
                 keyed.classNames = names
             }
-            keyed.keepOriginal = try reader.bool("keep_original") ?? keyed.keepOriginal
+            keyed.keepOriginal = try reader.bool(.keyedKeepOriginal) ?? keyed.keepOriginal
         case "content":
             try readContentKeys(&reader)
         case "scan":
@@ -187,22 +187,22 @@ public struct Configuration: Sendable, Equatable {
         case "zip", "tar":
             try legacyNames.read(section, &reader)
         case "metrics":
-            guard let path = try reader.string("path") else { return }
-            try Configuration.checkPathText(path, name: "metrics.path")
+            guard let path = try reader.string(.metricsPath) else { return }
+            try Configuration.checkPathText(path, .metricsPath)
             if !path.hasPrefix("/") && path.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) {
-                throw ConfigurationError("metrics.path: a relative path may not hold '.' or '..' components")
+                throw ConfigurationError(.metricsPath, "a relative path may not hold '.' or '..' components")
             }
             metricsPath = path
         case "receipts":
-            receipts.enabled = try reader.bool("enabled") ?? receipts.enabled
+            receipts.enabled = try reader.bool(.receiptsEnabled) ?? receipts.enabled
         case "watch":
-            if let patterns = try reader.stringArray("ignore") { watch.ignore = try TemporaryNames.validated(patterns, "watch.ignore") }
-            if let patterns = try reader.stringArray("ignore_also") {
-                watch.ignoreAlso = try TemporaryNames.validated(patterns, "watch.ignore_also")
+            if let patterns = try reader.stringArray(.watchIgnore) { watch.ignore = try TemporaryNames.validated(patterns, .watchIgnore) }
+            if let patterns = try reader.stringArray(.watchIgnoreAlso) {
+                watch.ignoreAlso = try TemporaryNames.validated(patterns, .watchIgnoreAlso)
             }
-            if let rule = try reader.choice("watch.completion") { watch.completion = Completion(rawValue: rule)! }
+            if let rule = try reader.choice(.watchCompletion) { watch.completion = Completion(rawValue: rule)! }
         case "commit":
-            guard let method = try reader.choice("commit.sync") else { return }
+            guard let method = try reader.choice(.commitSync) else { return }
             // The choices are SyncMethod's own raw values.
             sync = SyncMethod(rawValue: method)!
         default:
@@ -211,9 +211,9 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// A path setting's text: no NUL, at most PATH_MAX less one bytes.
-    private static func checkPathText(_ path: String, name: String) throws(ConfigurationError) {
+    private static func checkPathText(_ path: String, _ setting: SettingDefinition) throws(ConfigurationError) {
         guard !path.contains("\0"), path.utf8.count <= maxPathSettingBytes else {
-            throw ConfigurationError("\(name): must be a path of at most \(maxPathSettingBytes) bytes without NUL")
+            throw ConfigurationError(setting, "must be a path of at most \(maxPathSettingBytes) bytes without NUL")
         }
     }
 
