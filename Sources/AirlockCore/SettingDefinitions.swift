@@ -164,7 +164,7 @@ extension SettingDefinition {
         doc: "more temporary names, keeping the defaults",
         value: { list($0.watch.ignoreAlso) })
     public static let watchCompletion = SettingDefinition("watch.completion", .choice(Completion.allCases.map(\.rawValue)),
-        doc: "how a drop is known to be complete: no writer holds it (a read lease, CAP_LEASE), or only a rename into the inbox completes it (see Watching)",
+        doc: "how a drop is known to be complete: `\"lease\"`, no writer holds it (a read lease, which needs CAP_LEASE: without it `airlock run` exits 77); `\"renamed\"`, only a rename into the inbox completes it, and names found by listing are taken once their size and times stand still (see Watching)",
         value: { quote($0.watch.completion.rawValue) })
     public static let outboxFileMode = SettingDefinition("outbox.file_mode", .text, "octal within `\"0644\"`, keeping `\"0600\"`; `\"policy\"`",
         doc: "mode every file of an outbox entry gets, whatever the umask (`\"policy\"`: `policy.file_mode`'s)",
@@ -173,7 +173,7 @@ extension SettingDefinition {
         doc: "mode every directory of an entry gets (`\"policy\"`: 0755, or 0700 with private modes)",
         value: { quote($0.outboxDirectoryMode.map { "0" + String($0, radix: 8) } ?? "policy") })
     public static let outboxGroup = SettingDefinition("outbox.group", .text, "an existing group airlock belongs to, or `\"\"`",
-        doc: "group every entry gets (`\"\"`: airlock's own)",
+        doc: "group every entry gets (`\"\"`: airlock's own); the service user must belong to it, and its members may also read the event feed (`airlock events`) and nothing else of `state/`",
         value: { quote($0.outboxGroup) })
     public static let acknowledgingGroups = SettingDefinition("outbox.acknowledging_groups", .list, "at most 16 existing groups airlock belongs to; `[]`: `outbox.group`",
         doc: "the consumer groups whose acknowledgements (`acks/GROUP/ID`) let `outbox sweep` remove an entry",

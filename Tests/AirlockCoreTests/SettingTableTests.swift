@@ -101,8 +101,11 @@ struct SettingTableTests {
         }
     }
 
-    @Test("airlock(1) and the completion list every reason code")
+    @Test("airlock(1), the completion and the README's reason codes list every reason code")
     func reasons() throws {
+        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.components(separatedBy: "\n## Reason codes\n").dropFirst().first?.components(separatedBy: "\n## ").first)
+        for reason in Reason.allCases { #expect(section.contains("`\(reason.rawValue)`"), "README's reason codes lack \(reason.rawValue)") }
         let page = try String(contentsOf: Self.repository.appendingPathComponent("man/airlock.1.scd"), encoding: .utf8)
         let completion = try String(contentsOf: Self.repository.appendingPathComponent("completion/airlock.bash"), encoding: .utf8)
         for reason in Reason.allCases {
