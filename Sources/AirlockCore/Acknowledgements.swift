@@ -70,7 +70,7 @@ public struct Acknowledgements {
             }
         } catch where error.errno == .notPermitted {
             throw ConfigurationError("root: cannot give \(directoryName)/\(error.name ?? "") its group: \(error); airlock must belong to each "
-                                     + "of outbox.acknowledging_groups (usermod -aG GROUP airlock), or root makes the directory: "
+                                     + "of \(SettingDefinition.acknowledgingGroups.name) (usermod -aG GROUP airlock), or root makes the directory: "
                                      + "install -d -o airlock -g GROUP -m 1730 ROOT/\(directoryName)/GROUP")
         } catch {
             throw ConfigurationError("root: cannot lay out the hand-back (\(directoryName)/, outbox/): \(error)")

@@ -29,7 +29,7 @@ public struct ContentSettings: Sendable, Equatable {
         if !policy.deny.isEmpty { rules.append(SettingDefinition.contentDeny.name) }
         if policy.extensionTypes != nil { rules.append(SettingDefinition.extensionMustMatch.name) }
         if !rules.isEmpty { return rules.joined(separator: ", ") + " name MIME types" }
-        return detectTypes ? "content.detect_types is true" : nil
+        return detectTypes ? "\(SettingDefinition.detectTypes.name) is true" : nil
     }
 }
 

@@ -70,10 +70,8 @@ extension Configuration {
     ]
 
     private static let watchSettings: [NumericSetting] = [
-        NumericSetting("watch", "settle_milliseconds", 1...3_600_000, "1 to 3600000 (an hour)", doc: "quiet time after a name's last event before it is considered",
-                       read: { $0.watch.settleMilliseconds }, write: { $0.watch.settleMilliseconds = $1! }),
-        NumericSetting("watch", "max_wait_seconds", 1...604_800, "1 to 604800 (a week)", doc: "a name still being written after this long is taken as it is",
-                       read: { $0.watch.maxWaitSeconds }, write: { $0.watch.maxWaitSeconds = $1! }),
+        .watchSettleMilliseconds,
+        .watchMaxWaitSeconds,
         NumericSetting("watch", "rescan_seconds", 1...86_400, "1 to 86400 (a day)", doc: "full inbox rescan for anything events missed",
                        read: { $0.watch.rescanSeconds }, write: { $0.watch.rescanSeconds = $1! }),
         NumericSetting("watch", "workers", 1...1024, "1 to 1024, or \"auto\"", doc: "decoder children at once; `\"auto\"` is twice the number of cores, at most 8 more than the cores (a worker waits on its child and its commit's syncs much of the time)", acceptsAuto: true,
@@ -84,21 +82,18 @@ extension Configuration {
                        read: { $0.watch.graceSeconds }, write: { $0.watch.graceSeconds = $1! }),
         NumericSetting("watch", "retry_max_seconds", 1...86_400, "1 to 86400 (a day)", doc: "longest wait between retries of a deferred drop",
                        read: { $0.watch.retryMaxSeconds }, write: { $0.watch.retryMaxSeconds = $1! }),
-        NumericSetting("watch", "abandoned_remove_seconds", 0...31_536_000, "0 (never) to 31536000 (a year)", doc: "temporary names not written for this long, and open for writing by nobody, are removed",
-                       read: { $0.watch.abandonedRemoveSeconds }, write: { $0.watch.abandonedRemoveSeconds = $1! }),
+        .watchAbandonedRemoveSeconds,
     ]
 
     private static let journalSettings: [NumericSetting] = [
         // Readers hold a whole journal file in memory.
         NumericSetting("journal", "max_bytes", 1...(1 << 30), "1 to 1 GiB", doc: "the audit journal rotates past this size",
                        read: { $0.journalMaxBytes }, write: { $0.journalMaxBytes = $1! }),
-        NumericSetting("journal", "keep", 1...100, "1 to 100", doc: "rotated journal files kept",
-                       read: { Int64($0.journalKeep) }, write: { $0.journalKeep = Int($1!) }),
+        .journalKeep,
     ]
 
     private static let receiptSettings: [NumericSetting] = [
-        NumericSetting("receipts", "max_age_seconds", 60...31_536_000, "60 to 31536000 (a year)", doc: "receipts older than this are removed",
-                       read: { $0.receipts.maxAgeSeconds }, write: { $0.receipts.maxAgeSeconds = $1! }),
+        .receiptsMaxAgeSeconds,
     ]
 
     private static let metricsSettings: [NumericSetting] = [
@@ -108,9 +103,7 @@ extension Configuration {
 
     /// Only read when `publish.nats` is there; its section is the nested object.
     private static let publishSettings: [NumericSetting] = [
-        // JetStream keeps message ids for this long; a republished outcome within it is dropped.
-        NumericSetting("publish.nats", "duplicate_window_seconds", 1...604_800, "1 to 604800 (a week)", doc: "the stream's duplicate window when airlock creates it (default 7200, two hours)",
-                       read: { $0.publish?.duplicateWindowSeconds }, write: { $0.publish?.duplicateWindowSeconds = $1! }),
+        .natsDuplicateWindowSeconds,
     ]
 
     /// The longest `root` or `metrics.path` accepted: PATH_MAX less its NUL.
@@ -148,4 +141,19 @@ extension NumericSetting {
                                                    read: { $0.keyed.maxBytes }, write: { $0.keyed.maxBytes = $1! })
     public static let keyedMaxItems = NumericSetting("keyed", "max_items", 1...1_000_000, "1 to 1000000", doc: "memos in an array",
                                                    read: { $0.keyed.maxItems }, write: { $0.keyed.maxItems = $1! })
+
+    // Named because messages elsewhere name them.
+    public static let watchSettleMilliseconds = NumericSetting("watch", "settle_milliseconds", 1...3_600_000, "1 to 3600000 (an hour)", doc: "quiet time after a name's last event before it is considered",
+        read: { $0.watch.settleMilliseconds }, write: { $0.watch.settleMilliseconds = $1! })
+    public static let watchMaxWaitSeconds = NumericSetting("watch", "max_wait_seconds", 1...604_800, "1 to 604800 (a week)", doc: "a name still being written after this long is taken as it is",
+        read: { $0.watch.maxWaitSeconds }, write: { $0.watch.maxWaitSeconds = $1! })
+    public static let watchAbandonedRemoveSeconds = NumericSetting("watch", "abandoned_remove_seconds", 0...31_536_000, "0 (never) to 31536000 (a year)", doc: "temporary names not written for this long, and open for writing by nobody, are removed",
+        read: { $0.watch.abandonedRemoveSeconds }, write: { $0.watch.abandonedRemoveSeconds = $1! })
+    public static let journalKeep = NumericSetting("journal", "keep", 1...100, "1 to 100", doc: "rotated journal files kept",
+        read: { Int64($0.journalKeep) }, write: { $0.journalKeep = Int($1!) })
+    public static let receiptsMaxAgeSeconds = NumericSetting("receipts", "max_age_seconds", 60...31_536_000, "60 to 31536000 (a year)", doc: "receipts older than this are removed",
+        read: { $0.receipts.maxAgeSeconds }, write: { $0.receipts.maxAgeSeconds = $1! })
+    // JetStream keeps message ids for this long; a republished outcome within it is dropped.
+    public static let natsDuplicateWindowSeconds = NumericSetting("publish.nats", "duplicate_window_seconds", 1...604_800, "1 to 604800 (a week)", doc: "the stream's duplicate window when airlock creates it (default 7200, two hours)",
+        read: { $0.publish?.duplicateWindowSeconds }, write: { $0.publish?.duplicateWindowSeconds = $1! })
 }

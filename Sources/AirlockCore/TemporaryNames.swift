@@ -35,9 +35,9 @@ public enum TemporaryNames {
     public static func droppedDefaultsWarning(_ patterns: [String]) -> String? {
         let dropped = droppedDefaults(patterns)
         guard !dropped.isEmpty else { return nil }
-        return "watch.ignore replaces the default patterns, and leaves out \(dropped.joined(separator: " ")): "
+        return "\(SettingDefinition.watchIgnore.name) replaces the default patterns, and leaves out \(dropped.joined(separator: " ")): "
             + "uploads in progress under such names (rsync's .name.XXXXXX, mod_dav's and WinSCP's temporary files) "
-            + "would be claimed half-written; list them again, or put only the added patterns in watch.ignore_also"
+            + "would be claimed half-written; list them again, or put only the added patterns in \(SettingDefinition.watchIgnoreAlso.name)"
     }
 }
 

@@ -219,7 +219,7 @@ enum CommandRunner {
         do {
             try configuration.feedAccess.apply(to: layout, keep: configuration.journalKeep)
         } catch {
-            log.warning("cannot set who may read the event feed (outbox.group): \(error)")
+            log.warning("cannot set who may read the event feed (\(SettingDefinition.outboxGroup.name)): \(error)")
         }
     }
 

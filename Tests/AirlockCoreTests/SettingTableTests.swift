@@ -86,6 +86,51 @@ struct SettingTableTests {
                 + "max_file_bytes=20971520 max_path_bytes=1024 max_ratio=100 max_total_bytes=104857600 ratio_min_bytes=1048576")
     }
 
+    /// Targets beneath the one that holds the tables: they cannot reach a
+    /// setting's name, so their messages spell the keys they mention.
+    static let targetsBelowTheTables: Set<String> = [
+        "AirlockText", "AirlockSystem", "AirlockPolicy", "AirlockFormats", "AirlockChild", "AirlockArchive", "AirlockKeyed",
+        "airlock-decoder", "airlock-keyed-decoder", "CAirlockShims",
+    ]
+
+    /// Whether `text` holds `key` as a word of its own (not `configuration.watch.completion`).
+    static func spells(_ text: Substring, _ key: String) -> Bool {
+        var rest = text[...]
+        while let found = rest.range(of: key) {
+            let before = found.lowerBound == text.startIndex ? nil : text[text.index(before: found.lowerBound)]
+            let after = found.upperBound == text.endIndex ? nil : text[found.upperBound]
+            if !(before.map { $0.isLetter || $0 == "." || $0 == "_" } ?? false), !(after.map { $0.isLetter || $0 == "_" } ?? false) {
+                return true
+            }
+            rest = text[found.upperBound...]
+        }
+        return false
+    }
+
+    @Test("no string in the code that can reach the tables spells a key again: it takes the setting's name")
+    func keysSpelledOnce() throws {
+        let keys = Self.table.map(\.name).filter { $0.contains(".") }.sorted { $0.count > $1.count }
+        let sources = Self.repository.appendingPathComponent("Sources")
+        let files = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
+        var spelled: [String] = []
+        for case let file as URL in files where file.pathExtension == "swift" {
+            let target = file.path.dropFirst(sources.path.count + 1).split(separator: "/").first.map(String.init) ?? ""
+            guard !Self.targetsBelowTheTables.contains(target),
+                  !["Settings.swift", "SettingDefinitions.swift"].contains(file.lastPathComponent) else { continue }
+            for (number, line) in try String(contentsOf: file, encoding: .utf8).split(separator: "\n").enumerated() {
+                let code = line.trimmingCharacters(in: .whitespaces).hasPrefix("//") ? "" : line
+                // The text between quotes: every other piece when split at unescaped quotes.
+                let pieces = code.replacingOccurrences(of: "\\\"", with: "").split(separator: "\"", omittingEmptySubsequences: false)
+                for (index, piece) in pieces.enumerated() where index % 2 == 1 {
+                    if let key = keys.first(where: { Self.spells(piece, $0) }) {
+                        spelled.append("\(file.lastPathComponent):\(number + 1): \(key)")
+                    }
+                }
+            }
+        }
+        #expect(spelled.isEmpty, "keys spelled outside the tables: \(spelled)")
+    }
+
     @Test("a quota rejection names the key of its limit, from the table")
     func quotaKeys() {
         let cases: [(Reason, String, String?)] = [
