@@ -73,6 +73,18 @@ struct SettingTableTests {
         let entries = page.split(separator: "\n").filter { $0.hasPrefix("*") && $0.hasSuffix("*") && !$0.contains(" ") }
             .map { $0.dropFirst().dropLast().replacingOccurrences(of: "\\_", with: "_") }
         #expect(entries.sorted() == Self.table.map(\.name).sorted(), "run make docs")
+        // Keys the hand-written text names (in bold) must be keys of the table too.
+        let sections = Set(Configuration.sections + ["publish"])
+        for name in ["man/airlock.1.scd", "man/airlock.json.5.scd"] {
+            let text = try String(contentsOf: Self.repository.appendingPathComponent(name), encoding: .utf8)
+                .replacingOccurrences(of: "\\*", with: "")
+            for (index, piece) in text.split(separator: "*", omittingEmptySubsequences: false).enumerated() where index % 2 == 1 {
+                let word = piece.replacingOccurrences(of: "\\_", with: "_")
+                guard let dot = word.firstIndex(of: "."), sections.contains(String(word[..<dot])),
+                      word.allSatisfy({ $0.isLowercase || $0 == "." || $0 == "_" }) else { continue }
+                #expect(Self.table.contains { $0.name == word || $0.name.hasPrefix(word + ".") }, "\(name) names \(word), which is no key")
+            }
+        }
     }
 
     @Test("a report's policy in force holds the keys of the policy section, and quarantine show lists them as before")
