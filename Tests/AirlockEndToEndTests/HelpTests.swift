@@ -61,6 +61,16 @@ struct HelpTests {
         }
     }
 
+    /// Each command's parser reads every option it knows before it looks at the
+    /// rest, and traps on one its help entry does not list: an unknown option
+    /// being a plain usage error shows the help lists every option the parser reads.
+    @Test("every command's parser reads only options its help lists", arguments: commands.filter { !["help", "version", "check-path"].contains($0) })
+    func parserOptionsInHelp(_ command: String) throws {
+        let result = try airlock([command, "--bogus"])
+        #expect(result.status == 64, "\(command): \(result.status) \(result.stderr)")
+        #expect(result.stderr.contains("unknown option '--bogus'"), "\(command): \(result.stderr)")
+    }
+
     @Test("the list gives each command's first sentence whole, not cut at a dot inside a word")
     func firstSentences() throws {
         let overview = try airlock(["help"]).stdout
