@@ -192,6 +192,7 @@ struct SettingTableTests {
             #expect(missing.isEmpty && extra.isEmpty, "not in the table: \(extra.sorted()); not in the file: \(missing.sorted())")
         }
         #expect(try Configuration(json: Data(publishing.rendered().utf8)) == publishing)
+        #expect(example == configuration.rendered(), "etc/airlock.json is not what airlock init writes for the root /var/lib/airlock")
     }
 
     @Test("the README's table has one row per key, giving the allowed values of the table and the default airlock init writes")
