@@ -250,13 +250,13 @@ man: $(MANPAGES)
 	$(SCDOC) < $< > $@
 
 # Rewrites what the command, settings and reason tables define: the regions of
-# man/*.scd between "; generated: NAME" and "; end of generated text", and the
-# whole of completion/airlock.bash. Run it after changing a table and commit the
+# man/*.scd between "; generated: NAME" and "; end of generated text" (in
+# README.md, the same words in HTML comments), and the whole of completion/airlock.bash. Run it after changing a table and commit the
 # result; make test fails while the committed files differ from the tables.
 .PHONY: docs
 docs: build
 	@bin=$$($(SWIFT) build --show-bin-path)/airlock; set -e; \
-	for page in man/airlock.1.scd man/airlock.json.5.scd; do $$bin help --man $$page > $$page.new; mv $$page.new $$page; done; \
+	for page in man/airlock.1.scd man/airlock.json.5.scd README.md; do $$bin help --man $$page > $$page.new; mv $$page.new $$page; done; \
 	$$bin help --completion > completion/airlock.bash.new; mv completion/airlock.bash.new completion/airlock.bash
 
 install: man

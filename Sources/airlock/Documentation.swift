@@ -8,10 +8,11 @@ import Foundation
 /// generated from them so that a command, option, setting or reason is one edit.
 ///
 /// A man page's source marks each generated region with two scdoc comments,
-/// `; generated: NAME` and `; end of generated text`; `airlock help --man FILE`
-/// prints FILE with every region rewritten, and `airlock help --completion`
-/// prints the whole completion script. `make docs` writes both back, and a test
-/// fails while the committed files differ from what the tables give.
+/// `; generated: NAME` and `; end of generated text` (the README with the same
+/// words in HTML comments); `airlock help --man FILE` prints FILE with every
+/// region rewritten, and `airlock help --completion` prints the whole
+/// completion script. `make docs` writes them back, and a test fails while the
+/// committed files differ from what the tables give.
 enum Documentation {
     enum Output: Equatable {
         case manPage(path: String)
@@ -27,8 +28,9 @@ enum Documentation {
         }
     }
 
-    static let regionStart = "; generated: "
-    static let regionEnd = "; end of generated text"
+    /// The lines that open and close a region, in scdoc and in Markdown.
+    static let markers = [(start: "; generated: ", end: "; end of generated text", close: ""),
+                          (start: "<!-- generated: ", end: "<!-- end of generated text -->", close: " -->")]
 
     /// The lines of the generated region `name`; nil for a name there is none of.
     static func region(_ name: String) -> [String]? {
@@ -37,6 +39,7 @@ enum Documentation {
         case "commands": return commands()
         case "reasons": return reasons()
         case "settings": return settings()
+        case "settings-table": return settingsTable()
         default: return nil
         }
     }
@@ -68,23 +71,23 @@ enum Documentation {
     /// `text` with the lines of every generated region replaced by what the tables give now.
     static func filled(_ text: String) throws(RegionError) -> String {
         var output: [String] = []
-        var inside: String?
+        var inside: (name: String, end: String)?
         for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-            if let name = inside {
-                guard line == regionEnd else { continue }
-                output += region(name)!
+            if let open = inside {
+                guard line == open.end else { continue }
+                output += region(open.name)!
                 output.append(line)
                 inside = nil
-            } else if line.hasPrefix(regionStart) {
-                let name = String(line.dropFirst(regionStart.count))
+            } else if let marker = markers.first(where: { line.hasPrefix($0.start) && line.hasSuffix($0.close) }) {
+                let name = String(line.dropFirst(marker.start.count).dropLast(marker.close.count))
                 guard region(name) != nil else { throw RegionError(description: "no generated region '\(name)'") }
                 output.append(line)
-                inside = name
+                inside = (name, marker.end)
             } else {
                 output.append(line)
             }
         }
-        if let inside { throw RegionError(description: "the region '\(inside)' has no '\(regionEnd)'") }
+        if let inside { throw RegionError(description: "the region '\(inside.name)' has no '\(inside.end)'") }
         return output.joined(separator: "\n")
     }
 
@@ -153,9 +156,9 @@ enum Documentation {
         [Reason.allCases.map { "*" + $0.rawValue + "*" }.joined(separator: ", ") + ".", ""]
     }
 
-    /// KEYS of airlock.json(5): every setting with its default, the values it
-    /// takes and what it does, in the order the file lists them.
-    static func settings() -> [String] {
+    /// Every setting with its default (as `airlock init` writes it; nil where it
+    /// writes none), the values it takes and what it does, in the order the file lists them.
+    static func settingEntries() -> [(name: String, defaultValue: String?, bounds: String, doc: String)] {
         let defaults = Configuration()
         var entries: [(name: String, defaultValue: String?, bounds: String, doc: String)] =
             Configuration.otherSettings.filter { $0.path.section == nil }.map { ($0.name, $0.value(in: defaults), $0.bounds, $0.doc) }
@@ -168,10 +171,23 @@ enum Documentation {
                 entries.append((setting.name, setting.value(in: defaults), setting.bounds, setting.doc))
             }
         }
-        return entries.flatMap { entry in
+        return entries
+    }
+
+    /// KEYS of airlock.json(5): each setting, what it does, its default and the values it takes.
+    static func settings() -> [String] {
+        settingEntries().flatMap { entry in
             let shown = entry.defaultValue.map { "*" + escaped($0) + "*" } ?? "none"
             return ["*" + escaped(entry.name) + "*",
                     "\t" + sentence(scdoc(markdown: entry.doc)) + " Default: \(shown). Allowed: \(scdoc(markdown: entry.bounds)).", ""]
+        }
+    }
+
+    /// The README's table of settings: key, default, the values allowed and what it does.
+    static func settingsTable() -> [String] {
+        ["| key | default | allowed | meaning |", "| --- | --- | --- | --- |"] + settingEntries().map { entry in
+            let shown = entry.defaultValue.map { $0.hasPrefix("\"") || $0.hasPrefix("[") ? "`" + $0 + "`" : $0 } ?? "(none)"
+            return "| `\(entry.name)` | \(shown) | \(entry.bounds) | \(entry.doc) |"
         }
     }
 

@@ -14,8 +14,8 @@ struct GeneratedDocsTests {
         try String(contentsOf: Binary.repository.appendingPathComponent(path), encoding: .utf8)
     }
 
-    @Test("each man page's generated regions are what airlock help --man gives (run make docs after changing a table)",
-          arguments: manPages)
+    @Test("each man page's generated regions, and the README's, are what airlock help --man gives (run make docs after changing a table)",
+          arguments: manPages + ["README.md"])
     func manPage(_ path: String) throws {
         let result = try airlock(["help", "--man", Binary.repository.appendingPathComponent(path).path])
         #expect(result.status == 0, "\(result.stderr)")
