@@ -1,4 +1,5 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockDesk
 import AirlockSystem
 
 extension Daemon {

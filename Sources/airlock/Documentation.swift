@@ -1,4 +1,4 @@
-import AirlockCore
+import AirlockConfiguration
 import AirlockPolicy
 import Foundation
 
