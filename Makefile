@@ -178,8 +178,9 @@ AIRLOCK_ROOT ?= /var/lib/airlock
 COCKPIT_FILES = manifest.json index.html airlock.js text.js chart.js airlock.css
 BUILD ?= .build/release
 SCDOC ?= scdoc
-# What man pages, the package and the deployment tests need beyond DEBIAN_PACKAGES.
-DEPLOY_PACKAGES = scdoc debhelper dpkg-dev lintian acl
+# What man pages, the package and the deployment tests need beyond DEBIAN_PACKAGES
+# (bash-completion: the test that runs the completion script).
+DEPLOY_PACKAGES = scdoc debhelper dpkg-dev lintian acl bash-completion
 # The upload clients and the servers client-test starts itself (apache2 brings htpasswd).
 DEPLOY_PACKAGES += openssh-server openssh-client samba smbclient apache2 curl rsync
 # The Cockpit page's browser test: a real cockpit-ws and login (PAM, sudo), driven
@@ -247,6 +248,16 @@ man: $(MANPAGES)
 .build/man/%: man/%.scd
 	@mkdir -p .build/man
 	$(SCDOC) < $< > $@
+
+# Rewrites what the command, settings and reason tables define: the regions of
+# man/*.scd between "; generated: NAME" and "; end of generated text" (in
+# README.md, the same words in HTML comments), and the whole of completion/airlock.bash. Run it after changing a table and commit the
+# result; make test fails while the committed files differ from the tables.
+.PHONY: docs
+docs: build
+	@bin=$$($(SWIFT) build --show-bin-path)/airlock; set -e; \
+	for page in man/airlock.1.scd man/airlock.json.5.scd README.md; do $$bin help --man $$page > $$page.new; mv $$page.new $$page; done; \
+	$$bin help --completion > completion/airlock.bash.new; mv completion/airlock.bash.new completion/airlock.bash
 
 install: man
 	@for p in $(PROGRAMS); do test -x $(BUILD)/$$p || { echo "install: $(BUILD)/$$p missing (make static, or BUILD=.build/debug)"; exit 1; }; done

@@ -23,14 +23,14 @@ public struct Acknowledgements {
     /// usable as a directory name.
     static func validated(_ names: [String]) throws(ConfigurationError) -> [String] {
         guard names.count <= maxGroups, Set(names).count == names.count else {
-            throw ConfigurationError("outbox.acknowledging_groups: must list at most \(maxGroups) different groups")
+            throw ConfigurationError(.acknowledgingGroups, "must list at most \(maxGroups) different groups")
         }
         for name in names {
             guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
-                throw ConfigurationError("outbox.acknowledging_groups: \"\(name)\" is not a group name")
+                throw ConfigurationError(.acknowledgingGroups, "\"\(name)\" is not a group name")
             }
             guard Accounts.group(named: name) != nil else {
-                throw ConfigurationError("outbox.acknowledging_groups: no group named \"\(name)\" (create it, e.g. groupadd \(name))")
+                throw ConfigurationError(.acknowledgingGroups, "no group named \"\(name)\" (create it, e.g. groupadd \(name))")
             }
         }
         return names
@@ -70,7 +70,7 @@ public struct Acknowledgements {
             }
         } catch where error.errno == .notPermitted {
             throw ConfigurationError("root: cannot give \(directoryName)/\(error.name ?? "") its group: \(error); airlock must belong to each "
-                                     + "of outbox.acknowledging_groups (usermod -aG GROUP airlock), or root makes the directory: "
+                                     + "of \(SettingDefinition.acknowledgingGroups.name) (usermod -aG GROUP airlock), or root makes the directory: "
                                      + "install -d -o airlock -g GROUP -m 1730 ROOT/\(directoryName)/GROUP")
         } catch {
             throw ConfigurationError("root: cannot lay out the hand-back (\(directoryName)/, outbox/): \(error)")

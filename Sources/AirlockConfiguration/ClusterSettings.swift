@@ -54,18 +54,14 @@ public struct ClusterSettings: Sendable, Equatable {
     }
 
     mutating func read(_ reader: inout ObjectReader) throws(ConfigurationError) {
-        shared = try reader.bool("shared") ?? shared
-        settledWrites = try reader.bool("settled_writes") ?? settledWrites
-        if let name = try reader.string("instance") {
+        shared = try reader.bool(.clusterShared) ?? shared
+        settledWrites = try reader.bool(.clusterSettledWrites) ?? settledWrites
+        if let name = try reader.string(.clusterInstance) {
             if !name.isEmpty, let problem = ClusterSettings.problem(with: name) {
-                throw ConfigurationError("cluster.instance: \(JSONObjectWriter.quote(name)) \(problem)")
+                throw ConfigurationError(.clusterInstance, "\(JSONObjectWriter.quote(name)) \(problem)")
             }
             instance = name
         }
-    }
-
-    var rendered: [String] {
-        ["\"shared\": \(shared)", "\"instance\": \(JSONObjectWriter.quote(instance))", "\"settled_writes\": \(settledWrites)"]
     }
 
     /// The instance a daemon runs as: `--instance`, else `cluster.instance`, else the
@@ -79,7 +75,7 @@ public struct ClusterSettings: Sendable, Equatable {
         guard shared else { return nil }
         let host = CurrentProcess.hostName() ?? ""
         if let problem = ClusterSettings.problem(with: host) {
-            throw ConfigurationError("cluster.shared: the host name \(JSONObjectWriter.quote(host)) \(problem); set cluster.instance or give --instance")
+            throw ConfigurationError(.clusterShared, "the host name \(JSONObjectWriter.quote(host)) \(problem); set \(SettingDefinition.clusterInstance.name) or give --instance")
         }
         return host
     }

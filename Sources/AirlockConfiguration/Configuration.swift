@@ -136,7 +136,7 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// The sections of airlock.json, in the order the file lists them.
-    static let sections = ["policy", "decoder", "keyed", "content", "scan", "zip", "tar", "watch", "journal", "outbox", "receipts", "metrics", "commit", "cluster"]
+    public static let sections = ["policy", "decoder", "keyed", "content", "scan", "zip", "tar", "watch", "journal", "outbox", "receipts", "metrics", "commit", "cluster"]
 
     /// Decodes and validates the bytes of an airlock.json: every numeric setting
     /// against its range in `numericSettings`, the others by their own rules.
@@ -149,9 +149,9 @@ public struct Configuration: Sendable, Equatable {
             throw ConfigurationError("not valid JSON: \((error as NSError).localizedDescription)")
         }
         var reader = try ObjectReader(value, path: "")
-        root = try reader.string("root")
-        if let root { try Configuration.checkPathText(root, name: "root") }
-        formats = try FormatList(try reader.stringArray("formats"))
+        root = try reader.string(.root)
+        if let root { try Configuration.checkPathText(root, .root) }
+        formats = try FormatList(try reader.stringArray(.formats))
         for name in Configuration.sections {
             guard var section = try reader.object(name) else { continue }
             for setting in Configuration.numericSettings where setting.section == name {
@@ -176,22 +176,22 @@ public struct Configuration: Sendable, Equatable {
     private mutating func readOtherKeys(of section: String, _ reader: inout ObjectReader) throws(ConfigurationError) {
         switch section {
         case "policy":
-            guard let mode = try reader.choice("policy.file_mode") else { return }
+            guard let mode = try reader.choice(.policyFileMode) else { return }
             policy.privateModes = mode == "0600"
         case "decoder":
-            guard let mode = try reader.choice("decoder.confinement") else { return }
+            guard let mode = try reader.choice(.decoderConfinement) else { return }
             decoderConfinementRequired = mode == "required"
         case "outbox":
             try readOutboxKeys(&reader)
         case "keyed":
-            if let names = try reader.stringArray("class_names") {
+            if let names = try reader.stringArray(.keyedClassNames) {
                 guard !names.isEmpty, names.count <= Configuration.maxClassNames,
                       !names.contains(where: { $0.isEmpty || $0.contains("\0") || $0.utf8.count > Configuration.maxClassNameBytes }) else {
-                    throw ConfigurationError("keyed.class_names: must list 1 to \(Configuration.maxClassNames) non-empty class names of at most \(Configuration.maxClassNameBytes) bytes")
+                    throw ConfigurationError(.keyedClassNames, "must list 1 to \(Configuration.maxClassNames) non-empty class names of at most \(Configuration.maxClassNameBytes) bytes")
                 }
                 keyed.classNames = names
             }
-            keyed.keepOriginal = try reader.bool("keep_original") ?? keyed.keepOriginal
+            keyed.keepOriginal = try reader.bool(.keyedKeepOriginal) ?? keyed.keepOriginal
         case "content":
             try readContentKeys(&reader)
         case "scan":
@@ -199,24 +199,24 @@ public struct Configuration: Sendable, Equatable {
         case "zip", "tar":
             try legacyNames.read(section, &reader)
         case "metrics":
-            guard let path = try reader.string("path") else { return }
-            try Configuration.checkPathText(path, name: "metrics.path")
+            guard let path = try reader.string(.metricsPath) else { return }
+            try Configuration.checkPathText(path, .metricsPath)
             if !path.hasPrefix("/") && path.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) {
-                throw ConfigurationError("metrics.path: a relative path may not hold '.' or '..' components")
+                throw ConfigurationError(.metricsPath, "a relative path may not hold '.' or '..' components")
             }
             metricsPath = path
         case "receipts":
-            receipts.enabled = try reader.bool("enabled") ?? receipts.enabled
+            receipts.enabled = try reader.bool(.receiptsEnabled) ?? receipts.enabled
         case "watch":
-            if let patterns = try reader.stringArray("ignore") { watch.ignore = try TemporaryNames.validated(patterns, "watch.ignore") }
-            if let patterns = try reader.stringArray("ignore_also") {
-                watch.ignoreAlso = try TemporaryNames.validated(patterns, "watch.ignore_also")
+            if let patterns = try reader.stringArray(.watchIgnore) { watch.ignore = try TemporaryNames.validated(patterns, .watchIgnore) }
+            if let patterns = try reader.stringArray(.watchIgnoreAlso) {
+                watch.ignoreAlso = try TemporaryNames.validated(patterns, .watchIgnoreAlso)
             }
-            if let rule = try reader.choice("watch.completion") { watch.completion = Completion(rawValue: rule)! }
+            if let rule = try reader.choice(.watchCompletion) { watch.completion = Completion(rawValue: rule)! }
         case "cluster":
             try cluster.read(&reader)
         case "commit":
-            guard let method = try reader.choice("commit.sync") else { return }
+            guard let method = try reader.choice(.commitSync) else { return }
             // The choices are SyncMethod's own raw values.
             sync = SyncMethod(rawValue: method)!
         default:
@@ -225,9 +225,9 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// A path setting's text: no NUL, at most PATH_MAX less one bytes.
-    private static func checkPathText(_ path: String, name: String) throws(ConfigurationError) {
+    private static func checkPathText(_ path: String, _ setting: SettingDefinition) throws(ConfigurationError) {
         guard !path.contains("\0"), path.utf8.count <= maxPathSettingBytes else {
-            throw ConfigurationError("\(name): must be a path of at most \(maxPathSettingBytes) bytes without NUL")
+            throw ConfigurationError(setting, "must be a path of at most \(maxPathSettingBytes) bytes without NUL")
         }
     }
 
@@ -241,28 +241,21 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// Every key with its value, as `airlock init` writes it; each numeric key is
-    /// preceded by a `"// key"` comment giving its range.
+    /// preceded by a `"// key"` comment giving its range. The keys and their
+    /// order come from `numericSettings` and `otherSettings`.
     public func rendered() -> String {
         var lines = ["{"]
-        if let root { lines.append("  \"root\": \(JSONObjectWriter.quote(root)),") }
-        lines.append("  \(formats.rendered),")
+        lines += Configuration.otherSettings.filter { $0.path.section == nil }.compactMap { setting in
+            setting.value(in: self).map { "  \(JSONObjectWriter.quote(setting.name)): \($0)," }
+        }
         for (index, section) in Configuration.sections.enumerated() {
-            var entries: [String] = []
-            for setting in Configuration.numericSettings where setting.section == section {
-                entries.append("\(JSONObjectWriter.quote("// " + setting.key)): \(JSONObjectWriter.quote(setting.bounds))")
-                entries.append("\"\(setting.key)\": \(setting.value(in: self).map(String.init) ?? "\"auto\"")")
-            }
-            entries += otherRenderedKeys(of: section)
+            let entries = renderedKeys(of: section)
             lines.append("  \"\(section)\": {")
             lines += entries.enumerated().map { "    " + $1 + ($0 == entries.count - 1 ? "" : ",") }
             lines.append("  }" + (index == Configuration.sections.count - 1 && publish == nil ? "" : ","))
         }
-        if let publish {
-            var entries = publish.renderedKeys
-            for setting in Configuration.numericSettings where setting.section == "publish.nats" {
-                entries.append("\(JSONObjectWriter.quote("// " + setting.key)): \(JSONObjectWriter.quote(setting.bounds))")
-                entries.append("\"\(setting.key)\": \(setting.value(in: self).map(String.init) ?? "null")")
-            }
+        if publish != nil {
+            let entries = renderedKeys(of: "publish.nats")
             lines += ["  \"publish\": {", "    \"nats\": {"]
             lines += entries.enumerated().map { "      " + $1 + ($0 == entries.count - 1 ? "" : ",") }
             lines += ["    }", "  }"]
@@ -271,32 +264,19 @@ public struct Configuration: Sendable, Equatable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    private func otherRenderedKeys(of section: String) -> [String] {
-        switch section {
-        case "policy": return ["\"file_mode\": \"\(policy.privateModes ? "0600" : "0644")\""]
-        case "keyed":
-            return ["\"class_names\": [\(keyed.classNames.map(JSONObjectWriter.quote).joined(separator: ", "))]",
-                    "\"keep_original\": \(keyed.keepOriginal)"]
-        case "content": return renderedContentKeys
-        case "scan": return renderedScanKeys
-        case "zip", "tar": return legacyNames.rendered(section)
-        case "decoder": return ["\"confinement\": \"\(decoderConfinementRequired ? "required" : "best-effort")\""]
-        case "outbox":
-            return ["\"file_mode\": \(JSONObjectWriter.quote(outboxFileMode.map { "0" + String($0, radix: 8) } ?? "policy"))",
-                    "\"directory_mode\": \(JSONObjectWriter.quote(outboxDirectoryMode.map { "0" + String($0, radix: 8) } ?? "policy"))",
-                    "\"group\": \(JSONObjectWriter.quote(outboxGroup))",
-                    "\"acknowledging_groups\": [\(acknowledgingGroups.map(JSONObjectWriter.quote).joined(separator: ", "))]",
-                    "\"remove_when\": \"\(removeWhenAllAcknowledge ? "all" : "any")\""]
-        case "metrics": return ["\"path\": \(JSONObjectWriter.quote(metricsPath))"]
-        case "receipts": return ["\"enabled\": \(receipts.enabled)"]
-        case "watch":
-            return ["\"ignore\": [\(watch.ignore.map(JSONObjectWriter.quote).joined(separator: ", "))]",
-                    "\"ignore_also\": [\(watch.ignoreAlso.map(JSONObjectWriter.quote).joined(separator: ", "))]",
-                    "\"completion\": \"\(watch.completion.rawValue)\""]
-        case "commit": return ["\"sync\": \"\(sync.rawValue)\""]
-        case "cluster": return cluster.rendered
-        default: return []
+    /// The lines of one section: its numeric keys, each after its range as a
+    /// comment, then the others, in the tables' order.
+    private func renderedKeys(of section: String) -> [String] {
+        var numbers: [String] = [], others: [String] = []
+        for setting in Configuration.numericSettings where setting.section == section {
+            numbers.append("\(JSONObjectWriter.quote("// " + setting.key)): \(JSONObjectWriter.quote(setting.bounds))")
+            numbers.append("\(JSONObjectWriter.quote(setting.key)): \(setting.value(in: self).map(String.init) ?? "\"auto\"")")
         }
+        for setting in Configuration.otherSettings where setting.path.section == section {
+            if let value = setting.value(in: self) { others.append("\(JSONObjectWriter.quote(setting.path.key)): \(value)") }
+        }
+        // publish.nats has always listed its one number last.
+        return section == "publish.nats" ? others + numbers : numbers + others
     }
 }
 

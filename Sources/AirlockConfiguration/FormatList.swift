@@ -24,10 +24,10 @@ public struct FormatList: Sendable, Equatable {
         guard let names else { return }
         let quoted = FormatList.names.map { "\"\($0)\"" }.joined(separator: ", ")
         guard !names.isEmpty, Set(names).count == names.count else {
-            throw ConfigurationError("formats: must list one or more of \(quoted), each once")
+            throw ConfigurationError(.formats, "must list one or more of \(quoted), each once")
         }
         if let unknown = names.first(where: { !FormatList.names.contains($0) }) {
-            throw ConfigurationError("formats: \(JSONObjectWriter.quote(unknown)) is not a format airlock reads (one of \(quoted))")
+            throw ConfigurationError(.formats, "\(JSONObjectWriter.quote(unknown)) is not a format airlock reads (one of \(quoted))")
         }
         enabled = FormatList.names.filter(names.contains)
     }
@@ -53,8 +53,6 @@ public struct FormatList: Sendable, Equatable {
         rejection.format = format.name
         return rejection
     }
-
-    var rendered: String { "\"formats\": [\(enabled.map { "\"\($0)\"" }.joined(separator: ", "))]" }
 }
 
 extension DropFormat {

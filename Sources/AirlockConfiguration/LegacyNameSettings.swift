@@ -15,8 +15,8 @@ public struct LegacyNameSettings: Sendable, Equatable {
 
     /// Reads `legacy_encoding` from the section named `section`, if it is there.
     mutating func read(_ section: String, _ reader: inout ObjectReader) throws(ConfigurationError) {
-        guard let name = try reader.string("legacy_encoding") else { return }
-        let key = "\(section).legacy_encoding"
+        let setting: SettingDefinition = section == "zip" ? .zipLegacyEncoding : .tarLegacyEncoding
+        guard let name = try reader.string(setting) else { return }
         if section == "tar" && name.isEmpty {
             tarEncoding = ""
             return
@@ -24,13 +24,9 @@ public struct LegacyNameSettings: Sendable, Equatable {
         do {
             _ = try TextConverter(from: name)
         } catch {
-            throw ConfigurationError("\(key): \(JSONObjectWriter.quote(name)) is not an encoding glibc's iconv can read"
+            throw ConfigurationError(setting, "\(JSONObjectWriter.quote(name)) is not an encoding glibc's iconv can read"
                 + " (for example \"CP437\", \"CP850\", \"CP866\", \"CP932\", \"LATIN1\"; `iconv --list` lists them)")
         }
         if section == "zip" { zipEncoding = name } else { tarEncoding = name }
-    }
-
-    func rendered(_ section: String) -> [String] {
-        ["\"legacy_encoding\": \(JSONObjectWriter.quote(section == "zip" ? zipEncoding : tarEncoding))"]
     }
 }

@@ -18,12 +18,12 @@ public struct OutboxModes: Sendable, Equatable {
     /// Parses `outbox.file_mode` / `outbox.directory_mode`: octal text, owner
     /// rights kept (airlock must be able to remove what it wrote), nothing a
     /// consumer could write through, no special or execute bits on files.
-    static func mode(_ text: String, key: String, directory: Bool) throws(ConfigurationError) -> FileMode {
+    static func mode(_ text: String, _ setting: SettingDefinition, directory: Bool) throws(ConfigurationError) -> FileMode {
         let allowed: FileMode = directory ? 0o755 : 0o644
         let required: FileMode = directory ? 0o700 : 0o600
         guard text.count == 4, text.hasPrefix("0"), let value = FileMode(text, radix: 8),
               value & ~allowed == 0, value & required == required else {
-            throw ConfigurationError("\(key): must be an octal mode of the form \"0\(directory ? "750" : "640")\" within \"0\(String(allowed, radix: 8))\" "
+            throw ConfigurationError(setting, "must be an octal mode of the form \"0\(directory ? "750" : "640")\" within \"0\(String(allowed, radix: 8))\" "
                 + "keeping the owner's \"0\(String(required, radix: 8))\", got \"\(text)\"")
         }
         return value
@@ -32,7 +32,7 @@ public struct OutboxModes: Sendable, Equatable {
     /// The id of the group `name`, for `outbox.group`.
     static func groupID(_ name: String) throws(ConfigurationError) -> GroupID {
         guard let found = Accounts.group(named: name) else {
-            throw ConfigurationError("outbox.group: no group named \"\(name)\" (create it, e.g. groupadd \(name))")
+            throw ConfigurationError(.outboxGroup, "no group named \"\(name)\" (create it, e.g. groupadd \(name))")
         }
         return found
     }
@@ -95,19 +95,19 @@ public struct OutboxModes: Sendable, Equatable {
 extension Configuration {
     /// The outbox section: modes and group of what lands, and the hand-back.
     mutating func readOutboxKeys(_ reader: inout ObjectReader) throws(ConfigurationError) {
-        if let mode = try reader.string("file_mode"), mode != "policy" {
-            outboxFileMode = try OutboxModes.mode(mode, key: "outbox.file_mode", directory: false)
+        if let mode = try reader.string(.outboxFileMode), mode != "policy" {
+            outboxFileMode = try OutboxModes.mode(mode, .outboxFileMode, directory: false)
         }
-        if let mode = try reader.string("directory_mode"), mode != "policy" {
-            outboxDirectoryMode = try OutboxModes.mode(mode, key: "outbox.directory_mode", directory: true)
+        if let mode = try reader.string(.outboxDirectoryMode), mode != "policy" {
+            outboxDirectoryMode = try OutboxModes.mode(mode, .outboxDirectoryMode, directory: true)
         }
-        if let group = try reader.string("group"), !group.isEmpty {
+        if let group = try reader.string(.outboxGroup), !group.isEmpty {
             outboxGroup = group
             outboxGroupID = try OutboxModes.groupID(group)
         }
-        if let groups = try reader.stringArray("acknowledging_groups") {
+        if let groups = try reader.stringArray(.acknowledgingGroups) {
             acknowledgingGroups = try Acknowledgements.validated(groups)
         }
-        if let rule = try reader.choice("outbox.remove_when") { removeWhenAllAcknowledge = rule == "all" }
+        if let rule = try reader.choice(.removeWhen) { removeWhenAllAcknowledge = rule == "all" }
     }
 }

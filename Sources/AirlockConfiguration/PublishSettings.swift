@@ -50,64 +50,52 @@ public struct PublishSettings: Sendable, Equatable {
     /// republished record is recognised inside the duplicate window.
     public static func messageID(id: String, event: String) -> String { id + ":" + event }
 
-    static let sectionKeys = ["servers", "stream", "subject_prefix", "instance", "create_stream", "duplicate_window_seconds",
-                              "tls_ca_file", "tls_cert_file", "tls_key_file", "creds_file", "user_password_file"]
-
     /// Reads the `nats` object of the `publish` section.
     init(_ reader: inout ObjectReader) throws(ConfigurationError) {
-        guard let servers = try reader.stringArray("servers"), !servers.isEmpty, servers.count <= 32 else {
-            throw ConfigurationError("publish.nats.servers: must list 1 to 32 server URLs")
+        guard let servers = try reader.stringArray(.natsServers), !servers.isEmpty, servers.count <= 32 else {
+            throw ConfigurationError(.natsServers, "must list 1 to 32 server URLs")
         }
         for server in servers where !PublishSettings.isServerURL(server) {
-            throw ConfigurationError("publish.nats.servers: \(JSONObjectWriter.quote(server)) is not a nats://, tls:// URL with a host and a port")
+            throw ConfigurationError(.natsServers, "\(JSONObjectWriter.quote(server)) is not a nats://, tls:// URL with a host and a port")
         }
         self.servers = servers
-        guard let stream = try reader.string("stream"), PublishSettings.isStreamName(stream) else {
-            throw ConfigurationError("publish.nats.stream: must be a stream name of 1 to 255 bytes without whitespace, '.', '*', '>', '/' or '\\'")
+        guard let stream = try reader.string(.natsStream), PublishSettings.isStreamName(stream) else {
+            throw ConfigurationError(.natsStream, "must be a stream name of 1 to 255 bytes without whitespace, '.', '*', '>', '/' or '\\'")
         }
         self.stream = stream
-        if let prefix = try reader.string("subject_prefix") {
+        if let prefix = try reader.string(.natsSubjectPrefix) {
             guard PublishSettings.isSubjectPrefix(prefix) else {
-                throw ConfigurationError("publish.nats.subject_prefix: must be dot-separated tokens of letters, digits, '-' and '_', at most 128 bytes")
+                throw ConfigurationError(.natsSubjectPrefix, "must be dot-separated tokens of letters, digits, '-' and '_', at most 128 bytes")
             }
             subjectPrefix = prefix
         }
-        if let instance = try reader.string("instance") {
+        if let instance = try reader.string(.natsInstance) {
             guard !instance.contains("\0"), instance.utf8.count <= 255 else {
-                throw ConfigurationError("publish.nats.instance: must be at most 255 bytes without NUL")
+                throw ConfigurationError(.natsInstance, "must be at most 255 bytes without NUL")
             }
             self.instance = instance
         }
-        createStream = try reader.bool("create_stream") ?? false
-        for (key, path) in [("tls_ca_file", \PublishSettings.tlsCAFile), ("tls_cert_file", \.tlsCertFile), ("tls_key_file", \.tlsKeyFile),
-                            ("creds_file", \.credsFile), ("user_password_file", \.userPasswordFile)] {
-            guard let file = try reader.string(key) else { continue }
+        createStream = try reader.bool(.natsCreateStream) ?? false
+        let files: [(SettingDefinition, WritableKeyPath<PublishSettings, String>)] = [
+            (.natsTLSCAFile, \.tlsCAFile), (.natsTLSCertFile, \.tlsCertFile), (.natsTLSKeyFile, \.tlsKeyFile),
+            (.natsCredsFile, \.credsFile), (.natsUserPasswordFile, \.userPasswordFile),
+        ]
+        for (setting, path) in files {
+            guard let file = try reader.string(setting) else { continue }
             guard file.isEmpty || (file.hasPrefix("/") && !file.contains("\0") && file.utf8.count <= Configuration.maxPathSettingBytes) else {
-                throw ConfigurationError("publish.nats.\(key): must be \"\" or an absolute path")
+                throw ConfigurationError(setting, "must be \"\" or an absolute path")
             }
             self[keyPath: path] = file
         }
         guard tlsCertFile.isEmpty == tlsKeyFile.isEmpty else {
-            throw ConfigurationError("publish.nats.tls_cert_file and tls_key_file: give both or neither")
+            throw ConfigurationError("\(SettingDefinition.natsTLSCertFile.name) and \(SettingDefinition.natsTLSKeyFile.path.key): give both or neither")
         }
         guard credsFile.isEmpty || userPasswordFile.isEmpty else {
-            throw ConfigurationError("publish.nats.creds_file and user_password_file: give one or neither")
+            throw ConfigurationError("\(SettingDefinition.natsCredsFile.name) and \(SettingDefinition.natsUserPasswordFile.path.key): give one or neither")
         }
     }
 
     /// The keys as `airlock init` would write them (only when publishing is configured).
-    var renderedKeys: [String] {
-        ["\"servers\": [\(servers.map(JSONObjectWriter.quote).joined(separator: ", "))]",
-         "\"stream\": \(JSONObjectWriter.quote(stream))",
-         "\"subject_prefix\": \(JSONObjectWriter.quote(subjectPrefix))",
-         "\"instance\": \(JSONObjectWriter.quote(instance))",
-         "\"create_stream\": \(createStream)",
-         "\"tls_ca_file\": \(JSONObjectWriter.quote(tlsCAFile))",
-         "\"tls_cert_file\": \(JSONObjectWriter.quote(tlsCertFile))",
-         "\"tls_key_file\": \(JSONObjectWriter.quote(tlsKeyFile))",
-         "\"creds_file\": \(JSONObjectWriter.quote(credsFile))",
-         "\"user_password_file\": \(JSONObjectWriter.quote(userPasswordFile))"]
-    }
 
     static func isServerURL(_ text: String) -> Bool {
         guard let url = URLComponents(string: text), ["nats", "tls"].contains(url.scheme ?? ""),

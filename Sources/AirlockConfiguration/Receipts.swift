@@ -87,7 +87,7 @@ public final class Receipts: Sendable {
         queue.async { [self] in
             do {
                 let removed = try expire(olderThan: now - settings.maxAgeSeconds)
-                if removed > 0 { log.info("removed \(removed) receipt\(removed == 1 ? "" : "s") older than receipts.max_age_seconds") }
+                if removed > 0 { log.info("removed \(removed) receipt\(removed == 1 ? "" : "s") older than \(NumericSetting.receiptsMaxAgeSeconds.name)") }
             } catch {
                 log.warning("cannot remove expired receipts: \(error)")
             }

@@ -17,10 +17,10 @@ public enum TemporaryNames {
     /// `patterns` as `watch.ignore` accepts them: at most `maxPatterns`, each
     /// non-empty, without `/` or NUL, at most `maxPatternBytes` bytes. An empty
     /// list is allowed: then every name is a drop.
-    static func validated(_ patterns: [String], _ key: String) throws(ConfigurationError) -> [String] {
+    static func validated(_ patterns: [String], _ setting: SettingDefinition) throws(ConfigurationError) -> [String] {
         guard patterns.count <= maxPatterns,
               !patterns.contains(where: { $0.isEmpty || $0.contains("/") || $0.contains("\0") || $0.utf8.count > maxPatternBytes }) else {
-            throw ConfigurationError("\(key): must list at most \(maxPatterns) shell patterns of 1 to \(maxPatternBytes) bytes without '/' or NUL")
+            throw ConfigurationError(setting, "must list at most \(maxPatterns) shell patterns of 1 to \(maxPatternBytes) bytes without '/' or NUL")
         }
         return patterns
     }
@@ -35,9 +35,9 @@ public enum TemporaryNames {
     public static func droppedDefaultsWarning(_ patterns: [String]) -> String? {
         let dropped = droppedDefaults(patterns)
         guard !dropped.isEmpty else { return nil }
-        return "watch.ignore replaces the default patterns, and leaves out \(dropped.joined(separator: " ")): "
+        return "\(SettingDefinition.watchIgnore.name) replaces the default patterns, and leaves out \(dropped.joined(separator: " ")): "
             + "uploads in progress under such names (rsync's .name.XXXXXX, mod_dav's and WinSCP's temporary files) "
-            + "would be claimed half-written; list them again, or put only the added patterns in watch.ignore_also"
+            + "would be claimed half-written; list them again, or put only the added patterns in \(SettingDefinition.watchIgnoreAlso.name)"
     }
 }
 

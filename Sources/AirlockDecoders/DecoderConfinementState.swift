@@ -1,3 +1,4 @@
+import AirlockConfiguration
 import AirlockEvents
 import AirlockPolicy
 import AirlockSystem
@@ -66,7 +67,7 @@ public struct DecoderConfinementState: Sendable, Equatable {
         }
         guard previous != seen else { return }
         if seen.withholdsDecoding {
-            log.error("no decoder runs, drops wait deferred: \(seen.summary); 'airlock doctor' explains, decoder.confinement \"best-effort\" opts out")
+            log.error("no decoder runs, drops wait deferred: \(seen.summary); 'airlock doctor' explains, \(SettingDefinition.decoderConfinement.name) \"best-effort\" opts out")
         } else if !seen.isComplete {
             log.warning("decoders run with partial confinement: \(seen.summary)")
         } else if previous != nil {

@@ -1,4 +1,5 @@
 import AirlockChild
+import AirlockConfiguration
 import AirlockEvents
 import AirlockPolicy
 import AirlockSystem
@@ -48,7 +49,7 @@ package enum DecoderVerdict: Equatable {
         case .unconfined(let detail):
             // Not the drop's fault: it waits until the decoders can be confined again.
             return .deferred("no decoder runs unconfined: \(detail); "
-                + "'airlock doctor' says what is missing (decoder.confinement \"best-effort\" opts out)")
+                + "'airlock doctor' says what is missing (\(SettingDefinition.decoderConfinement.name) \"best-effort\" opts out)")
         case .failed(let failed):
             return interpret(failed)
         case .unavailable(let detail):

@@ -17,7 +17,7 @@ public struct ContentHealth: Sendable {
         var healthy = true
         let types: String
         let denied = configuration.content.policy.denyClasses.sorted().map(\.rawValue)
-        let classes = "always given; " + (denied.isEmpty ? "content.deny_classes denies none" : "content.deny_classes denies " + denied.joined(separator: ", "))
+        let classes = "always given; " + (denied.isEmpty ? "\(SettingDefinition.denyClasses.name) denies none" : "\(SettingDefinition.denyClasses.name) denies " + denied.joined(separator: ", "))
         if let reason = configuration.content.libmagicReason {
             do {
                 _ = try ContentTypeDetector(database: configuration.content.magicDatabase)
@@ -27,7 +27,7 @@ public struct ContentHealth: Sendable {
                 types = "DOWN: \(error); drops wait"
             }
         } else {
-            types = "libmagic does not run (no rule names MIME types and content.detect_types is false): no mime_type in manifests"
+            types = "libmagic does not run (no rule names MIME types and \(SettingDefinition.detectTypes.name) is false): no mime_type in manifests"
         }
         let scanning: String
         if let client = configuration.scan.client {
@@ -39,7 +39,7 @@ public struct ContentHealth: Sendable {
                 scanning = "DOWN: \(error); drops wait until clamd answers"
             }
         } else {
-            scanning = "off (no scan.clamd_socket)"
+            scanning = "off (no \(SettingDefinition.clamdSocket.name))"
         }
         return ContentHealth(classes: classes, types: types, scanning: scanning, healthy: healthy)
     }

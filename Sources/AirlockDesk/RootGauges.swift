@@ -96,7 +96,7 @@ extension Metrics {
             gauge("airlock_oldest_claim_age_seconds", "Age of the oldest claim (0 with none).", root.oldestClaimSeconds)
             gauge("airlock_oldest_inbox_file_age_seconds", "Age of the oldest inbox entry, by its modification time (0 with none).",
                   root.oldestInboxSeconds)
-            gauge("airlock_inbox_temporary_files", "Inbox entries under temporary names (watch.ignore): uploads in progress or abandoned.",
+            gauge("airlock_inbox_temporary_files", "Inbox entries under temporary names (\(SettingDefinition.watchIgnore.name)): uploads in progress or abandoned.",
                   root.abandoned.count)
             gauge("airlock_oldest_inbox_temporary_file_age_seconds",
                   "Age of the oldest inbox entry under a temporary name, by its modification time (0 with none).", root.abandoned.oldestSeconds)
@@ -125,7 +125,7 @@ extension Metrics {
         gauge("airlock_decoder_start_failing", "1 while decoder children cannot be started (drops wait, deferred), 0 otherwise.",
               DecoderStartHealth.failing ? 1 : 0)
         family("airlock_abandoned_uploads_removed_total", "counter",
-               "Temporary inbox files removed as abandoned (watch.abandoned_remove_seconds) since the daemon started.")
+               "Temporary inbox files removed as abandoned (\(NumericSetting.watchAbandonedRemoveSeconds.name)) since the daemon started.")
         lines.append("airlock_abandoned_uploads_removed_total \(AbandonedUploads.removedTotal)")
         family("airlock_build_info", "gauge", "Always 1; the labels say which airlock wrote the metrics.")
         lines.append("airlock_build_info{version=\"\(Metrics.escape(AirlockVersion.current))\"} 1")

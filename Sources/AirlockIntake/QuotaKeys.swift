@@ -1,3 +1,4 @@
+import AirlockConfiguration
 import AirlockEvents
 import AirlockPolicy
 
@@ -8,16 +9,18 @@ enum QuotaKeys {
     /// reason that is not a quota.
     static func keys(for rejection: Rejection) -> String? {
         let keyed = rejection.format == "keyed" || rejection.detail.contains("keyed") || rejection.detail.contains("memos")
+        let setting: NumericSetting
         switch rejection.reason {
-        case .dropTooLarge: return keyed ? "keyed.max_bytes" : "policy.max_drop_bytes"
-        case .fileTooLarge: return "policy.max_file_bytes"
-        case .totalTooLarge: return "policy.max_total_bytes"
-        case .tooManyEntries: return keyed ? "keyed.max_items" : "policy.max_entries"
-        case .ratioTooHigh: return "policy.max_ratio (for entries over policy.ratio_min_bytes)"
-        case .tooDeep: return "policy.max_depth"
-        case .nameTooLong: return rejection.detail.contains("component") ? "policy.max_component_bytes" : "policy.max_path_bytes"
+        case .dropTooLarge: setting = keyed ? .keyedMaxBytes : .maxDropBytes
+        case .fileTooLarge: setting = .maxFileBytes
+        case .totalTooLarge: setting = .maxTotalBytes
+        case .tooManyEntries: setting = keyed ? .keyedMaxItems : .maxEntries
+        case .ratioTooHigh: return "\(NumericSetting.maxRatio.name) (for entries over \(NumericSetting.ratioMinBytes.name))"
+        case .tooDeep: setting = .maxDepth
+        case .nameTooLong: setting = rejection.detail.contains("component") ? .maxComponentBytes : .maxPathBytes
         default: return nil
         }
+        return setting.name
     }
 
     /// `verdict` with the key named at the end of a quota rejection's detail.

@@ -205,7 +205,7 @@ public struct EventFeed {
             return "cursor \(shown) matches no journal file of this root: it was mistyped or comes from another root "
                 + "(cursors are INODE:GENERATION:OFFSET, copied from an event's \"cursor\"); start again without --after"
         }
-        return "cursor \(shown) names a journal file that has been rotated away (journal.keep); start again without --after"
+        return "cursor \(shown) names a journal file that has been rotated away (\(NumericSetting.journalKeep.name)); start again without --after"
     }
 
     /// Whether `offset` is the start of the file or just past a newline in it.

@@ -116,11 +116,11 @@ final class NatsLink {
             let window = info?.pointee.Config?.pointee.Duplicates ?? 0
             guard window < settings.duplicateWindowSeconds * 1_000_000_000 else { return nil }
             return "stream \(settings.stream) keeps message ids for \(window / 1_000_000_000) s, less than "
-                + "publish.nats.duplicate_window_seconds (\(settings.duplicateWindowSeconds) s)"
+                + "\(NumericSetting.natsDuplicateWindowSeconds.name) (\(settings.duplicateWindowSeconds) s)"
         }
         guard status == NATS_NOT_FOUND || code == JSStreamNotFoundErr else { throw NatsLink.failure(status, "looking up stream \(settings.stream)", code) }
         guard settings.createStream else {
-            throw NatsFailure(description: "stream \(settings.stream) does not exist (create it, or set publish.nats.create_stream)")
+            throw NatsFailure(description: "stream \(settings.stream) does not exist (create it, or set \(SettingDefinition.natsCreateStream.name))")
         }
         var config = jsStreamConfig()
         jsStreamConfig_Init(&config)

@@ -31,12 +31,11 @@ public struct RejectionReport: Codable, Sendable, Equatable {
             file_mode = policy.privateModes ? "0600" : "0644"
         }
 
-        /// `key=value` pairs in key order, for `quarantine show`.
+        /// `key=value` pairs in key order, for `quarantine show`. The keys are the
+        /// report's own (its stored properties), not spelled again here.
         public var text: String {
-            [("file_mode", file_mode), ("max_component_bytes", "\(max_component_bytes)"), ("max_depth", "\(max_depth)"),
-             ("max_drop_bytes", "\(max_drop_bytes)"), ("max_entries", "\(max_entries)"), ("max_file_bytes", "\(max_file_bytes)"),
-             ("max_path_bytes", "\(max_path_bytes)"), ("max_ratio", "\(max_ratio)"), ("max_total_bytes", "\(max_total_bytes)"),
-             ("ratio_min_bytes", "\(ratio_min_bytes)")].map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+            Mirror(reflecting: self).children.compactMap { child in child.label.map { ($0, "\(child.value)") } }
+                .sorted { $0.0 < $1.0 }.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
         }
     }
 

@@ -21,7 +21,7 @@ extension Configuration {
         if !metricsPath.isEmpty {
             let absolute = metricsPath.hasPrefix("/") ? metricsPath : layout.path + "/" + metricsPath
             if let problem = Configuration.conflict(absolute, layout: layout, keptFilesToo: true) {
-                throw ConfigurationError("metrics.path: \(JSONObjectWriter.quote(metricsPath)) \(problem); choose another, such as metrics/airlock.prom (the default)")
+                throw ConfigurationError(.metricsPath, "\(JSONObjectWriter.quote(metricsPath)) \(problem); choose another, such as metrics/airlock.prom (the default)")
             }
         }
         if let configurationFile {

@@ -64,7 +64,7 @@ public struct ProducerFileAccess: Sendable {
         case .lease: return "lease: a drop is complete once no process holds it open for writing (needs CAP_LEASE)"
         case .renamed:
             return "renamed: only a rename into the inbox completes a drop (no leases); names found by listing are taken "
-                + "once their size and times stand still for watch.settle_milliseconds"
+                + "once their size and times stand still for \(NumericSetting.watchSettleMilliseconds.name)"
         }
     }
 }

@@ -1,3 +1,4 @@
+import AirlockConfiguration
 import AirlockDesk
 import AirlockSystem
 
@@ -10,7 +11,7 @@ extension Daemon {
         guard seconds > 0 else { return }
         withInbox(now: now) { directory in
             for gone in AbandonedUploads.removeStale(directory, configuration, olderThan: seconds) {
-                log.info("removed the abandoned upload \(gone.name) (\(gone.bytes) bytes, last written \(gone.age) s ago; watch.abandoned_remove_seconds is \(seconds))")
+                log.info("removed the abandoned upload \(gone.name) (\(gone.bytes) bytes, last written \(gone.age) s ago; \(NumericSetting.watchAbandonedRemoveSeconds.name) is \(seconds))")
             }
         }
     }

@@ -79,7 +79,7 @@ struct CompletionCheck {
             // let a half-written upload through: the name waits.
             if leaseRefusals.count > 1024 { leaseRefusals.removeAll() }  // bounded: at worst a name is reported again
             if leaseRefusals.insert(name).inserted {
-                log("cannot take a read lease on \(EscapedName(name)) (\(error.errno)); it waits until one can be taken or watch.max_wait_seconds passes")
+                log("cannot take a read lease on \(EscapedName(name)) (\(error.errno)); it waits until one can be taken or \(NumericSetting.watchMaxWaitSeconds.name) passes")
             }
             return .writerActive
         }

@@ -28,7 +28,7 @@ extension Daemon {
             }
             if fresh.watch.completion != configuration.watch.completion {
                 // The capability check that allows the rule is made at start.
-                log.warning("SIGHUP: watch.completion changes at the next start; keeping \"\(configuration.watch.completion.rawValue)\"")
+                log.warning("SIGHUP: \(SettingDefinition.watchCompletion.name) changes at the next start; keeping \"\(configuration.watch.completion.rawValue)\"")
                 fresh.watch.completion = configuration.watch.completion
             }
             if let warning = TemporaryNames.droppedDefaultsWarning(fresh.watch.ignore) { log.warning(warning) }

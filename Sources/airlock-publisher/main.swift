@@ -38,7 +38,7 @@ guard let settings = configuration.publish else {
     CurrentProcess.exit(78)
 }
 guard !InstanceToken.encode(settings.instanceName).isEmpty else {
-    log.error("publish.nats.instance is empty and the host has no name: set publish.nats.instance")
+    log.error("\(SettingDefinition.natsInstance.name) is empty and the host has no name: set \(SettingDefinition.natsInstance.name)")
     CurrentProcess.exit(78)
 }
 do {

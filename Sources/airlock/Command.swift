@@ -34,6 +34,9 @@ enum Command: Equatable {
     case events(RootChoice, follow: Bool, after: String?)
     case publish(RootChoice)
     case version
+    /// Text generated from the command, settings and reason tables, for whoever
+    /// maintains airlock (`make docs`): not a command users see.
+    case documentation(Documentation.Output)
 
     struct UsageError: Error, CustomStringConvertible {
         let description: String
@@ -42,8 +45,9 @@ enum Command: Equatable {
 
     static func parse(_ arguments: [String]) throws(UsageError) -> Command {
         guard let verb = arguments.first else { throw UsageError("no command given") }
+        if let output = Documentation.Output(arguments) { return .documentation(output) }
         if let topic = try Help.requested(arguments) { return .help(topic) }
-        var options = Options(Array(arguments.dropFirst()))
+        var options = Options(Array(arguments.dropFirst()), known: Help.entry(verb)?.optionNames ?? [])
         switch verb {
         case "init":
             return try parseInit(&options)
@@ -89,7 +93,10 @@ enum Command: Equatable {
             return .publish(choice)
         case "outbox":
             let choice = try options.rootChoice()
-            guard try options.operands(allowingOptions: false) == ["sweep"] else { throw UsageError("outbox takes exactly: sweep") }
+            let actions = Help.entry("outbox")!.actions
+            guard try options.operands(allowingOptions: false) == actions else {
+                throw UsageError("outbox takes exactly: \(actions.joined(separator: " "))")
+            }
             return .outboxSweep(choice)
         default:
             throw UsageError("unknown command '\(verb)'")
@@ -144,7 +151,10 @@ enum Command: Equatable {
         let olderThan = try options.value("--older-than").map { (text) throws(UsageError) in try duration(text, "--older-than") }
         let choice = try options.rootChoice()
         let words = try options.operands(allowingOptions: false)
-        guard let action = words.first else { throw UsageError("quarantine needs list, show, contents, release or purge") }
+        guard let action = words.first else {
+            let actions = Help.entry("quarantine")!.actions
+            throw UsageError("quarantine needs \(actions.dropLast().joined(separator: ", ")) or \(actions.last!)")
+        }
         let rest = Array(words.dropFirst())
         func forbid(_ present: Bool, _ flag: String) throws(UsageError) {
             if present { throw UsageError("quarantine \(action) does not take \(flag)") }
@@ -193,12 +203,19 @@ enum Command: Equatable {
         return seconds
     }
 
-    /// Options may stand anywhere after the command; `--` ends them.
+    /// Options may stand anywhere after the command; `--` ends them. `known` are
+    /// the options the command's help entry lists: asking for another is a
+    /// mistake in airlock, caught by the first test that runs the command.
     private struct Options {
         var items: [String]
-        init(_ items: [String]) { self.items = items }
+        let known: [String]
+        init(_ items: [String], known: [String]) {
+            self.items = items
+            self.known = known
+        }
 
         mutating func flag(_ name: String) -> Bool {
+            precondition(known.contains(name), "\(name) is not in its command's help entry")
             let end = items.firstIndex(of: "--") ?? items.endIndex
             guard let index = items[..<end].firstIndex(of: name) else { return false }
             items.remove(at: index)
@@ -206,6 +223,7 @@ enum Command: Equatable {
         }
 
         mutating func value(_ name: String) throws(UsageError) -> String? {
+            precondition(known.contains(name), "\(name) is not in its command's help entry")
             let end = items.firstIndex(of: "--") ?? items.endIndex
             var found: String?
             var index = items.startIndex

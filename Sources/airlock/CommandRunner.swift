@@ -36,6 +36,8 @@ enum CommandRunner {
         case .version:
             print("airlock \(AirlockVersion.current)")
             return ExitStatus.ok
+        case .documentation(let output):
+            return Documentation.run(output)
         case .initialise(let choice):
             return initialise(choice)
         case .checkPath(let names):
@@ -211,7 +213,7 @@ enum CommandRunner {
         do {
             try configuration.feedAccess.apply(to: layout, keep: configuration.journalKeep)
         } catch {
-            log.warning("cannot set who may read the event feed (outbox.group): \(error)")
+            log.warning("cannot set who may read the event feed (\(SettingDefinition.outboxGroup.name)): \(error)")
         }
     }
 

@@ -57,7 +57,7 @@ extension CommandRunner {
                 limits:        address space \(found.limits["address_space_bytes"]!) bytes, CPU \(found.limits["cpu_seconds"]!) s, \
                 open files \(found.limits["open_files"]!), file size \(found.limits["file_size_bytes"]!) bytes, no core dumps, no new processes
                 confinement:   \(String(format: "%.2f", Double(found.confineMicroseconds) / 1000)) ms per decoder start, \
-                \(state.required ? "required (decoder.confinement)" : "best-effort (decoder.confinement)")
+                \(state.required ? "required (\(SettingDefinition.decoderConfinement.name))" : "best-effort (\(SettingDefinition.decoderConfinement.name))")
                 """)
             if let problems = found.problems { print("problems:      \(problems)") }
             print("classes:       \(content.classes)\ntypes:         \(content.types)\nscanning:      \(content.scanning)")

@@ -19,7 +19,7 @@ extension Operations {
         } catch where error.errno == .permissionDenied || error.errno == .notPermitted {
             let group = configuration.outboxGroup.isEmpty ? "none is set" : "\"\(configuration.outboxGroup)\""
             log.error("permission denied: \(root)/state/journal.jsonl: \(error.errno); the event feed may be read by airlock's user and by "
-                + "the members of outbox.group (\(group)): add this user to that group (usermod -aG GROUP USER, then log in again)")
+                + "the members of \(SettingDefinition.outboxGroup.name) (\(group)): add this user to that group (usermod -aG GROUP USER, then log in again)")
             return ExitStatus.noPermission
         } catch {
             log.error("root \(root): cannot open the event feed: \(error); create the root with 'airlock init --root \(root)'")

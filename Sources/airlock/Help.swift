@@ -1,7 +1,10 @@
 /// The usage of each command, with a sentence per option: what `airlock help`,
 /// `airlock help COMMAND` and `airlock COMMAND --help` print. Every command the
 /// parser knows has an entry, and a usage error points at the entry of the
-/// command it was about rather than printing all of them.
+/// command it was about rather than printing all of them. The parser takes no
+/// option its command's entry does not list, and airlock(1)'s synopsis and
+/// commands and the bash completion are generated from these entries
+/// (Documentation, BashCompletion).
 struct CommandHelp {
     let name: String
     /// One line per form of the command, without the leading `airlock`.
@@ -9,6 +12,43 @@ struct CommandHelp {
     let summary: String
     /// Each option or operand and one sentence saying what it does.
     let options: [(String, String)]
+
+    /// The options this command takes, such as `--root` (operands such as `FILE` left out).
+    var optionNames: [String] {
+        options.compactMap { option in option.0.hasPrefix("--") ? String(option.0.split(separator: " ")[0]) : nil }
+    }
+
+    /// The options that take a value (`--root DIR`), by name.
+    var valueOptions: [String] {
+        options.compactMap { option in
+            option.0.hasPrefix("--") && option.0.contains(" ") ? String(option.0.split(separator: " ")[0]) : nil
+        }
+    }
+
+    /// The words that may follow the command's name, such as `list` and `show` for
+    /// `quarantine`: each synopsis line's second word when it is a lowercase word.
+    var actions: [String] {
+        var words: [String] = []
+        for line in synopsis {
+            let parts = line.split(separator: " ")
+            guard parts.count > 1, let first = parts[1].first, first.isLowercase,
+                  parts[1].allSatisfy({ $0.isLowercase || $0 == "-" }) else { continue }
+            if !words.contains(String(parts[1])) { words.append(String(parts[1])) }
+        }
+        return words
+    }
+
+    /// The summary's first sentence: up to the first full stop followed by a space
+    /// or the end, so that a dot inside a word (`airlock.json`) does not end it.
+    var firstSentence: String {
+        var text = Substring(summary)
+        while let dot = text.firstIndex(of: ".") {
+            let next = summary.index(after: dot)
+            if next == summary.endIndex || summary[next] == " " { return String(summary[...dot]) }
+            text = summary[next...]
+        }
+        return summary
+    }
 
     /// The full usage: synopsis, summary and the options.
     var text: String {
@@ -34,7 +74,7 @@ enum Help {
 
     static let commands: [CommandHelp] = [
         CommandHelp(name: "init", synopsis: ["init [--root DIR | --config FILE]"],
-                    summary: "Lays out inbox/, outbox/, quarantine/ and a private state/ under the root and writes a commented airlock.json; running it again changes nothing.",
+                    summary: "Lays out the root: inbox/, outbox/, quarantine/, a private state/ and a commented airlock.json. Running it again changes nothing.",
                     options: [("--root DIR", "Creates the root at DIR (default: the root /etc/airlock/airlock.json names when installed, ./var in a build tree)."),
                               ("--config FILE", "Lays out the root FILE names, configured by FILE; writes no DIR/airlock.json.")]),
         CommandHelp(name: "run", synopsis: ["run [--root DIR | --config FILE] [--once] [--instance NAME]"],
@@ -57,7 +97,7 @@ enum Help {
                                "quarantine release ID [--reason TEXT]",
                                "quarantine purge ID... | --older-than DURATION [--dry-run] [--reason TEXT]",
                                "quarantine reindex"],
-                    summary: "Reviews rejected drops: list them, show one's report, list what one's archive holds (names escaped, types, sizes; read from its headers by the confined decoder, never extracted), release one (its original goes back to the inbox to be ingested again) or purge entries for good; reindex rebuilds state/quarantine.index, the list's cache of every report, which list keeps up to date and checks against the quarantine itself. Through the sudo rule airlock ships, members of airlock-view may list, show and read contents, history and status, and members of airlock-review may also release and purge; the journal records who. " + durationNote,
+                    summary: "Reviews rejected drops. list lists them, show shows one's report, contents lists what one's archive holds (names escaped, types, sizes; read from its headers by the confined decoder, never extracted), release sends one's original back to the inbox to be ingested again, purge removes entries for good, and reindex rebuilds state/quarantine.index, the list's cache of every report, which list keeps up to date and checks against the quarantine itself. Through the sudo rule airlock ships, members of airlock-view may list, show and read contents, history and status, and members of airlock-review may also release and purge; the journal records who. " + durationNote,
                     options: [("--reason CODE", "list: only entries rejected for this reason code (such as unsafe-path); release, purge: why, in the journal (the Cockpit page requires one)."),
                               ("--uploader USER", "list: only entries the user USER uploaded."),
                               ("--since DURATION", "list: only entries rejected within the last DURATION."),
@@ -78,14 +118,14 @@ enum Help {
                     summary: "Says whether a daemon runs on the root and what waits in the inbox, the claims and the quarantine.",
                     options: [("--json", "Prints the status as one JSON object.")] + rootOptions),
         CommandHelp(name: "events", synopsis: ["events [--follow] [--after CURSOR] [--root DIR | --config FILE]"],
-                    summary: "Prints the journal's records as JSON Lines, oldest first, each with a cursor; a consumer keeps the last cursor it handled and resumes after it, across restarts and journal rotation, seeing each record once.",
+                    summary: "Prints the journal's records as JSON Lines, oldest first, each with a cursor. A consumer keeps the last cursor it handled and resumes after it, across restarts and journal rotation, seeing each record once.",
                     options: [("--follow", "Keeps waiting for new records and prints them as they are written."),
                               ("--after CURSOR", "Starts after the record that carried CURSOR instead of at the oldest kept record.")] + rootOptions),
         CommandHelp(name: "publish", synopsis: ["publish [--root DIR | --config FILE]"],
-                    summary: "Publishes the journal's outcomes (accepted, rejected, released, purged, a drop's first deferred) to the NATS JetStream stream of publish.nats, each once, following the journal with its own cursor in state/ until SIGTERM; exits 78 without a publish.nats section. Runs airlock-publisher, the one program that talks to the network.",
+                    summary: "Publishes the journal's outcomes to the NATS JetStream stream of publish.nats, each once. The outcomes are accepted, rejected, released, purged and a drop's first deferred; it follows the journal with its own cursor in state/ until SIGTERM, and exits 78 without a publish.nats section. Runs airlock-publisher, the one program that talks to the network.",
                     options: rootOptions),
         CommandHelp(name: "outbox", synopsis: ["outbox sweep [--root DIR | --config FILE]"],
-                    summary: "Removes the outbox entries consumers have acknowledged (a file acks/GROUP/ID, ID the entry's drop id, newer than the entry), reporting each one it cannot remove and going on with the rest.",
+                    summary: "Removes the outbox entries consumers have acknowledged. An acknowledgement is a file acks/GROUP/ID (ID the entry's drop id) newer than the entry; each entry that cannot be removed is reported, and the sweep goes on with the rest.",
                     options: rootOptions),
         CommandHelp(name: "help", synopsis: ["help [COMMAND]"],
                     summary: "Prints the list of commands, or COMMAND's usage; `airlock COMMAND --help` does the same.",
@@ -100,8 +140,7 @@ enum Help {
         var lines = ["usage: airlock COMMAND [OPTION...]", ""]
         let width = commands.map(\.name.count).max() ?? 0
         for command in commands {
-            let first = command.summary.split(separator: ".", maxSplits: 1).first.map(String.init) ?? command.summary
-            lines.append("  " + command.name + String(repeating: " ", count: width - command.name.count) + "  " + first + ".")
+            lines.append("  " + command.name + String(repeating: " ", count: width - command.name.count) + "  " + command.firstSentence)
         }
         lines += ["", "Every command that works on a root takes --root DIR or --config FILE, anywhere after the command;",
                   "without either, an installed airlock reads /etc/airlock/airlock.json (PREFIX/etc/airlock/airlock.json",

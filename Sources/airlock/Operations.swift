@@ -143,7 +143,7 @@ enum Operations {
         var text = "\(abandoned.count) under temporary names (uploads in progress or abandoned)"
         if let name = abandoned.oldestName { text += "; oldest \(name), last written \(abandoned.oldestSeconds) s ago" }
         let after = configuration.watch.abandonedRemoveSeconds
-        return text + (after > 0 ? "; removed \(after) s after their last write" : "; never removed (watch.abandoned_remove_seconds)")
+        return text + (after > 0 ? "; removed \(after) s after their last write" : "; never removed (\(NumericSetting.watchAbandonedRemoveSeconds.name))")
     }
 
     /// `status` for a person: one line per aspect, continuation lines indented.

@@ -12,7 +12,7 @@ extension Operations {
     static func sweep(_ layout: RootLayout, _ configuration: Configuration) -> Int32 {
         let groups = Acknowledgements.groups(configuration)
         if groups.isEmpty {
-            log.warning("no acknowledging group is configured (outbox.acknowledging_groups, or outbox.group): "
+            log.warning("no acknowledging group is configured (\(SettingDefinition.acknowledgingGroups.name), or \(SettingDefinition.outboxGroup.name)): "
                         + "only entries handed back by the previous layout's dot-names are removed")
         }
         let report: OutboxSweep.Report

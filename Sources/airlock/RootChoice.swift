@@ -125,7 +125,7 @@ extension CommandRunner {
         do {
             try configuration.feedAccess.apply(to: layout, keep: configuration.journalKeep)
         } catch {
-            throw ConfigurationError("root \(root): cannot give outbox.group \"\(configuration.outboxGroup)\" read access to the event feed "
+            throw ConfigurationError("root \(root): cannot give \(SettingDefinition.outboxGroup.name) \"\(configuration.outboxGroup)\" read access to the event feed "
                 + "in state/: \(error) (airlock's user must own state/ and be a member of that group)")
         }
     }

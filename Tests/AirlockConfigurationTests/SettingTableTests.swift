@@ -1,4 +1,6 @@
 @testable import AirlockConfiguration
+import AirlockPolicy
+import AirlockQuarantine
 import Foundation
 import Testing
 
@@ -41,27 +43,119 @@ struct SettingTableTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// Every setting in the table, with its allowed values as the README spells them.
-    static let table: [(name: String, bounds: String)] =
-        Configuration.numericSettings.map { ($0.name, $0.bounds.replacingOccurrences(of: "\"auto\"", with: "`\"auto\"`")) }
-        + Configuration.otherSettings.map { ($0.name, $0.bounds) }
+    /// Every setting in the table, with its allowed values as the README spells them, and what it does.
+    static let table: [(name: String, bounds: String, doc: String)] =
+        Configuration.numericSettings.map { ($0.name, $0.bounds.replacingOccurrences(of: "\"auto\"", with: "`\"auto\"`"), $0.doc) }
+        + Configuration.otherSettings.map { ($0.name, $0.bounds, $0.doc) }
 
     /// The README's configuration table: key, default and allowed values, row by row.
-    static func readmeRows() throws -> [(name: String, defaultValue: String, allowed: String)] {
+    static func readmeRows() throws -> [(name: String, defaultValue: String, allowed: String, meaning: String)] {
         let readme = try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)
         let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let header = try #require(lines.firstIndex(of: "| key | default | allowed | meaning |"), "README has no configuration table")
         return lines[(header + 2)...].prefix { $0.hasPrefix("| ") }.map { row in
             let cells = row.components(separatedBy: " | ")
             let unquoted = { (cell: String) in cell.hasPrefix("`") && cell.hasSuffix("`") ? String(cell.dropFirst().dropLast()) : cell }
+            let meaning = cells.count > 3 ? cells[3...].joined(separator: " | ") : ""
             return (String(cells[0].dropFirst(2)).trimmingCharacters(in: CharacterSet(charactersIn: "`")),
-                    unquoted(cells[1]), cells.count > 2 ? cells[2] : "")
+                    unquoted(cells[1]), cells.count > 2 ? cells[2] : "", meaning.hasSuffix(" |") ? String(meaning.dropLast(2)) : meaning)
         }
     }
 
-    @Test("every key is defined once")
+    @Test("every key is defined once, and says what it does")
     func unique() {
         #expect(Set(Self.table.map(\.name)).count == Self.table.count)
+        for setting in Self.table { #expect(setting.doc.count > 10, "\(setting.name) has no doc line") }
+    }
+
+    @Test("airlock.json(5) has an entry for every key of the table and no other")
+    func manPage() throws {
+        let page = try String(contentsOf: Self.repository.appendingPathComponent("man/airlock.json.5.scd"), encoding: .utf8)
+        let entries = page.split(separator: "\n").filter { $0.hasPrefix("*") && $0.hasSuffix("*") && !$0.contains(" ") }
+            .map { $0.dropFirst().dropLast().replacingOccurrences(of: "\\_", with: "_") }
+        #expect(entries.sorted() == Self.table.map(\.name).sorted(), "run make docs")
+        // Keys the hand-written text names (in bold) must be keys of the table too.
+        let sections = Set(Configuration.sections + ["publish"])
+        for name in ["man/airlock.1.scd", "man/airlock.json.5.scd"] {
+            let text = try String(contentsOf: Self.repository.appendingPathComponent(name), encoding: .utf8)
+                .replacingOccurrences(of: "\\*", with: "")
+            for (index, piece) in text.split(separator: "*", omittingEmptySubsequences: false).enumerated() where index % 2 == 1 {
+                let word = piece.replacingOccurrences(of: "\\_", with: "_")
+                guard let dot = word.firstIndex(of: "."), sections.contains(String(word[..<dot])),
+                      word.allSatisfy({ $0.isLowercase || $0 == "." || $0 == "_" }) else { continue }
+                #expect(Self.table.contains { $0.name == word || $0.name.hasPrefix(word + ".") }, "\(name) names \(word), which is no key")
+            }
+        }
+    }
+
+    @Test("a report's policy in force holds the keys of the policy section, and quarantine show lists them as before")
+    func reportPolicy() {
+        let policy = RejectionReport.PolicyInForce(Policy())
+        let keys = Mirror(reflecting: policy).children.compactMap(\.label)
+        let section = Configuration.numericSettings.filter { $0.section == "policy" }.map(\.key)
+            + Configuration.otherSettings.filter { $0.path.section == "policy" }.map(\.path.key)
+        #expect(keys.sorted() == section.sorted())
+        #expect(policy.text == "file_mode=0644 max_component_bytes=255 max_depth=32 max_drop_bytes=104857600 max_entries=1000 "
+                + "max_file_bytes=20971520 max_path_bytes=1024 max_ratio=100 max_total_bytes=104857600 ratio_min_bytes=1048576")
+    }
+
+    /// Targets beneath the one that holds the tables: they cannot reach a
+    /// setting's name, so their messages spell the keys they mention.
+    static let targetsBelowTheTables: Set<String> = [
+        "AirlockText", "AirlockSystem", "AirlockPolicy", "AirlockFormats", "AirlockChild", "AirlockZip", "AirlockArchive",
+        "AirlockKeyed", "AirlockEvents", "airlock-decoder", "airlock-keyed-decoder", "CAirlockShims",
+    ]
+
+    /// Whether `text` holds `key` as a word of its own (not `configuration.watch.completion`).
+    static func spells(_ text: Substring, _ key: String) -> Bool {
+        var rest = text[...]
+        while let found = rest.range(of: key) {
+            let before = found.lowerBound == text.startIndex ? nil : text[text.index(before: found.lowerBound)]
+            let after = found.upperBound == text.endIndex ? nil : text[found.upperBound]
+            if !(before.map { $0.isLetter || $0 == "." || $0 == "_" } ?? false), !(after.map { $0.isLetter || $0 == "_" } ?? false) {
+                return true
+            }
+            rest = text[found.upperBound...]
+        }
+        return false
+    }
+
+    @Test("no string in the code that can reach the tables spells a key again: it takes the setting's name")
+    func keysSpelledOnce() throws {
+        let keys = Self.table.map(\.name).filter { $0.contains(".") }.sorted { $0.count > $1.count }
+        let sources = Self.repository.appendingPathComponent("Sources")
+        let files = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
+        var spelled: [String] = []
+        for case let file as URL in files where file.pathExtension == "swift" {
+            let target = file.path.dropFirst(sources.path.count + 1).split(separator: "/").first.map(String.init) ?? ""
+            guard !Self.targetsBelowTheTables.contains(target),
+                  !["Settings.swift", "SettingDefinitions.swift"].contains(file.lastPathComponent) else { continue }
+            for (number, line) in try String(contentsOf: file, encoding: .utf8).split(separator: "\n").enumerated() {
+                let code = line.trimmingCharacters(in: .whitespaces).hasPrefix("//") ? "" : line
+                // The text between quotes: every other piece when split at unescaped quotes.
+                let pieces = code.replacingOccurrences(of: "\\\"", with: "").split(separator: "\"", omittingEmptySubsequences: false)
+                for (index, piece) in pieces.enumerated() where index % 2 == 1 {
+                    if let key = keys.first(where: { Self.spells(piece, $0) }) {
+                        spelled.append("\(file.lastPathComponent):\(number + 1): \(key)")
+                    }
+                }
+            }
+        }
+        #expect(spelled.isEmpty, "keys spelled outside the tables: \(spelled)")
+    }
+
+    @Test("airlock(1), the completion and the README's reason codes list every reason code")
+    func reasons() throws {
+        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.components(separatedBy: "\n## Reason codes\n").dropFirst().first?.components(separatedBy: "\n## ").first)
+        for reason in Reason.allCases { #expect(section.contains("`\(reason.rawValue)`"), "README's reason codes lack \(reason.rawValue)") }
+        let page = try String(contentsOf: Self.repository.appendingPathComponent("man/airlock.1.scd"), encoding: .utf8)
+        let completion = try String(contentsOf: Self.repository.appendingPathComponent("completion/airlock.bash"), encoding: .utf8)
+        for reason in Reason.allCases {
+            #expect(page.contains("*\(reason.rawValue)*"), "airlock(1) lacks \(reason.rawValue): run make docs")
+            #expect(completion.contains(" \(reason.rawValue) ") || completion.contains("\"\(reason.rawValue) ")
+                    || completion.contains(" \(reason.rawValue)\""), "the completion lacks \(reason.rawValue): run make docs")
+        }
     }
 
     /// Keys of the `publish` section, which is written only when publishing is configured.
@@ -84,6 +178,7 @@ struct SettingTableTests {
             #expect(missing.isEmpty && extra.isEmpty, "not in the table: \(extra.sorted()); not in the file: \(missing.sorted())")
         }
         #expect(try Configuration(json: Data(publishing.rendered().utf8)) == publishing)
+        #expect(example == configuration.rendered(), "etc/airlock.json is not what airlock init writes for the root /var/lib/airlock")
     }
 
     @Test("the README's table has one row per key, giving the allowed values of the table and the default airlock init writes")
@@ -96,6 +191,7 @@ struct SettingTableTests {
         for row in rows {
             if let setting = Self.table.first(where: { $0.name == row.name }) {
                 #expect(row.allowed == setting.bounds, "README's row for \(row.name) allows \(row.allowed), the table \(setting.bounds)")
+                #expect(row.meaning == setting.doc, "README's row for \(row.name) says \(row.meaning), the table \(setting.doc)")
             }
             #expect(defaults[row.name] ?? "(none)" == row.defaultValue, "README's default for \(row.name) is \(row.defaultValue), airlock init writes \(defaults[row.name] ?? "(none)")")
         }

@@ -61,6 +61,37 @@ struct HelpTests {
         }
     }
 
+    /// Each command's parser reads every option it knows before it looks at the
+    /// rest, and traps on one its help entry does not list: an unknown option
+    /// being a plain usage error shows the help lists every option the parser reads.
+    @Test("every command's parser reads only options its help lists", arguments: commands.filter { !["help", "version", "check-path"].contains($0) })
+    func parserOptionsInHelp(_ command: String) throws {
+        let result = try airlock([command, "--bogus"])
+        #expect(result.status == 64, "\(command): \(result.status) \(result.stderr)")
+        #expect(result.stderr.contains("unknown option '--bogus'"), "\(command): \(result.stderr)")
+    }
+
+    @Test("the list gives each command's first sentence whole, not cut at a dot inside a word")
+    func firstSentences() throws {
+        let overview = try airlock(["help"]).stdout
+        let initLine = try #require(overview.split(separator: "\n").first { $0.hasPrefix("  init ") })
+        #expect(initLine.contains("airlock.json"), "\(initLine)")
+        for command in Self.commands {
+            let line = try #require(overview.split(separator: "\n").first { $0.hasPrefix("  \(command) ") })
+            #expect(line.hasSuffix("."), "\(line)")
+            #expect(line.count < 160, "\(command)'s first sentence is too long for a list: \(line)")
+        }
+    }
+
+    @Test("airlock version and the Debian package's changelog name the same version")
+    func version() throws {
+        let changelog = try String(contentsOf: Binary.repository.appendingPathComponent("debian/changelog"), encoding: .utf8)
+        let first = try #require(changelog.split(separator: "\n").first)
+        let version = try #require(first.split(separator: "(").dropFirst().first?.split(separator: ")").first)
+        let printed = try airlock(["version"])
+        #expect(printed.stdout == "airlock \(version)\n", "debian/changelog says \(version), airlock says \(printed.stdout)")
+    }
+
     @Test("a usage error is one line on stderr naming the problem and the help to read, exit 64", arguments: [
         ([String](), "no command given", "'airlock help'"),
         (["frobnicate"], "unknown command 'frobnicate'", "'airlock help'"),
@@ -71,6 +102,8 @@ struct HelpTests {
         (["inspect", "a", "b"], "exactly one FILE", "'airlock help inspect'"),
         (["doctor", "extra"], "unexpected argument 'extra'", "'airlock help doctor'"),
         (["quarantine", "frob"], "unknown quarantine action 'frob'", "'airlock help quarantine'"),
+        (["quarantine"], "quarantine needs list, show, contents, release, purge or reindex", "'airlock help quarantine'"),
+        (["outbox", "tidy"], "outbox takes exactly: sweep", "'airlock help outbox'"),
         (["quarantine", "list", "--since", "7y"], "'7y' is not a duration", "'airlock help quarantine'"),
         (["history", "--id"], "--id needs a value", "'airlock help history'"),
         (["status", "--root", "a", "--config", "b"], "not both", "'airlock help status'"),
