@@ -14,14 +14,14 @@ _airlock() {
         --reason)
             COMPREPLY=($(compgen -W "unsafe-path unsupported-entry-type duplicate-path path-conflict name-collision name-too-long too-deep too-many-entries file-too-large total-too-large ratio-too-high corrupt-archive encrypted-entry unsupported-format drop-too-large not-regular-file changed-during-ingest wrong-root-class unknown-class unsupported-schema invalid-field decoder-failed unreadable-drop disallowed-type type-mismatch malware-found" -- "$cur"))
             return ;;
-        --uploader|--since|--text|--offset|--limit|--older-than|--id|--after) return ;;
+        --instance|--uploader|--since|--text|--offset|--limit|--older-than|--id|--after) return ;;
     esac
     local options
     case ${words[1]} in
         init)
             options="--root --config" ;;
         run)
-            options="--once --root --config" ;;
+            options="--once --instance --root --config" ;;
         check-path)
             options="" ;;
         inspect)
