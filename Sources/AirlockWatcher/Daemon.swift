@@ -75,8 +75,8 @@ public final class Daemon {
     private var nextRescan: UInt64 = 0
     private var nextInboxCheck: UInt64 = 0
     private var nextWatchdog: UInt64 = 0
-    private var nextWorkerStart: UInt64 = 0
-    private var workersShort = false
+    var nextWorkerStart: UInt64 = 0
+    var workersShort = false
     private var counts = (accepted: 0, rejected: 0, deferred: 0)
     private let wake: WakePipe
 
@@ -184,25 +184,6 @@ public final class Daemon {
     }
 
     private func seconds(_ value: Int64) -> UInt64 { UInt64(value) * 1_000_000_000 }
-
-    /// Worker threads: more than decoders, so that drops waiting on their syncs
-    /// share them while others decode (see DecodeSlots).
-    private var workerThreads: Int { Configuration.workerThreads(decoding: configuration.workerCount) }
-
-    /// Starts the workers missing; a host out of tasks refuses threads, which are
-    /// asked for again every 5 seconds (said once until all run).
-    private func startWorkers(now: UInt64) {
-        let wanted = workerThreads - pool.workerCount
-        guard wanted > 0 else { return }
-        if pool.start(wanted) < wanted {
-            if !workersShort { log.warning("only \(pool.workerCount) of \(workerThreads) worker threads run: the host refuses threads (out of tasks); asking again every 5 s") }
-            workersShort = true
-            nextWorkerStart = now + seconds(5)
-        } else if workersShort {
-            log.info("all \(workerThreads) worker threads run")
-            workersShort = false
-        }
-    }
 
     // MARK: Names in the inbox
 

@@ -90,15 +90,16 @@ struct FleetFindings {
 
     /// One line for a person.
     var line: String {
+        let shared = SettingDefinition.clusterShared.name, settled = SettingDefinition.clusterSettledWrites.name
         var text = "commit by \(commitText) on \(filesystem); "
         if configured.shared {
-            text += "cluster.shared: the inbox is listed every \(pollSeconds) s and only renamed drops are taken"
-                + (configured.settledWrites ? ", and drops written in place once their size and mtime stood still for a poll (cluster.settled_writes)"
-                   : " (cluster.settled_writes is off)")
+            text += "\(shared): the inbox is listed every \(pollSeconds) s and only renamed drops are taken"
+                + (configured.settledWrites ? ", and drops written in place once their size and mtime stood still for a poll (\(settled))"
+                   : " (\(settled) is off)")
         } else if looksShared {
-            text += "this filesystem may be shared by other hosts: if it is, set cluster.shared true on every instance"
+            text += "this filesystem may be shared by other hosts: if it is, set \(shared) true on every instance"
         } else {
-            text += "a local root (cluster.shared is off)"
+            text += "a local root (\(shared) is off)"
         }
         return text
     }

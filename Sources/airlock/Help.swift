@@ -1,3 +1,4 @@
+import AirlockConfiguration
 /// The usage of each command, with a sentence per option: what `airlock help`,
 /// `airlock help COMMAND` and `airlock COMMAND --help` print. Every command the
 /// parser knows has an entry, and a usage error points at the entry of the
@@ -80,7 +81,7 @@ enum Help {
         CommandHelp(name: "run", synopsis: ["run [--root DIR | --config FILE] [--once] [--instance NAME]"],
                     summary: "Watches the inbox and ingests each complete drop: accepted ones go to outbox/, rejected ones to quarantine/ with a report. One JSON line per finished drop goes to standard output, logs to standard error.",
                     options: [("--once", "Processes what the inbox and the claims hold now, then exits (75 if a drop was deferred)."),
-                              ("--instance NAME", "Runs as instance NAME of a fleet sharing the root (default: cluster.instance, or the host name with cluster.shared); exits 75 once another instance has taken it over.")] + rootOptions),
+                              ("--instance NAME", "Runs as instance NAME of a fleet sharing the root (default: \(SettingDefinition.clusterInstance.name), or the host name with \(SettingDefinition.clusterShared.name)); exits 75 once another instance has taken it over.")] + rootOptions),
         CommandHelp(name: "check-path", synopsis: ["check-path NAME..."],
                     summary: "Prints the path policy's verdict on each archive entry NAME; exits 0 only if all pass, 65 otherwise.",
                     options: [("NAME", "An entry name as an archive would hold it; put -- before names that begin with '-'.")]),
