@@ -33,10 +33,32 @@ struct Outcome {
     var stdout: String
     var stderr: String
 
-    /// The JSON objects printed on standard output, one per line.
-    var events: [[String: Any]] {
-        stdout.split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+    /// The events printed on standard output, one per line, decoded strictly
+    /// (a line that is not one is an issue of the test that asks).
+    var events: [Event] { Event.lines(stdout) }
+
+    /// The one JSON document of a command that prints one (`status --json`,
+    /// `doctor --json`, …), decoded as `T`; nil, and an issue, for anything else.
+    func document<T: Decodable>(_ type: T.Type, sourceLocation: SourceLocation = #_sourceLocation) -> T? {
+        let lines = stdout.split(separator: "\n")
+        #expect(lines.count == 1, "one JSON line expected: \(stdout) \(stderr)", sourceLocation: sourceLocation)
+        do {
+            return try JSONDecoder().decode(T.self, from: Data((lines.first ?? "").utf8))
+        } catch {
+            Issue.record("not a \(T.self): \(stdout): \(error)", sourceLocation: sourceLocation)
+            return nil
+        }
+    }
+
+    /// Each JSON line of standard output decoded as `T` (`quarantine list --json`, …).
+    func documents<T: Decodable>(_ type: T.Type, sourceLocation: SourceLocation = #_sourceLocation) -> [T] {
+        stdout.split(separator: "\n").compactMap { line in
+            do {
+                return try JSONDecoder().decode(T.self, from: Data(line.utf8))
+            } catch {
+                Issue.record("not a \(T.self): \(line): \(error)", sourceLocation: sourceLocation)
+                return nil
+            }
         }
     }
 }
