@@ -212,6 +212,29 @@ enum Event: Decodable, Equatable {
     }
 }
 
+extension Event {
+    /// The records of journal files, in order: each whole line decoded strictly.
+    /// A torn line, what a kill in the middle of a write leaves (not JSON at all),
+    /// is skipped; a line that is JSON but not a record is an issue.
+    static func journal(_ files: [URL], sourceLocation: SourceLocation = #_sourceLocation) throws -> [Event] {
+        var records: [Event] = []
+        for file in files {
+            for line in try Data(contentsOf: file).split(separator: 0x0A) {
+                guard (try? JSONSerialization.jsonObject(with: Data(line))) != nil else { continue }
+                records += lines(String(decoding: line, as: UTF8.self), sourceLocation: sourceLocation)
+            }
+        }
+        return records
+    }
+}
+
+extension Sandbox {
+    /// The records of state/journal.jsonl (the current file), oldest first.
+    func journal(sourceLocation: SourceLocation = #_sourceLocation) throws -> [Event] {
+        try Event.journal([root.appendingPathComponent("state/journal.jsonl")], sourceLocation: sourceLocation)
+    }
+}
+
 /// What every kind has, or may have, read without a switch.
 extension Event {
     var kind: Kind {
@@ -320,6 +343,15 @@ extension Event {
         switch self {
         case .accepted(let event): event.files
         case .inspected(let event): event.files
+        default: nil
+        }
+    }
+
+    /// The bytes an acceptance (or an inspection) wrote.
+    var bytes: Int64? {
+        switch self {
+        case .accepted(let event): event.bytes
+        case .inspected(let event): event.bytes
         default: nil
         }
     }

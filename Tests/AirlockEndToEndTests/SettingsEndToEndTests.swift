@@ -55,7 +55,7 @@ struct SettingsEndToEndTests {
         try sandbox.drop(Samples.validZip, as: "first.zip")
         let once = try sandbox.runOnce()
         #expect(once.status == 0, "\(once.stderr)")
-        #expect(once.events.first?["event"] as? String == "accepted")
+        #expect(once.events.first?.kind == .accepted)
         expectClean(once)
         for arguments in [["status"], ["history"], ["status", "--json"], ["quarantine", "list", "--since", "36500d"],
                           ["quarantine", "purge", "--older-than", "5214w", "--dry-run"]] {
@@ -92,7 +92,7 @@ struct SettingsEndToEndTests {
         daemon.signal(SIGHUP)
         #expect(waitFor(seconds: 20) { daemon.stderr.contains("\(section).\(key):") }, "\(daemon.stderr)")
         try sandbox.drop(Samples.validZip, as: "after.zip")
-        #expect(daemon.waitForVerdicts(1).first?["event"] as? String == "accepted", "\(daemon.stderr)")
+        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted, "\(daemon.stderr)")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 30) == 0)
         try sandbox.expectInvariants()
@@ -154,7 +154,7 @@ struct SettingsEndToEndTests {
         try FileManager.default.removeItem(at: kept)
         #expect(waitFor(seconds: 20) { FileManager.default.fileExists(atPath: kept.path) }, "no metrics written since the reload")
         try sandbox.drop(Samples.validZip, as: "photos.zip")
-        #expect(daemon.waitForVerdicts(1).first?["event"] as? String == "accepted")
+        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted)
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 30) == 0)
         // The daemon never wrote into the inbox, so it never took its own file for a drop.

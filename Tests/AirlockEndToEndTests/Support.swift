@@ -37,6 +37,13 @@ struct Outcome {
     /// (a line that is not one is an issue of the test that asks).
     var events: [Event] { Event.lines(stdout) }
 
+    /// The JSON objects on standard output as JSONSerialization gives them: only
+    /// for checking every field against docs/schema.json (FieldSchema), which
+    /// must see the names and types as printed, whatever they are.
+    var jsonObjects: [[String: Any]] {
+        stdout.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+    }
+
     /// The one JSON document of a command that prints one (`status --json`,
     /// `doctor --json`, …), decoded as `T`; nil, and an issue, for anything else.
     func document<T: Decodable>(_ type: T.Type, sourceLocation: SourceLocation = #_sourceLocation) -> T? {
@@ -205,14 +212,14 @@ final class Sandbox {
     }
 
     /// The one quarantine entry: its id, report and original bytes.
-    func onlyQuarantined(sourceLocation: SourceLocation = #_sourceLocation) throws -> (id: String, report: [String: Any], drop: URL)? {
+    func onlyQuarantined(sourceLocation: SourceLocation = #_sourceLocation) throws -> (id: String, report: Report, drop: URL)? {
         let entries = try FileManager.default.contentsOfDirectory(atPath: quarantine.path)
         #expect(entries.count == 1, "expected one quarantine entry, found \(entries)", sourceLocation: sourceLocation)
         guard let id = entries.first else { return nil }
         let directory = quarantine.appendingPathComponent(id)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["drop", "report.json"],
                 sourceLocation: sourceLocation)
-        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("report.json"))) as! [String: Any]
+        let report = try Report.read(directory.appendingPathComponent("report.json"))
         return (id, report, directory.appendingPathComponent("drop"))
     }
 }

@@ -87,13 +87,13 @@ struct TaskLimitTests {
         let outcome = try airlock(["run", "--once", "--root", sandbox.root.path],
                                   under: ["/bin/sh", "-c", "echo $$ > \(cgroup.path)/cgroup.procs && exec timeout -s KILL 90 \"$0\" \"$@\""])
         let seconds = Date().timeIntervalSince(started)
-        let accepted = outcome.events.filter { $0["event"] as? String == "accepted" }.count
-        let deferred = outcome.events.filter { $0["event"] as? String == "deferred" }.count
+        let accepted = outcome.events.filter { $0.kind == .accepted }.count
+        let deferred = outcome.events.filter { $0.kind == .deferred }.count
         print("task limit \(limit): status \(outcome.status), \(String(format: "%.1f", seconds)) s, \(accepted) accepted, \(deferred) deferred")
         #expect(seconds < 60, "run --once took \(seconds) s")
         #expect(outcome.status == (deferred > 0 ? 75 : 0), "\(outcome.stderr.suffix(2000))")
         #expect(accepted + deferred == count)
-        #expect(outcome.events.filter { $0["event"] as? String == "rejected" }.isEmpty)
+        #expect(outcome.events.filter { $0.kind == .rejected }.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == deferred)
         // Said once per episode, not once per drop.
@@ -127,7 +127,7 @@ struct TaskLimitTests {
         cgroup.holdAtCurrentTasks()
         let count = 10
         for index in 0..<count { try sandbox.drop(Samples.validZip, as: "drop-\(index).zip") }
-        #expect(waitFor(seconds: 30) { daemon.events.contains { $0["event"] as? String == "deferred" } }, "\(daemon.stderr.suffix(2000))")
+        #expect(waitFor(seconds: 30) { daemon.events.contains { $0.kind == .deferred } }, "\(daemon.stderr.suffix(2000))")
         // A limit that lets a child through now and then ends an episode and begins another: poll.
         var status = ""
         #expect(waitFor(seconds: 30) {
@@ -137,10 +137,10 @@ struct TaskLimitTests {
         #expect(daemon.stderr.components(separatedBy: "decoder children cannot be started").count == 2, "said once")
         try "max".write(toFile: cgroup.path + "/pids.max", atomically: false, encoding: .utf8)
         #expect(waitFor(seconds: 60) {
-            Set(daemon.events.filter { $0["event"] as? String == "accepted" }.compactMap { $0["drop"] as? String }).count == count
+            Set(daemon.events.filter { $0.kind == .accepted }.compactMap { $0.drop }).count == count
         }, "\(daemon.stderr.suffix(2000))")
-        #expect(daemon.events.filter { $0["event"] as? String == "accepted" }.count == count)
-        #expect(daemon.events.filter { $0["event"] as? String == "rejected" }.isEmpty)
+        #expect(daemon.events.filter { $0.kind == .accepted }.count == count)
+        #expect(daemon.events.filter { $0.kind == .rejected }.isEmpty)
         #expect(try !airlock(["status", "--root", sandbox.root.path]).stdout.contains("CANNOT BE STARTED"))
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 30) == 0)

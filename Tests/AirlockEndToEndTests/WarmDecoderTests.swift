@@ -52,7 +52,7 @@ struct WarmDecoderTests {
     /// The first drop gets a fresh child; the second goes to the child the worker
     /// started for it, which is gone afterwards while another waits.
     func twoDrops(_ data: Data, _ sandbox: Sandbox, _ daemon: RunningDaemon,
-                  beforeSecond: (Int32) -> Void = { _ in }) throws -> (verdicts: [[String: Any]], last: Int32?) {
+                  beforeSecond: (Int32) -> Void = { _ in }) throws -> (verdicts: [Event], last: Int32?) {
         let waiting = WaitingDecoders(daemon: daemon.process.processIdentifier)
         try renamedDrop(data, as: "first.zip", in: sandbox)
         daemon.waitForVerdicts(1)
@@ -78,10 +78,10 @@ struct WarmDecoderTests {
         let daemon = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_DECODER_FAULT": item.mode, Self.noTemplates: "off"])
         let (verdicts, last) = try twoDrops(Samples.validZip, sandbox, daemon)
         stop(daemon, waiting: WaitingDecoders(daemon: daemon.process.processIdentifier), last: last)
-        let second = try #require(verdicts.first { $0["drop"] as? String == "second.zip" })
-        #expect(second["event"] as? String == "rejected" && second["reason"] as? String == item.reason, "\(second)")
+        let second = try #require(verdicts.first { $0.drop == "second.zip" })
+        #expect(second.kind == .rejected && second.reason == item.reason, "\(second)")
         let refusals = item.errnos.map { daemon.stderr.components(separatedBy: "test escape \(item.mode): failed with \($0)").count - 1 }.reduce(0, +)
-        let signalled = verdicts.filter { ($0["detail"] as? String).map { detail in item.signal.map(detail.contains) ?? false } ?? false }.count
+        let signalled = verdicts.filter { ($0.detail).map { detail in item.signal.map(detail.contains) ?? false } ?? false }.count
         #expect(refusals + signalled == 2, "both drops' attempts refused: \(daemon.stderr)")
         #expect(!daemon.stderr.contains("SUCCEEDED"), "\(daemon.stderr)")
         try sandbox.expectInvariants()
@@ -110,7 +110,7 @@ struct WarmDecoderTests {
             usleep(2_500_000)
         }
         stop(daemon, waiting: WaitingDecoders(daemon: daemon.process.processIdentifier), last: last)
-        #expect(verdicts.allSatisfy { $0["event"] as? String == "accepted" }, "\(verdicts) \(daemon.stderr)")
+        #expect(verdicts.allSatisfy { $0.kind == .accepted }, "\(verdicts) \(daemon.stderr)")
         try sandbox.expectInvariants()
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["first", "second"])
     }
@@ -138,7 +138,7 @@ struct WarmDecoderTests {
         }
         #expect(used.count == 2, "one archive and one keyed child took a drop: \(used)")
         stop(daemon, waiting: waiting, last: nil)
-        #expect(daemon.events.map { $0["event"] as? String } == ["accepted", "accepted", "accepted", "accepted"], "\(daemon.stderr)")
+        #expect(daemon.events.map { $0.kind.rawValue } == ["accepted", "accepted", "accepted", "accepted"], "\(daemon.stderr)")
         #expect(!daemon.stderr.contains("partial confinement") && !daemon.stderr.contains("not confined"), "\(daemon.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["a", "b", "c", "d"])
         try sandbox.expectInvariants()
