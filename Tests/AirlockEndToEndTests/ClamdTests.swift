@@ -205,7 +205,7 @@ struct ClamdTests {
         #expect((report?.detail ?? "").contains("Heuristics.Limits.Exceeded"), "\(String(describing: report))")
     }
 
-    @Test("clamd stopped mid-run defers the drops (never accepted unscanned); the daemon accepts them once clamd is back")
+    @Test("clamd stopped mid-run defers the drops (never accepted unscanned); the daemon accepts them once clamd is back", .needsLeases)
     func clamdStopped() throws {
         let (sandbox, clamd) = try sandbox()
         try sandbox.configure("watch", ["retry_max_seconds": 2])

@@ -112,7 +112,7 @@ struct ConfinementTests {
         try attempt(item)
     }
 
-    @Test("the supervisor may write only beneath its root, and an absolute metrics directory",
+    @Test("the supervisor may write only beneath its root, and an absolute metrics directory", .needsLeases,
           .enabled(if: KernelConfinement.landlock, "skipped: the kernel offers no Landlock (airlock doctor)"))
     func supervisorWrites() throws {
         try KernelConfinement.requireDoctor()

@@ -65,7 +65,7 @@ struct IntakeCrashPointTests {
         try expectOneOutcome(sandbox, hostile: crash.hostile, bytes: bytes)
     }
 
-    @Test("a stop before the drop is decided leaves no terminal record; the next run decides it once")
+    @Test("a stop before the drop is decided leaves no terminal record; the next run decides it once", .needsLeases)
     func undecidedStop() throws {
         // The decoder hangs, so the supervisor is surely killed while it waits.
         let sandbox = try Sandbox()

@@ -4,7 +4,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("Watcher daemon: fed as real producers feed it, stopped, killed and restarted", .serialized)
+@Suite("Watcher daemon: fed as real producers feed it, stopped, killed and restarted", .needsLeases, .serialized)
 struct DaemonTests {
     /// Each name ends accepted or rejected exactly once.
     func expectExactlyOnce(_ verdicts: [Event], names: [String], sourceLocation: SourceLocation = #_sourceLocation) {
@@ -194,12 +194,13 @@ struct DaemonTests {
         try sandbox.expectInvariants()
     }
 
-    @Test("a permission error on the outbox defers the drop, which is retried until it lands")
+    @Test("a permission error on the outbox defers the drop, which is retried until it lands",
+          .enabled(if: Requirement.immutable, "needs CAP_LINUX_IMMUTABLE (root), chattr and a temporary filesystem that keeps chattr +i"))
     func deferredThenRetried() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         let daemon = try RunningDaemon(sandbox)
-        try #require(try airlockShell("/usr/bin/chattr", ["+i", sandbox.outbox.path]) == 0, "chattr +i needs root and ext4-like attributes")
+        try #require(try airlockShell("/usr/bin/chattr", ["+i", sandbox.outbox.path]) == 0, "chattr +i on the outbox failed, though it worked on a probe directory")
         try sandbox.drop(Samples.validZip, as: "later.zip")
         #expect(waitFor(seconds: 20) { daemon.events.contains { $0.kind == .deferred } })
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == 1)

@@ -109,7 +109,7 @@ struct DecoderTemplateTests {
         #expect(templatesTraced(result.stderr).count == 1, "the drop's child came from a template: \(result.stderr)")
     }
 
-    @Test("while its child decodes, the template holds none of the drop's descriptors; both die with the supervisor, and the drop is not lost")
+    @Test("while its child decodes, the template holds none of the drop's descriptors; both die with the supervisor, and the drop is not lost", .needsLeases)
     func descriptorsAndSupervisorDeath() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise(decoder: ["timeout_seconds": 120])
@@ -142,7 +142,7 @@ struct DecoderTemplateTests {
         try sandbox.expectInvariants()
     }
 
-    @Test("a template killed mid-run is replaced and no drop is lost; the daemon's templates end when it stops")
+    @Test("a template killed mid-run is replaced and no drop is lost; the daemon's templates end when it stops", .needsLeases)
     func killedTemplateLosesNothing() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -166,7 +166,7 @@ struct DecoderTemplateTests {
         try sandbox.expectInvariants()
     }
 
-    @Test("after SIGHUP no template serves the old configuration: the next drop's child comes from a fresh one with the new magic database")
+    @Test("after SIGHUP no template serves the old configuration: the next drop's child comes from a fresh one with the new magic database", .needsLeases)
     func reloadReplacesTemplates() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()

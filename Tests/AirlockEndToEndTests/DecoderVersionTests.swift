@@ -9,7 +9,7 @@ import Glibc
 /// another request version refuses before it takes the drop: the drop is
 /// deferred, never judged, and the templates are restarted from what is on
 /// disk; once a matching decoder is back, the drop lands, once.
-@Suite("Decoder versions: a decoder of another version on disk defers drops and restarts the templates", .serialized)
+@Suite("Decoder versions: a decoder of another version on disk defers drops and restarts the templates", .needsLeases, .serialized)
 struct DecoderVersionTests {
     /// airlock and its decoders copied into `directory`, as an installation has them side by side.
     static func install(into directory: URL) throws -> String {

@@ -85,7 +85,7 @@ struct ManifestTests {
         try sandbox.expectInvariants()
     }
 
-    @Test("a consumer listing the outbox while drops land never sees an entry without its manifest")
+    @Test("a consumer listing the outbox while drops land never sees an entry without its manifest", .needsLeases)
     func atomic() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()

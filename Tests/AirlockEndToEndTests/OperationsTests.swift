@@ -141,7 +141,7 @@ struct OperationsTests {
         try sandbox.expectInvariants()
     }
 
-    @Test("purge and release while the daemon runs lose nothing")
+    @Test("purge and release while the daemon runs lose nothing", .needsLeases)
     func whileRunning() throws {
         let (sandbox, ids) = try populatedRoot()
         let daemon = try RunningDaemon(sandbox)
@@ -188,7 +188,7 @@ struct OperationsTests {
         #expect(lines.filter { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) == nil }.count == 1)
     }
 
-    @Test("the journal after a SIGKILL of a busy daemon: every line but the last parses")
+    @Test("the journal after a SIGKILL of a busy daemon: every line but the last parses", .needsLeases)
     func killedJournal() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -216,7 +216,7 @@ struct OperationsTests {
         #expect(accepted + unreadable.count >= 80, "\(accepted) accepted records, \(unreadable.count) torn")
     }
 
-    @Test("status: running or not, counts, queue, free space, confinement")
+    @Test("status: running or not, counts, queue, free space, confinement", .needsLeases)
     func status() throws {
         let (sandbox, _) = try populatedRoot()
         let idle = try airlock(["status"] + root(sandbox))
@@ -240,7 +240,7 @@ struct OperationsTests {
         #expect(daemon.waitForExit(seconds: 15) == 0)
     }
 
-    @Test("the metrics file parses as Prometheus text")
+    @Test("the metrics file parses as Prometheus text", .needsLeases)
     func metrics() throws {
         let text = try metricsAfterOneAcceptedAndOneRejected()
         try PrometheusText.validate(text)

@@ -41,7 +41,7 @@ struct PublishTests {
         #expect(malformed.status == 78 && malformed.stderr.contains("USER:PASSWORD"), "\(malformed.stderr)")
     }
 
-    @Test("a flood with the publisher running: every outcome arrives once, in journal order, as airlock events prints it")
+    @Test("a flood with the publisher running: every outcome arrives once, in journal order, as airlock events prints it", .needsLeases)
     func floodExactlyOnce() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -81,7 +81,7 @@ struct PublishTests {
         #expect(violations.isEmpty, "\(violations)")
     }
 
-    @Test("publisher, intake daemon and nats-server killed at random during a flood: none missing, none stored twice")
+    @Test("publisher, intake daemon and nats-server killed at random during a flood: none missing, none stored twice", .needsLeases)
     func chaos() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -131,7 +131,7 @@ struct PublishTests {
         #expect(daemon.waitForExit(seconds: 15) == 0)
     }
 
-    @Test("nats-server down for the whole flood: intake finishes, status and the progress file say why, the stream is complete once it returns")
+    @Test("nats-server down for the whole flood: intake finishes, status and the progress file say why, the stream is complete once it returns", .needsLeases)
     func outage() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()

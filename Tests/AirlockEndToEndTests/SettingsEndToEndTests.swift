@@ -47,7 +47,7 @@ struct SettingsEndToEndTests {
         #expect(try sandbox.listing(sandbox.claimed) == [] && sandbox.listing(sandbox.staging) == [])
     }
 
-    @Test("every setting at its maximum: run --once, status and history work, the daemon starts, reloads and stops")
+    @Test("every setting at its maximum: run --once, status and history work, the daemon starts, reloads and stops", .needsLeases)
     func everySettingAtItsMaximum() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -80,7 +80,7 @@ struct SettingsEndToEndTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["first", "second"])
     }
 
-    @Test("a reload past a range keeps the running configuration, and drops keep flowing", arguments: [
+    @Test("a reload past a range keeps the running configuration, and drops keep flowing", .needsLeases, arguments: [
         ("watch", "rescan_seconds", 1e11), ("decoder", "timeout_seconds", 1e11), ("metrics", "interval_seconds", 1e300),
     ])
     func reloadPastRange(_ section: String, _ key: String, _ value: Double) throws {
@@ -115,7 +115,7 @@ struct SettingsEndToEndTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count == 1)
     }
 
-    @Test("a configured path inside the places airlock moves drops through is a configuration error", arguments: [
+    @Test("a configured path inside the places airlock moves drops through is a configuration error", .needsLeases, arguments: [
         "inbox/airlock.prom", "outbox/airlock.prom", "quarantine/airlock.prom", "state/claimed/airlock.prom",
         "state/staging/airlock.prom", "state/journal.jsonl", "airlock.json", "ABSOLUTE/inbox/airlock.prom",
     ])
@@ -134,7 +134,7 @@ struct SettingsEndToEndTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
     }
 
-    @Test("a metrics path into the inbox through a symbolic link, or on reload, is refused too")
+    @Test("a metrics path into the inbox through a symbolic link, or on reload, is refused too", .needsLeases)
     func metricsPathByLinkAndReload() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()

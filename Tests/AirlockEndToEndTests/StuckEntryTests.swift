@@ -120,7 +120,7 @@ struct StuckEntryTests {
         try sandbox.expectInvariants()
     }
 
-    @Test("the daemon reports a stuck entry once, keeps taking drops, and quarantines a mode-000 drop")
+    @Test("the daemon reports a stuck entry once, keeps taking drops, and quarantines a mode-000 drop", .needsLeases)
     func daemon() throws {
         let sandbox = try makeRoot(inboxOwner: Self.service)
         let stuck = sandbox.inbox.appendingPathComponent("sub.zip")

@@ -128,7 +128,7 @@ struct UnitFilterTests {
         try sandbox.expectInvariants()
     }
 
-    @Test("a filter that refuses Landlock keeps every drop deferred and claimed; once confinement works they are processed",
+    @Test("a filter that refuses Landlock keeps every drop deferred and claimed; once confinement works they are processed", .needsLeases,
           .enabled(if: !toolsMissing, "needs systemd-analyze, cc and libseccomp-dev"),
           .enabled(if: KernelConfinement.landlockAndSeccomp, "this kernel does not offer both Landlock and seccomp"))
     func refusedLandlockDefersThenProcesses() throws {

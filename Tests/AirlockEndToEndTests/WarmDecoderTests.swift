@@ -28,7 +28,7 @@ struct WaitingDecoders {
     }
 }
 
-@Suite("Decoders started ahead of need: each takes one drop, confined as any other, limits from the hand-over, none left at exit",
+@Suite("Decoders started ahead of need: each takes one drop, confined as any other, limits from the hand-over, none left at exit", .needsLeases,
        .serialized)
 struct WarmDecoderTests {
     /// Children come from templates first; these tests reach the pre-started ones

@@ -13,7 +13,7 @@ struct WatchSettingsTests {
         try? FileManager.default.setAttributes([.modificationDate: then], ofItemAtPath: url.path)
     }
 
-    @Test("watch.ignore_also adds to the defaults; a watch.ignore that leaves defaults out is warned about")
+    @Test("watch.ignore_also adds to the defaults; a watch.ignore that leaves defaults out is warned about", .needsLeases)
     func ignoreAlsoKeepsDefaults() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -35,7 +35,7 @@ struct WatchSettingsTests {
         #expect(daemon.waitForExit(seconds: 15) == 0)
     }
 
-    @Test("SIGHUP rescans: a name no longer ignored is taken at once, not at the next periodic rescan")
+    @Test("SIGHUP rescans: a name no longer ignored is taken at once, not at the next periodic rescan", .needsLeases)
     func reloadRescans() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -55,7 +55,7 @@ struct WatchSettingsTests {
         try sandbox.expectInvariants()
     }
 
-    @Test("SIGHUP with a configuration naming another root is refused, saying so, and the running configuration stays")
+    @Test("SIGHUP with a configuration naming another root is refused, saying so, and the running configuration stays", .needsLeases)
     func reloadRefusesAnotherRoot() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -74,7 +74,7 @@ struct WatchSettingsTests {
         #expect(daemon.waitForExit(seconds: 15) == 0)
     }
 
-    @Test("temporary names are counted in status and metrics; past watch.abandoned_remove_seconds the unwritten ones nobody holds open are removed")
+    @Test("temporary names are counted in status and metrics; past watch.abandoned_remove_seconds the unwritten ones nobody holds open are removed", .needsLeases)
     func abandonedUploads() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -111,7 +111,7 @@ struct WatchSettingsTests {
         #expect(daemon.waitForExit(seconds: 15) == 0)
     }
 
-    @Test("a legacy SFTP rename caught between its link and its unlink, across rescans, is a rename in progress: accepted once, within a second of the unlink")
+    @Test("a legacy SFTP rename caught between its link and its unlink, across rescans, is a rename in progress: accepted once, within a second of the unlink", .needsLeases)
     func linkedRenameAcrossRescans() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
