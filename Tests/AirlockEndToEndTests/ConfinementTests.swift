@@ -141,7 +141,7 @@ struct ConfinementTests {
         }
         let report = try KernelConfinement.requireDoctor()
         #expect(report.landlockABI != nil)
-        #expect(report.limitFileSizeBytes == 20 * 1024 * 1024 + 1)
+        #expect(report.limitFileSizeBytes == Int64(20 * 1024 * 1024 + 1))
     }
 
     @Test("a decoder whose supervisor is gone before it could tie its life to it kills itself before reading the drop, which is deferred")

@@ -52,7 +52,7 @@ struct InvisibleNameOutputTests {
         let text = try airlock(["quarantine", "list"] + root)
         #expect(text.status == 0, "\(text.stderr)")
         expectEscaped(text.stdout, names: [#"invoice\u{2067}piz.exe\u{2069}.zip"#, #"invoice\u{202E}fdp.exe"#])
-        let json = try airlock(["quarantine", "list", "--json"] + root).events
+        let json = try airlock(["quarantine", "list", "--json"] + root).documents(QuarantineListing.self)
         #expect(json.first?.drop == Self.dropName)
         #expect(json.first?.entry == Self.entryName)
     }
@@ -63,7 +63,7 @@ struct InvisibleNameOutputTests {
         let text = try airlock(["quarantine", "show", id, "--root", sandbox.root.path])
         #expect(text.status == 0, "\(text.stderr)")
         expectEscaped(text.stdout, names: [#"invoice\u{2067}piz.exe\u{2069}.zip"#, #"invoice\u{202E}fdp.exe"#])
-        let json = try airlock(["quarantine", "show", id, "--json", "--root", sandbox.root.path]).events
+        let json = try airlock(["quarantine", "show", id, "--json", "--root", sandbox.root.path]).documents(Report.self)
         #expect(json.first?.drop == Self.dropName)
     }
 
@@ -73,7 +73,7 @@ struct InvisibleNameOutputTests {
         let text = try airlock(["quarantine", "contents", id, "--root", sandbox.root.path])
         #expect(text.status == 0, "\(text.stderr)")
         expectEscaped(text.stdout, names: [#"invoice\u{202E}fdp.exe"#])
-        let json = try airlock(["quarantine", "contents", id, "--json", "--root", sandbox.root.path]).events
+        let json = try airlock(["quarantine", "contents", id, "--json", "--root", sandbox.root.path]).documents(ContentsEntry.self)
         #expect(json.contains { $0.entry == Self.entryName }, "\(json)")
     }
 
