@@ -13,9 +13,10 @@ enum KernelConfinement {
 
     static let report: Result<DoctorDocument, DoctorFailed> = {
         do {
+            // Decoded without #expect: trait conditions read this outside any test.
             let outcome = try airlock(["doctor", "--json"])
-            guard let object = outcome.document(DoctorDocument.self) else {
-                return .failure(DoctorFailed(description: "doctor --json printed no JSON (status \(outcome.status)): \(outcome.stderr)"))
+            guard let object = try? JSONDecoder().decode(DoctorDocument.self, from: Data(outcome.stdout.utf8)) else {
+                return .failure(DoctorFailed(description: "doctor --json printed no findings (status \(outcome.status)): \(outcome.stdout) \(outcome.stderr)"))
             }
             return .success(object)
         } catch {
