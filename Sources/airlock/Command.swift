@@ -1,5 +1,6 @@
-import AirlockCore
+import AirlockJournal
 import AirlockPolicy
+import AirlockQuarantine
 
 /// What the command line asked for, parsed before anything runs.
 enum Command: Equatable {
