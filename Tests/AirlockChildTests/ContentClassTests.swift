@@ -15,11 +15,16 @@ struct ClassCase: Sendable, CustomStringConvertible {
         .deletingLastPathComponent().appendingPathComponent("fixtures/classes")
 
     static let all: [ClassCase] = {
+        struct Row: Decodable {
+            let file: String
+            let what: String
+            let classes: [String]
+            enum CodingKeys: String, CodingKey { case file, classes, what = "case" }
+        }
         guard let data = try? Data(contentsOf: directory.appendingPathComponent("cases.json")),
-              let rows = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return [] }
+              let rows = try? JSONDecoder().decode([Row].self, from: data) else { return [] }
         return rows.map { row in
-            ClassCase(file: row["file"] as! String, what: row["case"] as! String,
-                      classes: Set((row["classes"] as! [String]).map { ContentClass(rawValue: $0)! }))
+            ClassCase(file: row.file, what: row.what, classes: Set(row.classes.map { ContentClass(rawValue: $0)! }))
         }
     }()
 

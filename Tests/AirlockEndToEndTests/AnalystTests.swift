@@ -55,16 +55,18 @@ struct AnalystTests {
                                    environment: ["SUDO_UID": "\(try #require(getpwnam(Parties.consumer)).pointee.pw_uid)",
                                                  "SUDO_USER": Parties.consumer])
         #expect(released.status == 0, "\(released.stderr)")
-        let records = try airlock(["history", "--json", "--root", sandbox.root.path]).events.filter { $0["event"] as? String == "released" }
+        let records = try airlock(["history", "--json", "--root", sandbox.root.path]).events.filter { $0.kind == .released }
         #expect(records.count == 1)
-        #expect(records.first?["by"] as? String == Parties.consumer)
-        #expect(records.first?["release_reason"] as? String == "checked")
+        guard case .released(let released) = records.first else { Issue.record("no released record"); return }
+        #expect(released.by == Parties.consumer)
+        #expect(released.releaseReason == "checked")
         // A name that does not belong to the uid is not believed.
         let (other, otherId) = try serviceRoot()
         let purged = try airlock(["quarantine", "purge", otherId, "--root", other.root.path],
                                  environment: ["SUDO_UID": "\(try #require(getpwnam(Parties.consumer)).pointee.pw_uid)", "SUDO_USER": "root"])
         #expect(purged.status == 0, "\(purged.stderr)")
-        let purges = try airlock(["history", "--json", "--root", other.root.path]).events.filter { $0["event"] as? String == "purged" }
-        #expect(purges.first?["by"] as? String == "root")
+        let purges = try airlock(["history", "--json", "--root", other.root.path]).events.filter { $0.kind == .purged }
+        guard case .purged(let purge) = purges.first else { Issue.record("no purged record"); return }
+        #expect(purge.by == "root")
     }
 }

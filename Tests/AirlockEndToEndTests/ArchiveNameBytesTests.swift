@@ -12,7 +12,7 @@ struct ArchiveNameBytesTests {
         try sandbox.initialise()
         try sandbox.drop(try Data(contentsOf: Samples.fixture(drop)), as: drop)
         let result = try sandbox.runOnce()
-        #expect(result.events.first?["event"] as? String == "accepted", "\(result.stdout)")
+        #expect(result.events.first?.kind == .accepted, "\(result.stdout)")
         let output = sandbox.outbox.appendingPathComponent(String(drop.prefix { $0 != "." }))
         let names = Set(try sandbox.listing(output).map { Array($0.utf8) })
         let expected = ["cafe\u{301}.txt", "Re\u{301}sume\u{301}/", "Re\u{301}sume\u{301}/notes.txt"]

@@ -86,9 +86,9 @@ struct CapabilityTests {
             }
         }
         let events = daemon.waitForVerdicts(1)
-        #expect(events.count == 1 && events.first?["event"] as? String == "accepted", "\(events) \(daemon.stderr)")
-        #expect(events.first?["sha256"] as? String == (try sha256(Self.zip)))
-        #expect(events.first?["uploader"] as? String == Parties.producer)
+        #expect(events.count == 1 && events.first?.kind == .accepted, "\(events) \(daemon.stderr)")
+        #expect(events.first?.accepted?.sha256 == (try sha256(Self.zip)))
+        #expect(events.first?.accepted?.uploader == Parties.producer)
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 30) == 0)
         try sandbox.expectInvariants()
@@ -110,7 +110,7 @@ struct CapabilityTests {
         try PermissionTests.allowed(Parties.producer, "drop by rename",
                                     #"cp "$1" "$2/.r.zip.part" && mv "$2/.r.zip.part" "$2/r.zip""#, [Self.zip, sandbox.inbox.path])
         let events = daemon.waitForVerdicts(1)
-        #expect(events.first?["event"] as? String == "accepted", "\(events) \(daemon.stderr)")
+        #expect(events.first?.kind == .accepted, "\(events) \(daemon.stderr)")
         let status = try airlock(["status", "--root", sandbox.root.path])
         #expect(status.stdout.contains("completion:    renamed"), "\(status.stdout)")
         let doctor = try airlock(["doctor", "--root", sandbox.root.path])
@@ -126,8 +126,8 @@ struct CapabilityTests {
         let traversal = Samples.fixture("zip-traversal.zip").path
         try UnitCapabilities.dropPrivately(traversal, sandbox.inbox.path, as: "evil.zip")
         let first = try airlock(["run", "--once", "--root", sandbox.root.path], under: UnitCapabilities.wrapper())
-        #expect(first.events.first?["reason"] as? String == "unsafe-path", "\(first.stdout) \(first.stderr)")
-        let id = try #require(first.events.first?["id"] as? String)
+        #expect(first.events.first?.reason == "unsafe-path", "\(first.stdout) \(first.stderr)")
+        let id = try #require(first.events.first?.id)
 
         let plain = try airlock(["quarantine", "contents", id, "--root", sandbox.root.path], under: UnitCapabilities.wrapper(capabilities: nil))
         #expect(plain.status != 0)
@@ -138,7 +138,7 @@ struct CapabilityTests {
 
         #expect(try airlock(["quarantine", "release", id, "--root", sandbox.root.path]).status == 0)
         let second = try airlock(["run", "--once", "--root", sandbox.root.path], under: UnitCapabilities.wrapper())
-        #expect(second.events.count == 1 && second.events.first?["reason"] as? String == "unsafe-path",
+        #expect(second.events.count == 1 && second.events.first?.reason == "unsafe-path",
                 "read again, judged on its bytes: \(second.stdout) \(second.stderr)")
     }
 }

@@ -172,14 +172,14 @@ struct ClamdTests {
         let text = try ContentFiles.sample("text").data, pdf = try ContentFiles.sample("pdf").data
         try sandbox.drop(try ContentFiles.archive("zip", [("a.txt", text), ("docs/b.pdf", pdf)]), as: "clean.zip")
         let clean = try sandbox.runOnce()
-        #expect(clean.events.first?["event"] as? String == "accepted", "\(clean.events) \(clean.stderr)")
+        #expect(clean.events.first?.kind == .accepted, "\(clean.events) \(clean.stderr)")
         #expect(try sandbox.listing(sandbox.outbox) == ["clean/", "clean/a.txt", "clean/docs/", "clean/docs/b.pdf"])
         try FileManager.default.removeItem(at: sandbox.outbox.appendingPathComponent("clean"))
 
         let infected = try ContentFiles.archive("zip", [("a.txt", text), ("docs/eicar.com", ContentFiles.eicar), ("z.pdf", pdf)])
         try sandbox.drop(infected, as: "infected.zip")
         let report = try sandbox.expectRejected(try sandbox.runOnce(), "malware-found", entry: "docs/eicar.com", original: infected)
-        #expect((report?["detail"] as? String ?? "").contains("Airlock-Test-EICAR"), "\(report ?? [:])")
+        #expect((report?.detail ?? "").contains("Airlock-Test-EICAR"), "\(String(describing: report))")
     }
 
     @Test("a signature of our own is found in a tar drop too")
@@ -189,7 +189,7 @@ struct ClamdTests {
         let archive = try ContentFiles.archive("tar", [("readme.txt", try ContentFiles.sample("text").data), ("marked.bin", Clamd.ownSample)])
         try sandbox.drop(archive, as: "marked.tar")
         let report = try sandbox.expectRejected(try sandbox.runOnce(), "malware-found", entry: "marked.bin", original: archive)
-        #expect((report?["detail"] as? String ?? "").contains("Airlock-Test-Own"), "\(report ?? [:])")
+        #expect((report?.detail ?? "").contains("Airlock-Test-Own"), "\(String(describing: report))")
     }
 
     @Test("a file past clamd's own MaxFileSize is never passed half-scanned: with AlertExceedsMax it is malware-found")
@@ -202,10 +202,10 @@ struct ClamdTests {
         let archive = try ContentFiles.archive("zip", [("a.txt", try ContentFiles.sample("text").data), ("big.txt", big)])
         try sandbox.drop(archive, as: "big.zip")
         let report = try sandbox.expectRejected(try sandbox.runOnce(), "malware-found", entry: "big.txt", original: archive)
-        #expect((report?["detail"] as? String ?? "").contains("Heuristics.Limits.Exceeded"), "\(report ?? [:])")
+        #expect((report?.detail ?? "").contains("Heuristics.Limits.Exceeded"), "\(String(describing: report))")
     }
 
-    @Test("clamd stopped mid-run defers the drops (never accepted unscanned); the daemon accepts them once clamd is back")
+    @Test("clamd stopped mid-run defers the drops (never accepted unscanned); the daemon accepts them once clamd is back", .needsLeases)
     func clamdStopped() throws {
         let (sandbox, clamd) = try sandbox()
         try sandbox.configure("watch", ["retry_max_seconds": 2])
@@ -214,12 +214,12 @@ struct ClamdTests {
         let daemon = try RunningDaemon(sandbox)
         let text = try ContentFiles.sample("text").data
         try sandbox.drop(try ContentFiles.archive("zip", [("a.txt", text)]), as: "first.zip")
-        #expect(daemon.waitForVerdicts(1).first?["event"] as? String == "accepted")
+        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted)
         clamd.stop()
         for name in ["second", "third"] {
             try sandbox.drop(try ContentFiles.archive("zip", [("\(name).txt", text)]), as: "\(name).zip")
         }
-        #expect(waitFor(seconds: 30) { daemon.events.filter { $0["event"] as? String == "deferred" }.count >= 2 })
+        #expect(waitFor(seconds: 30) { daemon.events.filter { $0.kind == .deferred }.count >= 2 })
         #expect(try sandbox.listing(sandbox.outbox) == ["first/", "first/a.txt"], "nothing was accepted unscanned")
         let metrics = sandbox.root.appendingPathComponent("metrics/airlock.prom")
         #expect(waitFor(seconds: 10) { ((try? String(contentsOf: metrics, encoding: .utf8)) ?? "").contains("airlock_scan_up 0") })
@@ -231,7 +231,7 @@ struct ClamdTests {
 
         try clamd.start()
         let verdicts = daemon.waitForVerdicts(3)
-        #expect(verdicts.map { $0["event"] as? String } == ["accepted", "accepted", "accepted"], "\(verdicts)")
+        #expect(verdicts.map { $0.kind.rawValue } == ["accepted", "accepted", "accepted"], "\(verdicts)")
         #expect(try sandbox.listing(sandbox.outbox) == ["first/", "first/a.txt", "second/", "second/second.txt", "third/", "third/third.txt"])
         #expect(waitFor(seconds: 10) { ((try? String(contentsOf: metrics, encoding: .utf8)) ?? "").contains("airlock_scan_up 1") })
         daemon.signal(SIGTERM)
@@ -246,9 +246,9 @@ struct ClamdTests {
         try sandbox.drop(try ContentFiles.archive("zip", [("a.txt", try ContentFiles.sample("text").data)]), as: "waits.zip")
         let result = try sandbox.runOnce()
         #expect(result.status == 75, "\(result.stderr)")
-        let event = result.events.first ?? [:]
-        #expect(event["event"] as? String == "deferred", "\(event)")
-        #expect((event["detail"] as? String ?? "").contains("Can't open file or directory ERROR"), "\(event)")
+        let event = try #require(result.events.first)
+        #expect(event.kind == .deferred, "\(event)")
+        #expect((event.detail ?? "").contains("Can't open file or directory ERROR"), "\(event)")
         #expect(try sandbox.listing(sandbox.outbox) == [])
         #expect(try sandbox.listing(sandbox.staging) == [])
         #expect(try sandbox.listing(sandbox.claimed).contains { $0.hasSuffix("/drop") })
@@ -264,9 +264,9 @@ struct ClamdTests {
         let result = try sandbox.runOnce()
         #expect(Date().timeIntervalSince(started) < 30)
         #expect(result.status == 75, "\(result.stderr)")
-        let event = result.events.first ?? [:]
-        #expect(event["event"] as? String == "deferred", "\(event)")
-        #expect((event["detail"] as? String ?? "").contains("did not answer within 2 seconds"), "\(event)")
+        let event = try #require(result.events.first)
+        #expect(event.kind == .deferred, "\(event)")
+        #expect((event.detail ?? "").contains("did not answer within 2 seconds"), "\(event)")
         #expect(try sandbox.listing(sandbox.outbox) == [])
         #expect(try sandbox.listing(sandbox.staging) == [])
         #expect(try sandbox.listing(sandbox.claimed).contains { $0.hasSuffix("/drop") })

@@ -11,33 +11,32 @@ enum KernelConfinement {
         let description: String
     }
 
-    nonisolated(unsafe) static let report: Result<[String: Any], DoctorFailed> = {
+    static let report: Result<DoctorDocument, DoctorFailed> = {
         do {
+            // Decoded without #expect: trait conditions read this outside any test.
             let outcome = try airlock(["doctor", "--json"])
-            guard let object = outcome.events.first else {
-                return .failure(DoctorFailed(description: "doctor --json printed no JSON (status \(outcome.status)): \(outcome.stderr)"))
+            guard let object = try? JSONDecoder().decode(DoctorDocument.self, from: Data(outcome.stdout.utf8)) else {
+                return .failure(DoctorFailed(description: "doctor --json printed no findings (status \(outcome.status)): \(outcome.stdout) \(outcome.stderr)"))
             }
             return .success(object)
         } catch {
             return .failure(DoctorFailed(description: "doctor --json could not run: \(error)"))
         }
     }()
-    static var landlock: Bool { offers { $0["landlock"] as? Bool == true } }
-    static var landlockNetwork: Bool { offers { $0["landlock"] as? Bool == true && ($0["landlock_abi"] as? Int ?? 0) >= 4 } }
-    static var seccomp: Bool { offers { $0["seccomp"] as? Bool == true } }
+    static var landlock: Bool { offers { $0.landlock == true } }
+    static var landlockNetwork: Bool { offers { $0.landlock == true && ($0.landlockABI ?? 0) >= 4 } }
+    static var seccomp: Bool { offers { $0.seccomp == true } }
     /// Both in force for a decoder, as the unit's filter must keep them.
-    static var landlockAndSeccomp: Bool {
-        offers { $0["landlock_state"] as? String == "in-force" && $0["seccomp_state"] as? String == "in-force" }
-    }
+    static var landlockAndSeccomp: Bool { offers { $0.bothInForce } }
 
-    private static func offers(_ rule: ([String: Any]) -> Bool) -> Bool {
+    private static func offers(_ rule: (DoctorDocument) -> Bool) -> Bool {
         guard case .success(let found) = report else { return true }
         return rule(found)
     }
 
     /// doctor's findings; fails the test when doctor could not give them.
     @discardableResult
-    static func requireDoctor() throws -> [String: Any] { try report.get() }
+    static func requireDoctor() throws -> DoctorDocument { try report.get() }
 }
 
 /// A test-only escape mode of the decoder: after confining itself it tries one
@@ -80,8 +79,8 @@ struct ConfinementTests {
         let result = try sandbox.runOnce(environment: environment.merging(["AIRLOCK_TEST_DECODER_FAULT": item.mode]) { $1 })
         #expect(result.status == 0, "\(result.stderr)")
         let event = try #require(result.events.first)
-        #expect(event["reason"] as? String == item.reason, "\(event)")
-        let detail = (event["detail"] as? String) ?? ""
+        #expect(event.reason == item.reason, "\(event)")
+        let detail = event.detail ?? ""
         let endedByErrno = item.errnos.contains { result.stderr.contains("test escape \(item.mode): failed with \($0)") }
         let endedBySignal = item.signal.map { detail.contains($0) } ?? false
         #expect(endedByErrno || endedBySignal, "stderr: \(result.stderr) detail: \(detail)")
@@ -114,7 +113,7 @@ struct ConfinementTests {
         try attempt(item)
     }
 
-    @Test("the supervisor may write only beneath its root, and an absolute metrics directory",
+    @Test("the supervisor may write only beneath its root, and an absolute metrics directory", .needsLeases,
           .enabled(if: KernelConfinement.landlock, "skipped: the kernel offers no Landlock (airlock doctor)"))
     func supervisorWrites() throws {
         try KernelConfinement.requireDoctor()
@@ -127,7 +126,7 @@ struct ConfinementTests {
         #expect(daemon.stderr.contains("the supervisor may write only beneath \(sandbox.root.path) and the metrics directory"),
                 "\(daemon.stderr)")
         try sandbox.drop(Samples.validZip, as: "fine.zip")
-        #expect(daemon.waitForVerdicts(1).first?["event"] as? String == "accepted")
+        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted)
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 15) == 0)
         #expect(FileManager.default.fileExists(atPath: metrics.appendingPathComponent("airlock.prom").path))
@@ -142,8 +141,8 @@ struct ConfinementTests {
             #expect(text.stdout.contains(label), "\(text.stdout)")
         }
         let report = try KernelConfinement.requireDoctor()
-        #expect(report["landlock_abi"] is Int)
-        #expect(report["limit_file_size_bytes"] as? Int == 20 * 1024 * 1024 + 1)
+        #expect(report.landlockABI != nil)
+        #expect(report.limitFileSizeBytes == Int64(20 * 1024 * 1024 + 1))
     }
 
     @Test("a decoder whose supervisor is gone before it could tie its life to it kills itself before reading the drop, which is deferred")
@@ -156,15 +155,15 @@ struct ConfinementTests {
         #expect(result.status == 75, "\(result.stderr)")
         let event = try #require(result.events.first)
         // It died before it took its drop: no verdict on the drop, which stays claimed.
-        #expect(event["event"] as? String == "deferred", "\(event)")
-        #expect(((event["detail"] as? String) ?? "").contains("SIGKILL"), "\(event)")
+        #expect(event.kind == .deferred, "\(event)")
+        #expect((event.detail ?? "").contains("SIGKILL"), "\(event)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == 1)
         // With a supervisor the child can tie itself to, the drop lands.
         let again = try sandbox.runOnce()
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(again.events.first?["event"] as? String == "accepted")
+        #expect(again.events.first?.kind == .accepted)
         try sandbox.expectInvariants()
     }
 }

@@ -14,11 +14,22 @@ struct EvasionCase: Sendable, CustomStringConvertible {
     static let directory = Binary.repository.appendingPathComponent("fixtures/classes")
 
     static let all: [EvasionCase] = {
+        struct Row: Decodable {
+            let file: String
+            let what: String
+            let classes: [String]
+            let noExecutables: String
+            let imagesClasses: String
+
+            enum CodingKeys: String, CodingKey {
+                case file, classes
+                case what = "case", noExecutables = "no_executables", imagesClasses = "images_classes"
+            }
+        }
         guard let data = try? Data(contentsOf: directory.appendingPathComponent("cases.json")),
-              let rows = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return [] }
+              let rows = try? JSONDecoder().decode([Row].self, from: data) else { return [] }
         return rows.map {
-            EvasionCase(file: $0["file"] as! String, what: $0["case"] as! String, classes: $0["classes"] as! [String],
-                        noExecutables: $0["no_executables"] as! String, imagesClasses: $0["images_classes"] as! String)
+            EvasionCase(file: $0.file, what: $0.what, classes: $0.classes, noExecutables: $0.noExecutables, imagesClasses: $0.imagesClasses)
         }
     }()
 
@@ -38,36 +49,34 @@ func shippedProfile(_ name: String) throws -> [String: Any] {
 @Suite("Content classes end to end: the evasion corpus through the real binaries under the shipped profiles")
 struct ContentClassEndToEndTests {
     /// Drops every case, each alone in a ZIP, and runs once: the events by drop name.
-    private func runCorpus(_ sandbox: Sandbox, _ cases: [EvasionCase]) throws -> [String: [String: Any]] {
+    private func runCorpus(_ sandbox: Sandbox, _ cases: [EvasionCase]) throws -> [String: Event] {
         for item in cases { try sandbox.drop(Data(item.zip), as: item.dropName) }
         let result = try sandbox.runOnce()
         #expect(result.status == 0, "\(result.stderr)")
-        var events: [String: [String: Any]] = [:]
-        for event in result.events { events[event["drop"] as? String ?? "?"] = event }
+        var events: [String: Event] = [:]
+        for event in result.events { events[event.drop] = event }
         #expect(events.count == cases.count, "one event per drop: \(result.stdout)")
         try sandbox.expectInvariants()
         return events
     }
 
     /// The manifest's classes of the one file in an accepted case's entry, and its bytes there.
-    private func landed(_ sandbox: Sandbox, _ event: [String: Any], _ item: EvasionCase) throws -> (classes: [String]?, mime: Any?) {
-        let entry = sandbox.root.appendingPathComponent(try #require(event["output"] as? String))
+    private func landed(_ sandbox: Sandbox, _ event: Event, _ item: EvasionCase) throws -> (classes: [String]?, mime: String?) {
+        let entry = sandbox.root.appendingPathComponent(try #require(event.output))
         #expect(try sandbox.listing(entry) == [item.file], "exactly the case's file lands")
         #expect(try [UInt8](Data(contentsOf: entry.appendingPathComponent(item.file))) == item.bytes, "byte for byte")
-        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: entry.appendingPathComponent(manifestName))) as! [String: Any]
-        let file = try #require((manifest["outbox_files"] as? [[String: Any]])?.first)
-        return (file["classes"] as? [String], file["mime_type"])
+        let file = try #require(try Manifest.read(in: entry).outboxFiles.first)
+        return (file.classes, file.mimeType)
     }
 
     /// A rejected case: disallowed-type naming the entry and one of its denied classes; the original kept.
-    private func expectDenied(_ sandbox: Sandbox, _ event: [String: Any], _ item: EvasionCase, denied: Set<String>) throws {
-        #expect(event["event"] as? String == "rejected" && event["reason"] as? String == "disallowed-type", "\(item): \(event)")
-        #expect(event["entry"] as? String == item.file, "\(item): \(event)")
-        let id = try #require(event["id"] as? String)
+    private func expectDenied(_ sandbox: Sandbox, _ event: Event, _ item: EvasionCase, denied: Set<String>) throws {
+        #expect(event.kind == .rejected && event.reason == "disallowed-type", "\(item): \(event)")
+        #expect(event.entry == item.file, "\(item): \(event)")
+        let id = try #require(event.id)
         let directory = sandbox.quarantine.appendingPathComponent(id)
         #expect(try [UInt8](Data(contentsOf: directory.appendingPathComponent("drop"))) == item.zip, "\(item): the original is kept")
-        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("report.json"))) as! [String: Any]
-        let detail = report["detail"] as? String ?? ""
+        let detail = try Report.read(directory.appendingPathComponent("report.json")).detail
         #expect(detail.contains("content.deny_classes") && denied.contains { detail.contains("is \($0),") }, "\(item): \(detail)")
     }
 
@@ -82,8 +91,8 @@ struct ContentClassEndToEndTests {
             if item.noExecutables == "rejected" {
                 try expectDenied(sandbox, event, item, denied: ["executable", "script", "macro-document"])
             } else {
-                #expect(event["event"] as? String == "accepted", "\(item): \(event)")
-                guard event["event"] as? String == "accepted" else { continue }
+                #expect(event.kind == .accepted, "\(item): \(event)")
+                guard event.kind == .accepted else { continue }
                 let (classes, mime) = try landed(sandbox, event, item)
                 #expect(classes == item.classes, "\(item)")
                 #expect(mime == nil, "\(item): libmagic ran although no rule names a MIME type")
@@ -106,8 +115,8 @@ struct ContentClassEndToEndTests {
             if item.imagesClasses == "rejected" {
                 try expectDenied(sandbox, event, item, denied: ["active-content"])
             } else {
-                #expect(event["event"] as? String == "accepted", "\(item): \(event)")
-                guard event["event"] as? String == "accepted" else { continue }
+                #expect(event.kind == .accepted, "\(item): \(event)")
+                guard event.kind == .accepted else { continue }
                 let (classes, mime) = try landed(sandbox, event, item)
                 #expect(classes == [] && (mime as? String ?? "").hasPrefix("image/"), "\(item): \(String(describing: classes)) \(String(describing: mime))")
             }
@@ -125,8 +134,8 @@ struct ContentClassEndToEndTests {
             let copy = sandbox.logs.appendingPathComponent(item.dropName)
             try Data(item.zip).write(to: copy)
             let result = try airlock(["inspect", copy.path, "--root", sandbox.root.path])
-            let event = result.events.first ?? [:]
-            #expect(result.status == 65 && event["reason"] as? String == "disallowed-type" && event["entry"] as? String == file,
+            let event = try #require(result.events.first)
+            #expect(result.status == 65 && event.reason == "disallowed-type" && event.entry == file,
                     "\(result.status) \(event)")
         }
     }
@@ -140,17 +149,17 @@ struct ContentClassEndToEndTests {
         #expect(quiet.stdout.contains("libmagic does not run") && quiet.stdout.contains("content.deny_classes denies none"), "\(quiet.stdout)")
         try sandbox.drop(Data(item.zip), as: "first.zip")
         let event = try #require(try sandbox.runOnce().events.first)
-        #expect(event["event"] as? String == "accepted", "\(event)")
+        #expect(event.kind == .accepted, "\(event)")
         let (classes, mime) = try landed(sandbox, event, item)
         #expect(classes == ["executable", "script"] && mime == nil, "\(String(describing: classes)) \(String(describing: mime))")
-        #expect(try sandbox.lastJournalRecord("accepted")?["types"] == nil)
+        #expect(try sandbox.lastJournalRecord(.accepted)?.accepted?.types == nil)
         try sandbox.configure("content", ["detect_types": true])
         let loud = try airlock(["status", "--root", sandbox.root.path])
         #expect(loud.stdout.contains("libmagic runs (content.detect_types is true)"), "\(loud.stdout)")
         try sandbox.drop(Data(item.zip), as: "second.zip")
         _ = try sandbox.runOnce()
-        let record = try #require(try sandbox.lastJournalRecord("accepted"))
-        #expect((record["types"] as? [String: String])?["shebang-python"]?.contains("python") == true, "\(record)")
+        let record = try #require(try sandbox.lastJournalRecord(.accepted))
+        #expect(record.accepted?.types?["shebang-python"]?.contains("python") == true, "\(record)")
         try sandbox.expectInvariants()
     }
 
@@ -163,15 +172,14 @@ struct ContentClassEndToEndTests {
         let zip = ZipBuild(entries: names.map { .init(name: Array($0.utf8), data: Array("print(1)\n".utf8)) }).bytes
         try sandbox.drop(zip, as: "tools.zip")
         let event = try #require(try sandbox.runOnce().events.first)
-        #expect(event["event"] as? String == "accepted", "\(event)")
-        let entry = sandbox.root.appendingPathComponent(try #require(event["output"] as? String))
-        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: entry.appendingPathComponent(manifestName))) as! [String: Any]
-        let files = manifest["outbox_files"] as? [[String: Any]] ?? []
-        #expect(files.count == 1000 && files.allSatisfy { $0["classes"] as? [String] == ["script"] })
+        #expect(event.kind == .accepted, "\(event)")
+        let entry = sandbox.root.appendingPathComponent(try #require(event.output))
+        let files = try Manifest.read(in: entry).outboxFiles
+        #expect(files.count == 1000 && files.allSatisfy { $0.classes == ["script"] })
         try FileManager.default.removeItem(at: entry)
         try sandbox.configure("content", try shippedProfile("content-no-executables.json"))
         try sandbox.drop(zip, as: "tools.zip")
         let report = try sandbox.expectRejected(try sandbox.runOnce(), "disallowed-type", entry: names[0], original: zip)
-        #expect((report?["detail"] as? String ?? "").contains("is script, which content.deny_classes names"))
+        #expect((report?.detail ?? "").contains("is script, which content.deny_classes names"))
     }
 }

@@ -89,20 +89,18 @@ enum ContentFiles {
 
 extension Sandbox {
     /// The last journal record of `event` kind.
-    func lastJournalRecord(_ event: String) throws -> [String: Any]? {
-        let text = try String(contentsOf: root.appendingPathComponent("state/journal.jsonl"), encoding: .utf8)
-        return text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
-            .last { $0["event"] as? String == event }
+    func lastJournalRecord(_ event: Event.Kind) throws -> Event? {
+        try journal().last { $0.kind == event }
     }
 
     /// Expects exactly one rejection for `reason` naming `entry`, the original
     /// bytes in the quarantine and nothing in the outbox; the report.
     func expectRejected(_ outcome: Outcome, _ reason: String, entry: String, original: Data,
-                        sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any]? {
-        let event = outcome.events.first ?? [:]
+                        sourceLocation: SourceLocation = #_sourceLocation) throws -> Report? {
+        let event = try #require(outcome.events.first, "no event: \(outcome.stderr)", sourceLocation: sourceLocation)
         #expect(outcome.events.count == 1, "\(outcome.events) \(outcome.stderr)", sourceLocation: sourceLocation)
-        #expect(event["reason"] as? String == reason, "\(event)", sourceLocation: sourceLocation)
-        #expect(event["entry"] as? String == entry, "\(event)", sourceLocation: sourceLocation)
+        #expect(event.reason == reason, "\(event)", sourceLocation: sourceLocation)
+        #expect(event.entry == entry, "\(event)", sourceLocation: sourceLocation)
         try expectInvariants(sourceLocation: sourceLocation)
         #expect(try listing(outbox) == [], sourceLocation: sourceLocation)
         guard let (_, report, drop) = try onlyQuarantined(sourceLocation: sourceLocation) else { return nil }

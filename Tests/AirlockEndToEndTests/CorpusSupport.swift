@@ -26,21 +26,39 @@ struct FixtureCase: CustomTestStringConvertible, Sendable {
 
     static let all: [FixtureCase] = load("fixtures/archives")
 
+    /// A case as the manifest spells it.
+    private struct Listed: Decodable {
+        let name: String
+        let file: String
+        let verdict: String
+        let reason: String?
+        let entry: String?
+        let output: String?
+        let files: [String: String]?
+        let dirs: [String]?
+        let policy: [String: Int]?
+        let tool: String?
+        let format: String?
+        let bsdtar: String?
+        let departsFromBsdtar: String?
+
+        enum CodingKeys: String, CodingKey {
+            case name, file, verdict, reason, entry, output, files, dirs, policy, tool, format, bsdtar
+            case departsFromBsdtar = "departs_from_bsdtar"
+        }
+    }
+
     /// The cases of DIRECTORY/manifest.json; an unreadable manifest yields none, which the suites' coverage tests catch.
     static func load(_ directory: String) -> [FixtureCase] {
+        struct Manifest: Decodable { let cases: [Listed] }
         let url = Binary.repository.appendingPathComponent(directory).appendingPathComponent("manifest.json")
-        guard let data = try? Data(contentsOf: url),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let cases = object["cases"] as? [[String: Any]] else { return [] }
+        guard let data = try? Data(contentsOf: url), let cases = try? JSONDecoder().decode(Manifest.self, from: data).cases else { return [] }
         let archives = directory == "fixtures/archives" ? directory : directory + "/archives"
         return cases.map { item in
             FixtureCase(
-                name: item["name"] as! String, file: item["file"] as! String, verdict: item["verdict"] as! String,
-                reason: item["reason"] as? String, entry: item["entry"] as? String, output: item["output"] as? String,
-                files: item["files"] as? [String: String] ?? [:], dirs: item["dirs"] as? [String] ?? [],
-                policy: item["policy"] as? [String: Int] ?? [:], directory: archives,
-                tool: item["tool"] as? String, format: item["format"] as? String, bsdtar: item["bsdtar"] as? String,
-                departure: item["departs_from_bsdtar"] as? String)
+                name: item.name, file: item.file, verdict: item.verdict, reason: item.reason, entry: item.entry, output: item.output,
+                files: item.files ?? [:], dirs: item.dirs ?? [], policy: item.policy ?? [:], directory: archives,
+                tool: item.tool, format: item.format, bsdtar: item.bsdtar, departure: item.departsFromBsdtar)
         }
     }
 
@@ -64,56 +82,55 @@ func expectCorpusVerdict(_ item: FixtureCase, harmlessFiles: Bool = false) throw
     #expect(result.status == 0, "run --once failed: \(result.stderr)")
     let events = result.events
     #expect(events.count == 1, "one event per drop: \(result.stdout)")
-    let event = events.first ?? [:]
-    #expect(event["drop"] as? String == item.file)
+    let event = try #require(events.first)
+    #expect(event.drop == item.file)
     try sandbox.expectInvariants()
 
     if item.verdict == "accepted" {
-        guard event["event"] as? String == "accepted" else {
+        guard event.kind == .accepted else {
             // One issue that says why, from the quarantine report, rather than one per missing output.
-            let report = try sandbox.onlyQuarantined()?.report ?? [:]
-            let reason = event["reason"] as? String ?? "no reason", entry = event["entry"] as? String ?? "-"
-            let detail = report["detail"] as? String ?? "no report"
+            let report = try sandbox.onlyQuarantined()?.report
+            let reason = event.reason ?? "no reason", entry = event.entry ?? "-"
+            let detail = report?.detail ?? "no report"
             Issue.record("\(item.file) was not accepted: \(reason) at \(entry): \(detail)")
             return
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
         try #require(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [item.output!])
-        #expect(event["output"] as? String == "outbox/" + item.output!)
+        #expect(event.output == "outbox/" + item.output!)
         let entry = sandbox.outbox.appendingPathComponent(item.output!)
         let listing = try sandbox.listing(entry)
         let expected = (item.dirs.map { $0 + "/" } + item.files.keys).sorted()
         #expect(listing.sorted() == expected)
         let hashes = try sha256Hexes(Array(item.files.keys), in: entry)
         #expect(hashes == item.files, "file contents differ")
-        #expect(event["files"] as? Int == item.files.count)
+        #expect(event.files == Int64(item.files.count))
         try expectSafeModes(entry, listing)
         if harmlessFiles {
-            let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: entry.appendingPathComponent(manifestName))) as? [String: Any]
-            let files = manifest?["outbox_files"] as? [[String: Any]] ?? []
+            let files = try Manifest.read(in: entry).outboxFiles
             #expect(files.count == item.files.count)
             for file in files {
-                let expected = (file["entry"] as? String ?? "").hasSuffix(".tar") ? ["archive"] : []
-                #expect(file["classes"] as? [String] == expected, "\(item.file): \(file["entry"] ?? "?") has classes \(file["classes"] ?? "none")")
+                let expected = file.entry.hasSuffix(".tar") ? ["archive"] : []
+                #expect(file.classes == expected, "\(item.file): \(file.entry) has classes \(file.classes)")
             }
         }
     } else {
-        #expect(event["event"] as? String == "rejected", "\(event)")
-        #expect(event["reason"] as? String == item.reason, "\(event)")
-        if let entry = item.entry { #expect(event["entry"] as? String == entry) }
+        #expect(event.kind == .rejected, "\(event)")
+        #expect(event.reason == item.reason, "\(event)")
+        if let entry = item.entry { #expect(event.entry == entry) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(quarantined.id == event["id"] as? String)
+        #expect(quarantined.id == event.id)
         #expect(try Data(contentsOf: quarantined.drop) == original, "the quarantined bytes are not the original")
         let report = quarantined.report
-        #expect(report["reason"] as? String == item.reason)
-        #expect(report["drop"] as? String == item.file)
-        #expect(report["size"] as? Int == original.count)
-        #expect((report["sha256"] as? String)?.count == 64)
-        if let entry = item.entry { #expect(report["entry"] as? String == entry) }
-        for key in ["id", "detail", "bytes_written", "policy", "received_at", "decided_at", "airlock_version"] {
-            #expect(report[key] != nil, "report lacks \(key)")
-        }
+        #expect(report.reason == item.reason)
+        #expect(report.drop == item.file)
+        #expect(report.size == Int64(original.count))
+        #expect(report.sha256?.count == 64)
+        if let entry = item.entry { #expect(report.entry == entry) }
+        // id, detail, bytes_written, policy, received_at, decided_at and airlock_version: required by Report.
+        #expect(report.id == quarantined.id)
+        #expect(!report.detail.isEmpty)
     }
 }
 

@@ -5,25 +5,18 @@ import Glibc
 #endif
 
 /// The whole records of the root's journal (current and rotated), torn lines skipped.
-func journalRecords(_ sandbox: Sandbox) throws -> [[String: Any]] {
+func journalRecords(_ sandbox: Sandbox) throws -> [Event] {
     let state = sandbox.root.appendingPathComponent("state")
     let names = try FileManager.default.contentsOfDirectory(atPath: state.path)
         .filter { $0.hasPrefix("journal.") && $0.hasSuffix(".jsonl") }
         .sorted { ($0 == "journal.jsonl" ? 0 : Int($0.split(separator: ".")[1]) ?? 0) > ($1 == "journal.jsonl" ? 0 : Int($1.split(separator: ".")[1]) ?? 0) }
-    var records: [[String: Any]] = []
-    for name in names {
-        let data = try Data(contentsOf: state.appendingPathComponent(name))
-        for line in data.split(separator: 0x0A) {
-            if let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] { records.append(object) }
-        }
-    }
-    return records
+    return try Event.journal(names.map { state.appendingPathComponent($0) })
 }
 
 /// How many records of `events` the journal holds for `id` (any id when nil).
 func recordCount(_ sandbox: Sandbox, _ events: Set<String>, id: String? = nil) throws -> Int {
     try journalRecords(sandbox).filter {
-        events.contains($0["event"] as? String ?? "") && (id == nil || $0["id"] as? String == id)
+        events.contains($0.kind.rawValue ?? "") && (id == nil || $0.id == id)
     }.count
 }
 
@@ -72,7 +65,7 @@ struct IntakeCrashPointTests {
         try expectOneOutcome(sandbox, hostile: crash.hostile, bytes: bytes)
     }
 
-    @Test("a stop before the drop is decided leaves no terminal record; the next run decides it once")
+    @Test("a stop before the drop is decided leaves no terminal record; the next run decides it once", .needsLeases)
     func undecidedStop() throws {
         // The decoder hangs, so the supervisor is surely killed while it waits.
         let sandbox = try Sandbox()
@@ -91,19 +84,19 @@ struct IntakeCrashPointTests {
     private func expectOneOutcome(_ sandbox: Sandbox, hostile: Bool, bytes: Data,
                                   sourceLocation: SourceLocation = #_sourceLocation) throws {
         try sandbox.expectInvariants(sourceLocation: sourceLocation)
-        let records = try journalRecords(sandbox).filter { terminal.contains($0["event"] as? String ?? "") }
+        let records = try journalRecords(sandbox).filter { terminal.contains($0.kind.rawValue) }
         #expect(records.count == 1, "terminal records: \(records)", sourceLocation: sourceLocation)
-        #expect(records.first?["event"] as? String == (hostile ? "rejected" : "accepted"), sourceLocation: sourceLocation)
+        #expect(records.first?.kind.rawValue == (hostile ? "rejected" : "accepted"), sourceLocation: sourceLocation)
         if hostile {
             let quarantined = try #require(try sandbox.onlyQuarantined(sourceLocation: sourceLocation))
             #expect(try Data(contentsOf: quarantined.drop) == bytes, sourceLocation: sourceLocation)
-            #expect(records.first?["id"] as? String == quarantined.id, sourceLocation: sourceLocation)
-            #expect(records.first?["reason"] as? String == "unsafe-path", sourceLocation: sourceLocation)
+            #expect(records.first?.id == quarantined.id, sourceLocation: sourceLocation)
+            #expect(records.first?.reason == "unsafe-path", sourceLocation: sourceLocation)
             #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [], sourceLocation: sourceLocation)
         } else {
             #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"], sourceLocation: sourceLocation)
-            #expect(records.first?["output"] as? String == "outbox/photos", sourceLocation: sourceLocation)
-            #expect(records.first?["files"] != nil, "the record carries the totals", sourceLocation: sourceLocation)
+            #expect(records.first?.output == "outbox/photos", sourceLocation: sourceLocation)
+            #expect(records.first?.files != nil, "the record carries the totals", sourceLocation: sourceLocation)
             #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [], sourceLocation: sourceLocation)
         }
     }
@@ -140,9 +133,8 @@ struct DeskCrashPointTests {
             #expect(try sandbox.runOnce().status == 0)
         }
         #expect(try recordCount(sandbox, ["released"], id: id) == 1)
-        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: entry.appendingPathComponent("report.json"))) as? [String: Any]
-        let history = report?["history"] as? [[String: Any]] ?? []
-        #expect(history.filter { $0["action"] as? String == "released" }.count == 1)
+        let history = try Report.read(entry.appendingPathComponent("report.json")).history ?? []
+        #expect(history.filter { $0.action == "released" }.count == 1)
         #expect(!FileManager.default.fileExists(atPath: entry.appendingPathComponent("drop").path))
         // The released drop went through intake again: one new entry with the original bytes.
         let entries = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).filter { $0 != id }

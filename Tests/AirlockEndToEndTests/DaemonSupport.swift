@@ -52,20 +52,21 @@ final class RunningDaemon {
 
     var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
 
-    var events: [[String: Any]] {
-        let text = (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }
+    /// The events printed so far, decoded strictly. A line still being written
+    /// is left for the next look; any other line that is not an event is an issue.
+    var events: [Event] {
+        var text = (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? ""
+        if let end = text.lastIndex(of: "\n") { text = String(text[...end]) } else { text = "" }
+        return Event.lines(text)
     }
 
     /// Waits until `count` final events (accepted or rejected) were printed; a
     /// test issue if they were not, since what follows depends on them.
     @discardableResult
-    func waitForVerdicts(_ count: Int, seconds: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) -> [[String: Any]] {
-        var verdicts: [[String: Any]] = []
+    func waitForVerdicts(_ count: Int, seconds: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) -> [Event] {
+        var verdicts: [Event] = []
         let arrived = waitFor(seconds: seconds) {
-            verdicts = self.events.filter { ($0["event"] as? String) != "deferred" }
+            verdicts = self.events.filter { $0.kind != .deferred }
             return verdicts.count >= count
         }
         #expect(arrived, "\(verdicts.count) of \(count) verdicts within \(seconds) s: \(self.stderr)", sourceLocation: sourceLocation)

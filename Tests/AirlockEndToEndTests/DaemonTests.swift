@@ -4,11 +4,11 @@ import Testing
 import Glibc
 #endif
 
-@Suite("Watcher daemon: fed as real producers feed it, stopped, killed and restarted", .serialized)
+@Suite("Watcher daemon: fed as real producers feed it, stopped, killed and restarted", .needsLeases, .serialized)
 struct DaemonTests {
     /// Each name ends accepted or rejected exactly once.
-    func expectExactlyOnce(_ verdicts: [[String: Any]], names: [String], sourceLocation: SourceLocation = #_sourceLocation) {
-        let dropped = verdicts.compactMap { $0["drop"] as? String }
+    func expectExactlyOnce(_ verdicts: [Event], names: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        let dropped = verdicts.map(\.drop)
         #expect(dropped.sorted() == names.sorted(), sourceLocation: sourceLocation)
     }
 
@@ -52,7 +52,7 @@ struct DaemonTests {
         let verdicts = daemon.waitForVerdicts(5)
         expectExactlyOnce(verdicts, names: ["renamed.zip", "single.zip", "copied.zip", "slow.zip", "appended.zip"])
         for verdict in verdicts {
-            #expect(verdict["event"] as? String == "accepted", "\(verdict)")
+            #expect(verdict.kind == .accepted, "\(verdict)")
         }
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 15) == 0)
@@ -80,7 +80,7 @@ struct DaemonTests {
         }
         let verdicts = daemon.waitForVerdicts(500, seconds: 240)
         expectExactlyOnce(verdicts, names: names)
-        #expect(verdicts.filter { $0["event"] as? String == "rejected" }.count == 100)
+        #expect(verdicts.filter { $0.kind == .rejected }.count == 100)
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 15) == 0)
         try sandbox.expectInvariants()
@@ -126,7 +126,7 @@ struct DaemonTests {
         let restarted = try RunningDaemon(sandbox, label: "restarted")
         let verdicts = restarted.waitForVerdicts(1, seconds: 120)
         #expect(verdicts.count == 1)
-        #expect(verdicts.first?["event"] as? String == "accepted", "\(verdicts)")
+        #expect(verdicts.first?.kind == .accepted, "\(verdicts)")
         restarted.signal(SIGTERM)
         #expect(restarted.waitForExit(seconds: 30) == 0)
         try sandbox.expectInvariants()
@@ -146,7 +146,7 @@ struct DaemonTests {
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 15) == 0)
         #expect(Date().timeIntervalSince(started) < 10)
-        #expect(daemon.events.first?["event"] as? String == "accepted")
+        #expect(daemon.events.first?.kind == .accepted)
         try sandbox.expectInvariants()
     }
 
@@ -168,8 +168,8 @@ struct DaemonTests {
 
         let restarted = try RunningDaemon(sandbox, label: "restarted")
         let verdicts = restarted.waitForVerdicts(1)
-        #expect(verdicts.first?["event"] as? String == "accepted")
-        #expect(verdicts.first?["drop"] as? String == "stuck.zip")
+        #expect(verdicts.first?.kind == .accepted)
+        #expect(verdicts.first?.drop == "stuck.zip")
         restarted.signal(SIGTERM)
         #expect(restarted.waitForExit(seconds: 15) == 0)
         try sandbox.expectInvariants()
@@ -194,20 +194,21 @@ struct DaemonTests {
         try sandbox.expectInvariants()
     }
 
-    @Test("a permission error on the outbox defers the drop, which is retried until it lands")
+    @Test("a permission error on the outbox defers the drop, which is retried until it lands",
+          .enabled(if: Requirement.immutable, "needs CAP_LINUX_IMMUTABLE (root), chattr and a temporary filesystem that keeps chattr +i"))
     func deferredThenRetried() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         let daemon = try RunningDaemon(sandbox)
-        try #require(try airlockShell("/usr/bin/chattr", ["+i", sandbox.outbox.path]) == 0, "chattr +i needs root and ext4-like attributes")
+        try #require(try airlockShell("/usr/bin/chattr", ["+i", sandbox.outbox.path]) == 0, "chattr +i on the outbox failed, though it worked on a probe directory")
         try sandbox.drop(Samples.validZip, as: "later.zip")
-        #expect(waitFor(seconds: 20) { daemon.events.contains { $0["event"] as? String == "deferred" } })
+        #expect(waitFor(seconds: 20) { daemon.events.contains { $0.kind == .deferred } })
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == 1)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path) == [])
         _ = try airlockShell("/usr/bin/chattr", ["-i", sandbox.outbox.path])
         let verdicts = daemon.waitForVerdicts(1, seconds: 30)
-        #expect(verdicts.first?["event"] as? String == "accepted")
-        #expect(verdicts.first?["id"] as? String == daemon.events.first?["id"] as? String, "the same claim, retried")
+        #expect(verdicts.first?.kind == .accepted)
+        #expect(verdicts.first?.id == daemon.events.first?.id, "the same claim, retried")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 15) == 0)
         try sandbox.expectInvariants()
@@ -243,13 +244,13 @@ struct DaemonTests {
         daemon.signal(SIGHUP)
         #expect(waitFor(seconds: 10) { daemon.stderr.contains("configuration reloaded") })
         try sandbox.drop(Samples.validZip, as: "strict.zip")
-        #expect(daemon.waitForVerdicts(1).first?["reason"] as? String == "too-many-entries")
+        #expect(daemon.waitForVerdicts(1).first?.reason == "too-many-entries")
 
         try Data(#"{"policy": {"max_entries": -3}}"#.utf8).write(to: sandbox.root.appendingPathComponent("airlock.json"))
         daemon.signal(SIGHUP)
         #expect(waitFor(seconds: 10) { daemon.stderr.contains("keeping the configuration in force") })
         try sandbox.drop(Samples.validZip, as: "still-strict.zip")
-        #expect(daemon.waitForVerdicts(2).last?["reason"] as? String == "too-many-entries")
+        #expect(daemon.waitForVerdicts(2).last?.reason == "too-many-entries")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 15) == 0)
         try sandbox.expectInvariants()

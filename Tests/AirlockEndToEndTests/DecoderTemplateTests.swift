@@ -65,12 +65,11 @@ struct DecoderTemplateTests {
     static let noTemplates = ["AIRLOCK_TEST_DECODER_TEMPLATES": "off"]
 
     /// Verdicts by drop name, with what they say about the drop.
-    static func verdicts(_ events: [[String: Any]]) -> [String: String] {
+    static func verdicts(_ events: [Event]) -> [String: String] {
         var found: [String: String] = [:]
         for event in events {
-            guard let drop = event["drop"] as? String else { continue }
-            found[drop] = [event["event"], event["reason"], event["files"], event["bytes"], event["entry"]]
-                .map { $0.map { "\($0)" } ?? "-" }.joined(separator: " ")
+            found[event.drop] = [event.kind.rawValue, event.reason, event.files.map { "\($0)" }, event.bytes.map { "\($0)" }, event.entry]
+                .map { $0 ?? "-" }.joined(separator: " ")
         }
         return found
     }
@@ -120,7 +119,7 @@ struct DecoderTemplateTests {
         #expect(templatesTraced(result.stderr).isEmpty, "the drop's child was spawned, not forked: \(result.stderr)")
     }
 
-    @Test("while its child decodes, the template holds none of the drop's descriptors; both die with the supervisor, and the drop is not lost")
+    @Test("while its child decodes, the template holds none of the drop's descriptors; both die with the supervisor, and the drop is not lost", .needsLeases)
     func descriptorsAndSupervisorDeath() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise(decoder: ["timeout_seconds": 120])
@@ -148,12 +147,12 @@ struct DecoderTemplateTests {
         #expect(waitFor(seconds: 15) { everyone.allSatisfy { !TemplateProcesses.isAlive($0) } }, "a decoder outlived its supervisor")
         // The drop stayed claimed; the next run takes it.
         let rerun = try sandbox.runOnce()
-        #expect(rerun.events.map { $0["event"] as? String } == ["accepted"], "\(rerun.stdout) \(rerun.stderr)")
+        #expect(rerun.events.map { $0.kind.rawValue } == ["accepted"], "\(rerun.stdout) \(rerun.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["held"])
         try sandbox.expectInvariants()
     }
 
-    @Test("a template killed mid-run is replaced and no drop is lost; the daemon's templates end when it stops")
+    @Test("a template killed mid-run is replaced and no drop is lost; the daemon's templates end when it stops", .needsLeases)
     func killedTemplateLosesNothing() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -166,7 +165,7 @@ struct DecoderTemplateTests {
         let first = try #require(templatesTraced(daemon.stderr).first.flatMap(Int32.init))
         #expect(kill(first, SIGKILL) == 0)
         let verdicts = daemon.waitForVerdicts(count, seconds: 120)
-        #expect(verdicts.count == count && verdicts.allSatisfy { $0["event"] as? String == "accepted" }, "\(daemon.stderr)")
+        #expect(verdicts.count == count && verdicts.allSatisfy { $0.kind == .accepted }, "\(daemon.stderr)")
         let traced = Set(templatesTraced(daemon.stderr))
         #expect(traced.count >= 2 && traced.contains(String(first)), "a second template took over: \(traced)")
         let running = processes.pids
@@ -177,7 +176,7 @@ struct DecoderTemplateTests {
         try sandbox.expectInvariants()
     }
 
-    @Test("after SIGHUP no template serves the old configuration: the next drop's child comes from a fresh one with the new magic database")
+    @Test("after SIGHUP no template serves the old configuration: the next drop's child comes from a fresh one with the new magic database", .needsLeases)
     func reloadReplacesTemplates() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -186,7 +185,7 @@ struct DecoderTemplateTests {
         let daemon = try RunningDaemon(sandbox, environment: Self.trace)
         let processes = TemplateProcesses(supervisor: daemon.process.processIdentifier)
         try sandbox.drop(Samples.validZip, as: "before.zip")
-        #expect(daemon.waitForVerdicts(1).first?["event"] as? String == "accepted", "\(daemon.stderr)")
+        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted, "\(daemon.stderr)")
         let first = try #require(templatesTraced(daemon.stderr).first.flatMap(Int32.init))
         #expect(TemplateProcesses.isAlive(first))
 
@@ -199,7 +198,7 @@ struct DecoderTemplateTests {
 
         try sandbox.drop(Samples.validZip, as: "after.zip")
         let verdicts = daemon.waitForVerdicts(2)
-        #expect(verdicts.count == 2 && verdicts.allSatisfy { $0["event"] as? String == "accepted" }, "\(daemon.stderr)")
+        #expect(verdicts.count == 2 && verdicts.allSatisfy { $0.kind == .accepted }, "\(daemon.stderr)")
         let traced = templatesTraced(daemon.stderr).compactMap(Int32.init)
         let second = try #require(traced.last)
         #expect(traced.count == 2 && second != first, "\(traced)")
@@ -220,7 +219,7 @@ struct DecoderTemplateTests {
         try sandbox.configure("watch", ["workers": 1])
         for index in 0..<7 { try sandbox.drop(Samples.validZip, as: "d\(index).zip") }
         let result = try sandbox.runOnce(environment: Self.trace.merging(["AIRLOCK_TEST_TEMPLATE_CHILDREN": "3"]) { $1 })
-        #expect(result.events.count == 7 && result.events.allSatisfy { $0["event"] as? String == "accepted" }, "\(result.stderr)")
+        #expect(result.events.count == 7 && result.events.allSatisfy { $0.kind == .accepted }, "\(result.stderr)")
         let traced = templatesTraced(result.stderr)
         #expect(traced.count == 7)
         let perTemplate = Dictionary(grouping: traced, by: { $0 }).mapValues(\.count)
@@ -241,7 +240,7 @@ struct DecoderTemplateTests {
         let refused = try airlock(["run", "--once", "--root", sandbox.root.path], environment: Self.trace, under: wrapper)
         #expect(refused.status == 75, "\(refused.stderr)")
         #expect(templatesTraced(refused.stderr).count == 1, "the drop's child came from a template: \(refused.stderr)")
-        #expect(refused.events.map { $0["event"] as? String } == ["deferred"], "\(refused.stdout)")
+        #expect(refused.events.map { $0.kind.rawValue } == ["deferred"], "\(refused.stdout)")
         #expect(try sandbox.listing(sandbox.outbox) == [] && sandbox.listing(sandbox.quarantine) == [] && sandbox.listing(sandbox.staging) == [])
         let claims = try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path)
         #expect(claims.count == 1)

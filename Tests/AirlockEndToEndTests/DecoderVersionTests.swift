@@ -9,7 +9,7 @@ import Glibc
 /// another request version refuses before it takes the drop: the drop is
 /// deferred, never judged, and the templates are restarted from what is on
 /// disk; once a matching decoder is back, the drop lands, once.
-@Suite("Decoder versions: a decoder of another version on disk defers drops and restarts the templates", .serialized)
+@Suite("Decoder versions: a decoder of another version on disk defers drops and restarts the templates", .needsLeases, .serialized)
 struct DecoderVersionTests {
     /// airlock and its decoders copied into `directory`, as an installation has them side by side.
     static func install(into directory: URL) throws -> String {
@@ -52,7 +52,7 @@ struct DecoderVersionTests {
         let airlock = try Self.install(into: installed)
         let daemon = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_TEMPLATE_TRACE": "1"], executable: airlock)
         try sandbox.drop(Samples.validZip, as: "before.zip")
-        #expect(daemon.waitForVerdicts(1).first?["event"] as? String == "accepted")
+        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted)
 
         try Self.replaceDecoder(in: installed, readingVersion: version)
         // A reload ends the templates, so the next drop's child comes from what is on disk now.
@@ -60,11 +60,11 @@ struct DecoderVersionTests {
         #expect(waitFor(seconds: 10) { daemon.stderr.contains("configuration reloaded") })
         try sandbox.drop(Samples.validZip, as: "during.zip")
         #expect(waitFor(seconds: 30) {
-            daemon.events.filter { $0["event"] as? String == "deferred" && $0["drop"] as? String == "during.zip" }.count >= 2
+            daemon.events.filter { $0.kind == .deferred && $0.drop == "during.zip" }.count >= 2
         }, "\(daemon.stderr.suffix(3000))")
-        let deferred = daemon.events.filter { $0["event"] as? String == "deferred" }
+        let deferred = daemon.events.filter { $0.kind == .deferred }
         for event in deferred {
-            #expect((event["detail"] as? String)?.contains("speaks another version") == true, "\(event)")
+            #expect(event.detail?.contains("speaks another version") == true, "\(event)")
         }
         #expect(daemon.stderr.contains("the request is version 2; this decoder reads version \(version)"))
         // Each attempt met a template started afresh from the program on disk.
@@ -74,10 +74,10 @@ struct DecoderVersionTests {
 
         try Self.restoreDecoder(in: installed)
         #expect(waitFor(seconds: 60) {
-            daemon.events.contains { $0["event"] as? String == "accepted" && $0["drop"] as? String == "during.zip" }
+            daemon.events.contains { $0.kind == .accepted && $0.drop == "during.zip" }
         }, "\(daemon.stderr.suffix(3000))")
-        #expect(daemon.events.filter { $0["event"] as? String == "rejected" }.isEmpty)
-        #expect(daemon.events.filter { $0["event"] as? String == "accepted" }.count == 2)
+        #expect(daemon.events.filter { $0.kind == .rejected }.isEmpty)
+        #expect(daemon.events.filter { $0.kind == .accepted }.count == 2)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).isEmpty)
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 30) == 0)

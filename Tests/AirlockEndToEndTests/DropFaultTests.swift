@@ -22,8 +22,8 @@ struct DropFaultTests {
         let faulty = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": "drop-eio"])
         #expect(faulty.events.count == DropFaultTests.drops.count + 1, "\(faulty.stdout)")
         for event in faulty.events {
-            #expect(event["event"] as? String == "deferred", "\(event)")
-            #expect((event["detail"] as? String)?.contains("EIO") == true, "\(event)")
+            #expect(event.kind == .deferred, "\(event)")
+            #expect(event.detail?.contains("EIO") == true, "\(event)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
@@ -32,9 +32,9 @@ struct DropFaultTests {
 
         let healthy = try sandbox.runOnce()
         #expect(healthy.status == 0, "\(healthy.stderr)")
-        let verdicts = healthy.events.filter { $0["event"] as? String != "deferred" }
+        let verdicts = healthy.events.filter { $0.kind != .deferred }
         #expect(verdicts.count == DropFaultTests.drops.count + 1, "\(healthy.stdout)")
-        #expect(verdicts.allSatisfy { $0["event"] as? String == "accepted" }, "\(healthy.stdout)")
+        #expect(verdicts.allSatisfy { $0.kind == .accepted }, "\(healthy.stdout)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == DropFaultTests.drops.count + 1)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
         try sandbox.expectInvariants()
@@ -52,7 +52,7 @@ struct MacZipNameTests {
         try sandbox.initialise()
         try sandbox.drop(try Data(contentsOf: Samples.fixture(drop)), as: drop)
         let result = try sandbox.runOnce()
-        #expect(result.events.first?["event"] as? String == "accepted", "\(result.stdout)")
+        #expect(result.events.first?.kind == .accepted, "\(result.stdout)")
         let output = sandbox.outbox.appendingPathComponent(String(drop.dropLast(4)))
         let names = try sandbox.listing(output).map { Array($0.utf8) }
         let decomposed = Array(expected.utf8)

@@ -6,12 +6,6 @@ import Glibc
 
 @Suite("Drop size: judged on fstat before a byte of the drop is read")
 struct DropSizeTests {
-    /// The journal's records, oldest first.
-    func journal(_ sandbox: Sandbox) throws -> [[String: Any]] {
-        let text = try String(contentsOf: sandbox.root.appendingPathComponent("state/journal.jsonl"), encoding: .utf8)
-        return text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
-    }
-
     @Test("a sparse 20 GiB drop that starts like a ZIP is drop-too-large at once, and never hashed")
     func sparseDrop() throws {
         let sandbox = try Sandbox()
@@ -25,23 +19,24 @@ struct DropSizeTests {
         #expect(result.status == 0, "\(result.stderr)")
         // Hashing 20 GiB of holes took about a minute of CPU; judging the size takes nothing.
         #expect(seconds < 15, "run --once took \(seconds) s")
-        #expect(result.events.first?["reason"] as? String == "drop-too-large")
+        #expect(result.events.first?.reason == "drop-too-large")
         try sandbox.expectInvariants()
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(quarantined.report["reason"] as? String == "drop-too-large")
-        #expect(quarantined.report["sha256"] == nil || quarantined.report["sha256"] is NSNull)
-        #expect((quarantined.report["size"] as? NSNumber)?.int64Value == 20 << 30)
+        #expect(quarantined.report.reason == "drop-too-large")
+        #expect(quarantined.report.sha256 == nil)
+        #expect(quarantined.report.size == 20 << 30)
         let attributes = try FileManager.default.attributesOfItem(atPath: quarantined.drop.path)
         #expect((attributes[.size] as? NSNumber)?.int64Value == 20 << 30, "the original is in quarantine as it was")
         let head = try FileHandle(forReadingFrom: quarantined.drop).read(upToCount: 4)
         #expect(head == Data([0x50, 0x4B, 0x03, 0x04]))
-        let claimed = try journal(sandbox).filter { $0["event"] as? String == "claimed" }
-        #expect(claimed.count == 1 && claimed.first?["sha256"] == nil)
+        let claimed = try sandbox.journal().filter { $0.kind == .claimed }
+        #expect(claimed.count == 1)
+        if case .claimed(let record)? = claimed.first { #expect(record.sha256 == nil, "the claim hashed the drop") }
         // inspect judges the size first too.
         let inspectStarted = Date()
         let inspect = try airlock(["inspect", quarantined.drop.path, "--root", sandbox.root.path])
         #expect(inspect.status == 65)
-        #expect(inspect.events.first?["reason"] as? String == "drop-too-large")
+        #expect(inspect.events.first?.reason == "drop-too-large")
         #expect(Date().timeIntervalSince(inspectStarted) < 15)
     }
 
@@ -57,12 +52,12 @@ struct DropSizeTests {
         let quarantined = try #require(try sandbox.onlyQuarantined())
         #expect(try Data(contentsOf: quarantined.drop) == bytes)
         if over == 0 {
-            #expect(quarantined.report["reason"] as? String == "unsafe-path")
+            #expect(quarantined.report.reason == "unsafe-path")
             let expected = try sha256Hexes(["drop"], in: quarantined.drop.deletingLastPathComponent())["drop"]
-            #expect(quarantined.report["sha256"] as? String == expected)
+            #expect(quarantined.report.sha256 == expected)
         } else {
-            #expect(quarantined.report["reason"] as? String == "drop-too-large")
-            #expect(quarantined.report["sha256"] == nil || quarantined.report["sha256"] is NSNull)
+            #expect(quarantined.report.reason == "drop-too-large")
+            #expect(quarantined.report.sha256 == nil)
         }
     }
 
@@ -78,9 +73,9 @@ struct DropSizeTests {
         #expect(result.status == 0, "\(result.stderr)")
         try sandbox.expectInvariants()
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(quarantined.report["reason"] as? String == "drop-too-large")
-        #expect(quarantined.report["format"] as? String != nil)
-        #expect(quarantined.report["sha256"] == nil || quarantined.report["sha256"] is NSNull)
+        #expect(quarantined.report.reason == "drop-too-large")
+        #expect(quarantined.report.format != nil)
+        #expect(quarantined.report.sha256 == nil)
         #expect(try Data(contentsOf: quarantined.drop) == bytes)
     }
 }

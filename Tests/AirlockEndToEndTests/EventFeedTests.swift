@@ -21,8 +21,8 @@ struct EventFeedTests {
     }
 
     /// A record's identity, without its cursor.
-    func key(_ record: [String: Any]) -> String {
-        "\(record["time"] ?? "")|\(record["event"] ?? "")|\(record["id"] ?? "")"
+    func key(_ record: Event) -> String {
+        "\(record.time ?? "")|\(record.kind)|\(record.id ?? "")"
     }
 
     @Test("--after a cursor gives exactly the records after it, though the journal rotated in between")
@@ -34,9 +34,9 @@ struct EventFeedTests {
         #expect(first.status == 0, "\(first.stderr)")
         let seen = first.events
         #expect(seen.count >= 10)
-        #expect(seen.allSatisfy { ($0["cursor"] as? String)?.contains(":") == true })
+        #expect(seen.allSatisfy { ($0.cursor)?.contains(":") == true })
         let resumeAt = seen.count / 2
-        let cursor = try #require(seen[resumeAt]["cursor"] as? String)
+        let cursor = try #require(seen[resumeAt].cursor)
         try dropBatch(sandbox, "b")
         try dropBatch(sandbox, "c")
         #expect(FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("state/journal.3.jsonl").path),
@@ -47,7 +47,7 @@ struct EventFeedTests {
         #expect(resumed.events.map(key) == all.dropFirst(resumeAt + 1).map(key))
         #expect(Array(all.prefix(seen.count)).map(key) == seen.map(key), "rotation changed no record")
         #expect(Set(all.map(key)).count == all.count, "each record once")
-        let last = try #require(all.last?["cursor"] as? String)
+        let last = try #require(all.last?.cursor)
         let nothing = try airlock(["events", "--after", last] + root)
         #expect(nothing.status == 0 && nothing.stdout.isEmpty)
     }
@@ -68,17 +68,17 @@ struct EventFeedTests {
         try dropBatch(sandbox, "a")
         try dropBatch(sandbox, "b")
         let expected = try airlock(["events"] + root).events.count
-        func lines() -> [[String: Any]] {
-            (try? String(contentsOf: output, encoding: .utf8))?.split(separator: "\n").compactMap {
-                (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-            } ?? []
+        func lines() -> [Event] {
+            // Whole lines only: the follower may be in the middle of one.
+            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            return Event.lines(String(text[..<(text.lastIndex(of: "\n").map(text.index(after:)) ?? text.startIndex)]))
         }
         #expect(waitFor(seconds: 20) { lines().count >= expected }, "the follower printed \(lines().count) of \(expected)")
         follower.terminate()
         follower.waitUntilExit()
         try handle.close()
         let firstRun = lines()
-        let cursor = try #require(firstRun.last?["cursor"] as? String)
+        let cursor = try #require(firstRun.last?.cursor)
         try dropBatch(sandbox, "c")
         let secondRun = try airlock(["events", "--after", cursor] + root).events
         let all = try airlock(["events"] + root).events
@@ -93,7 +93,7 @@ struct EventFeedTests {
         try sandbox.configure("journal", ["max_bytes": 600, "keep": 1])
         let root = ["--root", sandbox.root.path]
         try dropBatch(sandbox, "a", count: 1)
-        let cursor = try #require(try airlock(["events"] + root).events.first?["cursor"] as? String)
+        let cursor = try #require(try airlock(["events"] + root).events.first?.cursor)
         try dropBatch(sandbox, "b")
         let stale = try airlock(["events", "--after", cursor] + root)
         #expect(stale.status == 65, "\(stale.stdout)")

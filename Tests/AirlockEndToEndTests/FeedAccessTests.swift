@@ -43,9 +43,7 @@ struct FeedAccessTests {
         #expect(events.status == 0, "\(events.output)")
         let lines = events.output.split(separator: "\n").filter { $0.hasPrefix("{") }
         #expect(lines.filter { $0.contains(#""event":"rejected""#) }.count == 2, "\(events.output)")
-        let firstCursor = try #require(lines.first.flatMap { line in
-            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["cursor"] as? String
-        })
+        let firstCursor = try #require(lines.first.flatMap { Event.lines(String($0)).first?.cursor })
         let resumed = try Self.airlockAs(Parties.consumer, "events --after \(firstCursor)", root)
         #expect(resumed.status == 0 && resumed.output.split(separator: "\n").filter { $0.hasPrefix("{") }.count == lines.count - 1,
                 "\(resumed.output)")

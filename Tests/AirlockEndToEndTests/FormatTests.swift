@@ -15,13 +15,19 @@ struct FormatCase: CustomTestStringConvertible, Sendable {
 
     static let all: [FormatCase] = {
         let url = Binary.repository.appendingPathComponent("fixtures/formats/manifest.json")
-        guard let data = try? Data(contentsOf: url),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let cases = object["cases"] as? [[String: Any]] else { return [] }
+        struct Listed: Decodable {
+            let name: String
+            let file: String
+            let verdict: String
+            let reason: String?
+            let files: [String: String]?
+            let policy: [String: Int]?
+        }
+        struct Manifest: Decodable { let cases: [Listed] }
+        guard let data = try? Data(contentsOf: url), let cases = try? JSONDecoder().decode(Manifest.self, from: data).cases else { return [] }
         return cases.map { item in
-            FormatCase(name: item["name"] as! String, file: item["file"] as! String, verdict: item["verdict"] as! String,
-                       reason: item["reason"] as? String, files: item["files"] as? [String: String] ?? [:],
-                       policy: item["policy"] as? [String: Int] ?? [:])
+            FormatCase(name: item.name, file: item.file, verdict: item.verdict, reason: item.reason, files: item.files ?? [:],
+                       policy: item.policy ?? [:])
         }
     }()
 
@@ -48,24 +54,24 @@ struct FormatTests {
         try sandbox.drop(original, as: item.file)
         let result = try sandbox.runOnce()
         #expect(result.status == 0, "run --once failed: \(result.stderr)")
-        let event = result.events.first ?? [:]
+        let event = try #require(result.events.first)
         #expect(result.events.count == 1, "\(result.stdout)")
         try sandbox.expectInvariants()
         if item.verdict == "accepted" {
-            #expect(event["event"] as? String == "accepted", "\(event)")
-            #expect(event["output"] as? String == "outbox/" + String(item.file[..<item.file.lastIndex(of: ".")!]))
+            #expect(event.kind == .accepted, "\(event)")
+            #expect(event.output == "outbox/" + String(item.file[..<item.file.lastIndex(of: ".")!]))
             let entry = sandbox.outbox.appendingPathComponent(String(item.file[..<item.file.lastIndex(of: ".")!]))
             let listed = try sandbox.listing(entry).filter { !$0.hasSuffix("/") }
             #expect(listed.sorted() == item.files.keys.sorted())
             #expect(try sha256Hexes(Array(item.files.keys), in: entry) == item.files, "file contents differ")
             #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
         } else {
-            #expect(event["event"] as? String == "rejected", "\(event)")
-            #expect(event["reason"] as? String == item.reason, "\(event)")
+            #expect(event.kind == .rejected, "\(event)")
+            #expect(event.reason == item.reason, "\(event)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
             let quarantined = try #require(try sandbox.onlyQuarantined())
             #expect(try Data(contentsOf: quarantined.drop) == original, "the quarantined bytes are not the original")
-            #expect(quarantined.report["reason"] as? String == item.reason)
+            #expect(quarantined.report.reason == item.reason)
         }
     }
 
@@ -77,9 +83,9 @@ struct FormatTests {
         let original = try Data(contentsOf: item.fixture)
         try sandbox.drop(original, as: item.file)
         let result = try sandbox.runOnce()
-        let event = result.events.first ?? [:]
-        #expect(event["reason"] as? String == "unsupported-format", "\(event)")
-        #expect((event["detail"] as? String)?.contains("\"formats\"") == true, "\(event)")
+        let event = try #require(result.events.first)
+        #expect(event.reason == "unsupported-format", "\(event)")
+        #expect(event.detail?.contains("\"formats\"") == true, "\(event)")
         try sandbox.expectInvariants()
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
         #expect(try sandbox.onlyQuarantined().map { try Data(contentsOf: $0.drop) } == original)
@@ -91,7 +97,7 @@ struct FormatTests {
         let zip = ZipBuild(entries: [.init(name: Array("a.txt".utf8), data: Array("a".utf8))]).bytes
         try sandbox.drop(zip, as: "a.zip")
         let result = try sandbox.runOnce()
-        #expect(result.events.first?["reason"] as? String == "unsupported-format", "\(result.stdout)")
+        #expect(result.events.first?.reason == "unsupported-format", "\(result.stdout)")
         try sandbox.expectInvariants()
         for bad in [["mtree"], ["raw"], [], ["zip", "zip"]] {
             let refused = try Self.sandbox(formats: bad)

@@ -14,8 +14,7 @@ struct HandBackTests {
 
     /// The drop id an entry's manifest gives.
     static func id(of entry: URL) throws -> String {
-        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: entry.appendingPathComponent(manifestName))) as? [String: Any]
-        return try #require(manifest?["id"] as? String)
+        try Manifest.read(in: entry).id
     }
 
     /// A deployed root (PermissionTests.layOut: two acknowledging groups) holding
@@ -97,10 +96,10 @@ struct HandBackTests {
         try sandbox.drop(Samples.validZip, as: "early.zip")
         // A deferred drop keeps its id while it waits: the id is known before the entry exists.
         let deferred = try service(#"AIRLOCK_TEST_DECODER_FAULT=drop-eio exec "$1" run --once --root "$2""#, sandbox)
-        let event = try #require(deferred.output.split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }.first { $0["event"] as? String == "deferred" }, "\(deferred.output)")
-        let id = try #require(event["id"] as? String)
+        // Standard error is mixed in: only the lines that are JSON objects are events.
+        let printed = deferred.output.split(separator: "\n").filter { $0.hasPrefix("{") }.joined(separator: "\n")
+        let event = try #require(Event.lines(printed).first { $0.kind == .deferred }, "\(deferred.output)")
+        let id = try #require(event.id)
         try acknowledge(Parties.consumer, Parties.consumers, id, in: sandbox)
         try PermissionTests.allowed(Parties.otherConsumer, "acknowledge ahead, dated in the future", #"touch -d '+1 day' "$1/acks/$2/$3""#,
                                     [sandbox.root.path, Parties.otherConsumers, id])

@@ -10,9 +10,9 @@ struct InspectAgreementTests {
         let sandbox = try Sandbox()
         try sandbox.initialise(policy: item.policy)
         let result = try airlock(["inspect", item.fixture.path, "--root", sandbox.root.path])
-        let event = result.events.first ?? [:]
-        #expect(event["verdict"] as? String == item.verdict, "\(event) \(result.stderr)")
-        #expect(event["reason"] as? String == item.reason, "\(event)")
+        let event = try #require(result.events.first)
+        #expect(event.verdict?.rawValue == item.verdict, "\(event) \(result.stderr)")
+        #expect(event.reason == item.reason, "\(event)")
         #expect(result.status == (item.verdict == "accepted" ? 0 : 65), "\(result.stderr)")
         try sandbox.expectInvariants()
         #expect(try sandbox.listing(sandbox.outbox) == [] && sandbox.listing(sandbox.quarantine) == [], "inspect wrote something")

@@ -32,8 +32,8 @@ struct IntakeTests {
         let events = result.events
         #expect(events.count == 4)
         for event in events {
-            #expect(event["event"] as? String == "rejected")
-            #expect(event["reason"] as? String == "not-regular-file", "\(event)")
+            #expect(event.kind == .rejected)
+            #expect(event.reason == "not-regular-file", "\(event)")
         }
         try sandbox.expectInvariants()
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
@@ -42,15 +42,15 @@ struct IntakeTests {
         var kinds: [mode_t] = []
         for id in quarantined {
             let directory = sandbox.quarantine.appendingPathComponent(id)
-            let report = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("report.json"))) as! [String: Any]
-            #expect(report["reason"] as? String == "not-regular-file")
+            let report = try Report.read(directory.appendingPathComponent("report.json"))
+            #expect(report.reason == "not-regular-file")
             var st = stat()
             #expect(lstat(directory.appendingPathComponent("drop").path, &st) == 0)
             kinds.append(st.st_mode & S_IFMT)
             if st.st_mode & S_IFMT == S_IFLNK {
                 let target = try FileManager.default.destinationOfSymbolicLink(atPath: directory.appendingPathComponent("drop").path)
                 #expect(target == outsideTarget.path, "the symlink itself was moved")
-                #expect(report["sha256"] == nil, "a link is never read, so it has no hash")
+                #expect(report.sha256 == nil, "a link is never read, so it has no hash")
             }
         }
         #expect(Set(kinds) == [S_IFLNK, S_IFIFO, S_IFDIR, S_IFREG])
@@ -76,13 +76,13 @@ struct IntakeTests {
         try sandbox.drop(Samples.validZip, as: "crash.zip")
         let result = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": "abort"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.events.first?["reason"] as? String == "decoder-failed")
-        #expect((result.events.first?["detail"] as? String)?.contains("SIGABRT") == true)
+        #expect(result.events.first?.reason == "decoder-failed")
+        #expect((result.events.first?.detail)?.contains("SIGABRT") == true)
         try sandbox.expectInvariants()
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
         let quarantined = try #require(try sandbox.onlyQuarantined())
         #expect(try Data(contentsOf: quarantined.drop) == Samples.validZip)
-        #expect(quarantined.report["reason"] as? String == "decoder-failed")
+        #expect(quarantined.report.reason == "decoder-failed")
     }
 
     @Test("a decoder past its wall-clock limit is killed and the drop quarantined")
@@ -93,8 +93,8 @@ struct IntakeTests {
         let started = Date()
         let result = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": "hang"])
         #expect(Date().timeIntervalSince(started) < 30)
-        #expect(result.events.first?["reason"] as? String == "decoder-failed")
-        #expect((result.events.first?["detail"] as? String)?.contains("limit") == true)
+        #expect(result.events.first?.reason == "decoder-failed")
+        #expect((result.events.first?.detail)?.contains("limit") == true)
         try sandbox.expectInvariants()
         let quarantined = try #require(try sandbox.onlyQuarantined())
         #expect(try Data(contentsOf: quarantined.drop) == Samples.validZip)
@@ -131,7 +131,7 @@ struct IntakeTests {
         let stdout = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let event = try #require(Outcome(status: 0, stdout: String(decoding: stdout, as: UTF8.self), stderr: "").events.first)
-        #expect(event["reason"] as? String == "changed-during-ingest", "\(event)")
+        #expect(event.reason == "changed-during-ingest", "\(event)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
         try sandbox.expectInvariants()
         let quarantined = try #require(try sandbox.onlyQuarantined())
@@ -148,11 +148,11 @@ struct IntakeTests {
         try Data("mine".utf8).write(to: foreign.appendingPathComponent("keep.txt"))
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         let first = try sandbox.runOnce()
-        #expect(first.events.first?["output"] as? String == "outbox/photos-2")
+        #expect(first.events.first?.output == "outbox/photos-2")
         let before = try sandbox.listing(sandbox.outbox.appendingPathComponent("photos-2"))
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         let second = try sandbox.runOnce()
-        #expect(second.events.first?["output"] as? String == "outbox/photos-3")
+        #expect(second.events.first?.output == "outbox/photos-3")
         #expect(try sandbox.listing(foreign) == ["keep.txt"])
         #expect(try Data(contentsOf: foreign.appendingPathComponent("keep.txt")) == Data("mine".utf8))
         #expect(try sandbox.listing(sandbox.outbox.appendingPathComponent("photos-2")) == before)
@@ -166,9 +166,9 @@ struct IntakeTests {
         try sandbox.drop(Samples.validZip, as: "bad\nname:.zip")
         let result = try sandbox.runOnce()
         let event = try #require(result.events.first)
-        #expect(event["drop"] as? String == "bad\\x0aname:.zip")
-        let id = try #require(event["id"] as? String)
-        #expect(event["output"] as? String == "outbox/" + id)
+        #expect(event.drop == "bad\\x0aname:.zip")
+        let id = try #require(event.id)
+        #expect(event.output == "outbox/" + id)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [id])
         try sandbox.expectInvariants()
     }
@@ -179,7 +179,7 @@ struct IntakeTests {
         try sandbox.initialise(policy: ["max_drop_bytes": 100])
         try sandbox.drop(Samples.validZip, as: "big.zip")
         let result = try sandbox.runOnce()
-        #expect(result.events.first?["reason"] as? String == "drop-too-large")
+        #expect(result.events.first?.reason == "drop-too-large")
         try sandbox.expectInvariants()
         let quarantined = try #require(try sandbox.onlyQuarantined())
         #expect(try Data(contentsOf: quarantined.drop) == Samples.validZip)
@@ -195,8 +195,8 @@ struct IntakeTests {
         let result = try sandbox.runOnce()
         let events = result.events
         #expect(events.count == 12)
-        #expect(Set(events.compactMap { $0["drop"] as? String }).count == 12)
-        #expect(events.filter { $0["event"] as? String == "rejected" }.count == 4)
+        #expect(Set(events.compactMap { $0.drop }).count == 12)
+        #expect(events.filter { $0.kind == .rejected }.count == 4)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == 8)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count == 4)
         try sandbox.expectInvariants()
@@ -237,8 +237,8 @@ struct RecoveryTests {
         _ = try makeClaim(sandbox, id: "20260101T000000Z-deadbeef", name: "photos.zip", data: Samples.validZip)
         let result = try sandbox.runOnce()
         #expect(result.events.count == 1)
-        #expect(result.events.first?["event"] as? String == "accepted")
-        #expect(result.events.first?["id"] as? String == "20260101T000000Z-deadbeef")
+        #expect(result.events.first?.kind == .accepted)
+        #expect(result.events.first?.id == "20260101T000000Z-deadbeef")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"])
         try sandbox.expectInvariants()
         #expect(try sandbox.runOnce().events.isEmpty)
@@ -260,7 +260,7 @@ struct RecoveryTests {
         try sandbox.expectInvariants()
         // The stop came before the verdict's journal record: recovery writes it.
         let history = try airlock(["history", "--json", "--root", sandbox.root.path]).events
-        #expect(history.filter { $0["event"] as? String == "accepted" && $0["id"] as? String == "20260101T000000Z-0000beef" }.count == 1)
+        #expect(history.filter { $0.kind == .accepted && $0.id == "20260101T000000Z-0000beef" }.count == 1)
     }
 
     @Test("a claim whose commit did not happen is processed again")
@@ -270,7 +270,7 @@ struct RecoveryTests {
         let claim = try makeClaim(sandbox, id: "20260101T000000Z-1111beef", name: "photos.zip", data: Samples.validZip)
         try Data("1 999999999\n".utf8).write(to: claim.appendingPathComponent("commit"))
         let result = try sandbox.runOnce()
-        #expect(result.events.first?["event"] as? String == "accepted")
+        #expect(result.events.first?.kind == .accepted)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"])
         try sandbox.expectInvariants()
     }
@@ -282,9 +282,11 @@ struct RecoveryTests {
         let claim = try makeClaim(sandbox, id: "20260101T000000Z-2222beef", name: "evil.zip", data: Samples.traversalZip)
         try Data(#"{"id": "20260101T000000Z-2222beef", "reason": "unsafe-path"}"#.utf8).write(to: claim.appendingPathComponent("report.json"))
         _ = try sandbox.runOnce()
-        let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(quarantined.id == "20260101T000000Z-2222beef")
-        #expect(try Data(contentsOf: quarantined.drop) == Samples.traversalZip)
+        // The report stays the partial one the claim held, so it is not read as a whole Report here.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == ["20260101T000000Z-2222beef"])
+        let entry = sandbox.quarantine.appendingPathComponent("20260101T000000Z-2222beef")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: entry.path).sorted() == ["drop", "report.json"])
+        #expect(try Data(contentsOf: entry.appendingPathComponent("drop")) == Samples.traversalZip)
         try sandbox.expectInvariants()
     }
 }
@@ -305,10 +307,10 @@ struct GzipMemberTests {
         try sandbox.drop(joined, as: "members.tar.gz")
         try sandbox.drop(joined + Data("trailing bytes that are no gzip member".utf8), as: "trailing.tar.gz")
         let result = try sandbox.runOnce()
-        let byDrop = Dictionary(uniqueKeysWithValues: result.events.map { ($0["drop"] as! String, $0) })
-        #expect(byDrop["members.tar.gz"]?["event"] as? String == "accepted")
-        #expect(byDrop["members.tar.gz"]?["files"] as? Int == 3)
-        #expect(byDrop["trailing.tar.gz"]?["reason"] as? String == "corrupt-archive")
+        let byDrop = Dictionary(uniqueKeysWithValues: result.events.map { ($0.drop, $0) })
+        #expect(byDrop["members.tar.gz"]?.kind == .accepted)
+        #expect(byDrop["members.tar.gz"]?.files == 3)
+        #expect(byDrop["trailing.tar.gz"]?.reason == "corrupt-archive")
         try sandbox.expectInvariants()
     }
 }

@@ -19,13 +19,13 @@ struct InvisibleNameOutputTests {
         let run = try sandbox.runOnce()
         #expect(run.status == 0, "\(run.stderr)")
         let event = try #require(run.events.first)
-        #expect(event["reason"] as? String == "unsafe-path")
-        #expect(event["drop"] as? String == Self.dropName, "the event keeps the exact drop name")
-        #expect(event["entry"] as? String == Self.entryName, "the event keeps the exact entry name")
+        #expect(event.reason == "unsafe-path")
+        #expect(event.drop == Self.dropName, "the event keeps the exact drop name")
+        #expect(event.entry == Self.entryName, "the event keeps the exact entry name")
         expectEscaped(run.stderr, names: [#"invoice\u{2067}piz.exe\u{2069}.zip"#])
         let quarantined = try #require(try sandbox.onlyQuarantined())
         #expect(try Data(contentsOf: quarantined.drop) == Data(contentsOf: Samples.fixture("zip-bidi-override.zip")))
-        #expect(quarantined.report["entry"] as? String == Self.entryName)
+        #expect(quarantined.report.entry == Self.entryName)
         try sandbox.expectInvariants()
         return (sandbox, quarantined.id)
     }
@@ -52,9 +52,9 @@ struct InvisibleNameOutputTests {
         let text = try airlock(["quarantine", "list"] + root)
         #expect(text.status == 0, "\(text.stderr)")
         expectEscaped(text.stdout, names: [#"invoice\u{2067}piz.exe\u{2069}.zip"#, #"invoice\u{202E}fdp.exe"#])
-        let json = try airlock(["quarantine", "list", "--json"] + root).events
-        #expect(json.first?["drop"] as? String == Self.dropName)
-        #expect(json.first?["entry"] as? String == Self.entryName)
+        let json = try airlock(["quarantine", "list", "--json"] + root).documents(QuarantineListing.self)
+        #expect(json.first?.drop == Self.dropName)
+        #expect(json.first?.entry == Self.entryName)
     }
 
     @Test("quarantine show escapes the drop and the entry; --json keeps them")
@@ -63,8 +63,8 @@ struct InvisibleNameOutputTests {
         let text = try airlock(["quarantine", "show", id, "--root", sandbox.root.path])
         #expect(text.status == 0, "\(text.stderr)")
         expectEscaped(text.stdout, names: [#"invoice\u{2067}piz.exe\u{2069}.zip"#, #"invoice\u{202E}fdp.exe"#])
-        let json = try airlock(["quarantine", "show", id, "--json", "--root", sandbox.root.path]).events
-        #expect(json.first?["drop"] as? String == Self.dropName)
+        let json = try airlock(["quarantine", "show", id, "--json", "--root", sandbox.root.path]).documents(Report.self)
+        #expect(json.first?.drop == Self.dropName)
     }
 
     @Test("quarantine contents escapes entry names; --json keeps them")
@@ -73,8 +73,8 @@ struct InvisibleNameOutputTests {
         let text = try airlock(["quarantine", "contents", id, "--root", sandbox.root.path])
         #expect(text.status == 0, "\(text.stderr)")
         expectEscaped(text.stdout, names: [#"invoice\u{202E}fdp.exe"#])
-        let json = try airlock(["quarantine", "contents", id, "--json", "--root", sandbox.root.path]).events
-        #expect(json.contains { $0["entry"] as? String == Self.entryName }, "\(json)")
+        let json = try airlock(["quarantine", "contents", id, "--json", "--root", sandbox.root.path]).documents(ContentsEntry.self)
+        #expect(json.contains { $0.entry == Self.entryName }, "\(json)")
     }
 
     @Test("history escapes the drop's name; --json keeps it")
@@ -112,10 +112,10 @@ struct InvisibleNameOutputTests {
         let run = try sandbox.runOnce()
         #expect(run.status == 0, "\(run.stderr)")
         let event = try #require(run.events.first)
-        #expect(event["event"] as? String == "accepted", "\(event)")
-        #expect(event["drop"] as? String == "report\u{202E}fdp.exe.zip")
+        #expect(event.kind == .accepted, "\(event)")
+        #expect(event.drop == "report\u{202E}fdp.exe.zip")
         let entries = try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path)
-        #expect(entries == [event["id"] as? String].compactMap { $0 }, "\(entries)")
+        #expect(entries == [event.id].compactMap { $0 }, "\(entries)")
         expectEscaped(run.stderr, names: [#"report\u{202E}fdp.exe.zip"#])
         try sandbox.expectInvariants()
     }

@@ -9,24 +9,51 @@ struct KeyedCase: CustomTestStringConvertible, Sendable {
     let reason: String?
     let classNames: [String]?
     let policy: [String: Int]
-    let expectJSON: Data?
+    let expect: Rendered?
+
+    /// A rendered memo, or what the manifest expects of one.
+    struct Memo: Decodable, Sendable {
+        let schema: Int?
+        let index: Int?
+        let text: String?
+    }
+
+    /// memo.json or memos.json as airlock renders it, or the manifest's expectation of it.
+    struct Rendered: Decodable, Sendable {
+        let format: String?
+        let version: Int?
+        let memo: Memo?
+        let memos: [Memo]?
+        let memosCount: Int?
+
+        enum CodingKeys: String, CodingKey { case format, version, memo, memos, memosCount = "memos_count" }
+    }
 
     var testDescription: String { name }
 
     static let all: [KeyedCase] = {
+        struct Keyed: Decodable {
+            let classNames: [String]?
+            enum CodingKeys: String, CodingKey { case classNames = "class_names" }
+        }
+        struct Listed: Decodable {
+            let name: String
+            let file: String
+            let verdict: String
+            let reason: String?
+            let keyed: Keyed?
+            let policy: [String: Int]?
+            let expect: Rendered?
+        }
+        struct Manifest: Decodable { let cases: [Listed] }
         let url = Binary.repository.appendingPathComponent("fixtures/keyed/manifest.json")
-        guard let data = try? Data(contentsOf: url),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let cases = object["cases"] as? [[String: Any]] else { return [] }
+        guard let data = try? Data(contentsOf: url), let cases = try? JSONDecoder().decode(Manifest.self, from: data).cases else { return [] }
         return cases.map { item in
-            KeyedCase(
-                name: item["name"] as! String, file: item["file"] as! String, verdict: item["verdict"] as! String,
-                reason: item["reason"] as? String, classNames: (item["keyed"] as? [String: Any])?["class_names"] as? [String],
-                policy: item["policy"] as? [String: Int] ?? [:], expectJSON: (item["expect"]).flatMap { try? JSONSerialization.data(withJSONObject: $0) })
+            KeyedCase(name: item.name, file: item.file, verdict: item.verdict, reason: item.reason, classNames: item.keyed?.classNames,
+                      policy: item.policy ?? [:], expect: item.expect)
         }
     }()
 
-    var expect: [String: Any]? { expectJSON.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } }
     var fixture: URL { Binary.repository.appendingPathComponent("fixtures/keyed").appendingPathComponent(file) }
 }
 
@@ -49,9 +76,9 @@ struct KeyedTests {
             try sandbox.configure("keyed", ["class_names": names])
         }
         // inspect, under the same configuration, reaches the verdict run reaches.
-        let inspected = try airlock(["inspect", item.fixture.path, "--root", sandbox.root.path]).events.first ?? [:]
-        #expect(inspected["verdict"] as? String == item.verdict, "inspect: \(inspected)")
-        #expect(inspected["reason"] as? String == item.reason, "inspect: \(inspected)")
+        let inspected = try #require(try airlock(["inspect", item.fixture.path, "--root", sandbox.root.path]).events.first)
+        #expect(inspected.verdict?.rawValue == item.verdict, "inspect: \(inspected)")
+        #expect(inspected.reason == item.reason, "inspect: \(inspected)")
         // An earlier result under the name this drop would take: never modified.
         let outputName = String(item.file.dropLast(".plist".count))
         let earlier = sandbox.outbox.appendingPathComponent(outputName)
@@ -68,41 +95,41 @@ struct KeyedTests {
         #expect(try sandbox.listing(earlier) == ["memo.json"])
 
         if item.verdict == "accepted" {
-            #expect(event["event"] as? String == "accepted", "\(event)")
-            #expect(event["output"] as? String == "outbox/\(outputName)-2", "a new result gets a new name")
+            #expect(event.kind == .accepted, "\(event)")
+            #expect(event.output == "outbox/\(outputName)-2", "a new result gets a new name")
             let entry = sandbox.outbox.appendingPathComponent(outputName + "-2")
             let expect = try #require(item.expect)
-            let isArray = expect["memos"] != nil || expect["memos_count"] != nil
+            let isArray = expect.memos != nil || expect.memosCount != nil
             let file = isArray ? "memos.json" : "memo.json"
             #expect(try sandbox.listing(entry) == [file])
-            let rendered = try JSONSerialization.jsonObject(with: Data(contentsOf: entry.appendingPathComponent(file))) as! [String: Any]
-            #expect(rendered["format"] as? String == "airlock-memo")
-            #expect(rendered["version"] as? Int == 1)
-            if let memo = expect["memo"] as? [String: Any] {
-                let got = rendered["memo"] as? [String: Any]
-                #expect(got?["schema"] as? Int == memo["schema"] as? Int)
+            let rendered = try JSONDecoder().decode(KeyedCase.Rendered.self, from: Data(contentsOf: entry.appendingPathComponent(file)))
+            #expect(rendered.format == "airlock-memo")
+            #expect(rendered.version == 1)
+            if let memo = expect.memo {
+                let got = rendered.memo
+                #expect(got?.schema == memo.schema)
                 // Scalar for scalar: an NFD text must not come back NFC.
-                #expect((got?["text"] as? String).map { Array($0.unicodeScalars) } == (memo["text"] as? String).map { Array($0.unicodeScalars) })
+                #expect(got?.text.map { Array($0.unicodeScalars) } == memo.text.map { Array($0.unicodeScalars) })
             }
-            if let memos = expect["memos"] as? [[String: Any]] {
-                let got = (rendered["memos"] as? [[String: Any]]) ?? []
+            if let memos = expect.memos {
+                let got = rendered.memos ?? []
                 #expect(got.count == memos.count)
                 for (a, b) in zip(got, memos) {
-                    #expect(a["index"] as? Int == b["index"] as? Int)
-                    #expect((a["text"] as? String).map { Array($0.unicodeScalars) } == (b["text"] as? String).map { Array($0.unicodeScalars) })
+                    #expect(a.index == b.index)
+                    #expect(a.text.map { Array($0.unicodeScalars) } == b.text.map { Array($0.unicodeScalars) })
                 }
             }
-            if let count = expect["memos_count"] as? Int {
-                #expect((rendered["memos"] as? [Any])?.count == count)
+            if let count = expect.memosCount {
+                #expect(rendered.memos?.count == count)
             }
         } else {
-            #expect(event["event"] as? String == "rejected", "\(event)")
-            #expect(event["reason"] as? String == item.reason, "\(event)")
+            #expect(event.kind == .rejected, "\(event)")
+            #expect(event.reason == item.reason, "\(event)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [outputName])
             let quarantined = try #require(try sandbox.onlyQuarantined())
             #expect(try Data(contentsOf: quarantined.drop) == original)
-            #expect(quarantined.report["reason"] as? String == item.reason)
-            #expect(quarantined.report["format"] as? String == "keyed")
+            #expect(quarantined.report.reason == item.reason)
+            #expect(quarantined.report.format == "keyed")
         }
     }
 
@@ -113,7 +140,7 @@ struct KeyedTests {
         let original = try Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/keyed/memo-binary.plist"))
         try sandbox.drop(original, as: "memo.plist")
         let result = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": "abort"])
-        #expect(result.events.first?["reason"] as? String == "decoder-failed")
+        #expect(result.events.first?.reason == "decoder-failed")
         try sandbox.expectInvariants()
         let quarantined = try #require(try sandbox.onlyQuarantined())
         #expect(try Data(contentsOf: quarantined.drop) == original)
@@ -127,7 +154,7 @@ struct KeyedTests {
         padded.append(Data(repeating: 0x20, count: (1 << 20) + 1 - padded.count))
         try sandbox.drop(padded, as: "big.plist")
         let result = try sandbox.runOnce()
-        #expect(result.events.first?["reason"] as? String == "drop-too-large")
+        #expect(result.events.first?.reason == "drop-too-large")
         try sandbox.expectInvariants()
     }
 
@@ -139,7 +166,7 @@ struct KeyedTests {
         let original = try Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/keyed/memo-binary.plist"))
         try sandbox.drop(original, as: "kept.plist")
         let result = try sandbox.runOnce()
-        #expect(result.events.first?["event"] as? String == "accepted", "\(result.stdout) \(result.stderr)")
+        #expect(result.events.first?.kind == .accepted, "\(result.stdout) \(result.stderr)")
         let entry = sandbox.outbox.appendingPathComponent("kept")
         #expect(try sandbox.listing(entry).sorted() == ["memo.json", "original.plist"])
         #expect(try Data(contentsOf: entry.appendingPathComponent("original.plist")) == original)

@@ -3,7 +3,7 @@ import Testing
 
 /// Runs one drop through `run --once` in a fresh sandbox configured by
 /// `sections`, checks the invariants, and returns the event and the sandbox.
-private func intake(_ data: Data, as name: String, configure sections: [String: [String: Any]] = [:]) throws -> ([String: Any], Sandbox) {
+private func intake(_ data: Data, as name: String, configure sections: [String: [String: Any]] = [:]) throws -> (Event, Sandbox) {
     let sandbox = try Sandbox()
     try sandbox.initialise()
     for (section, values) in sections { try sandbox.configure(section, values) }
@@ -12,13 +12,13 @@ private func intake(_ data: Data, as name: String, configure sections: [String: 
     #expect(result.status == 0, "run --once failed: \(result.stderr)")
     #expect(result.events.count == 1, "\(result.stdout)")
     try sandbox.expectInvariants()
-    return (result.events.first ?? [:], sandbox)
+    return (try #require(result.events.first), sandbox)
 }
 
 /// The outbox holds exactly `files` (name → content) under `output`.
-private func expectLanded(_ sandbox: Sandbox, _ event: [String: Any], _ output: String, _ files: [String: String],
+private func expectLanded(_ sandbox: Sandbox, _ event: Event, _ output: String, _ files: [String: String],
                           directories: [String] = []) throws {
-    #expect(event["event"] as? String == "accepted", "\(event)")
+    #expect(event.kind == .accepted, "\(event)")
     #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
     let entry = sandbox.outbox.appendingPathComponent(output)
     #expect(try sandbox.listing(entry).sorted() == (Array(files.keys) + directories).sorted())
@@ -28,13 +28,13 @@ private func expectLanded(_ sandbox: Sandbox, _ event: [String: Any], _ output: 
 }
 
 /// The drop was rejected for `reason`, its original bytes are in quarantine, and the outbox is empty.
-private func expectRejected(_ sandbox: Sandbox, _ event: [String: Any], _ reason: String, original: Data) throws -> [String: Any] {
-    #expect(event["event"] as? String == "rejected", "\(event)")
-    #expect(event["reason"] as? String == reason, "\(event)")
+private func expectRejected(_ sandbox: Sandbox, _ event: Event, _ reason: String, original: Data) throws -> Report? {
+    #expect(event.kind == .rejected, "\(event)")
+    #expect(event.reason == reason, "\(event)")
     #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
-    guard let quarantined = try sandbox.onlyQuarantined() else { return [:] }
+    guard let quarantined = try sandbox.onlyQuarantined() else { return nil }
     #expect(try Data(contentsOf: quarantined.drop) == original)
-    #expect(quarantined.report["reason"] as? String == reason)
+    #expect(quarantined.report.reason == reason)
     return quarantined.report
 }
 
@@ -72,9 +72,9 @@ struct ZipLegacyNameTests {
         // "../Ü.txt" in CP437: the traversal is judged on the decoded name.
         let zip = ZipBuild(entries: [.init(name: Array("../".utf8) + [0x9A] + Array(".txt".utf8), data: Array("x".utf8))]).bytes
         let (event, sandbox) = try intake(zip, as: "climb.zip")
-        let report = try expectRejected(sandbox, event, "unsafe-path", original: zip)
-        #expect(report["entry"] as? String == "../Ü.txt")
-        #expect((report["detail"] as? String)?.contains("CP437 as bytes 2e2e2f9a2e747874") == true, "\(report)")
+        let report = try #require(try expectRejected(sandbox, event, "unsafe-path", original: zip))
+        #expect(report.entry == "../Ü.txt")
+        #expect(report.detail.contains("CP437 as bytes 2e2e2f9a2e747874") == true, "\(report)")
     }
 
     @Test("a Unicode path field that agrees with the name and its CRC wins, and lands")
@@ -90,8 +90,8 @@ struct ZipLegacyNameTests {
         let extra = ZipBuild.unicodePath(for: Self.explorerName, naming: "../evil.txt", crcMatches: true)
         let zip = ZipBuild(entries: [.init(name: Self.explorerName, data: Array("x".utf8), extra: extra)]).bytes
         let (event, sandbox) = try intake(zip, as: "liar.zip")
-        let report = try expectRejected(sandbox, event, "corrupt-archive", original: zip)
-        #expect((report["detail"] as? String)?.contains("Unicode path field") == true, "\(report)")
+        let report = try #require(try expectRejected(sandbox, event, "corrupt-archive", original: zip))
+        #expect(report.detail.contains("Unicode path field") == true, "\(report)")
     }
 
     @Test("a Unicode path field whose CRC is of another name is ignored, as its readers ignore it: the name lands")
@@ -125,8 +125,8 @@ struct TarLegacyNameTests {
     func rejectedByDefault(_ pax: Bool) throws {
         let tar = TarBuild(entries: [.init(name: Self.latin1Name, data: Array("x".utf8), paxBinary: pax)]).bytes
         let (event, sandbox) = try intake(tar, as: "latin.tar")
-        let report = try expectRejected(sandbox, event, "unsafe-path", original: tar)
-        #expect((report["detail"] as? String)?.contains("tar.legacy_encoding") == true, "\(report)")
+        let report = try #require(try expectRejected(sandbox, event, "unsafe-path", original: tar))
+        #expect(report.detail.contains("tar.legacy_encoding") == true, "\(report)")
     }
 
     @Test("with tar.legacy_encoding LATIN1 the name lands as UTF-8", arguments: [false, true])

@@ -38,7 +38,7 @@ struct LongNameTests {
         // Both go through intake: the one under the name to the outbox, the released one back to quarantine.
         let again = try sandbox.runOnce()
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(again.events.compactMap { $0["event"] as? String }.sorted() == ["accepted", "rejected"])
+        #expect(again.events.compactMap { $0.kind.rawValue }.sorted() == ["accepted", "rejected"])
         try sandbox.expectInvariants()
         #expect(try names(in: sandbox.outbox) == [Self.stem])
         #expect(try names(in: sandbox.quarantine).count == 2)
@@ -61,6 +61,6 @@ struct LongNameTests {
         let numbered = try #require(outbox.first { $0 != name })
         #expect(numbered.hasSuffix("-2") && numbered.utf8.count <= 255, "\(numbered)")
         #expect(name.hasPrefix(String(numbered.dropLast(2))))
-        #expect(second.events.first?["output"] as? String == "outbox/" + numbered)
+        #expect(second.events.first?.output == "outbox/" + numbered)
     }
 }

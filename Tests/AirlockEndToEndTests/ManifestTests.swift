@@ -14,23 +14,25 @@ struct ManifestTests {
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         let run = try sandbox.runOnce()
         let event = try #require(run.events.first)
-        let entry = sandbox.root.appendingPathComponent(try #require(event["output"] as? String))
-        let data = try Data(contentsOf: entry.appendingPathComponent(manifestName))
-        let manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(manifest["manifest_version"] as? Int == 2)
-        for key in ["id", "drop", "sha256", "size", "uploader_uid"] {
-            #expect("\(manifest[key] ?? "nil")" == "\(event[key] ?? "none")", "\(key)")
-        }
-        let files = try #require(manifest["outbox_files"] as? [[String: Any]])
+        let entry = sandbox.root.appendingPathComponent(try #require(event.output))
+        let manifest = try Manifest.read(in: entry)
+        let accepted = try #require(event.accepted)
+        #expect(manifest.manifestVersion == 2)
+        #expect(manifest.id == accepted.id)
+        #expect(manifest.drop == accepted.drop)
+        #expect(manifest.sha256 != nil && manifest.sha256 == accepted.sha256)
+        #expect(manifest.size != nil && manifest.size == accepted.size)
+        #expect(manifest.uploaderUID != nil && manifest.uploaderUID == accepted.uploaderUID)
+        let files = manifest.outboxFiles
         let onDisk = try sandbox.listing(entry).filter { !$0.hasSuffix("/") }
-        #expect(files.compactMap { $0["entry"] as? String } == onDisk)
-        #expect(files.count == event["files"] as? Int)
+        #expect(files.map(\.entry) == onDisk)
+        #expect(Int64(files.count) == event.files)
         let hashes = try sha256Hexes(onDisk, in: entry)
         for file in files {
-            let path = try #require(file["entry"] as? String)
-            #expect(file["sha256"] as? String == hashes[path], "\(path)")
+            let path = file.entry
+            #expect(file.sha256 == hashes[path], "\(path)")
             let size = try FileManager.default.attributesOfItem(atPath: entry.appendingPathComponent(path).path)[.size] as? Int
-            #expect(file["entry_size"] as? Int == size, "\(path)")
+            #expect(Int(file.entrySize) == size, "\(path)")
         }
         var st = stat()
         #expect(stat(entry.appendingPathComponent(manifestName).path, &st) == 0 && st.st_mode & 0o777 == 0o644)
@@ -38,13 +40,10 @@ struct ManifestTests {
     }
 
     /// The manifest of `event`'s entry, and the SHA-256 of each file it holds on disk.
-    func manifestAndHashes(_ sandbox: Sandbox, _ event: [String: Any]) throws -> (files: [String: String], onDisk: [String: String]) {
-        let entry = sandbox.root.appendingPathComponent(try #require(event["output"] as? String))
-        let data = try Data(contentsOf: entry.appendingPathComponent(manifestName))
-        let manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let files = try #require(manifest["outbox_files"] as? [[String: Any]])
+    func manifestAndHashes(_ sandbox: Sandbox, _ event: Event) throws -> (files: [String: String], onDisk: [String: String]) {
+        let entry = sandbox.root.appendingPathComponent(try #require(event.output))
         var listed: [String: String] = [:]
-        for file in files { listed[try #require(file["entry"] as? String)] = file["sha256"] as? String }
+        for file in try Manifest.read(in: entry).outboxFiles { listed[file.entry] = file.sha256 }
         let paths = try sandbox.listing(entry).filter { !$0.hasSuffix("/") }
         return (listed, try sha256Hexes(paths, in: entry))
     }
@@ -63,7 +62,7 @@ struct ManifestTests {
         try sandbox.drop(tar.bytes, as: "large.tar")
         let run = try sandbox.runOnce()
         let event = try #require(run.events.first)
-        #expect(event["event"] as? String == "accepted", "\(event) \(run.stderr)")
+        #expect(event.kind == .accepted, "\(event) \(run.stderr)")
         let (listed, onDisk) = try manifestAndHashes(sandbox, event)
         #expect(listed.count == 4 && listed == onDisk, "manifest \(listed), on disk \(onDisk)")
         try sandbox.expectInvariants()
@@ -77,8 +76,8 @@ struct ManifestTests {
         try sandbox.drop(Samples.validZip, as: "changed.zip")
         let run = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": fault])
         let event = try #require(run.events.first)
-        #expect(event["event"] as? String == "accepted", "\(event) \(run.stderr)")
-        let entry = sandbox.root.appendingPathComponent(try #require(event["output"] as? String))
+        #expect(event.kind == .accepted, "\(event) \(run.stderr)")
+        let entry = sandbox.root.appendingPathComponent(try #require(event.output))
         let held = try Data(contentsOf: entry.appendingPathComponent("big.bin"))
         #expect(held == Data(repeating: 0x62, count: 2 << 20), "the fault did not change the file")
         let (listed, onDisk) = try manifestAndHashes(sandbox, event)
@@ -86,7 +85,7 @@ struct ManifestTests {
         try sandbox.expectInvariants()
     }
 
-    @Test("a consumer listing the outbox while drops land never sees an entry without its manifest")
+    @Test("a consumer listing the outbox while drops land never sees an entry without its manifest", .needsLeases)
     func atomic() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -118,7 +117,7 @@ struct ManifestTests {
         stop.store(true, ordering: .relaxed)
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 15) == 0)
-        #expect(verdicts.filter { $0["event"] as? String == "accepted" }.count == count)
+        #expect(verdicts.filter { $0.kind == .accepted }.count == count)
         let (entries, missing) = seen.withLock { ($0.entries, $0.missing) }
         #expect(missing.isEmpty, "seen without a manifest: \(missing)")
         #expect(entries.count > count / 2, "the consumer saw only \(entries.count) of \(count) entries land")

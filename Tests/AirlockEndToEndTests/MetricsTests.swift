@@ -61,7 +61,7 @@ struct MetricsTests {
         }
     }
 
-    @Test("promtool check metrics passes on the file the daemon writes, gauges included, no empty labels",
+    @Test("promtool check metrics passes on the file the daemon writes, gauges included, no empty labels", .needsLeases,
           .enabled(if: promtoolInstalled, "needs promtool (package prometheus)"))
     func promtoolCheck() throws {
         let text = try liveMetrics()
@@ -91,7 +91,7 @@ struct MetricsTests {
         #expect(tested.status == 0, "\(tested.output)")
     }
 
-    @Test("every query of the dashboard and every alert names only metrics a live daemon writes")
+    @Test("every query of the dashboard and every alert names only metrics a live daemon writes", .needsLeases)
     func dashboardAgainstLiveMetrics() throws {
         let names = sampleNames(try liveMetrics())
         let dashboard = try JSONSerialization.jsonObject(with: Data(contentsOf: Binary.repository.appendingPathComponent("deploy/grafana/airlock.json")))

@@ -119,27 +119,37 @@ final class RunningPublisher {
 
 /// What the stream holds, read back by the documented consumer (deploy/nats-consumer.py).
 struct StreamContents {
-    /// Each message with its payload as the bytes it is (as text) and parsed.
-    var messages: [(sequence: Int, subject: String, id: String, text: String, payload: [String: Any])] = []
+    /// One message as the consumer script prints it with --raw.
+    private struct Message: Decodable {
+        let sequence: Int
+        let subject: String
+        let msgID: String
+        let payload: String
+
+        enum CodingKeys: String, CodingKey { case sequence, subject, payload, msgID = "msg_id" }
+    }
+
+    /// Each message with its payload as the bytes it is (as text) and decoded.
+    var messages: [(sequence: Int, subject: String, id: String, text: String, payload: Event)] = []
 
     static func read(_ server: NatsServer, url: String? = nil, stream: String = "AIRLOCK", extra: [String] = [],
                      durable: String = "check") throws -> StreamContents {
         let output = try python(["--server", url ?? server.url, "--stream", stream, "--durable", durable, "--idle-seconds", "1.5", "--raw"] + extra)
         var contents = StreamContents()
         for line in output.split(separator: "\n") {
-            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
-            let text = object["payload"] as! String
-            let payload = try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any]
-            contents.messages.append((object["sequence"] as! Int, object["subject"] as! String, object["msg_id"] as! String, text, payload))
+            let message = try JSONDecoder().decode(Message.self, from: Data(line.utf8))
+            let payload = try JSONDecoder().decode(Event.self, from: Data(message.payload.utf8))
+            contents.messages.append((message.sequence, message.subject, message.msgID, message.payload, payload))
         }
         return contents
     }
 
     /// Messages the stream holds now (its state, through the same script).
     static func count(_ server: NatsServer, url: String? = nil, stream: String = "AIRLOCK", extra: [String] = []) -> Int {
+        struct State: Decodable { let messages: Int }
         guard let output = try? python(["--server", url ?? server.url, "--stream", stream, "--info"] + extra),
-              let state = try? JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any] else { return -1 }
-        return state["messages"] as? Int ?? -1
+              let state = try? JSONDecoder().decode(State.self, from: Data(output.utf8)) else { return -1 }
+        return state.messages
     }
 
     static func python(_ arguments: [String]) throws -> String {
@@ -170,13 +180,12 @@ extension Sandbox {
 
     /// The records `airlock events` prints that the publisher sends: each message
     /// id with its line as printed and parsed.
-    func publishedEvents() throws -> [(id: String, text: String, line: [String: Any])] {
+    func publishedEvents() throws -> [(id: String, text: String, line: Event)] {
         let events = try airlock(["events", "--root", root.path])
         return try events.stdout.split(separator: "\n").compactMap { text in
-            let event = try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any]
-            guard let kind = event["event"] as? String, ["accepted", "rejected", "released", "purged", "deferred"].contains(kind),
-                  let id = event["id"] as? String else { return nil }
-            return (id + ":" + kind, String(text), event)
+            let event = try JSONDecoder().decode(Event.self, from: Data(text.utf8))
+            guard [.accepted, .rejected, .released, .purged, .deferred].contains(event.kind), let id = event.id else { return nil }
+            return (id + ":" + event.kind.rawValue, String(text), event)
         }
     }
 
@@ -196,7 +205,7 @@ extension Sandbox {
 
 /// The stream holds exactly `expected` (message id → events line): sequences 1…N
 /// without a gap, each id once, each payload the line `airlock events` prints.
-func expectStream(_ contents: StreamContents, holds expected: [(id: String, text: String, line: [String: Any])],
+func expectStream(_ contents: StreamContents, holds expected: [(id: String, text: String, line: Event)],
                   sourceLocation: SourceLocation = #_sourceLocation) -> (duplicates: Int, missing: Int) {
     let ids = contents.messages.map(\.id)
     let duplicates = ids.count - Set(ids).count
@@ -208,10 +217,11 @@ func expectStream(_ contents: StreamContents, holds expected: [(id: String, text
             "stream sequences are not 1…N", sourceLocation: sourceLocation)
     let lines = Dictionary(expected.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     for message in contents.messages {
-        let line = lines[message.id]?.line ?? [:]
+        let line = lines[message.id]?.line
         #expect(message.text == lines[message.id]?.text, "payload of \(message.id) is not its events line, byte for byte",
                 sourceLocation: sourceLocation)
-        #expect(message.subject == "airlock.test%2Ehost." + (line["event"] as? String ?? "?"), sourceLocation: sourceLocation)
+        #expect(message.payload == line, sourceLocation: sourceLocation)
+        #expect(message.subject == "airlock.test%2Ehost." + (line?.kind.rawValue ?? "?"), sourceLocation: sourceLocation)
     }
     return (duplicates, missing)
 }

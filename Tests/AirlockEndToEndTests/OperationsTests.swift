@@ -13,7 +13,7 @@ func populatedRoot(policy: [String: Any] = [:]) throws -> (Sandbox, [String]) {
     }
     let result = try sandbox.runOnce()
     #expect(result.status == 0)
-    let ids = result.events.filter { $0["event"] as? String == "rejected" }.compactMap { $0["id"] as? String }
+    let ids = result.events.filter { $0.kind == .rejected }.compactMap { $0.id }
     // Age one entry by ten days, as if it had been rejected then.
     let old = sandbox.quarantine.appendingPathComponent(ids[0]).appendingPathComponent("report.json")
     var report = try JSONSerialization.jsonObject(with: Data(contentsOf: old)) as! [String: Any]
@@ -39,17 +39,17 @@ struct OperationsTests {
         let reasonColumn = lines[0].range(of: "REASON")!.lowerBound.utf16Offset(in: lines[0])
         for line in lines.dropFirst() { #expect(line.count > reasonColumn, "columns line up: \(line)") }
 
-        let json = try airlock(["quarantine", "list", "--json"] + root(sandbox)).events
+        let json = try airlock(["quarantine", "list", "--json"] + root(sandbox)).documents(QuarantineListing.self)
         #expect(json.count == 4)
-        let times = json.compactMap { $0["decided_at"] as? String }
+        let times = json.map(\.decidedAt)
         #expect(times == times.sorted(by: >), "newest first")
-        #expect(json.last?["id"] as? String == ids[0], "the aged entry is the oldest")
+        #expect(json.last?.id == ids[0], "the aged entry is the oldest")
 
-        let unsafe = try airlock(["quarantine", "list", "--json", "--reason", "unsafe-path"] + root(sandbox)).events
-        #expect(unsafe.allSatisfy { $0["reason"] as? String == "unsafe-path" } && unsafe.count == 1)
-        let recent = try airlock(["quarantine", "list", "--json", "--since", "1d"] + root(sandbox)).events
+        let unsafe = try airlock(["quarantine", "list", "--json", "--reason", "unsafe-path"] + root(sandbox)).documents(QuarantineListing.self)
+        #expect(unsafe.allSatisfy { $0.reason == "unsafe-path" } && unsafe.count == 1)
+        let recent = try airlock(["quarantine", "list", "--json", "--since", "1d"] + root(sandbox)).documents(QuarantineListing.self)
         #expect(recent.count == 3)
-        #expect(!recent.contains { $0["id"] as? String == ids[0] })
+        #expect(!recent.contains { $0.id == ids[0] })
     }
 
     @Test("quarantine show: the report in readable form and as JSON")
@@ -65,8 +65,9 @@ struct OperationsTests {
             #expect(text.stdout.contains(part), "\(text.stdout)")
         }
         let json = try airlock(["quarantine", "show", traversal, "--json"] + root(sandbox))
-        #expect(json.events.first?["id"] as? String == traversal)
-        #expect(json.events.first?["holds_drop"] as? Bool == true)
+        let shown = json.document(Report.self)
+        #expect(shown?.id == traversal)
+        #expect(shown?.holdsDrop == true)
     }
 
     static let errorCases: [([String], Int32)] = [
@@ -101,8 +102,8 @@ struct OperationsTests {
         try sandbox.initialise(policy: ["max_file_bytes": 1000])
         try sandbox.drop(Samples.validZip, as: "strict.zip")
         let first = try sandbox.runOnce()
-        #expect(first.events.first?["reason"] as? String == "file-too-large")
-        let id = try #require(first.events.first?["id"] as? String)
+        #expect(first.events.first?.reason == "file-too-large")
+        let id = try #require(first.events.first?.id)
 
         try sandbox.configure("policy", ["max_file_bytes": 20 << 20])
 
@@ -114,12 +115,11 @@ struct OperationsTests {
         #expect(again.stderr.contains("already released"))
 
         let second = try sandbox.runOnce()
-        #expect(second.events.first?["event"] as? String == "accepted", "\(second.stdout)")
+        #expect(second.events.first?.kind == .accepted, "\(second.stdout)")
         try sandbox.expectInvariants()
-        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: sandbox.quarantine.appendingPathComponent(id)
-            .appendingPathComponent("report.json"))) as! [String: Any]
-        #expect((report["history"] as? [[String: Any]])?.first?["action"] as? String == "released")
-        let history = try airlock(["history", "--json", "--id", id] + root(sandbox)).events.compactMap { $0["event"] as? String }
+        let report = try Report.read(sandbox.quarantine.appendingPathComponent(id).appendingPathComponent("report.json"))
+        #expect(report.history?.first?.action == "released")
+        let history = try airlock(["history", "--json", "--id", id] + root(sandbox)).events.map(\.kind.rawValue)
         #expect(history == ["claimed", "rejected", "released"])
     }
 
@@ -135,13 +135,13 @@ struct OperationsTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).sorted() == ids.dropFirst().sorted())
         #expect(try airlock(["quarantine", "purge", ids[1]] + root(sandbox)).status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).sorted() == ids.dropFirst(2).sorted())
-        let purged = try airlock(["history", "--json"] + root(sandbox)).events.filter { $0["event"] as? String == "purged" }
-        #expect(Set(purged.compactMap { $0["id"] as? String }) == [ids[0], ids[1]])
+        let purged = try airlock(["history", "--json"] + root(sandbox)).events.filter { $0.kind == .purged }
+        #expect(Set(purged.compactMap { $0.id }) == [ids[0], ids[1]])
         #expect(try airlock(["quarantine", "show", ids[1]] + root(sandbox)).status == 65)
         try sandbox.expectInvariants()
     }
 
-    @Test("purge and release while the daemon runs lose nothing")
+    @Test("purge and release while the daemon runs lose nothing", .needsLeases)
     func whileRunning() throws {
         let (sandbox, ids) = try populatedRoot()
         let daemon = try RunningDaemon(sandbox)
@@ -154,7 +154,7 @@ struct OperationsTests {
             if index == 30 { #expect(try airlock(["quarantine", "release", ids[2]] + root(sandbox)).status == 0) }
         }
         let verdicts = daemon.waitForVerdicts(61, seconds: 120)
-        let dropped = verdicts.compactMap { $0["drop"] as? String }
+        let dropped = verdicts.compactMap { $0.drop }
         #expect(Set(dropped).isSuperset(of: names), "every busy drop was processed")
         #expect(dropped.count == 61, "the 60 drops and the released one, each once")
         daemon.signal(SIGTERM)
@@ -182,13 +182,13 @@ struct OperationsTests {
         _ = try sandbox.runOnce()
         let records = try airlock(["history", "--json"] + root(sandbox))
         #expect(records.status == 0)
-        #expect(records.events.compactMap { $0["event"] as? String } == ["claimed", "accepted", "claimed", "accepted"])
+        #expect(records.events.map(\.kind.rawValue) == ["claimed", "accepted", "claimed", "accepted"])
         let lines = try String(contentsOf: journal, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 5)
         #expect(lines.filter { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) == nil }.count == 1)
     }
 
-    @Test("the journal after a SIGKILL of a busy daemon: every line but the last parses")
+    @Test("the journal after a SIGKILL of a busy daemon: every line but the last parses", .needsLeases)
     func killedJournal() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -212,11 +212,11 @@ struct OperationsTests {
         try sandbox.expectInvariants()
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == 80)
         // Every drop has its accepted record, but for one whose record was the line torn by the kill.
-        let accepted = try airlock(["history", "--json"] + root(sandbox)).events.filter { $0["event"] as? String == "accepted" }.count
+        let accepted = try airlock(["history", "--json"] + root(sandbox)).events.filter { $0.kind == .accepted }.count
         #expect(accepted + unreadable.count >= 80, "\(accepted) accepted records, \(unreadable.count) torn")
     }
 
-    @Test("status: running or not, counts, queue, free space, confinement")
+    @Test("status: running or not, counts, queue, free space, confinement", .needsLeases)
     func status() throws {
         let (sandbox, _) = try populatedRoot()
         let idle = try airlock(["status"] + root(sandbox))
@@ -227,21 +227,20 @@ struct OperationsTests {
         try sandbox.drop(Samples.validZip, as: "later.zip")
         daemon.waitForVerdicts(1)
         let running = try airlock(["status", "--json"] + root(sandbox))
-        let object = try #require(running.events.first)
-        let state = object["daemon"] as? [String: Any]
-        #expect(state?["running"] as? Bool == true)
-        #expect(state?["pid"] as? Int == Int(daemon.process.processIdentifier))
-        #expect((object["since_start"] as? [String: Any])?["accepted"] as? Int == 1)
-        #expect((object["totals"] as? [String: Any])?["accepted"] as? Int == 2)
-        #expect(object["free_bytes"] as? Int ?? 0 > 0)
-        #expect(object["confinement"] != nil)
+        let object = try #require(running.document(StatusDocument.self))
+        #expect(object.daemon.running)
+        #expect(object.daemon.pid == Int(daemon.process.processIdentifier))
+        #expect(object.sinceStart?.accepted == 1)
+        #expect(object.totals.accepted == 2)
+        #expect(object.freeBytes > 0)
+        #expect(object.confinement != nil)
         let second = try airlock(["run", "--once"] + root(sandbox))
         #expect(second.status == 75, "run --once refuses while a daemon holds the root")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 15) == 0)
     }
 
-    @Test("the metrics file parses as Prometheus text")
+    @Test("the metrics file parses as Prometheus text", .needsLeases)
     func metrics() throws {
         let text = try metricsAfterOneAcceptedAndOneRejected()
         try PrometheusText.validate(text)

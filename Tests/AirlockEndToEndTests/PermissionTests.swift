@@ -5,20 +5,30 @@ import Glibc
 #endif
 
 /// Real users and groups for the three parties, made with groupadd and useradd
-/// when missing (and kept: a parallel run may be using them).
+/// the first time a test needs them and removed when the test process exits.
+/// Their names end in this process's id, so that runs side by side on one machine
+/// never share them (nor remove each other's); a run that died before removing
+/// its own is swept by the next one.
 enum Parties {
-    static let producers = "airlock-t-drop"
-    static let consumers = "airlock-t-read"
-    static let service = "airlock-t-svc"
-    static let producer = "airlock-t-prod1"
-    static let otherProducer = "airlock-t-prod2"
-    static let consumer = "airlock-t-cons"
+    static let prefix = "airlock-t-"
+    static let tag = "-\(getpid())"
+    static let producers = prefix + "drop" + tag
+    static let consumers = prefix + "read" + tag
+    static let service = prefix + "svc" + tag
+    static let producer = prefix + "prod1" + tag
+    static let otherProducer = prefix + "prod2" + tag
+    static let consumer = prefix + "cons" + tag
     /// A second consumer group, with a member of its own, for acknowledgements.
-    static let otherConsumers = "airlock-t-read2"
-    static let otherConsumer = "airlock-t-cons2"
+    static let otherConsumers = prefix + "read2" + tag
+    static let otherConsumer = prefix + "cons2" + tag
+
+    private static let groups = [producers, consumers, otherConsumers]
+    private static let members = [(service, consumers), (producer, producers), (otherProducer, producers), (consumer, consumers),
+                                  (otherConsumer, otherConsumers)]
 
     /// Whether this machine can host the parties at all: root, and the tools.
-    static let available = getuid() == 0 && ["/usr/sbin/useradd", "/usr/sbin/groupadd", "/usr/bin/setpriv", "/usr/bin/setfacl"]
+    static let available = getuid() == 0
+        && ["/usr/sbin/useradd", "/usr/sbin/groupadd", "/usr/sbin/userdel", "/usr/sbin/groupdel", "/usr/bin/setpriv", "/usr/bin/setfacl"]
         .allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// Fails the test when the users and groups could not be made where they
@@ -29,20 +39,38 @@ enum Parties {
 
     private static let made: Bool = {
         guard available else { return false }
-        for group in [producers, consumers, otherConsumers] where getgrnam(group) == nil {
-            _ = try? runTool("/usr/sbin/groupadd", ["--system", group])
-        }
-        let members = [(service, consumers), (producer, producers), (otherProducer, producers), (consumer, consumers),
-                       (otherConsumer, otherConsumers)]
-        for (user, group) in members where getpwnam(user) == nil {
+        removeLeftovers()
+        // Registered before the first useradd, so that whatever part was made is removed at exit.
+        atexit { Parties.remove(users: Parties.members.map(\.0), groups: Parties.groups) }
+        for group in groups { _ = try? runTool("/usr/sbin/groupadd", ["--system", group]) }
+        for (user, group) in members {
             _ = try? runTool("/usr/sbin/useradd", ["--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
                                                   "--shell", "/usr/sbin/nologin", "--groups", group, user])
         }
         // The service gives each consumer group its acknowledgement directory, so it belongs to both.
         _ = try? runTool("/usr/sbin/usermod", ["-aG", otherConsumers, service])
-        let groups: [String] = [producers, consumers, otherConsumers]
         return members.allSatisfy { getpwnam($0.0) != nil } && groups.allSatisfy { getgrnam($0) != nil }
     }()
+
+    /// userdel (which removes each user's own group too), then groupdel.
+    private static func remove(users: [String], groups: [String]) {
+        for user in users where getpwnam(user) != nil { _ = try? runTool("/usr/sbin/userdel", [user]) }
+        for group in groups where getgrnam(group) != nil { _ = try? runTool("/usr/sbin/groupdel", [group]) }
+    }
+
+    /// Removes the parties of runs whose process is gone (killed before their exit handler ran).
+    private static func removeLeftovers() {
+        func stale(_ file: String) -> [String] {
+            let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").compactMap { line -> String? in
+                let name = String(line.prefix { $0 != ":" })
+                guard name.hasPrefix(prefix), let dash = name.lastIndex(of: "-"),
+                      let pid = pid_t(name[name.index(after: dash)...]), pid != getpid() else { return nil }
+                return kill(pid, 0) == 0 || errno == EPERM ? nil : name
+            }
+        }
+        remove(users: stale("/etc/passwd"), groups: stale("/etc/group"))
+    }
 
     /// Runs `script` with /bin/sh as `user` (its own uid, primary group and
     /// supplementary groups, umask 022 unless the script sets one); $1… are `arguments`.

@@ -27,11 +27,11 @@ struct QuarantineContentsTests {
         let before = try sandbox.listing(sandbox.base)
         let result = try airlock(["quarantine", "contents", id, "--json", "--root", sandbox.root.path])
         #expect(result.status == 0, "\(result.stderr)")
-        let entries = result.events
+        let entries = result.documents(ContentsEntry.self)
         #expect(entries.count == expected.count, "\(result.stdout)")
         for (entry, wanted) in zip(entries, expected) {
-            for (key, value) in wanted { #expect(entry[key] as? String == value, "\(entry)") }
-            if entry["entry_type"] as? String == "file" { #expect(entry["entry_size"] is Int) }
+            for (key, value) in wanted { #expect(entry.texts[key] == value, "\(entry)") }
+            if entry.entryType == "file" { #expect(entry.entrySize != nil) }
         }
         let text = try airlock(["quarantine", "contents", id, "--root", sandbox.root.path])
         #expect(text.stdout.hasPrefix("TYPE"))
@@ -80,11 +80,11 @@ struct ConflictReportTests {
         try sandbox.initialise()
         try sandbox.drop(Data(contentsOf: Samples.fixture(fixture)), as: fixture)
         let run = try sandbox.runOnce()
-        #expect(run.events.first?["other_entry"] as? String == other, "\(run.stdout)")
+        #expect(run.events.first?.rejected?.otherEntry == other, "\(run.stdout)")
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(quarantined.report["reason"] as? String == reason)
-        #expect(quarantined.report["entry"] as? String == entry)
-        #expect(quarantined.report["other_entry"] as? String == other)
+        #expect(quarantined.report.reason == reason)
+        #expect(quarantined.report.entry == entry)
+        #expect(quarantined.report.otherEntry == other)
         let show = try airlock(["quarantine", "show", quarantined.id, "--root", sandbox.root.path])
         #expect(show.stdout.contains(", against \(other)"), "\(show.stdout)")
         try sandbox.expectInvariants()

@@ -45,10 +45,10 @@ struct QuarantineReviewTests {
         let purged = try airlock(["quarantine", "purge", ids[0], ids[1], ids[0], "--reason", "reviewed: test uploads"] + root)
         #expect(purged.status == 0, "\(purged.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).isEmpty)
-        let records = try airlock(["history", "--json"] + root).events.filter { $0["event"] as? String == "purged" }
+        let records = try airlock(["history", "--json"] + root).events.filter { $0.kind == .purged }
         #expect(records.count == 2)
-        #expect(records.allSatisfy { $0["purge_reason"] as? String == "reviewed: test uploads" })
-        #expect(Set(records.compactMap { $0["id"] as? String }) == Set(ids))
+        #expect(records.allSatisfy { if case .purged(let purge) = $0 { purge.purgeReason == "reviewed: test uploads" } else { false } })
+        #expect(Set(records.compactMap { $0.id }) == Set(ids))
         try sandbox.expectInvariants()
     }
 }

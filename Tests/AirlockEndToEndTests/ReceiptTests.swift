@@ -36,19 +36,19 @@ struct ReceiptTests {
         #expect(names.count == 2 && names.allSatisfy { $0.hasSuffix(".json") }, "\(names)")
 
         let schema = try FieldSchema()
-        var outcomes: [String: [String: Any]] = [:]
+        var outcomes: [String: Receipt] = [:]
         for name in names {
             let read = try Parties.run(prod, #"cat "$1""#, [mine.appendingPathComponent(name).path])
             #expect(read.status == 0, "the uploader reads its receipt: \(read.output)")
-            let receipt = try #require(try JSONSerialization.jsonObject(with: Data(read.output.utf8)) as? [String: Any])
-            for violation in schema.violations(receipt, "receipt") { Issue.record(Comment(rawValue: violation)) }
-            #expect(Set(receipt.keys).isSubset(of: ["receipt_version", "id", "drop", "time", "event", "reason"]),
-                    "no internal detail: \(receipt.keys.sorted())")
-            #expect(receipt["id"] as? String == String(name.dropLast(".json".count)))
-            outcomes[receipt["drop"] as? String ?? "?"] = receipt
+            let fields = try #require(try JSONSerialization.jsonObject(with: Data(read.output.utf8)) as? [String: Any])
+            for violation in schema.violations(fields, "receipt") { Issue.record(Comment(rawValue: violation)) }
+            // Receipt has only receipt_version, id, drop, time, event and reason: no internal detail.
+            let receipt = try JSONDecoder().decode(Receipt.self, from: Data(read.output.utf8))
+            #expect(receipt.id == String(name.dropLast(".json".count)))
+            outcomes[receipt.drop] = receipt
         }
-        #expect(outcomes["good.zip"]?["event"] as? String == "accepted" && outcomes["good.zip"]?["reason"] == nil)
-        #expect(outcomes["evil.zip"]?["event"] as? String == "rejected" && outcomes["evil.zip"]?["reason"] as? String == "unsafe-path")
+        #expect(outcomes["good.zip"]?.event == .accepted && outcomes["good.zip"]?.reason == nil)
+        #expect(outcomes["evil.zip"]?.event == .rejected && outcomes["evil.zip"]?.reason == "unsafe-path")
         try PermissionTests.allowed(prod, "list its receipts", #"ls "$1" >/dev/null"#, [mine.path])
 
         let receipts = sandbox.root.appendingPathComponent("receipts").path

@@ -41,7 +41,7 @@ struct RootOwnerTests {
         let released = try airlock(["quarantine", "release", id, "--root", sandbox.root.path])
         #expect(released.status == 0, "\(released.stderr)")
         let again = try sandbox.runOnce()
-        #expect(again.events.first?["event"] as? String == "accepted", "\(again.stdout) \(again.stderr)")
+        #expect(again.events.first?.kind == .accepted, "\(again.stdout) \(again.stderr)")
         let purged = try airlock(["quarantine", "purge", id, "--root", sandbox.root.path])
         #expect(purged.status == 0, "\(purged.stderr)")
         let initialised = try airlock(["init", "--root", sandbox.root.path])

@@ -62,8 +62,8 @@ struct SchemaTests {
     func objects(_ outcome: Outcome, _ source: String) -> [(String, [String: Any])] {
         #expect(outcome.status == 0 || outcome.status == 65, "\(source): \(outcome.stderr)")
         let lines = outcome.stdout.split(separator: "\n")
-        #expect(outcome.events.count == lines.count, "\(source) printed a line that is not a JSON object")
-        return outcome.events.map { (source, $0) }
+        #expect(outcome.jsonObjects.count == lines.count, "\(source) printed a line that is not a JSON object")
+        return outcome.jsonObjects.map { (source, $0) }
     }
 
     @Test("events, history, reports, quarantine list and show, status, doctor and inspect use the schema's names and types")
@@ -77,7 +77,8 @@ struct SchemaTests {
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         try sandbox.drop(Samples.traversalZip, as: "evil.zip")
         #expect(mkfifo(sandbox.inbox.appendingPathComponent("pipe").path, 0o644) == 0)
-        var documents = objects(try sandbox.runOnce(), "run --once")
+        let run = try sandbox.runOnce()
+        var documents = objects(run, "run --once")
         #expect(documents.count == 3)
         for entry in try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) {
             let manifest = try Data(contentsOf: sandbox.outbox.appendingPathComponent(entry).appendingPathComponent(manifestName))
@@ -111,16 +112,20 @@ struct SchemaTests {
         for (source, object) in documents {
             for violation in schema.violations(object, source) { Issue.record(Comment(rawValue: violation)) }
         }
-        let events = documents.filter { $0.0 == "run --once" }.map(\.1)
+        let events = run.events
         #expect(events.count == 3)
         for event in events {
             // A FIFO is quarantined unread: it has no size or hash to give.
-            let read = event["reason"] as? String != "not-regular-file"
-            for key in ["time", "duration_ms", "uploader_uid"] + (read ? ["size", "sha256"] : []) {
-                #expect(event[key] != nil, "the \(event["event"] ?? "?") event lacks \(key)")
+            let read = event.reason != "not-regular-file"
+            let measured: (duration: Int64?, uid: UInt32?, size: Int64?, sha256: String?) = switch event {
+            case .accepted(let accepted): (accepted.durationMilliseconds, accepted.uploaderUID, accepted.size, accepted.sha256)
+            case .rejected(let rejected): (rejected.durationMilliseconds, rejected.uploaderUID, rejected.size, rejected.sha256)
+            default: (nil, nil, nil, nil)
             }
-            #expect((event["time"] as? String)?.hasSuffix("Z") == true, "RFC 3339 in UTC")
-            #expect(event["uploader_uid"] as? Int == Int(getuid()))
+            #expect(measured.duration != nil, "the \(event.kind) event lacks duration_ms")
+            #expect(measured.uid == getuid(), "the \(event.kind) event lacks uploader_uid, or it is not ours")
+            if read { #expect(measured.size != nil && measured.sha256 != nil, "the \(event.kind) event lacks size or sha256") }
+            #expect(event.time?.hasSuffix("Z") == true, "RFC 3339 in UTC")
         }
     }
 

@@ -47,7 +47,7 @@ struct SettingsEndToEndTests {
         #expect(try sandbox.listing(sandbox.claimed) == [] && sandbox.listing(sandbox.staging) == [])
     }
 
-    @Test("every setting at its maximum: run --once, status and history work, the daemon starts, reloads and stops")
+    @Test("every setting at its maximum: run --once, status and history work, the daemon starts, reloads and stops", .needsLeases)
     func everySettingAtItsMaximum() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -55,7 +55,7 @@ struct SettingsEndToEndTests {
         try sandbox.drop(Samples.validZip, as: "first.zip")
         let once = try sandbox.runOnce()
         #expect(once.status == 0, "\(once.stderr)")
-        #expect(once.events.first?["event"] as? String == "accepted")
+        #expect(once.events.first?.kind == .accepted)
         expectClean(once)
         for arguments in [["status"], ["history"], ["status", "--json"], ["quarantine", "list", "--since", "36500d"],
                           ["quarantine", "purge", "--older-than", "5214w", "--dry-run"]] {
@@ -80,7 +80,7 @@ struct SettingsEndToEndTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["first", "second"])
     }
 
-    @Test("a reload past a range keeps the running configuration, and drops keep flowing", arguments: [
+    @Test("a reload past a range keeps the running configuration, and drops keep flowing", .needsLeases, arguments: [
         ("watch", "rescan_seconds", 1e11), ("decoder", "timeout_seconds", 1e11), ("metrics", "interval_seconds", 1e300),
     ])
     func reloadPastRange(_ section: String, _ key: String, _ value: Double) throws {
@@ -92,7 +92,7 @@ struct SettingsEndToEndTests {
         daemon.signal(SIGHUP)
         #expect(waitFor(seconds: 20) { daemon.stderr.contains("\(section).\(key):") }, "\(daemon.stderr)")
         try sandbox.drop(Samples.validZip, as: "after.zip")
-        #expect(daemon.waitForVerdicts(1).first?["event"] as? String == "accepted", "\(daemon.stderr)")
+        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted, "\(daemon.stderr)")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 30) == 0)
         try sandbox.expectInvariants()
@@ -115,7 +115,7 @@ struct SettingsEndToEndTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count == 1)
     }
 
-    @Test("a configured path inside the places airlock moves drops through is a configuration error", arguments: [
+    @Test("a configured path inside the places airlock moves drops through is a configuration error", .needsLeases, arguments: [
         "inbox/airlock.prom", "outbox/airlock.prom", "quarantine/airlock.prom", "state/claimed/airlock.prom",
         "state/staging/airlock.prom", "state/journal.jsonl", "airlock.json", "ABSOLUTE/inbox/airlock.prom",
     ])
@@ -134,7 +134,7 @@ struct SettingsEndToEndTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
     }
 
-    @Test("a metrics path into the inbox through a symbolic link, or on reload, is refused too")
+    @Test("a metrics path into the inbox through a symbolic link, or on reload, is refused too", .needsLeases)
     func metricsPathByLinkAndReload() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -154,7 +154,7 @@ struct SettingsEndToEndTests {
         try FileManager.default.removeItem(at: kept)
         #expect(waitFor(seconds: 20) { FileManager.default.fileExists(atPath: kept.path) }, "no metrics written since the reload")
         try sandbox.drop(Samples.validZip, as: "photos.zip")
-        #expect(daemon.waitForVerdicts(1).first?["event"] as? String == "accepted")
+        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted)
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 30) == 0)
         // The daemon never wrote into the inbox, so it never took its own file for a drop.

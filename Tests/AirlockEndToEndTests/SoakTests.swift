@@ -3,7 +3,7 @@ import Testing
 
 /// The chaos soak (soak/soak.py, `make soak`) in its short form: a few seconds of
 /// producers and a few SIGKILLs of the daemon, with all of its end checks.
-@Suite("Chaos soak, short: drops under SIGKILL and restart end once, journalled once")
+@Suite("Chaos soak, short: drops under SIGKILL and restart end once, journalled once", .needsLeases)
 struct SoakTests {
     @Test("a few seconds of valid and hostile drops while the daemon is killed and restarted")
     func shortSoak() throws {

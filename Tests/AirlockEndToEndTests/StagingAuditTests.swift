@@ -31,13 +31,13 @@ struct StagingAuditTests {
         let result = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": item.fault])
         #expect(result.status == 0, "\(result.stderr)")
         let event = try #require(result.events.first)
-        #expect(event["event"] as? String == "rejected", "\(event)")
-        #expect(event["reason"] as? String == "decoder-failed", "\(event)")
+        #expect(event.kind == .rejected, "\(event)")
+        #expect(event.reason == "decoder-failed", "\(event)")
         try sandbox.expectInvariants()
         #expect(try sandbox.listing(sandbox.outbox) == [], "a forged tree reached the outbox")
         let quarantined = try #require(try sandbox.onlyQuarantined())
         #expect(try Data(contentsOf: quarantined.drop) == original)
-        let detail = quarantined.report["detail"] as? String ?? ""
+        let detail = quarantined.report.detail
         #expect(detail.contains(item.detail), "\(detail)")
     }
 
@@ -50,8 +50,8 @@ struct StagingAuditTests {
         let result = try sandbox.runOnce()
         #expect(result.events.count == 2)
         for event in result.events {
-            #expect(event["event"] as? String == "accepted", "\(event)")
-            #expect(event["files"] as? Int == 1000, "\(event)")
+            #expect(event.kind == .accepted, "\(event)")
+            #expect(event.files == 1000, "\(event)")
         }
         try sandbox.expectInvariants()
         let listing = try sandbox.listing(sandbox.outbox.appendingPathComponent("implied"))

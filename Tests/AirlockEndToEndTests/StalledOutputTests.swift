@@ -7,7 +7,7 @@ import Glibc
 /// No reader stalls intake: events go through a bounded buffer written by a
 /// thread of its own, and are dropped from standard output (the journal keeps
 /// them) when its reader does not keep up.
-@Suite("Stalled output: a reader that stops reading standard output stalls nothing", .serialized)
+@Suite("Stalled output: a reader that stops reading standard output stalls nothing", .needsLeases, .serialized)
 struct StalledOutputTests {
     @Test("with standard output a pipe nobody reads, 1,000 drops land, the watchdog is kept, SIGTERM stops cleanly")
     func unreadStandardOutput() throws {

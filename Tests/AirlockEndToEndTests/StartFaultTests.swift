@@ -15,12 +15,12 @@ struct StartFaultTests {
     /// until a run defers nothing (a deferred drop is retried by the next run),
     /// and returns the events of every run and how many faults were injected.
     static func flood(_ sandbox: Sandbox, count: Int, environment: [String: String],
-                      runs: Int = 12) throws -> (events: [[String: Any]], faults: Int, statuses: [Int32]) {
+                      runs: Int = 12) throws -> (events: [Event], faults: Int, statuses: [Int32]) {
         let zip = try Data(contentsOf: valid), keyed = try Data(contentsOf: memo)
         for index in 0..<count {
             if index % 10 == 9 { try sandbox.drop(keyed, as: "memo-\(index).plist") } else { try sandbox.drop(zip, as: "drop-\(index).zip") }
         }
-        var events: [[String: Any]] = [], faults = 0, statuses: [Int32] = []
+        var events: [Event] = [], faults = 0, statuses: [Int32] = []
         for _ in 0..<runs {
             let outcome = try sandbox.runOnce(environment: environment)
             events += outcome.events
@@ -52,20 +52,20 @@ struct StartFaultTests {
         try sandbox.configure("watch", ["workers": 4])
         let count = 120
         let (events, faults, statuses) = try Self.flood(sandbox, count: count, environment: environment)
-        let deferred = events.filter { $0["event"] as? String == "deferred" }
-        let accepted = events.filter { $0["event"] as? String == "accepted" }
+        let deferred = events.filter { $0.kind == .deferred }
+        let accepted = events.filter { $0.kind == .accepted }
         print("start faults (\(name)): \(count) drops, \(faults) faults injected, \(deferred.count) deferrals, "
               + "\(accepted.count) accepted, runs \(statuses)")
         #expect(faults > 0, "no fault was injected: the test proves nothing")
         if defers { #expect(deferred.count > 0) }
-        #expect(events.filter { $0["event"] as? String == "rejected" }.isEmpty, "a drop was judged for a fault of the machinery")
+        #expect(events.filter { $0.kind == .rejected }.isEmpty, "a drop was judged for a fault of the machinery")
         #expect(statuses.last == 0, "drops were still deferred after \(statuses.count) runs")
-        #expect(Set(accepted.compactMap { $0["drop"] as? String }).count == count)
+        #expect(Set(accepted.compactMap { $0.drop }).count == count)
         #expect(accepted.count == count, "a drop was accepted more than once")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == count)
         for event in deferred {
-            #expect((event["detail"] as? String).map { $0.contains("before it took the drop") || $0.contains("posix_spawn") } == true,
+            #expect((event.detail).map { $0.contains("before it took the drop") || $0.contains("posix_spawn") } == true,
                     "\(event)")
         }
         try sandbox.expectInvariants()

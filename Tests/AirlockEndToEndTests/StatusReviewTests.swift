@@ -17,13 +17,13 @@ struct StatusReviewTests {
         #expect(!status.stdout.contains("stale"), "\(status.stdout)")
         #expect(status.stdout.contains("not running (last: run --once, pid "), "\(status.stdout)")
         #expect(status.stdout.contains("quarantine:    1 entries, "), "\(status.stdout)")
-        let json = try #require(try airlock(["status", "--json", "--root", sandbox.root.path]).events.first)
-        let quarantine = try #require(json["quarantine"] as? [String: Any])
-        #expect(quarantine["entries"] as? Int == 1)
+        let json = try #require(try airlock(["status", "--json", "--root", sandbox.root.path]).document(StatusDocument.self))
+        let quarantine = json.quarantine
+        #expect(quarantine.entries == 1)
         let report = try #require(try sandbox.onlyQuarantined())
         let held = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.appendingPathComponent(report.id).path)
             .map { try FileManager.default.attributesOfItem(atPath: sandbox.quarantine.appendingPathComponent(report.id).appendingPathComponent($0).path)[.size] as! Int }
-        #expect(quarantine["bytes"] as? Int == held.reduce(0, +))
+        #expect(quarantine.bytes == Int64(held.reduce(0, +)))
     }
 
     @Test("a drop claimed for longer than a decoder may run is named as stuck, text and JSON")
@@ -44,11 +44,11 @@ struct StatusReviewTests {
         #expect(status.stdout.contains("stuck:         held.zip: claimed 3"), "\(status.stdout)")
         #expect(status.stdout.contains("[\(id)]"))
         #expect(!status.stdout.contains("new.zip"), "a fresh claim is not stuck")
-        let json = try #require(try airlock(["status", "--json", "--root", sandbox.root.path]).events.first)
-        let claims = try #require(json["long_claims"] as? [[String: Any]])
+        let json = try #require(try airlock(["status", "--json", "--root", sandbox.root.path]).document(StatusDocument.self))
+        let claims = json.longClaims
         #expect(claims.count == 1)
-        #expect(claims.first?["drop"] as? String == "held.zip")
-        #expect(claims.first?["id"] as? String == id)
-        #expect((claims.first?["age_seconds"] as? Int ?? 0) >= 3600)
+        #expect(claims.first?.drop == "held.zip")
+        #expect(claims.first?.id == id)
+        #expect((claims.first?.ageSeconds ?? 0) >= 3600)
     }
 }

@@ -51,14 +51,9 @@ struct StuckEntryTests {
         #expect(chmod(url.path, mode) == 0)
     }
 
-    func journal(_ sandbox: Sandbox) throws -> [[String: Any]] {
-        let text = try String(contentsOf: sandbox.root.appendingPathComponent("state/journal.jsonl"), encoding: .utf8)
-        return text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
-    }
-
-    func verdicts(_ events: [[String: Any]]) -> [String: String] {
+    func verdicts(_ events: [Event]) -> [String: String] {
         var result: [String: String] = [:]
-        for event in events { result[event["drop"] as? String ?? "?"] = (event["reason"] as? String) ?? (event["event"] as? String) }
+        for event in events { result[event.drop] = event.reason ?? event.kind.rawValue }
         return result
     }
 
@@ -89,8 +84,7 @@ struct StuckEntryTests {
         #expect(try sandbox.listing(sandbox.claimed) == [] && sandbox.listing(sandbox.staging) == [])
         // The unreadable drop is in quarantine as it was: its bytes and its mode.
         let locked = try #require(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).first { id in
-            let report = try JSONSerialization.jsonObject(with: Data(contentsOf: sandbox.quarantine.appendingPathComponent("\(id)/report.json"))) as? [String: Any]
-            return report?["reason"] as? String == "unreadable-drop"
+            try Report.read(sandbox.quarantine.appendingPathComponent("\(id)/report.json")).reason == "unreadable-drop"
         })
         let original = sandbox.quarantine.appendingPathComponent("\(locked)/drop")
         #expect(try Data(contentsOf: original) == Samples.validZip)
@@ -98,18 +92,18 @@ struct StuckEntryTests {
         #expect(stat(original.path, &st) == 0 && st.st_mode & 0o7777 == 0 && st.st_uid == lockedOwner)
         // inspect reaches the same verdict.
         let inspect = try airlock(["inspect", original.path, "--root", sandbox.root.path], under: Self.asService)
-        #expect(inspect.status == 65 && inspect.events.first?["reason"] as? String == "unreadable-drop", "\(inspect.stderr)")
+        #expect(inspect.status == 65 && inspect.events.first?.reason == "unreadable-drop", "\(inspect.stderr)")
 
         // Reported once: a second run says nothing more, the journal holds one record.
         let second = try airlock(["run", "--once", "--root", sandbox.root.path], under: Self.asService)
         #expect(second.status == 0 && second.events.isEmpty, "\(second.stdout)")
         #expect(!second.stderr.contains("skipping"))
-        #expect(try journal(sandbox).filter { $0["event"] as? String == "skipped" }.count == 1)
+        #expect(try sandbox.journal().filter { $0.kind == .skipped }.count == 1)
         // status names it, in text and JSON.
         let status = try airlock(["status", "--root", sandbox.root.path], under: Self.asService)
         #expect(status.stdout.contains("stuck:         sub.zip: cannot be moved out of the inbox"), "\(status.stdout)")
         let json = try airlock(["status", "--json", "--root", sandbox.root.path], under: Self.asService)
-        let stuckList = (json.events.first?["stuck"] as? [[String: Any]])?.compactMap { $0["drop"] as? String }
+        let stuckList = json.document(StatusDocument.self)?.stuck.map(\.drop)
         #expect(stuckList == ["sub.zip"], "\(json.stdout)")
 
         // Once its owner makes it movable it is an entry like any other, and handled.
@@ -126,14 +120,14 @@ struct StuckEntryTests {
         try sandbox.expectInvariants()
     }
 
-    @Test("the daemon reports a stuck entry once, keeps taking drops, and quarantines a mode-000 drop")
+    @Test("the daemon reports a stuck entry once, keeps taking drops, and quarantines a mode-000 drop", .needsLeases)
     func daemon() throws {
         let sandbox = try makeRoot(inboxOwner: Self.service)
         let stuck = sandbox.inbox.appendingPathComponent("sub.zip")
         try FileManager.default.createDirectory(at: stuck, withIntermediateDirectories: false)
         #expect(chown(stuck.path, Self.stranger, Self.stranger) == 0)
         let daemon = try RunningDaemon(sandbox, under: Self.asLeasingService)
-        #expect(waitFor(seconds: 20) { daemon.events.contains { $0["event"] as? String == "skipped" } }, "\(daemon.stderr)")
+        #expect(waitFor(seconds: 20) { daemon.events.contains { $0.kind == .skipped } }, "\(daemon.stderr)")
         try place(Samples.validZip, "locked.zip", in: sandbox, owner: Self.stranger, mode: 0)
         for name in ["later-1.zip", "later-2.zip"] { try place(Samples.validZip, name, in: sandbox, owner: Self.service, mode: 0o644) }
         let finished = daemon.waitForVerdicts(4)
@@ -146,11 +140,11 @@ struct StuckEntryTests {
             let url = sandbox.inbox.appendingPathComponent(probe)
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
             #expect(chown(url.path, Self.stranger, Self.stranger) == 0)
-            try #require(waitFor(seconds: 20) { daemon.events.contains { $0["drop"] as? String == probe } },
+            try #require(waitFor(seconds: 20) { daemon.events.contains { $0.drop == probe } },
                          "no rescan found \(probe): \(daemon.stderr)")
             try FileManager.default.removeItem(at: url)
         }
-        #expect(daemon.events.filter { $0["event"] as? String == "skipped" && $0["drop"] as? String == "sub.zip" }.count == 1)
+        #expect(daemon.events.filter { $0.kind == .skipped && $0.drop == "sub.zip" }.count == 1)
         #expect(daemon.stderr.components(separatedBy: "skipping sub.zip").count == 2, "\(daemon.stderr)")
         #expect(!daemon.stderr.contains("retrying"))
         daemon.signal(SIGTERM)

@@ -33,10 +33,39 @@ struct Outcome {
     var stdout: String
     var stderr: String
 
-    /// The JSON objects printed on standard output, one per line.
-    var events: [[String: Any]] {
-        stdout.split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+    /// The events printed on standard output, one per line, decoded strictly
+    /// (a line that is not one is an issue of the test that asks).
+    var events: [Event] { Event.lines(stdout) }
+
+    /// The JSON objects on standard output as JSONSerialization gives them: only
+    /// for checking every field against docs/schema.json (FieldSchema), which
+    /// must see the names and types as printed, whatever they are.
+    var jsonObjects: [[String: Any]] {
+        stdout.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+    }
+
+    /// The one JSON document of a command that prints one (`status --json`,
+    /// `doctor --json`, …), decoded as `T`; nil, and an issue, for anything else.
+    func document<T: Decodable>(_ type: T.Type, sourceLocation: SourceLocation = #_sourceLocation) -> T? {
+        let lines = stdout.split(separator: "\n")
+        #expect(lines.count == 1, "one JSON line expected: \(stdout) \(stderr)", sourceLocation: sourceLocation)
+        do {
+            return try JSONDecoder().decode(T.self, from: Data((lines.first ?? "").utf8))
+        } catch {
+            Issue.record("not a \(T.self): \(stdout): \(error)", sourceLocation: sourceLocation)
+            return nil
+        }
+    }
+
+    /// Each JSON line of standard output decoded as `T` (`quarantine list --json`, …).
+    func documents<T: Decodable>(_ type: T.Type, sourceLocation: SourceLocation = #_sourceLocation) -> [T] {
+        stdout.split(separator: "\n").compactMap { line in
+            do {
+                return try JSONDecoder().decode(T.self, from: Data(line.utf8))
+            } catch {
+                Issue.record("not a \(T.self): \(line): \(error)", sourceLocation: sourceLocation)
+                return nil
+            }
         }
     }
 }
@@ -183,14 +212,14 @@ final class Sandbox {
     }
 
     /// The one quarantine entry: its id, report and original bytes.
-    func onlyQuarantined(sourceLocation: SourceLocation = #_sourceLocation) throws -> (id: String, report: [String: Any], drop: URL)? {
+    func onlyQuarantined(sourceLocation: SourceLocation = #_sourceLocation) throws -> (id: String, report: Report, drop: URL)? {
         let entries = try FileManager.default.contentsOfDirectory(atPath: quarantine.path)
         #expect(entries.count == 1, "expected one quarantine entry, found \(entries)", sourceLocation: sourceLocation)
         guard let id = entries.first else { return nil }
         let directory = quarantine.appendingPathComponent(id)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["drop", "report.json"],
                 sourceLocation: sourceLocation)
-        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("report.json"))) as! [String: Any]
+        let report = try Report.read(directory.appendingPathComponent("report.json"))
         return (id, report, directory.appendingPathComponent("drop"))
     }
 }

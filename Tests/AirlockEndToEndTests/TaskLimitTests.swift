@@ -50,6 +50,14 @@ struct PidsCgroup {
         try? last.write(toFile: path + "/pids.max", atomically: false, encoding: .utf8)
     }
 
+    /// Whether a group can be made here at all: the kernel's pids controller, and
+    /// the right to make groups in its hierarchy (root, or a delegated one).
+    static let available: Bool = {
+        guard case .success(let probe) = make(limit: 64) else { return false }
+        probe.remove()
+        return true
+    }()
+
     /// Kills what is left in the group and removes it.
     func remove() {
         let pids = ((try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8)) ?? "").split(separator: "\n")
@@ -64,18 +72,10 @@ struct PidsCgroup {
 @Suite("Task limits: run --once in a pids cgroup defers what it cannot start and ends", .serialized)
 struct TaskLimitTests {
     @Test("in a pids cgroup of N tasks, run --once ends within 60 s, each drop accepted or deferred, none judged",
+          .enabled(if: PidsCgroup.available, "needs the pids cgroup controller (v2 or v1) and the right to make groups in it (root)"),
           arguments: [4, 8, 10, 12, 64])
     func boundedUnderTaskLimit(_ limit: Int) throws {
-        let cgroup: PidsCgroup
-        switch PidsCgroup.make(limit: limit) {
-        case .success(let made): cgroup = made
-        case .failure(let unavailable):
-            let reason = unavailable.reason
-            // Only a kernel without the controller excuses the test; anything else fails it.
-            #expect(reason.contains("offers no pids controller"), "\(reason)")
-            print("task-limit test skipped: \(reason)")
-            return
-        }
+        let cgroup = try PidsCgroup.make(limit: limit).get()
         defer { cgroup.remove() }
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -87,13 +87,13 @@ struct TaskLimitTests {
         let outcome = try airlock(["run", "--once", "--root", sandbox.root.path],
                                   under: ["/bin/sh", "-c", "echo $$ > \(cgroup.path)/cgroup.procs && exec timeout -s KILL 90 \"$0\" \"$@\""])
         let seconds = Date().timeIntervalSince(started)
-        let accepted = outcome.events.filter { $0["event"] as? String == "accepted" }.count
-        let deferred = outcome.events.filter { $0["event"] as? String == "deferred" }.count
+        let accepted = outcome.events.filter { $0.kind == .accepted }.count
+        let deferred = outcome.events.filter { $0.kind == .deferred }.count
         print("task limit \(limit): status \(outcome.status), \(String(format: "%.1f", seconds)) s, \(accepted) accepted, \(deferred) deferred")
         #expect(seconds < 60, "run --once took \(seconds) s")
         #expect(outcome.status == (deferred > 0 ? 75 : 0), "\(outcome.stderr.suffix(2000))")
         #expect(accepted + deferred == count)
-        #expect(outcome.events.filter { $0["event"] as? String == "rejected" }.isEmpty)
+        #expect(outcome.events.filter { $0.kind == .rejected }.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == deferred)
         // Said once per episode, not once per drop.
@@ -106,16 +106,11 @@ struct TaskLimitTests {
         try sandbox.expectInvariants()
     }
 
-    @Test("a daemon in a full pids cgroup retries with backoff, says so once and in status, and lands every drop once tasks are free")
+    @Test("a daemon in a full pids cgroup retries with backoff, says so once and in status, and lands every drop once tasks are free",
+          .needsLeases,
+          .enabled(if: PidsCgroup.available, "needs the pids cgroup controller (v2 or v1) and the right to make groups in it (root)"))
     func daemonRetriesUntilTasksAreFree() throws {
-        let cgroup: PidsCgroup
-        switch PidsCgroup.make(limit: 10) {
-        case .success(let made): cgroup = made
-        case .failure(let unavailable):
-            #expect(unavailable.reason.contains("offers no pids controller"), "\(unavailable.reason)")
-            print("task-limit test skipped: \(unavailable.reason)")
-            return
-        }
+        let cgroup = try PidsCgroup.make(limit: 10).get()
         defer { cgroup.remove() }
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -127,7 +122,7 @@ struct TaskLimitTests {
         cgroup.holdAtCurrentTasks()
         let count = 10
         for index in 0..<count { try sandbox.drop(Samples.validZip, as: "drop-\(index).zip") }
-        #expect(waitFor(seconds: 30) { daemon.events.contains { $0["event"] as? String == "deferred" } }, "\(daemon.stderr.suffix(2000))")
+        #expect(waitFor(seconds: 30) { daemon.events.contains { $0.kind == .deferred } }, "\(daemon.stderr.suffix(2000))")
         // A limit that lets a child through now and then ends an episode and begins another: poll.
         var status = ""
         #expect(waitFor(seconds: 30) {
@@ -137,10 +132,10 @@ struct TaskLimitTests {
         #expect(daemon.stderr.components(separatedBy: "decoder children cannot be started").count == 2, "said once")
         try "max".write(toFile: cgroup.path + "/pids.max", atomically: false, encoding: .utf8)
         #expect(waitFor(seconds: 60) {
-            Set(daemon.events.filter { $0["event"] as? String == "accepted" }.compactMap { $0["drop"] as? String }).count == count
+            Set(daemon.events.filter { $0.kind == .accepted }.compactMap { $0.drop }).count == count
         }, "\(daemon.stderr.suffix(2000))")
-        #expect(daemon.events.filter { $0["event"] as? String == "accepted" }.count == count)
-        #expect(daemon.events.filter { $0["event"] as? String == "rejected" }.isEmpty)
+        #expect(daemon.events.filter { $0.kind == .accepted }.count == count)
+        #expect(daemon.events.filter { $0.kind == .rejected }.isEmpty)
         #expect(try !airlock(["status", "--root", sandbox.root.path]).stdout.contains("CANNOT BE STARTED"))
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 30) == 0)

@@ -28,7 +28,7 @@ struct TemporaryNameTests {
         let result = try sandbox.runOnce()
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.events.count == 1)
-        #expect(result.events.first?["drop"] as? String == "b.zip.part")
+        #expect(result.events.first?.drop == "b.zip.part")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path) == ["a.zip.UPLOADING"])
         #expect(try sandbox.listing(sandbox.claimed).isEmpty && sandbox.listing(sandbox.staging).isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == 1)

@@ -82,16 +82,16 @@ struct UnitFilterTests {
     static var toolsMissing: Bool { !tools.allSatisfy { FileManager.default.fileExists(atPath: $0) } }
 
     /// doctor's JSON line, under `wrapper`.
-    static func doctor(_ sandbox: Sandbox, under wrapper: [String] = []) throws -> (status: Int32, findings: [String: Any]) {
+    static func doctor(_ sandbox: Sandbox, under wrapper: [String] = []) throws -> (status: Int32, findings: DoctorDocument) {
         let result = try airlock(["doctor", "--json", "--root", sandbox.root.path], under: wrapper)
-        let findings = try #require(result.events.first, "doctor printed no JSON: \(result.stderr)")
+        let findings = try #require(result.document(DoctorDocument.self), "doctor printed no JSON: \(result.stderr)")
         return (result.status, findings)
     }
 
     /// Whether this kernel offers both mechanisms at all (otherwise there is nothing to keep).
     static func kernelOffersBoth(_ sandbox: Sandbox) throws -> Bool {
         let (_, found) = try doctor(sandbox)
-        return found["landlock_state"] as? String == "in-force" && found["seccomp_state"] as? String == "in-force"
+        return found.bothInForce
     }
 
     static func fixture(_ path: String) throws -> Data {
@@ -116,25 +116,26 @@ struct UnitFilterTests {
         let wrapper = try filter.wrapper(in: sandbox.logs)
         let (status, found) = try Self.doctor(sandbox, under: wrapper)
         #expect(status == 0)
-        #expect(found["landlock_state"] as? String == "in-force", "\(found)")
-        #expect(found["seccomp_state"] as? String == "in-force", "\(found)")
-        #expect(found["problems"] == nil, "\(found)")
+        #expect(found.landlockState == "in-force", "\(found)")
+        #expect(found.seccompState == "in-force", "\(found)")
+        #expect(found.problems == nil, "\(found)")
 
         try sandbox.drop(Self.fixture("fixtures/archives/zip-deflate-valid.zip"), as: "photos.zip")
         try sandbox.drop(Self.fixture("fixtures/keyed/memo-binary.plist"), as: "memo.plist")
         let result = try airlock(["run", "--once", "--root", sandbox.root.path],
                                  environment: startPath.merging(["AIRLOCK_TEST_TEMPLATE_TRACE": "1"]) { $1 }, under: wrapper)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.events.map { $0["event"] as? String } == ["accepted", "accepted"], "\(result.stdout)")
+        #expect(result.events.map(\.kind) == [.accepted, .accepted], "\(result.stdout)")
         #expect(templatesTraced(result.stderr).count == (startPath.isEmpty ? 2 : 0), "\(result.stderr)")
         #expect(!result.stderr.contains("partial confinement") && !result.stderr.contains("not confined"), "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["memo", "photos"])
-        let recorded = try JSONSerialization.jsonObject(with: Data(contentsOf: sandbox.root.appendingPathComponent("state/decoder-confinement"))) as? [String: Any]
-        #expect(recorded?["landlock_state"] as? String == "in-force" && recorded?["seccomp_state"] as? String == "in-force")
+        let recorded = try JSONDecoder().decode(DoctorDocument.self,
+                                                from: Data(contentsOf: sandbox.root.appendingPathComponent("state/decoder-confinement")))
+        #expect(recorded.bothInForce)
         try sandbox.expectInvariants()
     }
 
-    @Test("a filter that refuses Landlock keeps every drop deferred and claimed; once confinement works they are processed",
+    @Test("a filter that refuses Landlock keeps every drop deferred and claimed; once confinement works they are processed", .needsLeases,
           .enabled(if: !toolsMissing, "needs systemd-analyze, cc and libseccomp-dev"),
           .enabled(if: KernelConfinement.landlockAndSeccomp, "this kernel does not offer both Landlock and seccomp"))
     func refusedLandlockDefersThenProcesses() throws {
@@ -147,17 +148,17 @@ struct UnitFilterTests {
 
         let (status, found) = try Self.doctor(sandbox, under: wrapper)
         #expect(status == 69, "doctor exits EX_UNAVAILABLE while no decoder may run")
-        #expect(found["landlock_state"] as? String == "refused", "\(found)")
-        #expect(found["seccomp_state"] as? String == "in-force", "\(found)")
-        #expect(found["decoders_withheld"] as? Int == 1)
-        #expect((found["problems"] as? String)?.contains("landlock_create_ruleset refused: EPERM") == true, "\(found)")
+        #expect(found.landlockState == "refused", "\(found)")
+        #expect(found.seccompState == "in-force", "\(found)")
+        #expect(found.decodersWithheld == true)
+        #expect(found.problems?.contains("landlock_create_ruleset refused: EPERM") == true, "\(found)")
 
         let zip = try Self.fixture("fixtures/archives/zip-deflate-valid.zip")
         try sandbox.drop(zip, as: "photos.zip")
         let refused = try airlock(["run", "--once", "--root", sandbox.root.path], under: wrapper)
         #expect(refused.status == 75, "\(refused.stderr)")
-        #expect(refused.events.first?["event"] as? String == "deferred", "\(refused.stdout)")
-        #expect((refused.events.first?["detail"] as? String)?.contains("no decoder runs unconfined") == true)
+        #expect(refused.events.first?.kind == .deferred, "\(refused.stdout)")
+        #expect((refused.events.first?.detail)?.contains("no decoder runs unconfined") == true)
         #expect(refused.stderr.contains("no decoder runs, drops wait deferred"), "\(refused.stderr)")
         #expect(try sandbox.listing(sandbox.outbox) == [] && sandbox.listing(sandbox.quarantine) == [])
         let claims = try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path)
@@ -181,7 +182,7 @@ struct UnitFilterTests {
 
         let freed = try sandbox.runOnce()
         #expect(freed.status == 0, "\(freed.stderr)")
-        #expect(freed.events.first?["event"] as? String == "accepted", "\(freed.stdout)")
+        #expect(freed.events.first?.kind == .accepted, "\(freed.stdout)")
         #expect(FileManager.default.fileExists(atPath: sandbox.outbox.appendingPathComponent("photos").path))
         try sandbox.expectInvariants()
     }
@@ -199,7 +200,7 @@ struct UnitFilterTests {
         try sandbox.drop(Self.fixture("fixtures/archives/zip-deflate-valid.zip"), as: "photos.zip")
         let result = try airlock(["run", "--once", "--root", sandbox.root.path], under: wrapper)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.events.first?["event"] as? String == "accepted")
+        #expect(result.events.first?.kind == .accepted)
         #expect(result.stderr.contains("decoders run with partial confinement: Landlock refused"), "\(result.stderr)")
         try sandbox.expectInvariants()
     }

@@ -13,7 +13,7 @@ struct WatchSettingsTests {
         try? FileManager.default.setAttributes([.modificationDate: then], ofItemAtPath: url.path)
     }
 
-    @Test("watch.ignore_also adds to the defaults; a watch.ignore that leaves defaults out is warned about")
+    @Test("watch.ignore_also adds to the defaults; a watch.ignore that leaves defaults out is warned about", .needsLeases)
     func ignoreAlsoKeepsDefaults() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -22,7 +22,7 @@ struct WatchSettingsTests {
         try sandbox.drop(Samples.validZip, as: ".rsync.a.zip.XyZ123")
         try sandbox.drop(Samples.validZip, as: "b.zip")
         let once = try sandbox.runOnce()
-        #expect(once.events.compactMap { $0["drop"] as? String } == ["b.zip"], "\(once.stdout)")
+        #expect(once.events.compactMap { $0.drop } == ["b.zip"], "\(once.stdout)")
         #expect(FileManager.default.fileExists(atPath: sandbox.inbox.appendingPathComponent("a.zip.upload").path))
 
         try sandbox.configure("watch", ["ignore": ["*.upload"], "ignore_also": []])
@@ -35,7 +35,7 @@ struct WatchSettingsTests {
         #expect(daemon.waitForExit(seconds: 15) == 0)
     }
 
-    @Test("SIGHUP rescans: a name no longer ignored is taken at once, not at the next periodic rescan")
+    @Test("SIGHUP rescans: a name no longer ignored is taken at once, not at the next periodic rescan", .needsLeases)
     func reloadRescans() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -48,14 +48,14 @@ struct WatchSettingsTests {
         let reloaded = Date()
         daemon.signal(SIGHUP)
         let events = daemon.waitForVerdicts(1, seconds: 10)
-        #expect(events.first?["drop"] as? String == "held.zip.hold")
+        #expect(events.first?.drop == "held.zip.hold")
         #expect(Date().timeIntervalSince(reloaded) < 5, "taken after the reload's rescan, not the hourly one")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 15) == 0)
         try sandbox.expectInvariants()
     }
 
-    @Test("SIGHUP with a configuration naming another root is refused, saying so, and the running configuration stays")
+    @Test("SIGHUP with a configuration naming another root is refused, saying so, and the running configuration stays", .needsLeases)
     func reloadRefusesAnotherRoot() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -69,12 +69,12 @@ struct WatchSettingsTests {
         #expect(waitFor(seconds: 10) { daemon.stderr.contains("the root cannot change while running: configuration not reloaded") },
                 "\(daemon.stderr)")
         try sandbox.drop(Samples.validZip, as: "lenient.zip")
-        #expect(daemon.waitForVerdicts(1).first?["event"] as? String == "accepted", "max_entries 2 was not put in force")
+        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted, "max_entries 2 was not put in force")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 15) == 0)
     }
 
-    @Test("temporary names are counted in status and metrics; past watch.abandoned_remove_seconds the unwritten ones nobody holds open are removed")
+    @Test("temporary names are counted in status and metrics; past watch.abandoned_remove_seconds the unwritten ones nobody holds open are removed", .needsLeases)
     func abandonedUploads() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -111,7 +111,7 @@ struct WatchSettingsTests {
         #expect(daemon.waitForExit(seconds: 15) == 0)
     }
 
-    @Test("a legacy SFTP rename caught between its link and its unlink, across rescans, is a rename in progress: accepted once, within a second of the unlink")
+    @Test("a legacy SFTP rename caught between its link and its unlink, across rescans, is a rename in progress: accepted once, within a second of the unlink", .needsLeases)
     func linkedRenameAcrossRescans() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -127,7 +127,7 @@ struct WatchSettingsTests {
         #expect(waitFor(seconds: 5) { !FileManager.default.fileExists(atPath: final.path) })
         #expect(Date().timeIntervalSince(unlinked) < 1)
         let events = daemon.waitForVerdicts(1)
-        #expect(events.count == 1 && events.first?["event"] as? String == "accepted", "\(events)")
+        #expect(events.count == 1 && events.first?.kind == .accepted, "\(events)")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 15) == 0)
         try sandbox.expectInvariants()
@@ -139,8 +139,8 @@ struct WatchSettingsTests {
         try sandbox.initialise(policy: ["max_drop_bytes": 100])
         try sandbox.drop(Samples.validZip, as: "big.zip")
         let once = try sandbox.runOnce()
-        #expect(once.events.first?["reason"] as? String == "drop-too-large")
-        let id = try #require(once.events.first?["id"] as? String)
+        #expect(once.events.first?.reason == "drop-too-large")
+        let id = try #require(once.events.first?.id)
         let report = try String(contentsOf: sandbox.quarantine.appendingPathComponent(id).appendingPathComponent("report.json"), encoding: .utf8)
         #expect(report.contains("policy.max_drop_bytes"), "\(report)")
         #expect(once.stderr.contains("policy.max_drop_bytes"), "\(once.stderr)")
@@ -153,7 +153,7 @@ struct WatchSettingsTests {
         try sandbox.drop(Samples.validZip, as: "a.zip")
         _ = try sandbox.runOnce()
         let listed = try airlock(["events", "--root", sandbox.root.path])
-        let cursor = try #require(listed.events.last?["cursor"] as? String)
+        let cursor = try #require(listed.events.last?.cursor)
         let parts = cursor.split(separator: ":").map(String.init)
         let future = "\(parts[0]):\(UInt64(parts[1])! + 1000):\(parts[2])"
         let ahead = try airlock(["events", "--after", future, "--root", sandbox.root.path])

@@ -7,6 +7,12 @@ import Testing
 import Glibc
 #endif
 
+/// The cursor a feed line carries, which must be a string.
+func printedCursor(_ line: String) throws -> String {
+    struct Printed: Decodable { let cursor: String }
+    return try JSONDecoder().decode(Printed.self, from: Data(line.utf8)).cursor
+}
+
 /// An events cursor names one journal file, not one inode: rotation deletes the
 /// oldest file, and the filesystem may hand its inode to the next one.
 @Suite("EventFeed: a cursor resumes in its own file or is refused")
@@ -52,9 +58,7 @@ struct EventCursorTests {
         for number in 0..<120 {
             try claimed(journal, number)
             let page = try feed.read(after: nil)
-            let kept = Set(page.lines.compactMap { line in
-                (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["cursor"] as? String
-            }.compactMap(EventFeed.Cursor.init).map { "\($0.inode):\($0.generation)" })
+            let kept = Set(try page.lines.map { try printedCursor($0) }.compactMap(EventFeed.Cursor.init).map { "\($0.inode):\($0.generation)" })
             let next = try #require(page.next)
             if !filesSeen.contains("\(next.inode):\(next.generation)") && cursors.contains(where: { $0.inode == next.inode }) { reused += 1 }
             filesSeen.insert("\(next.inode):\(next.generation)")
@@ -79,7 +83,7 @@ struct EventCursorTests {
         }
         let feed = EventFeed(state: state.descriptor, keep: 2)
         let first = try #require(try feed.read(after: nil).lines.first)
-        let printed = try #require((try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])?["cursor"] as? String)
+        let printed = try printedCursor(first)
         let parsed = try #require(EventFeed.Cursor(printed))
         #expect(parsed.generation == 0)
         let older = try #require(EventFeed.Cursor("\(parsed.inode):\(parsed.offset)"))

@@ -66,7 +66,8 @@ def free_port():
 class World:
     """What the test creates, and its removal."""
 
-    def __init__(self):
+    def __init__(self, build=None):
+        self.build = build
         tag = secrets.token_hex(3)
         self.tmp = tempfile.mkdtemp(prefix="airlock-cockpit-", dir="/var/tmp")
         os.chmod(self.tmp, 0o755)
@@ -129,7 +130,7 @@ def set_up(world):
     world.user(world.service, [], login=False)
     world.user(world.viewer, ["airlock-view"], login=True)
     world.user(world.reviewer, ["airlock-review"], login=True)
-    build = ".build/release" if os.access(f"{REPO}/.build/release/airlock", os.X_OK) else ".build/debug"
+    build = world.build or (".build/release" if os.access(f"{REPO}/.build/release/airlock", os.X_OK) else ".build/debug")
     run(["make", "-s", "-C", REPO, "install", f"PREFIX={world.prefix}", f"BUILD={build}", f"SUDOERSDIR={world.tmp}/sudoers",
          f"AIRLOCK_USER={world.service}", f"AIRLOCK_ROOT={world.root}", "UNITDIR=" + world.tmp + "/units"])
     # The rule as make install wrote it, active for this test only.
@@ -411,12 +412,13 @@ def screenshots(world, port, shots, written):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--screenshots", default=os.path.join(REPO, ".build", "cockpit-screenshots"))
+    parser.add_argument("--build", help="directory of the programs to install (default: .build/release if built, else .build/debug)")
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("review_test: needs root (it creates users, a sudo rule and starts cockpit-ws)", file=sys.stderr)
         return 77
     os.makedirs(args.screenshots, exist_ok=True)
-    world, written, status = World(), [], 1
+    world, written, status = World(args.build), [], 1
     try:
         set_up(world)
         port = free_port()

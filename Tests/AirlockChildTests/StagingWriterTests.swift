@@ -1,0 +1,220 @@
+import AirlockChild
+import AirlockPolicy
+import AirlockSystem
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A randomly named directory holding `staging/` (what the writer is given) and
+/// `outside/` beside it, with a sentinel file; removed at the end.
+final class StagingFixture {
+    let base: URL
+    var staging: URL { base.appendingPathComponent("staging") }
+    var outside: URL { base.appendingPathComponent("outside") }
+    let sentinel = Data("sentinel\n".utf8)
+
+    init() throws {
+        var template = Array(((NSTemporaryDirectory() as NSString).appendingPathComponent("airlock-staging.XXXXXX")).utf8CString)
+        guard let made = mkdtemp(&template), let real = realpath(made, nil) else { throw CocoaError(.fileWriteUnknown) }
+        defer { free(real) }
+        // The path as /proc/self/fd names it, so that descriptors can be matched to it.
+        base = URL(fileURLWithPath: String(cString: real))
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: false)
+        try sentinel.write(to: outside.appendingPathComponent("sentinel"))
+    }
+
+    /// The descriptors of `staging/` handed to writers, closed at the end.
+    private var roots: [FileDescriptor] = []
+
+    deinit {
+        for root in roots { root.close() }
+        try? FileManager.default.removeItem(at: base)
+    }
+
+    /// A writer on a descriptor of `staging/` opened now.
+    func writer(_ policy: Policy = Policy()) throws -> StagingWriter {
+        let root = try FileDescriptor.openDirectory(path: staging.path)
+        roots.append(root)
+        return StagingWriter(root: root, policy: policy)
+    }
+
+    /// `outside/` holds the sentinel, unchanged, and nothing else.
+    func expectOutsideUntouched(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path) == ["sentinel"], sourceLocation: sourceLocation)
+        #expect(try Data(contentsOf: outside.appendingPathComponent("sentinel")) == sentinel, sourceLocation: sourceLocation)
+    }
+
+    /// This process's descriptors that name something beneath the fixture.
+    func openDescriptors() throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").filter { fd in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd))?.hasPrefix(base.path) == true
+        }.count
+    }
+
+    func mode(_ relative: String) -> mode_t {
+        var st = stat()
+        guard lstat(staging.appendingPathComponent(relative).path, &st) == 0 else { return 0 }
+        return st.st_mode & 0o7777
+    }
+}
+
+func entry(_ name: String) throws -> EntryPath {
+    try EntryPath(validating: Array(name.utf8), policy: Policy())
+}
+
+/// Writes `content` as the file `name` through `writer`, in chunks of at most 7 bytes.
+func writeFile(_ writer: inout StagingWriter, _ name: String, _ content: String) throws {
+    try writer.beginFile(try entry(name))
+    let bytes = Array(content.utf8)
+    for start in stride(from: 0, to: bytes.count, by: 7) {
+        try bytes[start..<min(start + 7, bytes.count)].withUnsafeBytes { try writer.write($0) }
+    }
+    try writer.endFile()
+}
+
+/// The error `body` throws, if it throws one.
+func systemError(_ body: () throws -> Void) -> SystemError? {
+    do {
+        try body()
+        return nil
+    } catch {
+        return error as? SystemError
+    }
+}
+
+@Suite("StagingWriter: entries beneath staging only, from descriptors, never through a link, never over a file")
+struct StagingWriterTests {
+    @Test("files and directories land with their bytes, the policy's modes and counts")
+    func writesEntries() throws {
+        let fixture = try StagingFixture()
+        var writer = try fixture.writer()
+        try writer.makeDirectory(try entry("docs/"))
+        try writeFile(&writer, "docs/a/b/report.txt", "hello, staging: more than one chunk\n")
+        try writeFile(&writer, "top.txt", "")
+        writer.close()
+        #expect(try String(contentsOf: fixture.staging.appendingPathComponent("docs/a/b/report.txt"), encoding: .utf8)
+                == "hello, staging: more than one chunk\n")
+        #expect(try Data(contentsOf: fixture.staging.appendingPathComponent("top.txt")).isEmpty)
+        #expect(writer.filesWritten == 2)
+        #expect(writer.directoriesMade == 3, "docs, docs/a and docs/a/b")
+        for directory in ["docs", "docs/a", "docs/a/b"] { #expect(fixture.mode(directory) == 0o755, "\(directory)") }
+        #expect(fixture.mode("docs/a/b/report.txt") == 0o644)
+        #expect(fixture.mode("top.txt") == 0o644)
+        try fixture.expectOutsideUntouched()
+    }
+
+    @Test("private modes: files 0600 and directories 0700, whatever the umask left")
+    func privateModes() throws {
+        let fixture = try StagingFixture()
+        var policy = Policy()
+        policy.privateModes = true
+        var writer = try fixture.writer(policy)
+        try writeFile(&writer, "d/f", "x")
+        writer.close()
+        #expect(fixture.mode("d") == 0o700)
+        #expect(fixture.mode("d/f") == 0o600)
+    }
+
+    @Test("a file already there is refused with EEXIST and keeps its bytes")
+    func neverOverwrites() throws {
+        let fixture = try StagingFixture()
+        try Data("first\n".utf8).write(to: fixture.staging.appendingPathComponent("same.txt"))
+        var writer = try fixture.writer()
+        let error = systemError { try writer.beginFile(try entry("same.txt")) }
+        writer.close()
+        #expect(error?.errno == .exists)
+        #expect(try String(contentsOf: fixture.staging.appendingPathComponent("same.txt"), encoding: .utf8) == "first\n")
+        #expect(writer.filesWritten == 0)
+    }
+
+    @Test("a link planted at a file's name is refused, and its target is neither written nor truncated")
+    func linkAtFileName() throws {
+        let fixture = try StagingFixture()
+        try FileManager.default.createSymbolicLink(atPath: fixture.staging.appendingPathComponent("evil").path,
+                                                   withDestinationPath: fixture.outside.appendingPathComponent("sentinel").path)
+        var writer = try fixture.writer()
+        let error = systemError { try writeFile(&writer, "evil", "overwritten\n") }
+        writer.close()
+        #expect(error?.errno == .exists)
+        try fixture.expectOutsideUntouched()
+    }
+
+    @Test("a link planted at a directory component is not followed: nothing lands where it points")
+    func linkAtDirectory() throws {
+        let fixture = try StagingFixture()
+        try FileManager.default.createSymbolicLink(atPath: fixture.staging.appendingPathComponent("dir").path,
+                                                   withDestinationPath: fixture.outside.path)
+        var writer = try fixture.writer()
+        let error = systemError { try writeFile(&writer, "dir/escaped.txt", "out\n") }
+        let madeError = systemError { try writer.makeDirectory(try entry("dir/sub/")) }
+        writer.close()
+        // mkdirat meets the link (EEXIST, taken as a directory made earlier); then
+        // openat with O_DIRECTORY | O_NOFOLLOW refuses it, and Linux says ENOTDIR.
+        #expect(error?.errno == .notDirectory, "\(String(describing: error))")
+        #expect(madeError?.errno == .notDirectory, "\(String(describing: madeError))")
+        try fixture.expectOutsideUntouched()
+        #expect(writer.directoriesMade == 0)
+    }
+
+    @Test("a file where a directory is wanted is refused with ENOTDIR and left alone")
+    func fileAsDirectory() throws {
+        let fixture = try StagingFixture()
+        var writer = try fixture.writer()
+        try writeFile(&writer, "a", "file\n")
+        let error = systemError { try writeFile(&writer, "a/b", "under a file\n") }
+        writer.close()
+        #expect(error?.errno == .notDirectory, "\(String(describing: error))")
+        #expect(try String(contentsOf: fixture.staging.appendingPathComponent("a"), encoding: .utf8) == "file\n")
+    }
+
+    @Test("writes follow the descriptor: staging renamed and replaced by another directory keeps receiving them")
+    func descriptorRelative() throws {
+        let fixture = try StagingFixture()
+        var writer = try fixture.writer()
+        try writeFile(&writer, "before/one.txt", "1\n")
+        let moved = fixture.base.appendingPathComponent("moved")
+        try FileManager.default.moveItem(at: fixture.staging, to: moved)
+        try FileManager.default.createDirectory(at: fixture.staging, withIntermediateDirectories: false)
+        try writeFile(&writer, "before/two.txt", "2\n")
+        try writeFile(&writer, "after/three.txt", "3\n")
+        writer.close()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.staging.path) == [], "nothing went by path")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: moved.appendingPathComponent("before").path).sorted()
+                == ["one.txt", "two.txt"])
+        #expect(try String(contentsOf: moved.appendingPathComponent("after/three.txt"), encoding: .utf8) == "3\n")
+        try fixture.expectOutsideUntouched()
+    }
+
+    @Test("open directories stay bounded across many directories and deep paths; close() closes every one")
+    func boundedDescriptors() throws {
+        let fixture = try StagingFixture()
+        var writer = try fixture.writer()
+        let baseline = try fixture.openDescriptors()
+        #expect(baseline >= 1, "the descriptor of staging itself is seen")
+        var most = 0
+        for index in 0..<60 {
+            try writeFile(&writer, "spread/d\(index)/f.txt", "\(index)\n")
+            most = max(most, try fixture.openDescriptors() - baseline)
+        }
+        let deep = (0..<30).map { "l\($0)" }.joined(separator: "/")
+        try writeFile(&writer, deep + "/bottom.txt", "deep\n")
+        most = max(most, try fixture.openDescriptors() - baseline)
+        // Its cache holds 24 directories, or one path's worth when a path is deeper
+        // (30 here), and the file being written.
+        #expect(most <= 30 + 1, "\(most) descriptors open at once")
+        try writer.beginFile(try entry("left-open.txt"))
+        #expect(try fixture.openDescriptors() > baseline)
+        writer.close()
+        #expect(try fixture.openDescriptors() == baseline, "close() left descriptors open")
+        #expect(writer.filesWritten == 61)
+        #expect(writer.directoriesMade == 1 + 60 + 30)
+        for index in [0, 23, 24, 59] {
+            #expect(try String(contentsOf: fixture.staging.appendingPathComponent("spread/d\(index)/f.txt"), encoding: .utf8)
+                    == "\(index)\n")
+        }
+        #expect(try String(contentsOf: fixture.staging.appendingPathComponent(deep + "/bottom.txt"), encoding: .utf8) == "deep\n")
+    }
+}
