@@ -42,25 +42,19 @@ extension Sandbox {
     }
 
     /// The records of every journal of the root (the root's own and each instance's), with the journal each is in.
-    func fleetRecords() throws -> [(journal: String, record: [String: Any])] {
-        var result: [(String, [String: Any])] = []
-        for record in try journalRecords(self) { result.append(("-", record)) }
+    func fleetRecords() throws -> [(journal: String, record: Event)] {
+        var result: [(journal: String, record: Event)] = try journalRecords(self).map { ("-", $0) }
         let directory = root.appendingPathComponent("state/journal")
         guard FileManager.default.fileExists(atPath: directory.path) else { return result }
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() where name.hasSuffix(".jsonl") {
-            let data = try Data(contentsOf: directory.appendingPathComponent(name))
-            for line in data.split(separator: 0x0A) {
-                if let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] {
-                    result.append((String(name.dropLast(6)), object))
-                }
-            }
+            result += try Event.journal([directory.appendingPathComponent(name)]).map { (String(name.dropLast(6)), $0) }
         }
         return result
     }
 
     /// Terminal records across every journal.
-    func terminalRecords() throws -> [(journal: String, record: [String: Any])] {
-        try fleetRecords().filter { ["accepted", "rejected"].contains($0.record["event"] as? String ?? "") }
+    func terminalRecords() throws -> [(journal: String, record: Event)] {
+        try fleetRecords().filter { [.accepted, .rejected].contains($0.record.kind) }
     }
 
     /// `state/instances/NAME.json`.

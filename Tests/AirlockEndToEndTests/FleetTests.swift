@@ -28,7 +28,7 @@ struct FleetTests {
         try sandbox.expectFleetInvariants()
         let records = try sandbox.terminalRecords()
         #expect(records.count == 12, "\(records.map(\.record))")
-        #expect(Set(records.compactMap { $0.record["drop"] as? String }).count == 12, "a drop ended twice")
+        #expect(Set(records.map(\.record.drop)).count == 12, "a drop ended twice")
         #expect(Set(records.map(\.journal)).isSubset(of: ["a", "b"]), "records outside the instances' journals")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == (0..<8).map { "valid\($0)" })
         let quarantined = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path)
@@ -45,15 +45,15 @@ struct FleetTests {
         #expect((document["totals"] as? [String: Any])?["accepted"] as? Int == 8)
         let schema = try FieldSchema()
         #expect(schema.violations(document, "status --json").isEmpty, "\(schema.violations(document, "status --json"))")
-        let doctor = try #require(try airlock(["doctor", "--root", sandbox.root.path, "--json"]).events.last)
+        let doctor = try #require(try JSONSerialization.jsonObject(with: Data(airlock(["doctor", "--root", sandbox.root.path, "--json"]).stdout.utf8)) as? [String: Any])
         #expect(schema.violations(doctor, "doctor --json").isEmpty, "\(schema.violations(doctor, "doctor --json"))")
         // The feed reads both journals; resuming after any record yields exactly the rest.
-        let feed = try airlock(["events", "--root", sandbox.root.path]).events.filter { terminal.contains($0["event"] as? String ?? "") }
+        let feed = try airlock(["events", "--root", sandbox.root.path]).events.filter { terminal.contains($0.kind.rawValue) }
         #expect(feed.count == 12)
-        let middle = try #require(feed[5]["cursor"] as? String)
+        let middle = try #require(feed[5].cursor)
         let rest = try airlock(["events", "--root", sandbox.root.path, "--after", middle]).events
-            .filter { terminal.contains($0["event"] as? String ?? "") }
-        #expect(rest.compactMap { $0["id"] as? String } == feed[6...].compactMap { $0["id"] as? String })
+            .filter { terminal.contains($0.kind.rawValue) }
+        #expect(rest.compactMap(\.id) == feed[6...].compactMap(\.id))
     }
 
     struct Stop: CustomStringConvertible, Sendable {
@@ -82,7 +82,7 @@ struct FleetTests {
         try sandbox.expectFleetInvariants()
         let records = try sandbox.terminalRecords()
         #expect(records.count == 1, "\(records.map(\.record))")
-        #expect(records.first?.record["event"] as? String == (stop.hostile ? "rejected" : "accepted"))
+        #expect(records.first?.record.kind == (stop.hostile ? .rejected : .accepted))
         if stop.hostile {
             let quarantined = try #require(try sandbox.onlyQuarantined())
             #expect(try Data(contentsOf: quarantined.drop) == bytes)
@@ -114,7 +114,7 @@ struct FleetTests {
         try sandbox.expectFleetInvariants()
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["photos", "photos-2"])
         let records = try sandbox.terminalRecords()
-        #expect(records.count == 1 && records.first?.record["output"] as? String == "outbox/photos-2", "\(records.map(\.record))")
+        #expect(records.count == 1 && records.first?.record.output == "outbox/photos-2", "\(records.map(\.record))")
     }
 
     @Test("an instance frozen past its take-over commits nothing when it wakes, and exits 75")
@@ -171,7 +171,7 @@ struct FleetTests {
         #expect(try sandbox.onlyQuarantined().map { try Data(contentsOf: $0.drop) } == Samples.traversalZip)
         #expect(try sandbox.instanceRecord("a")["commit_mode"] as? String == "rename")
         let doctor = try airlock(["doctor", "--root", sandbox.root.path, "--json"], environment: environment)
-        let line = try #require(doctor.events.last)
+        let line = try #require(try JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [String: Any])
         #expect(line["commit_mode"] as? String == "rename" && line["cluster_shared_suggested"] as? Bool == true, "\(doctor.stdout)")
     }
 
@@ -181,7 +181,7 @@ struct FleetTests {
         try sandbox.initialise()
         try sandbox.drop(Samples.validZip, as: "first.zip")
         #expect(try sandbox.runOnce().status == 0)
-        let cursor = try #require(try airlock(["events", "--root", sandbox.root.path]).events.last?["cursor"] as? String)
+        let cursor = try #require(try airlock(["events", "--root", sandbox.root.path]).events.last?.cursor)
         try sandbox.drop(Samples.traversalZip, as: "evil.zip")
         #expect(try sandbox.runOnce(environment: ["AIRLOCK_TEST_CRASH_AT": "rejected-reported"]).status == Int32(SIGKILL))
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == 1)
@@ -197,9 +197,9 @@ struct FleetTests {
         // The cursor printed before the upgrade resumes after `first.zip`, across both journals.
         let after = try airlock(["events", "--root", sandbox.root.path, "--after", cursor])
         #expect(after.status == 0, "\(after.stderr)")
-        let ended = after.events.filter { terminal.contains($0["event"] as? String ?? "") }
-        #expect(ended.compactMap { $0["drop"] as? String } == ["evil.zip"], "\(after.stdout)")
-        #expect(ended.first?["cursor"] as? String != nil && (ended.first?["cursor"] as? String ?? "").contains("a@"))
+        let ended = after.events.filter { terminal.contains($0.kind.rawValue) }
+        #expect(ended.map(\.drop) == ["evil.zip"], "\(after.stdout)")
+        #expect(ended.first?.cursor?.contains("a@") == true)
     }
 
     @Test("a single daemon and an instance of a fleet never run on one root together")
@@ -244,7 +244,7 @@ struct FleetTests {
         b.signal(SIGTERM)
         #expect(a.waitForExit(seconds: 30) == 0 && b.waitForExit(seconds: 30) == 0)
         let expected = Set(try sandbox.terminalRecords().compactMap { entry in
-            (entry.record["id"] as? String).map { $0 + ":" + (entry.record["event"] as? String ?? "?") }
+            entry.record.id.map { $0 + ":" + entry.record.kind.rawValue }
         })
         #expect(expected.count == 50)
         let ids = try StreamContents.read(server).messages.map(\.id)
