@@ -161,7 +161,7 @@ let package = Package(
         .testTarget(name: "AirlockTextTests", dependencies: ["AirlockText"]),
         .testTarget(name: "AirlockSystemTests", dependencies: ["AirlockSystem"]),
         .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockText"]),
-        .testTarget(name: "AirlockChildTests", dependencies: ["AirlockChild", "AirlockPolicy"]),
+        .testTarget(name: "AirlockChildTests", dependencies: ["AirlockChild", "AirlockPolicy", "AirlockSystem"]),
         .testTarget(name: "AirlockZipTests", dependencies: ["AirlockZip", "AirlockChild", "AirlockSystem"]),
         .testTarget(name: "AirlockArchiveTests", dependencies: [
             "AirlockArchive", "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockZip",
