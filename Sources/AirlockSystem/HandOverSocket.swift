@@ -7,17 +7,16 @@ import CAirlockShims
 /// (SOCK_SEQPACKET, SCM_RIGHTS): how a decoder template receives each drop's
 /// descriptors and returns its child's pidfd. The owner closes it; `deinit` closes what is still open.
 public final class HandOverSocket: Sendable {
-    public let descriptor: FileDescriptor
+    private let owned: OwnedDescriptor
+    public var descriptor: FileDescriptor { owned.descriptor }
 
     /// The most descriptors one message carries.
     public static let maxDescriptors = Int(AIRLOCK_HANDOVER_MAX_DESCRIPTORS)
 
     /// Takes ownership of an open socket, such as one a child inherited.
     public init(adopting descriptor: FileDescriptor) {
-        self.descriptor = descriptor
+        owned = OwnedDescriptor(descriptor)
     }
-
-    deinit { descriptor.close() }
 
     /// socketpair(2) of two connected SOCK_SEQPACKET ends, both close-on-exec.
     public static func pair() throws(SystemError) -> (HandOverSocket, HandOverSocket) {
@@ -60,12 +59,11 @@ public final class HandOverSocket: Sendable {
                 }
             }
         }.get()
-        let descriptors = fds.prefix(Int(count)).map { FileDescriptor(rawValue: $0) }
-        guard received > 0 else {
-            descriptors.forEach { $0.close() }
-            return nil
-        }
-        return (Array(bytes.prefix(received)), descriptors)
+        var descriptors = OwnedDescriptors()
+        for fd in fds.prefix(Int(count)) { descriptors.append(OwnedDescriptor(FileDescriptor(rawValue: fd))) }
+        // With nothing received, the owner closes whatever arrived.
+        guard received > 0 else { return nil }
+        return (Array(bytes.prefix(received)), descriptors.take())
     }
 
     /// send(2) of one byte with MSG_NOSIGNAL.
