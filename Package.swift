@@ -169,7 +169,7 @@ let package = Package(
         .testTarget(name: "AirlockKeyedTests", dependencies: ["AirlockKeyed", "AirlockPolicy"]),
         .testTarget(name: "AirlockEventsTests", dependencies: ["AirlockEvents", "AirlockPolicy"]),
         .testTarget(name: "AirlockConfigurationTests", dependencies: [
-            "AirlockConfiguration", "AirlockChild", "AirlockPolicy", "AirlockQuarantine", "AirlockSystem",
+            "AirlockConfiguration", "AirlockChild", "AirlockEvents", "AirlockPolicy", "AirlockQuarantine", "AirlockSystem",
         ]),
         .testTarget(name: "AirlockRootTests", dependencies: ["AirlockRoot", "AirlockConfiguration", "AirlockSystem"]),
         .testTarget(name: "AirlockJournalTests", dependencies: [
