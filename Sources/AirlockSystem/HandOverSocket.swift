@@ -43,12 +43,24 @@ public final class HandOverSocket: Sendable {
         guard sent == bytes.count else { throw SystemError("sendmsg(SCM_RIGHTS)", nil, Errno(rawValue: EMSGSIZE)) }
     }
 
-    /// recvmsg(2) of one message of at most `limit` bytes with its descriptors
-    /// (close-on-exec, owned by the caller); nil when the peer closed first.
+    /// One message and the descriptors that came with it (close-on-exec): each
+    /// is closed when this goes, unless taken first.
+    public struct Received: ~Copyable {
+        public let bytes: [UInt8]
+        public var descriptors: OwnedDescriptors
+
+        /// The descriptors alone, still owned.
+        public consuming func takeDescriptors() -> OwnedDescriptors {
+            descriptors
+        }
+    }
+
+    /// recvmsg(2) of one message of at most `limit` bytes with its descriptors;
+    /// nil when the peer closed first.
     ///
     /// - Throws: `recvmsg` with EMSGSIZE for a message or descriptor list that did
     ///   not fit (whatever descriptors did arrive are closed).
-    public func receive(limit: Int) throws(SystemError) -> (bytes: [UInt8], descriptors: [FileDescriptor])? {
+    public func receive(limit: Int) throws(SystemError) -> Received? {
         var bytes = [UInt8](repeating: 0, count: limit)
         var fds = [Int32](repeating: -1, count: Self.maxDescriptors)
         var count: Int32 = 0
@@ -63,7 +75,7 @@ public final class HandOverSocket: Sendable {
         for fd in fds.prefix(Int(count)) { descriptors.append(OwnedDescriptor(FileDescriptor(rawValue: fd))) }
         // With nothing received, the owner closes whatever arrived.
         guard received > 0 else { return nil }
-        return (Array(bytes.prefix(received)), descriptors.take())
+        return Received(bytes: Array(bytes.prefix(received)), descriptors: descriptors)
     }
 
     /// send(2) of one byte with MSG_NOSIGNAL.

@@ -101,3 +101,33 @@ struct RootDescentTests {
         }
     }
 }
+
+@Suite("HandOverSocket: descriptors received are owned, closed unless taken")
+struct HandOverSocketOwnershipTests {
+    @Test("what a message carries is closed when the received message goes, and stays open once taken")
+    func receivedDescriptorsClose() throws {
+        let directory = try PrivateDirectory()
+        let (sender, receiver) = try HandOverSocket.pair()
+        let passed = OwnedDescriptor(try FileDescriptor.openDirectory(path: directory.path))
+        try sender.send([1, 2, 3], passing: [passed.descriptor, passed.descriptor])
+        passed.close()
+        if let received = try receiver.receive(limit: 16) {
+            #expect(received.bytes == [1, 2, 3] && received.descriptors.count == 2)
+            #expect(descriptorsOpen(beneath: directory.path).count == 2)
+        } else {
+            Issue.record("no message received")
+        }
+        #expect(descriptorsOpen(beneath: directory.path).isEmpty)
+        let again = OwnedDescriptor(try FileDescriptor.openDirectory(path: directory.path))
+        try sender.send([4], passing: [again.descriptor])
+        again.close()
+        guard let message = try receiver.receive(limit: 16) else {
+            Issue.record("no message received")
+            return
+        }
+        let taken = message.takeDescriptors().take()
+        #expect(taken.count == 1 && descriptorsOpen(beneath: directory.path).count == 1)
+        taken.forEach { $0.close() }
+        #expect(descriptorsOpen(beneath: directory.path).isEmpty)
+    }
+}
