@@ -178,7 +178,9 @@ let package = Package(
         .testTarget(name: "AirlockDecodersTests", dependencies: [
             "AirlockDecoders", "AirlockChild", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockSystem",
         ]),
-        .testTarget(name: "AirlockQuarantineTests", dependencies: ["AirlockQuarantine", "AirlockEvents", "AirlockPolicy"]),
+        .testTarget(name: "AirlockQuarantineTests", dependencies: [
+            "AirlockQuarantine", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockRoot",
+        ]),
         .testTarget(name: "AirlockIntakeTests", dependencies: [
             "AirlockIntake", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockQuarantine", "AirlockRoot",
             "AirlockSystem",
