@@ -170,7 +170,7 @@ let package = Package(
         .testTarget(name: "AirlockKeyedTests", dependencies: ["AirlockKeyed", "AirlockPolicy"]),
         .testTarget(name: "AirlockEventsTests", dependencies: ["AirlockEvents", "AirlockPolicy"]),
         .testTarget(name: "AirlockConfigurationTests", dependencies: [
-            "AirlockConfiguration", "AirlockChild", "AirlockPolicy", "AirlockQuarantine", "AirlockSystem",
+            "AirlockConfiguration", "AirlockChild", "AirlockEvents", "AirlockPolicy", "AirlockQuarantine", "AirlockSystem",
         ]),
         .testTarget(name: "AirlockRootTests", dependencies: ["AirlockRoot", "AirlockConfiguration", "AirlockSystem"]),
         .testTarget(name: "AirlockJournalTests", dependencies: [
@@ -179,7 +179,9 @@ let package = Package(
         .testTarget(name: "AirlockDecodersTests", dependencies: [
             "AirlockDecoders", "AirlockChild", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockSystem",
         ]),
-        .testTarget(name: "AirlockQuarantineTests", dependencies: ["AirlockQuarantine", "AirlockEvents", "AirlockPolicy"]),
+        .testTarget(name: "AirlockQuarantineTests", dependencies: [
+            "AirlockQuarantine", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockRoot",
+        ]),
         .testTarget(name: "AirlockIntakeTests", dependencies: [
             "AirlockIntake", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockQuarantine", "AirlockRoot",
             "AirlockSystem",

@@ -17,17 +17,17 @@ public protocol EntrySink {
 /// directory descriptors: O_NOFOLLOW on every open, O_EXCL on every file, modes
 /// set explicitly (never from the archive, never setuid, setgid or sticky).
 public struct StagingWriter: EntrySink {
-    private let root: FileDescriptor
     private let fileMode: FileMode
     private let directoryMode: FileMode
-    /// Open directories by path ("a/b/"), so entries spread over a few directories
-    /// do not walk from the root each time. Bounded: the decoder's RLIMIT_NOFILE is small.
-    private var open: [[UInt8]: FileDescriptor] = [:]
+    /// Directories kept open between entries, so entries spread over a few
+    /// directories do not walk from the root each time. Bounded: the decoder's
+    /// RLIMIT_NOFILE is small.
+    private let directories: Root.Descent
     private static let openLimit = 24
     /// Directories this writer made (as paths), so a later entry walking into
     /// one does not try mkdirat again only to meet EEXIST.
     private var made: Set<[UInt8]> = []
-    private var file: FileDescriptor?
+    private var file: SharedDescriptor?
     private var fileName: [UInt8] = []
     /// The open file's path beneath the root, and what has been written to it.
     private var filePath: [UInt8] = []
@@ -41,7 +41,7 @@ public struct StagingWriter: EntrySink {
     public private(set) var directoriesMade: Int64 = 0
 
     public init(root: FileDescriptor, policy: Policy) {
-        self.root = root
+        self.directories = Root.Descent(Root(root), limit: Self.openLimit)
         self.fileMode = FileMode(policy.fileMode)
         self.directoryMode = FileMode(policy.directoryMode)
     }
@@ -54,7 +54,8 @@ public struct StagingWriter: EntrySink {
         precondition(file == nil, "beginFile while a file is open")
         let parent = try directory(path.components.dropLast())
         let name = path.components[path.components.count - 1]
-        file = try parent.open(name, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)
+        file = SharedDescriptor(OwnedDescriptor(
+            try parent.open(name, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)))
         fileName = path.raw
         filePath = Array(path.components.joined(separator: [UInt8(ascii: "/")]))
         fileBytes = 0
@@ -63,7 +64,7 @@ public struct StagingWriter: EntrySink {
     public mutating func write(_ chunk: UnsafeRawBufferPointer) throws(SystemError) {
         guard let file else { preconditionFailure("write without an open file") }
         do {
-            try file.writeAll(chunk)
+            try file.descriptor.writeAll(chunk)
             fileBytes += Int64(chunk.count)
         } catch {
             throw SystemError("write", fileName, error.errno)
@@ -73,7 +74,8 @@ public struct StagingWriter: EntrySink {
     public mutating func endFile() throws(SystemError) {
         guard let done = file else { preconditionFailure("endFile without an open file") }
         file = nil
-        try done.closeAfter { (fd) throws(SystemError) in try fd.changeMode(fileMode) }
+        defer { done.close() }
+        try done.descriptor.changeMode(fileMode)
         filesWritten += 1
         // Closed, so no descriptor of this process can write to it any more. A
         // notice that cannot be written only costs the supervisor its head start.
@@ -85,51 +87,35 @@ public struct StagingWriter: EntrySink {
     public mutating func close() {
         file?.close()
         file = nil
-        for fd in open.values { fd.close() }
-        open.removeAll()
+        directories.closeAll()
     }
 
     /// The open directory at `components` beneath the root, made where missing,
     /// each component opened with O_NOFOLLOW from its parent's descriptor.
     private mutating func directory(_ components: ArraySlice<[UInt8]>) throws(SystemError) -> FileDescriptor {
-        guard !components.isEmpty else { return root }
-        var paths: [[UInt8]] = []
-        var path: [UInt8] = []
-        for component in components {
-            path += component + [UInt8(ascii: "/")]
-            paths.append(path)
+        let directories = self.directories
+        var made = self.made
+        var directoriesMade = self.directoriesMade
+        defer {
+            self.made = made
+            self.directoriesMade = directoriesMade
         }
-        // The deepest prefix already open.
-        var depth = paths.count
-        while depth > 0, open[paths[depth - 1]] == nil { depth -= 1 }
-        if depth == paths.count { return open[paths[depth - 1]]! }
-        if open.count + (paths.count - depth) > StagingWriter.openLimit {
-            for fd in open.values { fd.close() }
-            open.removeAll()
-            depth = 0
-        }
-        var parent = depth > 0 ? open[paths[depth - 1]]! : root
-        for index in depth..<paths.count {
-            let component = components[components.startIndex + index]
-            var created = false
-            if !made.contains(paths[index]) {
-                do {
-                    try parent.makeDirectory(component, mode: 0o700)
-                    created = true
-                } catch where error.errno == .exists {
-                    // Made by an earlier entry of this archive: staging holds nothing else.
-                }
-                made.insert(paths[index])
+        var created = false
+        return try directories.directory(components, entering: { (parent, component, path) throws(SystemError) in
+            created = false
+            guard !made.contains(path) else { return }
+            do throws(SystemError) {
+                try parent.makeDirectory(component, mode: 0o700)
+                created = true
+            } catch where error.errno == .exists {
+                // Made by an earlier entry of this archive: staging holds nothing else.
             }
-            let fd = try parent.openDirectory(component)
-            open[paths[index]] = fd
-            if created {
-                try fd.changeMode(directoryMode)
-                directoriesMade += 1
-            }
-            parent = fd
-        }
-        return parent
+            made.insert(path)
+        }, entered: { [directoryMode] (directory, _) throws(SystemError) in
+            guard created else { return }
+            try directory.changeMode(directoryMode)
+            directoriesMade += 1
+        })
     }
 }
 

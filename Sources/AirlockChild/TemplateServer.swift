@@ -75,7 +75,7 @@ public enum TemplateServer {
         // `serve` returns, before the child waits for its go-ahead: a child that
         // held it would keep a dead template's socket open, and the supervisor
         // waiting for the template's reply would see no end-of-file until its deadline.
-        guard let (message, descriptors) = serve(), let start = childStart(message, descriptors) else { return nil }
+        guard let request = serve(), let start = childStart(request) else { return nil }
         return (start, preloaded)
     }
 
@@ -105,21 +105,23 @@ public enum TemplateServer {
     /// Serves requests until the supervisor closes the socket: nil in the
     /// template then (or when it must stop); in a forked child, its request and
     /// the descriptors that came with it.
-    private static func serve() -> (HandOverMessage, [FileDescriptor])? {
+    /// A request a forked child serves: the message and the descriptors that came with it.
+    private struct Request: ~Copyable {
+        let message: HandOverMessage
+        var descriptors: OwnedDescriptors
+    }
+
+    private static func serve() -> Request? {
         let socket = HandOverSocket(adopting: socketDescriptor)
         #if DEBUG
         let template = CurrentProcess.id
         #endif
         while true {
-            guard let received = try? socket.receive(limit: HandOverMessage.maxBytes) else { return nil }
-            guard received.descriptors.count == requestDescriptors, let message = HandOverMessage(decoding: received.bytes) else {
-                received.descriptors.forEach { $0.close() }
-                return nil
-            }
-            guard let side = forkOnce() else {
-                received.descriptors.forEach { $0.close() }
-                return nil
-            }
+            // Returning nil closes whatever came with the message.
+            guard var received = try? socket.receive(limit: HandOverMessage.maxBytes),
+                  received.descriptors.count == requestDescriptors,
+                  let message = HandOverMessage(decoding: received.bytes),
+                  let side = forkOnce() else { return nil }
             switch side {
             case .child:
                 #if DEBUG
@@ -128,14 +130,14 @@ public enum TemplateServer {
                     DecoderProgram.printError("decoder: forked by template \(template)")
                 }
                 #endif
-                return (message, received.descriptors)
-            case .parent(let pid, let pidfd):
+                return Request(message: message, descriptors: received.takeDescriptors())
+            case .parent(let pid, let forked):
                 // The drop's descriptors leave the template before the supervisor hears of the child.
-                received.descriptors.forEach { $0.close() }
-                defer { pidfd.close() }
+                received.descriptors = OwnedDescriptors()
+                let pidfd = OwnedDescriptor(forked)
                 var reply = [replyVersion]
                 withUnsafeBytes(of: pid.littleEndian) { reply += $0 }
-                do { try socket.send(reply, passing: [pidfd]) } catch { return nil }
+                do { try socket.send(reply, passing: [pidfd.descriptor]) } catch { return nil }
             }
         }
     }
@@ -161,8 +163,11 @@ public enum TemplateServer {
 
     /// In the forked child: tied to the supervisor, then the go-ahead, then the
     /// drop, staging and result descriptors in place. nil when no go-ahead comes.
-    private static func childStart(_ message: HandOverMessage, _ descriptors: [FileDescriptor]) -> ChildStart? {
-        defer { descriptors.forEach { $0.close() } }
+    private static func childStart(_ request: consuming Request) -> ChildStart? {
+        // Closed when this returns: those that matter are duplicated onto their places first.
+        let message = request.message
+        let owned = request.descriptors
+        let descriptors = (0..<owned.count).map { owned[$0] }
         do { try Confinement.tieToSupervisor() } catch { return nil }
         let go = descriptors[3]
         var byte: UInt8 = 0

@@ -99,9 +99,8 @@ public final class Receipts: Sendable {
 
     private func write(_ bytes: [UInt8], id: String, uid: UInt32) throws(SystemError) {
         let top = try Receipts.openOrMake(root, Receipts.directoryName, mode: 0o711)
-        defer { top.close() }
-        let mine = try Receipts.openOrMake(top, Array(String(uid).utf8), mode: 0o700)
-        defer { mine.close() }
+        let owned = try Receipts.openOrMake(top.descriptor, Array(String(uid).utf8), mode: 0o700)
+        let mine = owned.descriptor
         // Set again on every receipt: a directory made just before a stop, or
         // changed by hand, gets its grant back.
         try mine.setAccessControl(UserGrant(owner: 0o7, user: uid, rights: 0o5))
@@ -110,32 +109,32 @@ public final class Receipts: Sendable {
                                    AtomicWriteOptions(mode: 0o640, ignoresUmask: true))
     }
 
-    static func openOrMake(_ parent: FileDescriptor, _ name: [UInt8], mode: FileMode) throws(SystemError) -> FileDescriptor {
+    static func openOrMake(_ parent: FileDescriptor, _ name: [UInt8], mode: FileMode) throws(SystemError) -> OwnedDescriptor {
         do {
             try parent.makeDirectory(name, mode: mode)
-            let made = try parent.openDirectory(name)
-            try made.changeMode(mode)
-            return made
         } catch where error.errno == .exists {
-            return try parent.openDirectory(name)
+            return OwnedDescriptor(try parent.openDirectory(name))
         }
+        let made = OwnedDescriptor(try parent.openDirectory(name))
+        try made.descriptor.changeMode(mode)
+        return made
     }
 
     /// Removes every receipt (and temporary file a stop left) last changed before
     /// `cutoff` (seconds since the epoch); the per-uid directories stay, since an
     /// SFTP chroot may have them mounted. Returns how many it removed.
     func expire(olderThan cutoff: Int64) throws(SystemError) -> Int {
-        let top: FileDescriptor
+        let owned: OwnedDescriptor
         do {
-            top = try root.openDirectory(Receipts.directoryName)
+            owned = OwnedDescriptor(try root.openDirectory(Receipts.directoryName))
         } catch where error.errno == .noEntry {
             return 0
         }
-        defer { top.close() }
+        let top = owned.descriptor
         var removed = 0
         for name in try top.entryNames() where !name.isEmpty && name.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-            guard let directory = try? top.openDirectory(name) else { continue }
-            defer { directory.close() }
+            guard let held = try? OwnedDescriptor(top.openDirectory(name)) else { continue }
+            let directory = held.descriptor
             for file in try directory.entryNames() {
                 guard let status = try? directory.status(of: file), status.kind == .regular,
                       Int64(status.modified.tv_sec) < cutoff else { continue }

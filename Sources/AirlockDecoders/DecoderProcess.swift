@@ -74,15 +74,15 @@ package struct DecoderProcess {
              progress: ((Int64, Int64) -> Void)? = nil, written: (([UInt8]) -> Void)? = nil) throws(SystemError) -> Run {
         let arguments = request.encoded
         let pipe = try makePipe()
-        defer { pipe.read.close() }
+        let read = OwnedDescriptor(pipe.read), write = OwnedDescriptor(pipe.write)
+        let child = try launch(arguments: arguments, startUp: Self.startUpArguments(request), drop: drop, staging: staging,
+                               result: write.descriptor)
         // Our copy of the child's end goes as soon as the child has its own, so the
         // pipe reports EOF when the child exits.
-        let child = try pipe.write.closeAfter { (result) throws(SystemError) in
-            try launch(arguments: arguments, startUp: Self.startUpArguments(request), drop: drop, staging: staging, result: result)
-        }
+        write.close()
         defer { child.close() }
         _ = children?.started(child)
-        let collected = Result { () throws(SystemError) in try collect(child, from: pipe.read, progress: progress, written: written) }
+        let collected = Result { () throws(SystemError) in try collect(child, from: read.descriptor, progress: progress, written: written) }
         // Forgotten before the pidfd closes, so an abandoning daemon never signals it after.
         let abandoned = children?.finished(child) == true
         var run = try collected.get()
@@ -98,7 +98,8 @@ package struct DecoderProcess {
     package struct Pending {
         fileprivate let process: DecoderProcess
         fileprivate let child: ChildProcess
-        fileprivate let pipe: FileDescriptor
+        /// The result pipe's read end: closed by `finish`, or when the last copy goes.
+        fileprivate let pipe: SharedDescriptor
 
         /// Waits for the child (killed past the wall-clock limit) and its verdict;
         /// closes what `start` opened, whatever happens.
@@ -107,7 +108,7 @@ package struct DecoderProcess {
                 pipe.close()
                 child.close()
             }
-            return try process.collect(child, from: pipe, progress: nil, written: nil)
+            return try process.collect(child, from: pipe.descriptor, progress: nil, written: nil)
         }
     }
 
@@ -117,17 +118,12 @@ package struct DecoderProcess {
     package func start(_ request: DecoderRequest, drop: FileDescriptor) throws(SystemError) -> Pending {
         let arguments = request.encoded
         let pipe = try makePipe()
-        let child: ChildProcess
-        do {
-            child = try pipe.write.closeAfter { (result) throws(SystemError) in
-                try ChildProcess.spawn(executable, arguments: arguments, environment: Self.childEnvironment(),
-                                       descriptors: Self.childDescriptors(drop: drop, staging: nil, result: result))
-            }
-        } catch {
-            pipe.read.close()
-            throw error
-        }
-        return Pending(process: self, child: child, pipe: pipe.read)
+        let read = OwnedDescriptor(pipe.read), write = OwnedDescriptor(pipe.write)
+        let child = try ChildProcess.spawn(executable, arguments: arguments, environment: Self.childEnvironment(),
+                                           descriptors: Self.childDescriptors(drop: drop, staging: nil, result: write.descriptor))
+        // Ours goes once the child has its own, so the pipe reports EOF when it exits.
+        write.close()
+        return Pending(process: self, child: child, pipe: SharedDescriptor(read))
     }
 
     /// The drop's child: with `children`, one forked by the program's template;

@@ -83,9 +83,8 @@ public enum DecoderStartHealth {
     /// The episode the intake of this root last recorded: since when decoder
     /// children cannot be started, and why; nil when none is under way.
     public static func recorded(in state: FileDescriptor) -> (since: String, detail: String)? {
-        guard let fd = try? state.open(Array(fileName.utf8), [.readOnly, .noFollow]) else { return nil }
-        defer { fd.close() }
-        guard let bytes = try? fd.readAll(limit: 64 * 1024),
+        guard let file = try? OwnedDescriptor(state.open(Array(fileName.utf8), [.readOnly, .noFollow])),
+              let bytes = try? file.descriptor.readAll(limit: 64 * 1024),
               let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any],
               let since = object["since"] as? String, let detail = object["detail"] as? String else { return nil }
         return (since, detail)

@@ -54,13 +54,11 @@ struct TemplateRequest {
             guard let readable = try? waitReadable(socket.descriptor, milliseconds: milliseconds) else { return nil }
             if readable { break }
         }
-        guard let reply = try? socket.receive(limit: 16) else { return nil }
-        guard reply.descriptors.count == 1, reply.bytes.count == 5, reply.bytes[0] == TemplateServer.replyVersion else {
-            reply.descriptors.forEach { $0.close() }
-            return nil
-        }
+        // Anything but one pidfd and a pid: whatever came with it is closed with the reply.
+        guard let reply = try? socket.receive(limit: 16), reply.descriptors.count == 1, reply.bytes.count == 5,
+              reply.bytes[0] == TemplateServer.replyVersion else { return nil }
         var pid: Int32 = 0
         withUnsafeMutableBytes(of: &pid) { $0.copyBytes(from: reply.bytes[1..<5]) }
-        return ChildProcess.adopting(pidfd: reply.descriptors[0], pid: Int32(littleEndian: pid))
+        return ChildProcess.adopting(pidfd: reply.takeDescriptors().take()[0], pid: Int32(littleEndian: pid))
     }
 }

@@ -59,10 +59,9 @@ public struct AbandonedUploads: Sendable, Equatable {
 
     /// Whether a read lease can be taken on `name`: nobody has it open for writing.
     private static func noWriter(_ name: [UInt8], in inbox: FileDescriptor) -> Bool {
-        guard let fd = try? inbox.open(name, [.readOnly, .noFollow, .nonBlocking]) else { return false }
-        defer { fd.close() }
-        guard (try? fd.takeReadLease()) != nil else { return false }
-        fd.releaseLease()
+        guard let file = try? OwnedDescriptor(inbox.open(name, [.readOnly, .noFollow, .nonBlocking])),
+              (try? file.descriptor.takeReadLease()) != nil else { return false }
+        file.descriptor.releaseLease()
         return true
     }
 }

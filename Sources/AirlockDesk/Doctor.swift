@@ -49,10 +49,11 @@ public struct Doctor {
     /// before the supervisor applies its own ruleset reports what a decoder is
     /// granted beside, not beneath, that ruleset.
     public func startProbe() throws(SystemError) -> PendingProbe {
-        let nothing = try FileDescriptor.open(path: "/dev/null", [.readOnly])
-        defer { nothing.close() }
+        // The child has its own copy once started: ours closes when this returns.
+        let nothing = OwnedDescriptor(try FileDescriptor.open(path: "/dev/null", [.readOnly]))
         let decoder = DecoderProcess(executable: decoderExecutable, timeoutSeconds: 30)
-        return PendingProbe(doctor: self, pending: try decoder.start(configuration.decoderRequest(mode: .probe, format: "none"), drop: nothing))
+        let request = configuration.decoderRequest(mode: .probe, format: "none")
+        return PendingProbe(doctor: self, pending: try decoder.start(request, drop: nothing.descriptor))
     }
 
     private func findings(_ run: DecoderProcess.Run) throws(SystemError) -> Findings {

@@ -37,8 +37,9 @@ public struct OutboxSweep {
         var report = Report()
         // A second's margin: file times come from the kernel's coarse clock.
         let started = WallClock.nanoseconds() - 1_000_000_000
+        // Each group's directory closes when the sweep is done with `acks`.
         let acks = try openGroupDirectories()
-        defer { acks.forEach { $0.directory?.close() } }
+        defer { withExtendedLifetime(acks) {} }
         var present: Set<String> = []
         for name in try layout.outbox.entryNames() {
             if name.first == UInt8(ascii: ".") {
@@ -50,14 +51,16 @@ public struct OutboxSweep {
                 present.insert(id)
                 var acknowledged = 0
                 for group in acks {
-                    switch try group.directory.map({ (fd) throws(SystemError) in try Self.acknowledgement(id, in: fd, after: landed) }) ?? .absent {
+                    switch try group.directory.map({ (held) throws(SystemError) in
+                        try Self.acknowledgement(id, in: held.descriptor, after: landed)
+                    }) ?? .absent {
                     case .valid: acknowledged += 1
                     case .early: report.early.append((group.name, id))
                     case .absent: break
                     }
                 }
                 if !acks.isEmpty && (needsAll ? acknowledged == acks.count : acknowledged > 0) {
-                    remove(name, id: id, from: acks.compactMap(\.directory), &report)
+                    remove(name, id: id, from: acks.compactMap(\.directory?.descriptor), &report)
                 } else {
                     report.waiting += 1
                 }
@@ -66,13 +69,13 @@ public struct OutboxSweep {
             }
         }
         if !report.removed.isEmpty { try? layout.outbox.sync() }
-        for group in acks { if let fd = group.directory { Self.removeOrphans(in: fd, keeping: present, before: started) } }
+        for group in acks { if let held = group.directory { Self.removeOrphans(in: held.descriptor, keeping: present, before: started) } }
         return report
     }
 
     /// Each group's directory beneath `acks/`; nil for one that is missing (then
     /// nothing is acknowledged by that group: init makes it).
-    func openGroupDirectories() throws(SystemError) -> [(name: String, directory: FileDescriptor?)] {
+    func openGroupDirectories() throws(SystemError) -> [(name: String, directory: SharedDescriptor?)] {
         guard !groups.isEmpty else { return [] }
         let acks: FileDescriptor
         do {
@@ -81,7 +84,7 @@ public struct OutboxSweep {
             return groups.map { ($0, nil) }
         }
         return acks.closeAfter { acks in
-            groups.map { group in (group, try? acks.openDirectory(Array(group.utf8))) }
+            groups.map { group in (group, try? SharedDescriptor(OwnedDescriptor(acks.openDirectory(Array(group.utf8))))) }
         }
     }
 

@@ -37,11 +37,12 @@ public struct QuarantineContents {
     /// entry that holds no archive to list.
     public func list(_ id: String) throws -> Listing {
         _ = try desk.entry(id)
-        let entry = try desk.layout.quarantine.openDirectory(Array(id.utf8))
-        defer { entry.close() }
-        let drop: FileDescriptor
+        // Both owners live to the end of this scope: `entry` and `drop` stay open until then.
+        let ownedEntry = OwnedDescriptor(try desk.layout.quarantine.openDirectory(Array(id.utf8)))
+        let entry = ownedEntry.descriptor
+        let ownedDrop: OwnedDescriptor
         do {
-            drop = try entry.open(QuarantineDesk.dropFile, [.readOnly, .noFollow, .nonBlocking])
+            ownedDrop = OwnedDescriptor(try entry.open(QuarantineDesk.dropFile, [.readOnly, .noFollow, .nonBlocking]))
         } catch where UnreadableDrop.applies(to: error) {
             let status = try? entry.status(of: QuarantineDesk.dropFile)
             let what = status.map { "owned by uid \($0.owner), mode \(UnreadableDrop.octal($0.permissions))" } ?? "its producer's"
@@ -51,7 +52,7 @@ public struct QuarantineContents {
         } catch {
             throw QuarantineDesk.Refusal("\(id) holds no drop to list (released, or it was not a regular file)")
         }
-        defer { drop.close() }
+        let drop = ownedDrop.descriptor
         guard try drop.status().kind == .regular else {
             throw QuarantineDesk.Refusal("\(id)'s drop is not a regular file; there is nothing to list")
         }

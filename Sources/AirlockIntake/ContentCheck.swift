@@ -127,13 +127,11 @@ struct StagingScan {
             do {
                 let status = try directory.status(of: name)
                 if status.kind == .directory {
-                    let sub = try directory.openDirectory(name)
-                    defer { sub.close() }
-                    result = try visit(sub, path: child)
+                    let sub = OwnedDescriptor(try directory.openDirectory(name))
+                    result = try visit(sub.descriptor, path: child)
                 } else {
-                    let file = try directory.open(name, [.readOnly, .noFollow, .nonBlocking])
-                    defer { file.close() }
-                    result = try scanFile(file, child)
+                    let file = OwnedDescriptor(try directory.open(name, [.readOnly, .noFollow, .nonBlocking]))
+                    result = try scanFile(file.descriptor, child)
                 }
             } catch let error as Failure {
                 throw error

@@ -35,7 +35,8 @@ final class EarlyDigests: Sendable {
     }
 
     private struct Hashed {
-        let file: FileDescriptor
+        /// Held open, its lease with it, until `close()`.
+        let file: SharedDescriptor
         let sha256: String
     }
 
@@ -95,7 +96,7 @@ final class EarlyDigests: Sendable {
     /// lease still stands; nil otherwise.
     func sha256(for status: FileStatus) -> String? {
         guard let hashed = state.withLock({ $0.files[FileKey(device: status.device, inode: status.inode)] }) else { return nil }
-        guard (try? hashed.file.holdsReadLease()) == true else { return nil }
+        guard (try? hashed.file.descriptor.holdsReadLease()) == true else { return nil }
         return hashed.sha256
     }
 
@@ -118,13 +119,16 @@ final class EarlyDigests: Sendable {
         }
         var kept = false
         defer { if !kept { Self.held.subtract(1, ordering: .relaxed) } }
-        guard let file = open(path) else { return }
-        defer { if !kept { file.close() } }
+        // Closed when this returns unless kept in `state.files`; held to the end
+        // of this scope, since a reference may otherwise go at its last use.
+        guard let owned = open(path) else { return }
+        let shared = SharedDescriptor(owned)
+        defer { withExtendedLifetime(shared) {} }
         do {
             // Before the status and before any byte is read: from here on, a writer
             // would have to break the lease.
-            try file.takeReadLease()
-            let status = try file.status()
+            try shared.descriptor.takeReadLease()
+            let status = try shared.descriptor.status()
             guard status.kind == .regular, status.size <= policy.maxFileBytes else { return }
             let key = FileKey(device: status.device, inode: status.inode)
             let room = state.withLock { state -> Bool in
@@ -134,11 +138,11 @@ final class EarlyDigests: Sendable {
             }
             guard room else { return }
             // The commit's syncfs waits for these pages: a head start only.
-            if (try? file.startWriteback()) != nil { headStart?.written(status.size) }
-            guard let sha256 = try Digest.sha256(of: file, limit: policy.maxFileBytes, size: status.size) else { return }
+            if (try? shared.descriptor.startWriteback()) != nil { headStart?.written(status.size) }
+            guard let sha256 = try Digest.sha256(of: shared.descriptor, limit: policy.maxFileBytes, size: status.size) else { return }
             kept = state.withLock { state -> Bool in
                 guard state.files[key] == nil else { return false }
-                state.files[key] = Hashed(file: file, sha256: sha256)
+                state.files[key] = Hashed(file: shared, sha256: sha256)
                 return true
             }
         } catch {
@@ -149,18 +153,15 @@ final class EarlyDigests: Sendable {
 
     /// The file at `path` beneath staging, each directory opened without following
     /// a link; nil for a path that could lead anywhere else or does not open.
-    private func open(_ path: [UInt8]) -> FileDescriptor? {
+    private func open(_ path: [UInt8]) -> OwnedDescriptor? {
         let components = path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
         guard !components.isEmpty, components.count <= policy.maxDepth,
               components.allSatisfy({ !$0.isEmpty && $0 != [0x2E] && $0 != [0x2E, 0x2E] && !$0.contains(0) }) else { return nil }
-        var directory = staging
-        defer { if directory != staging { directory.close() } }
-        for component in components.dropLast() {
-            guard let next = try? directory.openDirectory(component) else { return nil }
-            if directory != staging { directory.close() }
-            directory = next
-        }
+        let name = components[components.count - 1]
         // Non-blocking: a FIFO put in the file's place must not hold this thread.
-        return try? directory.open(components[components.count - 1], [.readOnly, .noFollow, .nonBlocking, .noControllingTerminal])
+        let flags: OpenOptions = [.readOnly, .noFollow, .nonBlocking, .noControllingTerminal]
+        guard components.count > 1 else { return try? OwnedDescriptor(staging.open(name, flags)) }
+        guard let directory = try? Root(staging).openDirectory(Array(components.dropLast())) else { return nil }
+        return try? OwnedDescriptor(directory.descriptor.open(name, flags))
     }
 }

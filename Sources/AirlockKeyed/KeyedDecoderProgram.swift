@@ -164,9 +164,8 @@ public enum KeyedDecoderProgram {
     }
 
     private static func readBack(_ name: [UInt8], limit: Int) throws(SystemError) -> [UInt8] {
-        let fd = try Confinement.stagingDescriptor.open(name, [.readOnly, .noFollow])
-        defer { fd.close() }
-        return try fd.readAll(limit: limit)
+        let file = OwnedDescriptor(try Confinement.stagingDescriptor.open(name, [.readOnly, .noFollow]))
+        return try file.descriptor.readAll(limit: limit)
     }
 
     private static func rejected(_ reason: Reason, _ detail: String, entry: [UInt8]? = nil) -> VerdictMessage {

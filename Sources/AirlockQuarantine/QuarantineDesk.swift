@@ -91,8 +91,9 @@ public struct QuarantineDesk {
     }
 
     func load(_ id: String) throws -> Entry {
-        let directory = try layout.quarantine.openDirectory(Array(id.utf8))
-        defer { directory.close() }
+        // The owner lives to the end of this scope, so `directory` stays open until then.
+        let owned = OwnedDescriptor(try layout.quarantine.openDirectory(Array(id.utf8)))
+        let directory = owned.descriptor
         let bytes = try directory.open(QuarantineDesk.reportFile, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
             try fd.readAll(limit: 4 << 20)
         }
@@ -117,7 +118,6 @@ public struct QuarantineDesk {
     @discardableResult
     public func release(_ id: String, by analyst: String? = nil, note: String? = nil) throws -> [UInt8] {
         let lock = try holdDesk()
-        defer { lock.close() }
         try recoverHoldingDesk()
         let entry = try self.entry(id)
         if entry.released {
@@ -128,11 +128,13 @@ public struct QuarantineDesk {
               !name.contains(0), !name.contains(UInt8(ascii: "/")) else {
             throw Refusal("the report of \(id) does not record the drop's name")
         }
-        guard let inbox = try layout.openInbox() else { throw Refusal("the inbox is missing") }
-        defer { inbox.close() }
-        guard let released = try moveToInbox(id, inbox: inbox, name, by: analyst, note: note) else {
+        guard let opened = try layout.openInbox() else { throw Refusal("the inbox is missing") }
+        let inbox = OwnedDescriptor(opened)
+        guard let released = try moveToInbox(id, inbox: inbox.descriptor, name, by: analyst, note: note) else {
             throw Refusal("no free name for \(EscapedName(name)) in the inbox")
         }
+        inbox.close()
+        lock.close()
         return released
     }
 
@@ -158,13 +160,13 @@ public struct QuarantineDesk {
     /// reader never sees half an entry), recorded in the journal, then deleted.
     public func purge(_ entries: [Entry], note: String? = nil, by analyst: String? = nil) throws(SystemError) {
         let lock = try holdDesk()
-        defer { lock.close() }
         try recoverHoldingDesk()
         let purging = try openPurging()
-        defer { purging.close() }
         for entry in entries {
-            try purge(Array(entry.id.utf8), into: purging, note: note, by: analyst)
+            try purge(Array(entry.id.utf8), into: purging.descriptor, note: note, by: analyst)
         }
+        purging.close()
+        lock.close()
     }
 }
 

@@ -23,7 +23,8 @@ struct QuarantineIndex {
 
     /// Every entry, newest first, the index brought up to date first.
     func current() throws -> [IndexLine] {
-        let lock = try? desk.holdDesk()
+        // Held to the end of this scope; without it the index is brought up to date all the same.
+        let lock = try? SharedDescriptor(desk.holdDesk())
         defer { lock?.close() }
         var names: [IndexLine.Key: [UInt8]] = [:]
         for name in try desk.layout.quarantine.entryNames() where QuarantineDesk.isWellFormed(bytes: name) { names[IndexLine.Key(name)] = name }
@@ -75,9 +76,16 @@ struct QuarantineIndex {
         return lines
     }
 
+    /// Runs `body` holding the quarantine's flock, let go when it returns.
+    private func holdingDesk(_ body: () throws(SystemError) -> Void) throws(SystemError) {
+        let lock = try desk.holdDesk()
+        try body()
+        lock.close()
+    }
+
     /// Rebuilds the index from every report (`quarantine reindex`); returns the number of entries.
     func rebuild() throws -> Int {
-        try desk.holdDesk().closeAfter { (_) throws(SystemError) in
+        try holdingDesk { () throws(SystemError) in
             do throws(SystemError) {
                 try desk.layout.state.unlink(QuarantineIndex.fileName)
             } catch where error.errno == .noEntry {}
@@ -108,9 +116,9 @@ struct QuarantineIndex {
     }
 
     private func releasing() -> Set<IndexLine.Key> {
-        guard let marks = try? desk.layout.state.openDirectory(QuarantineDesk.releasingDirectory) else { return [] }
-        defer { marks.close() }
-        return Set(((try? marks.entryNames()) ?? []).filter { QuarantineDesk.isWellFormed(bytes: $0) }.map { IndexLine.Key($0) })
+        guard let marks = try? OwnedDescriptor(desk.layout.state.openDirectory(QuarantineDesk.releasingDirectory)) else { return [] }
+        let names = (try? marks.descriptor.entryNames()) ?? []
+        return Set(names.filter { QuarantineDesk.isWellFormed(bytes: $0) }.map { IndexLine.Key($0) })
     }
 
     private func write(_ lines: [IndexLine]) throws(SystemError) {

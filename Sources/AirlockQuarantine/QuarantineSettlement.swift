@@ -37,55 +37,44 @@ extension QuarantineDesk {
     static let lockName: [UInt8] = Array("quarantine.lock".utf8)
 
     /// Takes the quarantine's flock; closing the descriptor lets it go.
-    func holdDesk() throws(SystemError) -> FileDescriptor {
-        let lock = try layout.state.open(QuarantineDesk.lockName, [.readWrite, .create, .noFollow], mode: 0o600)
-        do {
-            try lock.lockExclusive()
-        } catch {
-            lock.close()
-            throw error
-        }
+    func holdDesk() throws(SystemError) -> OwnedDescriptor {
+        let lock = OwnedDescriptor(try layout.state.open(QuarantineDesk.lockName, [.readWrite, .create, .noFollow], mode: 0o600))
+        try lock.descriptor.lockExclusive()
         return lock
     }
 
     /// Finishes the releases and purges a stop interrupted.
     package func recover() throws(SystemError) {
         let lock = try holdDesk()
-        defer { lock.close() }
         try recoverHoldingDesk()
+        lock.close()
     }
 
     func recoverHoldingDesk() throws(SystemError) {
         if let releasing = try openIfPresent(QuarantineDesk.releasingDirectory) {
-            defer { releasing.close() }
-            for id in try releasing.entryNames() {
-                try recoverRelease(id, marks: releasing)
+            for id in try releasing.descriptor.entryNames() {
+                try recoverRelease(id, marks: releasing.descriptor)
             }
         }
         if let purging = try openIfPresent(QuarantineDesk.purgingDirectory) {
-            defer { purging.close() }
-            for id in try purging.entryNames() {
-                try finishPurge(id, in: purging)
+            for id in try purging.descriptor.entryNames() {
+                try finishPurge(id, in: purging.descriptor)
             }
         }
     }
 
     private func recoverRelease(_ id: [UInt8], marks: FileDescriptor) throws(SystemError) {
         let name = try marks.open(id, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in try fd.readAll(limit: 4096) }
-        let directory: FileDescriptor
-        do {
-            directory = try layout.quarantine.openDirectory(id)
-        } catch where error.errno == .noEntry {
+        guard let directory = try openEntryIfPresent(id) else {
             try forget(id, marks: marks)
             return
         }
-        defer { directory.close() }
-        let moved = (try? directory.status(of: QuarantineDesk.dropFile)) == nil
+        let moved = (try? directory.descriptor.status(of: QuarantineDesk.dropFile)) == nil
         guard moved, !name.isEmpty else {
             try forget(id, marks: marks)
             return
         }
-        try finishRelease(id, directory: directory, to: name, marks: marks)
+        try finishRelease(id, directory: directory.descriptor, to: name, marks: marks)
     }
 
     /// L0 → L2: renames the entry's drop into the inbox under the first free
@@ -93,29 +82,27 @@ extension QuarantineDesk {
     func moveToInbox(_ id: String, inbox: FileDescriptor, _ name: [UInt8], by analyst: String?,
                      note: String? = nil) throws(SystemError) -> [UInt8]? {
         let idBytes = Array(id.utf8)
-        let directory = try layout.quarantine.openDirectory(idBytes)
-        defer { directory.close() }
+        let directory = OwnedDescriptor(try layout.quarantine.openDirectory(idBytes))
         let marks = try openMaking(QuarantineDesk.releasingDirectory)
-        defer { marks.close() }
         for candidate in QuarantineDesk.inboxCandidates(name) {
-            try marks.open(idBytes, [.writeOnly, .create, .truncate, .noFollow], mode: 0o600).closeAfter { (fd) throws(SystemError) in
+            try marks.descriptor.open(idBytes, [.writeOnly, .create, .truncate, .noFollow], mode: 0o600).closeAfter { (fd) throws(SystemError) in
                 try fd.writeAll(candidate)
                 try fd.sync()
             }
-            try marks.sync()
+            try marks.descriptor.sync()
             CrashPoint.releaseMarked.reach()
             do throws(SystemError) {
-                try directory.renameNoReplace(QuarantineDesk.dropFile, to: inbox, candidate)
+                try directory.descriptor.renameNoReplace(QuarantineDesk.dropFile, to: inbox, candidate)
             } catch where error.errno == .exists {
                 continue
             }
             try inbox.sync()
-            try directory.sync()
+            try directory.descriptor.sync()
             CrashPoint.releaseMoved.reach()
-            try finishRelease(idBytes, directory: directory, to: candidate, marks: marks, by: analyst, note: note)
+            try finishRelease(idBytes, directory: directory.descriptor, to: candidate, marks: marks.descriptor, by: analyst, note: note)
             return candidate
         }
-        try forget(idBytes, marks: marks)
+        try forget(idBytes, marks: marks.descriptor)
         return nil
     }
 
@@ -147,7 +134,7 @@ extension QuarantineDesk {
         try marks.sync()
     }
 
-    func openPurging() throws(SystemError) -> FileDescriptor {
+    func openPurging() throws(SystemError) -> OwnedDescriptor {
         try openMaking(QuarantineDesk.purgingDirectory)
     }
 
@@ -183,18 +170,26 @@ extension QuarantineDesk {
         try purging.sync()
     }
 
-    private func openIfPresent(_ name: [UInt8]) throws(SystemError) -> FileDescriptor? {
+    private func openEntryIfPresent(_ id: [UInt8]) throws(SystemError) -> OwnedDescriptor? {
         do {
-            return try layout.state.openDirectory(name)
+            return OwnedDescriptor(try layout.quarantine.openDirectory(id))
         } catch where error.errno == .noEntry {
             return nil
         }
     }
 
-    private func openMaking(_ name: [UInt8]) throws(SystemError) -> FileDescriptor {
+    private func openIfPresent(_ name: [UInt8]) throws(SystemError) -> OwnedDescriptor? {
+        do {
+            return OwnedDescriptor(try layout.state.openDirectory(name))
+        } catch where error.errno == .noEntry {
+            return nil
+        }
+    }
+
+    private func openMaking(_ name: [UInt8]) throws(SystemError) -> OwnedDescriptor {
         do {
             try layout.state.makeDirectory(name, mode: 0o700)
         } catch where error.errno == .exists {}
-        return try layout.state.openDirectory(name)
+        return OwnedDescriptor(try layout.state.openDirectory(name))
     }
 }

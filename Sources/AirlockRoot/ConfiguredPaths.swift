@@ -50,13 +50,12 @@ extension Configuration {
             if keptFilesToo, let kept = keptFile(inside) { return "is \(kept), which airlock keeps" }
         }
         // The same directory under another name (a bind mount, say).
-        guard let opened = try? FileDescriptor.openDirectory(path: parent) else { return nil }
-        defer { opened.close() }
-        guard let identity = try? opened.status() else { return nil }
+        guard let opened = try? OwnedDescriptor(FileDescriptor.openDirectory(path: parent)),
+              let identity = try? opened.descriptor.status() else { return nil }
         for directory in managedDirectories {
-            guard let managed = try? FileDescriptor.openDirectory(path: layout.path + "/" + directory.joined(separator: "/")) else { continue }
-            defer { managed.close() }
-            if let status = try? managed.status(), status.device == identity.device, status.inode == identity.inode {
+            let path = layout.path + "/" + directory.joined(separator: "/")
+            guard let managed = try? OwnedDescriptor(FileDescriptor.openDirectory(path: path)) else { continue }
+            if let status = try? managed.descriptor.status(), status.device == identity.device, status.inode == identity.inode {
                 return "is inside \(directory.joined(separator: "/"))/, where airlock takes every entry as its own"
             }
         }

@@ -21,13 +21,10 @@ public struct ProducerFileAccess: Sendable {
                                        readsAll: held?.holds(Capabilities.dacReadSearch) ?? false, filesystemRefusal: nil)
         let name = Array("lease-probe.\(CurrentProcess.id)".utf8)
         do {
-            let fd = try layout.state.open(name, [.readOnly, .create, .exclusive, .noFollow], mode: 0o600)
-            defer {
-                fd.close()
-                try? layout.state.unlink(name)
-            }
-            try fd.takeReadLease()
-            fd.releaseLease()
+            let fd = OwnedDescriptor(try layout.state.open(name, [.readOnly, .create, .exclusive, .noFollow], mode: 0o600))
+            defer { try? layout.state.unlink(name) }
+            try fd.descriptor.takeReadLease()
+            fd.descriptor.releaseLease()
         } catch {
             found.filesystemRefusal = error.errno
         }

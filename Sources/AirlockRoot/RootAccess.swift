@@ -86,7 +86,8 @@ public enum RootAccess {
         for parts in components {
             let full = ([path] + parts).joined(separator: "/")
             do {
-                try FileDescriptor.open(path: full, parts == ["airlock.json"] ? [.readOnly, .noFollow] : [.readOnly, .directory]).close()
+                // Opened only to see that it opens; its owner closes it at once.
+                _ = OwnedDescriptor(try FileDescriptor.open(path: full, parts == ["airlock.json"] ? [.readOnly, .noFollow] : [.readOnly, .directory]))
             } catch where error.errno == .permissionDenied || error.errno == .notPermitted {
                 throw RootAccessError(refusal(full, error.errno, root: path))
             } catch {

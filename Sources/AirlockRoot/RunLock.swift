@@ -9,14 +9,11 @@ import Foundation
 /// nobody holds is stale, whatever it says.
 public final class RunLock {
     static let name: [UInt8] = Array("airlock.pid".utf8)
-    private let file: FileDescriptor
+    /// Closed, and the lock let go, when this goes.
+    private let owned: OwnedDescriptor
 
-    private init(file: FileDescriptor) {
-        self.file = file
-    }
-
-    deinit {
-        file.close()
+    private init(file: consuming OwnedDescriptor) {
+        owned = file
     }
 
     /// Takes the lock, or returns nil when another process holds it.
@@ -27,9 +24,9 @@ public final class RunLock {
         } catch {
             throw SystemError("flock", name, error.errno)
         }
-        // From here the lock's owner closes the descriptor (deinit), also on a throw.
-        let file = owned.take()
-        let lock = RunLock(file: file)
+        // From here the lock's owner closes the descriptor when it goes, also on a throw.
+        let file = owned.descriptor
+        let lock = RunLock(file: owned)
         try file.truncate(to: 0)
         let line = Holder(running: true, pid: Int(ProcessInfo.processInfo.processIdentifier), startedAt: timestamp(), mode: mode).line
         try file.write(Array((line + "\n").utf8), at: 0)
@@ -74,10 +71,10 @@ public final class RunLock {
 
     /// Who holds the lock, if anyone.
     public static func holder(_ layout: RootLayout) -> Holder {
-        guard let file = try? layout.state.open(name, [.readOnly, .noFollow]) else {
+        guard let owned = try? OwnedDescriptor(layout.state.open(name, [.readOnly, .noFollow])) else {
             return Holder(running: false, pid: nil, startedAt: nil, mode: nil)
         }
-        defer { file.close() }
+        let file = owned.descriptor
         let running = (try? !file.tryLockShared()) ?? false
         if !running { file.unlock() }
         let text = (try? file.readAll(limit: 4096)) ?? []

@@ -16,12 +16,19 @@ public enum SupervisorConfinement {
             return (false, "\(landlock.reason); the supervisor's writes are not confined")
         }
         let abi = landlock.abi
-        var extra: FileDescriptor?
+        var metricsDirectory: String?
         if configuration.metricsPath.hasPrefix("/"), let slash = configuration.metricsPath.lastIndex(of: "/") {
             let directory = String(configuration.metricsPath[..<slash])
-            extra = try? FileDescriptor.openDirectory(path: directory.isEmpty ? "/" : directory)
+            metricsDirectory = directory.isEmpty ? "/" : directory
         }
-        defer { extra?.close() }
+        // Open until the ruleset holds it.
+        if let metricsDirectory, let opened = try? OwnedDescriptor(FileDescriptor.openDirectory(path: metricsDirectory)) {
+            return restrict(layout, abi: abi, extra: opened.descriptor)
+        }
+        return restrict(layout, abi: abi, extra: nil)
+    }
+
+    private static func restrict(_ layout: RootLayout, abi: Int32, extra: FileDescriptor?) -> (applied: Bool, message: String) {
         do {
             try LandlockRuleset.restrictWrites(beneath: layout.root, and: extra, abi: abi)
         } catch where error.operation == "open" {

@@ -50,14 +50,14 @@ public final class ChildProcess: Sendable {
         // Every inherited descriptor is lifted above the target numbers first, so
         // no dup2 in the child has the same source and target.
         let floor = max(10, (descriptors.map(\.target).max() ?? 0) + 1)
-        var lifted: [FileDescriptor] = []
-        defer { lifted.forEach { $0.close() } }
+        // The lifted copies are the child's now; ours close when this returns.
+        var lifted = OwnedDescriptors()
         var actions: [Int32] = []
         for descriptor in descriptors {
             switch descriptor {
             case .inherit(let fd, let target):
                 let copy = FileDescriptor(rawValue: try retrying("fcntl(F_DUPFD_CLOEXEC)") { fcntl(fd.rawValue, F_DUPFD_CLOEXEC, floor) })
-                lifted.append(copy)
+                lifted.append(OwnedDescriptor(copy))
                 actions += [copy.rawValue, target]
             case .nullInput(let target): actions += [-1, target]
             case .nullOutput(let target): actions += [-2, target]

@@ -7,17 +7,16 @@ import CAirlockShims
 /// (SOCK_SEQPACKET, SCM_RIGHTS): how a decoder template receives each drop's
 /// descriptors and returns its child's pidfd. The owner closes it; `deinit` closes what is still open.
 public final class HandOverSocket: Sendable {
-    public let descriptor: FileDescriptor
+    private let owned: OwnedDescriptor
+    public var descriptor: FileDescriptor { owned.descriptor }
 
     /// The most descriptors one message carries.
     public static let maxDescriptors = Int(AIRLOCK_HANDOVER_MAX_DESCRIPTORS)
 
     /// Takes ownership of an open socket, such as one a child inherited.
     public init(adopting descriptor: FileDescriptor) {
-        self.descriptor = descriptor
+        owned = OwnedDescriptor(descriptor)
     }
-
-    deinit { descriptor.close() }
 
     /// socketpair(2) of two connected SOCK_SEQPACKET ends, both close-on-exec.
     public static func pair() throws(SystemError) -> (HandOverSocket, HandOverSocket) {
@@ -44,12 +43,24 @@ public final class HandOverSocket: Sendable {
         guard sent == bytes.count else { throw SystemError("sendmsg(SCM_RIGHTS)", nil, Errno(rawValue: EMSGSIZE)) }
     }
 
-    /// recvmsg(2) of one message of at most `limit` bytes with its descriptors
-    /// (close-on-exec, owned by the caller); nil when the peer closed first.
+    /// One message and the descriptors that came with it (close-on-exec): each
+    /// is closed when this goes, unless taken first.
+    public struct Received: ~Copyable {
+        public let bytes: [UInt8]
+        public var descriptors: OwnedDescriptors
+
+        /// The descriptors alone, still owned.
+        public consuming func takeDescriptors() -> OwnedDescriptors {
+            descriptors
+        }
+    }
+
+    /// recvmsg(2) of one message of at most `limit` bytes with its descriptors;
+    /// nil when the peer closed first.
     ///
     /// - Throws: `recvmsg` with EMSGSIZE for a message or descriptor list that did
     ///   not fit (whatever descriptors did arrive are closed).
-    public func receive(limit: Int) throws(SystemError) -> (bytes: [UInt8], descriptors: [FileDescriptor])? {
+    public func receive(limit: Int) throws(SystemError) -> Received? {
         var bytes = [UInt8](repeating: 0, count: limit)
         var fds = [Int32](repeating: -1, count: Self.maxDescriptors)
         var count: Int32 = 0
@@ -60,12 +71,11 @@ public final class HandOverSocket: Sendable {
                 }
             }
         }.get()
-        let descriptors = fds.prefix(Int(count)).map { FileDescriptor(rawValue: $0) }
-        guard received > 0 else {
-            descriptors.forEach { $0.close() }
-            return nil
-        }
-        return (Array(bytes.prefix(received)), descriptors)
+        var descriptors = OwnedDescriptors()
+        for fd in fds.prefix(Int(count)) { descriptors.append(OwnedDescriptor(FileDescriptor(rawValue: fd))) }
+        // With nothing received, the owner closes whatever arrived.
+        guard received > 0 else { return nil }
+        return Received(bytes: Array(bytes.prefix(received)), descriptors: descriptors)
     }
 
     /// send(2) of one byte with MSG_NOSIGNAL.

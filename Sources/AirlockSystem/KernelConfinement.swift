@@ -37,9 +37,10 @@ public enum LandlockRuleset {
     /// stay as they were.
     /// - Throws: `open` of /dev/null, or `landlock_restrict_self`.
     public static func restrictWrites(beneath root: FileDescriptor, and extra: FileDescriptor?, abi: Int32) throws(SystemError) {
-        let devNull = FileDescriptor(rawValue: try retrying("open", Array("/dev/null".utf8)) { open("/dev/null", O_WRONLY | O_CLOEXEC) })
-        defer { devNull.close() }
-        guard airlock_landlock_restrict_writes(root.rawValue, extra?.rawValue ?? -1, devNull.rawValue, min(abi, 7)) == 0 else {
+        let devNull = OwnedDescriptor(FileDescriptor(rawValue: try retrying("open", Array("/dev/null".utf8)) {
+            open("/dev/null", O_WRONLY | O_CLOEXEC)
+        }))
+        guard airlock_landlock_restrict_writes(root.rawValue, extra?.rawValue ?? -1, devNull.descriptor.rawValue, min(abi, 7)) == 0 else {
             throw SystemError("landlock_restrict_self", nil, Errno.current)
         }
     }
@@ -49,9 +50,8 @@ public enum LandlockRuleset {
     public static func activeSecurityModules() -> [String]? {
         let fd = open("/sys/kernel/security/lsm", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        let file = FileDescriptor(rawValue: fd)
-        defer { file.close() }
-        guard let bytes = try? file.readAll(limit: 4096) else { return nil }
+        let file = OwnedDescriptor(FileDescriptor(rawValue: fd))
+        guard let bytes = try? file.descriptor.readAll(limit: 4096) else { return nil }
         return String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == "," || $0 == "\n" }).map(String.init)
     }
 }

@@ -6,7 +6,8 @@ import CAirlockShims
 /// A connected local (AF_UNIX) stream socket that the owner closes, with sends
 /// that never raise SIGPIPE and receives bounded by a deadline.
 public struct LocalSocket: ~Copyable {
-    public let descriptor: FileDescriptor
+    private let owned: OwnedDescriptor
+    public var descriptor: FileDescriptor { owned.descriptor }
 
     /// socket(2) and connect(2) to the socket at `path`.
     ///
@@ -14,10 +15,8 @@ public struct LocalSocket: ~Copyable {
     public init(connectingTo path: String) throws(SystemError) {
         let fd = airlock_connect_local(path)
         guard fd >= 0 else { throw SystemError("connect", Array(path.utf8), Errno.current) }
-        descriptor = FileDescriptor(rawValue: fd)
+        owned = OwnedDescriptor(FileDescriptor(rawValue: fd))
     }
-
-    deinit { descriptor.close() }
 
     /// send(2) of every byte, with MSG_NOSIGNAL.
     public func send(_ bytes: [UInt8]) throws(SystemError) {

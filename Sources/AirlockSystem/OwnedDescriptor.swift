@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A descriptor with exactly one owner, closed exactly once: when the owner's
 /// lifetime ends, unless it was handed on first with `take()`.
 ///
@@ -6,6 +8,17 @@
 /// forgotten on a path that throws or returns early, nor closed twice: the type
 /// cannot be copied, only moved, and the compiler refuses a use after `take()`
 /// or `close()`.
+///
+/// The rule: `FileDescriptor` stays a copyable, borrowed handle, the view every
+/// system-call wrapper takes, and never decides when a descriptor closes. An
+/// owner does: this type for a scope or a field, `SharedDescriptor` for a field
+/// of a copyable value, `OwnedDescriptors` for several. Nothing else calls
+/// close, apart from `FileDescriptor`'s own `close()` and `closeAfter` (the
+/// primitive these are built on); where a descriptor must close before its
+/// owner's scope ends (a forked child before exec, an end closed to signal EOF
+/// to a peer), that is the owner's consuming `close()`. Making `FileDescriptor`
+/// itself non-copyable would make every borrowed use a `borrowing` parameter in
+/// every file, for no descriptor more closed than the owners already close.
 public struct OwnedDescriptor: ~Copyable {
     /// The descriptor, for calls while the owner lives. Never close it: the owner does.
     public let descriptor: FileDescriptor
@@ -33,6 +46,9 @@ public struct OwnedDescriptor: ~Copyable {
     }
 }
 
+/// A descriptor number may cross threads; the owner that closes it stays one.
+extension OwnedDescriptor: Sendable {}
+
 /// Several descriptors with one owner (an array cannot hold non-copyable
 /// values): each is closed when the owner's lifetime ends, unless they were all
 /// handed on with `take()`.
@@ -59,5 +75,30 @@ public struct OwnedDescriptors: ~Copyable {
 
     deinit {
         for descriptor in descriptors { descriptor.close() }
+    }
+}
+
+/// An owner for where a value must be copyable (a field of a copyable struct, a
+/// dictionary's value): held by reference, its descriptor closed once, at
+/// `close()` or when the last reference goes, whichever comes first, from
+/// whichever thread.
+public final class SharedDescriptor: Sendable {
+    /// The descriptor, for calls while it is open. Never close it: the owner does.
+    public let descriptor: FileDescriptor
+    private let isOpen = Atomic<Bool>(true)
+
+    /// Takes ownership of `owned`: from now on only this owner closes it.
+    public init(_ owned: consuming OwnedDescriptor) {
+        descriptor = owned.take()
+    }
+
+    /// Closes it now; a second call does nothing.
+    public func close() {
+        guard isOpen.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        descriptor.close()
+    }
+
+    deinit {
+        close()
     }
 }

@@ -21,40 +21,26 @@ public enum TrustedPath {
     ///   or there are too many links; the open's own errno otherwise.
     public static func openDirectory(path: String) throws(SystemError) -> FileDescriptor {
         var pending = components(path)
-        var current = try start(path.hasPrefix("/") ? "/" : ".")
+        var current = OwnedDescriptor(try start(path.hasPrefix("/") ? "/" : "."))
         var links = 0
-        do throws(SystemError) {
-            while !pending.isEmpty {
-                let name = pending.removeFirst()
-                let next = try open(current, name)
-                let target: [UInt8]
-                do throws(SystemError) {
-                    let status = try next.status()
-                    if status.kind == .directory {
-                        // Walk on from the very directory examined, so nothing can be swapped in.
-                        current.close()
-                        current = next
-                        continue
-                    }
-                    links += 1
-                    target = try linkTarget(of: next, name, status, links: links)
-                    next.close()
-                } catch {
-                    next.close()
-                    throw error
-                }
-                if target.first == UInt8(ascii: "/") {
-                    let top = try start("/")
-                    current.close()
-                    current = top
-                }
-                pending = components(target) + pending
+        while !pending.isEmpty {
+            let name = pending.removeFirst()
+            let next = OwnedDescriptor(try open(current.descriptor, name))
+            let status = try next.descriptor.status()
+            if status.kind == .directory {
+                // Walk on from the very directory examined, so nothing can be swapped in.
+                current = next
+                continue
             }
-        } catch {
-            current.close()
-            throw error
+            links += 1
+            let target = try linkTarget(of: next.descriptor, name, status, links: links)
+            next.close()
+            if target.first == UInt8(ascii: "/") {
+                current = OwnedDescriptor(try start("/"))
+            }
+            pending = components(target) + pending
         }
-        return current
+        return current.take()
     }
 
     /// The directory `path` names, walked as `openDirectory(path:)` does, then

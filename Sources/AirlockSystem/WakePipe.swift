@@ -7,27 +7,19 @@ import Glibc
 /// writes a byte. Both ends are non-blocking, so waking never blocks the waker and
 /// draining never blocks the sleeper.
 public final class WakePipe: Sendable {
-    private let read: FileDescriptor
-    private let write: FileDescriptor
+    private let readEnd: OwnedDescriptor
+    private let writeEnd: OwnedDescriptor
+    private var read: FileDescriptor { readEnd.descriptor }
+    private var write: FileDescriptor { writeEnd.descriptor }
 
     /// pipe2(2) with O_CLOEXEC, both ends made non-blocking.
     public init() throws(SystemError) {
         let ends = try makePipe()
-        do {
-            try ends.read.setBlocking(false)
-            try ends.write.setBlocking(false)
-        } catch {
-            ends.read.close()
-            ends.write.close()
-            throw error
-        }
-        read = ends.read
-        write = ends.write
-    }
-
-    deinit {
-        read.close()
-        write.close()
+        let read = OwnedDescriptor(ends.read), write = OwnedDescriptor(ends.write)
+        try read.descriptor.setBlocking(false)
+        try write.descriptor.setBlocking(false)
+        readEnd = read
+        writeEnd = write
     }
 
     /// Wakes the sleeper, or makes its next sleep return at once.

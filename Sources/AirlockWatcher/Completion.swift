@@ -54,9 +54,9 @@ struct CompletionCheck {
 
     private mutating func leaseCheck(_ name: [UInt8], _ status: FileStatus, in inbox: FileDescriptor,
                                      lastSeen: inout FileStatus?) -> Readiness {
-        let fd: FileDescriptor
+        let file: OwnedDescriptor
         do {
-            fd = try inbox.open(name, [.readOnly, .noFollow, .nonBlocking])
+            file = OwnedDescriptor(try inbox.open(name, [.readOnly, .noFollow, .nonBlocking]))
         } catch where error.errno == .permissionDenied || error.errno == .notPermitted {
             // Only without CAP_DAC_READ_SEARCH: a drop airlock may not read has no
             // lease to give; it is complete once its size and times stand still,
@@ -65,7 +65,7 @@ struct CompletionCheck {
         } catch {
             return error.errno == .noEntry ? .vanished : .writerActive
         }
-        defer { fd.close() }
+        let fd = file.descriptor
         do {
             try fd.takeReadLease()
             fd.releaseLease()

@@ -157,6 +157,28 @@ struct EarlyDigestsTests {
         #expect(reached == nil, "a file outside staging was hashed")
     }
 
+    /// What this process holds open beneath `path`, by /proc/self/fd: exact,
+    /// since no other test opens anything beneath this test's own directory.
+    static func descriptorsOpen(beneath path: String) -> [String] {
+        let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return numbers.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
+            .filter { $0 == path || $0.hasPrefix(path + "/") }
+    }
+
+    @Test("only the hashed files stay open, none of the directories walked to them nor what failed on the way; close() closes them")
+    func descriptorsHeld() throws {
+        let staging = try Staging()
+        let path = URL(fileURLWithPath: staging.path).resolvingSymlinksInPath().path
+        try staging.write("deep/er/big.bin")
+        try staging.write("deep/small.bin", size: 10)
+        #expect(mkfifo(staging.path + "/deep/fifo", 0o600) == 0)
+        let digests = EarlyDigests(staging: staging.descriptor, policy: Policy())
+        Self.announce(digests, "deep/er/big.bin", "deep/missing/x.bin", "deep/er/none.bin", "deep/fifo", "deep/small.bin/x")
+        #expect(Self.descriptorsOpen(beneath: path).sorted() == [path, path + "/deep/er/big.bin"])
+        digests.close()
+        #expect(Self.descriptorsOpen(beneath: path) == [path])
+    }
+
     @Test("closing lets every lease go: a writer may open the file at once")
     func closeReleases() throws {
         try Self.withBigFileAnnounced { (staging, digests) throws in

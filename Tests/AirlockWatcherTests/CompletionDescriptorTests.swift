@@ -1,0 +1,38 @@
+import AirlockConfiguration
+import AirlockSystem
+@testable import AirlockWatcher
+import Foundation
+import Testing
+
+@Suite("Completion by lease: the drop opened to try its lease is closed, whatever the answer")
+struct CompletionDescriptorTests {
+    /// What this process holds open beneath `path` (by /proc/self/fd): exact,
+    /// since no other test opens anything beneath this test's own directory.
+    private func descriptorsOpen(beneath path: String) -> [String] {
+        let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return numbers.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
+            .filter { $0 == path || $0.hasPrefix(path + "/") }
+    }
+
+    @Test("ready, a writer still active, and vanished: only the inbox itself stays open")
+    func leaseCheckCloses() throws {
+        let made = try #require(mkdtemp(strdup(NSTemporaryDirectory() + "/airlock-completion.XXXXXX")))
+        let path = URL(fileURLWithPath: String(cString: made)).resolvingSymlinksInPath().path
+        free(made)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data("done".utf8).write(to: URL(fileURLWithPath: path + "/done.zip"))
+        try Data("half".utf8).write(to: URL(fileURLWithPath: path + "/half.zip"))
+        let inbox = OwnedDescriptor(try FileDescriptor.openDirectory(path: path))
+        var check = CompletionCheck(rule: .lease, log: { _ in })
+        var entry = InboxTracker.Entry(firstSeen: 0, due: 0, lastSeen: nil)
+        #expect(check.check(Array("done.zip".utf8), in: inbox.descriptor, entry: &entry, isTemporary: { _ in false }) == .ready)
+        #expect(descriptorsOpen(beneath: path) == [path])
+        let writer = open(path + "/half.zip", O_WRONLY | O_CLOEXEC)
+        #expect(writer >= 0)
+        #expect(check.check(Array("half.zip".utf8), in: inbox.descriptor, entry: &entry, isTemporary: { _ in false }) == .writerActive)
+        close(writer)
+        #expect(descriptorsOpen(beneath: path) == [path])
+        #expect(check.check(Array("gone.zip".utf8), in: inbox.descriptor, entry: &entry, isTemporary: { _ in false }) == .vanished)
+        #expect(descriptorsOpen(beneath: path) == [path])
+    }
+}
