@@ -204,13 +204,16 @@ struct DropSettlement: Sendable {
     /// rename happened.
     private func committedOutput(_ note: CommitNote, id: String) throws(SystemError) -> [UInt8]? {
         for name in try layout.outbox.entryNames() {
-            if let status = try? layout.outbox.status(of: name), status.device == note.device, status.inode == note.inode {
-                // In a fleet another instance commits while this one settles, and a
-                // staging directory removed in a take-over may have given its inode to
-                // that commit: the entry is this drop's only if its manifest says so.
-                guard layout.instance == nil || manifestNames(id, in: name) else { continue }
-                return name
-            }
+            // In a fleet the note may come from another host's mount of the root,
+            // whose device number is its own (each FUSE or network mount has one):
+            // there the inode alone names the directory, and the manifest decides.
+            guard let status = try? layout.outbox.status(of: name), status.inode == note.inode,
+                  layout.instance != nil || status.device == note.device else { continue }
+            // In a fleet another instance commits while this one settles, and a
+            // staging directory removed in a take-over may have given its inode to
+            // that commit: the entry is this drop's only if its manifest says so.
+            guard layout.instance == nil || manifestNames(id, in: name) else { continue }
+            return name
         }
         return nil
     }

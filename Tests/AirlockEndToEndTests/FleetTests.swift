@@ -96,6 +96,29 @@ struct FleetTests {
         #expect(try sandbox.terminalRecords().count == 1)
     }
 
+    @Test("a commit made through another host's mount (another device number) is found by its inode and manifest: the drop ends once")
+    func commitNoteFromAnotherMount() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(Samples.validZip, as: "photos.zip")
+        let killed = try sandbox.runOnce(instance: "a", environment: ["AIRLOCK_TEST_CRASH_AT": "accepted-renamed"])
+        #expect(killed.status == Int32(SIGKILL), "\(killed.stderr)")
+        let held = try sandbox.held(sandbox.claimed)
+        #expect(held.count == 1 && held[0].hasPrefix("a/"))
+        // Each ceph-fuse or NFS mount has a device number of its own: rewrite the
+        // note as instance a's host would have written it.
+        let note = sandbox.claimed.appendingPathComponent(held[0]).appendingPathComponent("commit")
+        var fields = try String(contentsOf: note, encoding: .utf8).split(separator: " ").map(String.init)
+        fields[0] = String((UInt64(fields[0]) ?? 0) + 4242)
+        try fields.joined(separator: " ").write(to: note, atomically: false, encoding: .utf8)
+        let taker = try sandbox.runOnce(instance: "b")
+        #expect(taker.status == 0, "\(taker.stderr)")
+        try sandbox.expectFleetInvariants()
+        let records = try sandbox.terminalRecords()
+        #expect(records.count == 1 && records.first?.record.kind == .accepted, "\(records.map(\.record))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"], "committed twice")
+    }
+
     @Test("a commit note whose inode now belongs to another drop's entry is not taken for this drop's commit")
     func commitNoteInodeReused() throws {
         let sandbox = try Sandbox()
