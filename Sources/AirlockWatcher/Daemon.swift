@@ -66,6 +66,7 @@ public final class Daemon {
     // then exits 75); the names written in place that listings leave alone (see noteWrittenInPlace).
     var nextPoll: UInt64 = 0
     var fencedDetail: String?
+    var unreadableRecordPolls = 0
     var writtenInPlace = Set<[UInt8]>()
     private var retries = RetryScheduler()
     /// False from the moment the inbox is found gone until it is back.

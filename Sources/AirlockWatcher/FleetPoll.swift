@@ -14,6 +14,22 @@ extension Daemon {
             fencedDetail = fenced
             return
         }
+        // One unreadable look at its own record proves nothing (a record being
+        // replaced, a network hiccup), but an instance that cannot read it for three
+        // polls in a row has most likely lost its filesystem: a CephFS client the
+        // servers evicted while it was frozen gets ESHUTDOWN for ever. It commits
+        // nothing then (every commit checks the record first); it stops, so that its
+        // service manager starts it afresh on a working mount.
+        if instance.instances.record(instance.name) == nil {
+            unreadableRecordPolls += 1
+            if unreadableRecordPolls >= 3 {
+                fencedDetail = "instance \(instance.name) cannot read its own record (state/instances/\(instance.name).json) "
+                    + "for \(unreadableRecordPolls) polls: its filesystem is gone or it was evicted; stopping"
+                return
+            }
+        } else {
+            unreadableRecordPolls = 0
+        }
         pool.intake.takeOverStoppedInstances { backlog.append($0) }
         if configuration.cluster.shared { rescan(now: now) }
     }
