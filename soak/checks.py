@@ -8,12 +8,25 @@ import time
 TERMINAL = ("accepted", "rejected")
 
 
+def journal_files(directory, stem):
+    """`STEM.jsonl` and its rotated `STEM.N.jsonl` in `directory`, oldest first."""
+    names = [n for n in os.listdir(directory) if n.startswith(stem + ".") and n.endswith(".jsonl")
+             and (n == stem + ".jsonl" or n[len(stem) + 1:-6].isdigit())]
+    names.sort(key=lambda n: 0 if n == stem + ".jsonl" else int(n[len(stem) + 1:-6]), reverse=True)
+    return [os.path.join(directory, n) for n in names]
+
+
 def read_journal(state):
-    names = [n for n in os.listdir(state) if n.startswith("journal.") and n.endswith(".jsonl")]
-    names.sort(key=lambda n: 0 if n == "journal.jsonl" else int(n.split(".")[1]), reverse=True)
+    """Every record of the root's journal and, in a fleet, of each instance's
+    (state/journal/NAME.jsonl)."""
+    paths = journal_files(state, "journal")
+    fleet = os.path.join(state, "journal")
+    if os.path.isdir(fleet):
+        for stem in sorted(n[:-len(".generations")] for n in os.listdir(fleet) if n.endswith(".generations")):
+            paths += journal_files(fleet, stem)
     records, torn = [], 0
-    for name in names:
-        with open(os.path.join(state, name), "rb") as handle:
+    for path in paths:
+        with open(path, "rb") as handle:
             for line in handle.read().split(b"\n"):
                 if not line:
                     continue
@@ -46,6 +59,24 @@ def listing(directory):
     return sorted(os.listdir(directory)) if os.path.isdir(directory) else []
 
 
+def is_claim_id(name):
+    """Whether `name` begins as a claim id does (YYYYMMDDTHHMMSSZ-)."""
+    return len(name) >= 17 and name[:8].isdigit() and name[8] == "T" and name[9:15].isdigit() and name[15:17] == "Z-"
+
+
+def held(directory):
+    """The entries of state/claimed or state/staging: a single daemon's directly,
+    a fleet instance's inside its own directory (NAME/ID)."""
+    found = []
+    for name in listing(directory):
+        path = os.path.join(directory, name)
+        if not is_claim_id(name) and not name.startswith(".") and os.path.isdir(path):
+            found += [name + "/" + entry for entry in listing(path)]
+        else:
+            found.append(name)
+    return found
+
+
 def check(root, drops, problems):
     """Appends every broken rule to `problems`; returns (outbox entries,
     quarantine entries, terminal records written by recovery, torn lines).
@@ -56,7 +87,7 @@ def check(root, drops, problems):
     one `released` and one `purged` record, and exactly one live end (an entry
     holding the original bytes, or one purged while it held them)."""
     for place in ("inbox", "state/claimed", "state/staging", "state/releasing", "state/purging"):
-        left = listing(os.path.join(root, place))
+        left = held(os.path.join(root, place))
         if left:
             problems.append(f"{place} is not empty: {left[:5]}{' …' if len(left) > 5 else ''} ({len(left)})")
     outbox = outbox_entries(root, drops, problems)
@@ -209,7 +240,7 @@ def settle(supervisor, root, seconds):
     while time.monotonic() < deadline:
         if not supervisor.running():
             return False
-        busy = listing(os.path.join(root, "inbox")) or listing(os.path.join(root, "state/claimed"))
+        busy = listing(os.path.join(root, "inbox")) or held(os.path.join(root, "state/claimed"))
         if not busy:
             quiet_since = quiet_since or time.monotonic()
             if time.monotonic() - quiet_since > 1.5:

@@ -60,6 +60,21 @@ struct Claim {
 
     var idBytes: [UInt8] { Array(id.utf8) }
 
+    /// Whether `name` begins as a claim id does (`YYYYMMDDTHHMMSSZ-`).
+    static func looksLikeID(_ name: [UInt8]) -> Bool {
+        guard name.count >= 17 else { return false }
+        let digits: ClosedRange<UInt8> = 0x30...0x39
+        return name[0..<8].allSatisfy { digits.contains($0) } && name[8] == UInt8(ascii: "T")
+            && name[9..<15].allSatisfy { digits.contains($0) }
+            && name[15] == UInt8(ascii: "Z") && name[16] == UInt8(ascii: "-")
+    }
+
+    /// A fresh id: UTC time to the second, then 32 random bits, then in a fleet the
+    /// instance's name, so that ids (quarantine entries) stay unique across instances.
+    static func newID(instance: String?) -> String {
+        newID() + (instance.map { "-" + $0 } ?? "")
+    }
+
     /// A fresh id: UTC time to the second, then 32 random bits.
     static func newID() -> String {
         let parts = WallClock.utc()
@@ -71,14 +86,15 @@ struct Claim {
 
     /// Moves `name` out of the inbox into a new claim. Returns nil when the name
     /// vanished before the rename (a producer took it back).
-    static func take(_ name: [UInt8], from inbox: FileDescriptor, into claimed: FileDescriptor) throws(SystemError) -> ClaimTicket? {
-        var id = newID()
+    static func take(_ name: [UInt8], from inbox: FileDescriptor, into claimed: FileDescriptor,
+                     instance: String? = nil) throws(SystemError) -> ClaimTicket? {
+        var id = newID(instance: instance)
         while true {
             do {
                 try claimed.makeDirectory(Array(id.utf8), mode: 0o700)
                 break
             } catch where error.errno == .exists {
-                id = newID()
+                id = newID(instance: instance)
             }
         }
         let directory = try claimed.openDirectory(Array(id.utf8))

@@ -67,6 +67,8 @@ public struct Configuration: Sendable, Equatable {
 
     /// The watcher (`airlock run` without `--once`).
     public var watch = WatchSettings()
+    /// A fleet of instances on one root (`cluster`).
+    public var cluster = ClusterSettings()
 
     public struct WatchSettings: Sendable, Equatable {
         /// Quiet time after the last event for a name before it is considered.
@@ -92,6 +94,8 @@ public struct Configuration: Sendable, Equatable {
         public var completion = Completion.lease
         /// Temporary names older than this are removed as abandoned uploads; 0: never.
         public var abandonedRemoveSeconds: Int64 = 0
+        /// On a shared root: the inbox listing and the other instances' locks, this often.
+        public var pollSeconds: Int64 = 2
 
         /// `ignore` and `ignoreAlso` together: every name that is an upload in progress.
         public var ignorePatterns: [String] { ignore + ignoreAlso }
@@ -124,7 +128,7 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// The sections of airlock.json, in the order the file lists them.
-    static let sections = ["policy", "decoder", "keyed", "content", "scan", "zip", "tar", "watch", "journal", "outbox", "receipts", "metrics", "commit"]
+    static let sections = ["policy", "decoder", "keyed", "content", "scan", "zip", "tar", "watch", "journal", "outbox", "receipts", "metrics", "commit", "cluster"]
 
     /// Decodes and validates the bytes of an airlock.json: every numeric setting
     /// against its range in `numericSettings`, the others by their own rules.
@@ -201,6 +205,8 @@ public struct Configuration: Sendable, Equatable {
                 watch.ignoreAlso = try TemporaryNames.validated(patterns, "watch.ignore_also")
             }
             if let rule = try reader.choice("watch.completion") { watch.completion = Completion(rawValue: rule)! }
+        case "cluster":
+            try cluster.read(&reader)
         case "commit":
             guard let method = try reader.choice("commit.sync") else { return }
             // The choices are SyncMethod's own raw values.
@@ -280,6 +286,7 @@ public struct Configuration: Sendable, Equatable {
                     "\"ignore_also\": [\(watch.ignoreAlso.map(JSONObjectWriter.quote).joined(separator: ", "))]",
                     "\"completion\": \"\(watch.completion.rawValue)\""]
         case "commit": return ["\"sync\": \"\(sync.rawValue)\""]
+        case "cluster": return cluster.rendered
         default: return []
         }
     }

@@ -49,6 +49,30 @@ public struct FeedAccess: Sendable, Equatable {
         } catch where error.errno == .noEntry {}
         if let group { try layout.state.changeGroup(group) }
         try layout.state.changeMode(stateMode)
+        try applyToInstanceJournals(layout.state)
+    }
+
+    /// A fleet's `state/journal/`: readable and listable by the consumers' group
+    /// (a reader of the feed finds the instances' journals by listing it), and
+    /// every file in it as the root's own journal files.
+    func applyToInstanceJournals(_ state: FileDescriptor) throws(SystemError) {
+        let directory: FileDescriptor
+        do {
+            directory = try state.openDirectory(JournalFiles.fleetDirectory)
+        } catch where error.errno == .noEntry {
+            return
+        }
+        try directory.closeAfter { (directory) throws(SystemError) in
+            for name in try directory.entryNames() {
+                guard let fd = try? directory.open(name, [.readOnly, .noFollow, .nonBlocking]) else { continue }
+                try fd.closeAfter { (fd) throws(SystemError) in
+                    guard try fd.status().kind == .regular else { return }
+                    try grant(fd)
+                }
+            }
+            if let group { try directory.changeGroup(group) }
+            try directory.changeMode(group == nil ? 0o700 : 0o750)
+        }
     }
 }
 

@@ -24,19 +24,30 @@ public final class Intake: Sendable {
     public let receipts: Receipts
     /// Show progress of large drops on standard error (one-shot runs on a terminal).
     public let showsProgress: Bool
+    /// How directories reach the outbox and the quarantine on this filesystem.
+    public let commitMode: CommitMode
+    /// The instance of a fleet this intake works for (nil: a single daemon): its
+    /// claims are checked to be its own just before each decision is committed.
+    public let instance: InstanceLock?
 
     /// - Parameter children: where a long-running daemon tracks decoder children to
     ///   kill when it stops; nil for one-shot commands.
     /// - Parameter decoderDirectory: where `airlock-decoder` and `airlock-keyed-decoder` are.
+    /// - Parameter commitMode: nil: probed in the layout's staging directory.
     public init(layout: RootLayout, configuration: Configuration, decoderDirectory: String, log: Log,
-                children: DecoderChildren? = nil, showsProgress: Bool = false) {
+                children: DecoderChildren? = nil, showsProgress: Bool = false, commitMode: CommitMode? = nil,
+                instance: InstanceLock? = nil) {
         self.showsProgress = showsProgress
+        self.commitMode = commitMode ?? CommitMode.probe(in: layout.staging)
+        self.instance = instance
         self.layout = layout
         self.configuration = configuration
         self.decoderDirectory = decoderDirectory
         self.children = children
         self.log = log
-        self.journal = Journal(layout, configuration)
+        var journal = Journal(layout, configuration)
+        journal.fence = instance
+        self.journal = journal
         self.receipts = Receipts(root: layout.root, settings: configuration.receipts, log: log)
     }
 
@@ -117,7 +128,7 @@ public final class Intake: Sendable {
     /// Moves `name` out of `inbox` into a new claim; nil when it vanished first.
     /// The inbox is a parameter because a watcher re-opens it when it is replaced.
     public func claim(_ name: [UInt8], from inbox: FileDescriptor) throws(SystemError) -> ClaimTicket? {
-        try Claim.take(name, from: inbox, into: layout.claimed)
+        try Claim.take(name, from: inbox, into: layout.claimed, instance: layout.instance)
     }
 
     // MARK: One drop
@@ -165,6 +176,9 @@ public final class Intake: Sendable {
     /// Appends to the audit journal; a journal that cannot be written is logged,
     /// never a reason to stop the intake.
     func journalAppend(_ record: JournalRecord) {
+        // A fenced instance writes nothing more: the instance that took it over
+        // records what becomes of its drops.
+        if instance?.fenced() != nil { return }
         do {
             try journal.append(record)
         } catch {
@@ -270,29 +284,6 @@ public final class Intake: Sendable {
             try? layout.staging.removeTree(claim.idBytes)
             return .deferred(detail: "\(error)")
         }
-    }
-
-    /// The checks made before any decoder runs: the drop's size, then its format
-    /// from its first bytes.
-    static func identify(_ drop: FileDescriptor, size: Int64, configuration: Configuration) throws(SystemError) -> Result<DropFormat, Rejection> {
-        if let tooLarge = DropSize.rejection(size, configuration.policy) { return .failure(tooLarge) }
-        var prefix = [UInt8](repeating: 0, count: ArchiveFormat.sniffLength)
-        let got = try prefix.withUnsafeMutableBytes { raw in
-            Result { () throws(SystemError) in try drop.read(into: raw, at: 0) }
-        }.get()
-        var sniffed = DropFormat.sniff(Array(prefix[0..<got]))
-        if sniffed == nil && got > 0 { sniffed = try DropFormat.zipBehindPrefix(drop, size: size) }
-        if sniffed == nil && got > 0 { sniffed = try DropFormat.isoImage(drop, size: size) }
-        guard let format = sniffed else {
-            return .failure(Rejection(.unsupportedFormat, got == 0 ? "the drop is empty" : "not a ZIP, tar, compressed tar, 7z or keyed archive"))
-        }
-        if let refusal = configuration.formats.refusal(format) { return .failure(refusal) }
-        if format == .keyed && size > configuration.keyed.maxBytes {
-            var rejection = Rejection(.dropTooLarge, "the keyed archive is \(size) bytes, over the \(configuration.keyed.maxBytes)-byte limit")
-            rejection.format = format.name
-            return .failure(rejection)
-        }
-        return .success(format)
     }
 
     private func notRegular(_ status: FileStatus) -> Rejection {

@@ -18,10 +18,17 @@ import Foundation
 /// append. A crash can tear at most the line being written; readers skip it.
 public struct Journal: Sendable {
     static let current: [UInt8] = Array("journal.jsonl".utf8)
-    static let lockName: [UInt8] = Array("journal.lock".utf8)
     static let claimedName: [UInt8] = Array("claimed".utf8)
 
+    /// The root's `state/`, where the single daemon's journal is.
     let state: FileDescriptor
+    /// The files this journal writes: the root's own, or an instance's in a fleet.
+    let files: JournalFiles
+    /// The claims whose removals a rotation makes durable first; nil: `state/claimed`.
+    let claims: FileDescriptor?
+    /// In a fleet, the instance writing: once it has been taken over it appends
+    /// nothing more (checked under the lock, just before each write).
+    var fence: InstanceLock?
     let maxBytes: Int64
     let keep: Int
     /// Who may read the journal files besides airlock (see FeedAccess).
@@ -32,17 +39,22 @@ public struct Journal: Sendable {
     /// Shared the same way: one failed fsync stops every copy (see JournalSyncFailure).
     let syncFailure = JournalSyncFailure()
 
-    public init(state: FileDescriptor, maxBytes: Int64 = 16 << 20, keep: Int = 5, readers: FeedAccess = FeedAccess(group: nil)) {
+    public init(state: FileDescriptor, maxBytes: Int64 = 16 << 20, keep: Int = 5, readers: FeedAccess = FeedAccess(group: nil),
+                files: JournalFiles? = nil, claims: FileDescriptor? = nil) {
         self.state = state
+        self.files = files ?? .single(state)
+        self.claims = claims
         self.maxBytes = maxBytes
         self.keep = keep
         self.readers = readers
     }
 
     /// The journal of `layout` as `configuration` sets it up.
+    /// In a fleet, the instance's own journal, `state/journal/NAME.jsonl`.
     public init(_ layout: RootLayout, _ configuration: Configuration) {
+        let files = layout.journalDirectory.flatMap { directory in layout.instance.map { JournalFiles(directory: directory, stem: $0) } }
         self.init(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep,
-                  readers: configuration.feedAccess)
+                  readers: configuration.feedAccess, files: files, claims: files == nil ? nil : layout.claimed)
     }
 
     static func rotated(_ index: Int) -> [UInt8] { Array("journal.\(index).jsonl".utf8) }
@@ -95,7 +107,7 @@ public struct Journal: Sendable {
     /// process interleaves.
     private func locked<T>(_ body: () throws(SystemError) -> T) throws(SystemError) -> T {
         try syncFailure.check()
-        let lock = try state.open(Journal.lockName, [.readWrite, .create, .noFollow], mode: 0o600)
+        let lock = try files.directory.open(files.lock, [.readWrite, .create, .noFollow], mode: 0o600)
         defer { lock.close() }
         try lock.lockExclusive()
         return try body()
@@ -108,6 +120,10 @@ public struct Journal: Sendable {
     private func writeLocked(_ lines: [[UInt8]], sync: Bool) throws(SystemError) {
         var file = try openCurrent()
         defer { file.close() }
+        // Looked at once the file is open, just before the write: a process frozen
+        // after the look and thawed after its take-over still gets its line in (only
+        // a filesystem that fences a client, as CephFS does, closes that gap).
+        if let detail = fence?.fenced() { throw SystemError(detail, files.current, .stale) }
         var size = try file.status().size
         var chunk: [UInt8] = []
         for line in lines {
@@ -157,31 +173,32 @@ public struct Journal: Sendable {
     /// when there is none (see JournalGenerations).
     private func openCurrent() throws(SystemError) -> FileDescriptor {
         do {
-            return try state.open(Journal.current, [.readWrite, .append, .noFollow])
+            return try files.directory.open(files.current, [.readWrite, .append, .noFollow])
         } catch where error.errno == .noEntry {
             try createCurrent()
-            return try state.open(Journal.current, [.readWrite, .append, .noFollow])
+            return try files.directory.open(files.current, [.readWrite, .append, .noFollow])
         }
     }
 
     /// Creates an empty `journal.jsonl` whose generation is recorded before the name
     /// exists, so no reader ever sees the file without its generation.
     private func createCurrent() throws(SystemError) {
-        let generations = JournalGenerations(state: state, access: readers)
+        let generations = JournalGenerations(files: files, access: readers)
+        let directory = files.directory
         // A file left by a crash between its creation and its rename holds no record.
-        try? state.unlink(JournalGenerations.newFileName)
-        let inode = try state.open(JournalGenerations.newFileName, [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
+        try? directory.unlink(files.next)
+        let inode = try directory.open(files.next, [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
             .closeAfter { (fd) throws(SystemError) in
                 try readers.grant(fd)
                 return try fd.status().inode
             }
         var kept: Set<UInt64> = [inode]
         for index in 1...keep {
-            if let status = try? state.status(of: Journal.rotated(index)) { kept.insert(status.inode) }
+            if let status = try? directory.status(of: files.rotated(index)) { kept.insert(status.inode) }
         }
         try generations.record(inode, kept: kept)
-        try state.rename(JournalGenerations.newFileName, to: state, Journal.current)
-        try synced(state)
+        try directory.rename(files.next, to: directory, files.current)
+        try synced(directory)
     }
 
     /// Scans the kept files, oldest first; only the lines that mention `id` are
@@ -189,7 +206,7 @@ public struct Journal: Sendable {
     private func recordLocked(id: String, events: Set<String>) throws(SystemError) -> JournalEntry? {
         let needle = "\"id\":\"\(id)\""
         var found: JournalEntry?
-        for var bytes in try fileContents() {
+        for var bytes in try fleetContents() {
             bytes.append(0)
             for line in LineSearch.lines(in: bytes, containing: needle) {
                 guard let entry = JournalEntry.read(line), entry.record.id == id, events.contains(entry.record.event) else { continue }
@@ -202,16 +219,17 @@ public struct Journal: Sendable {
     /// journal.N-1 → journal.N, …, journal.jsonl → journal.1.jsonl; the oldest beyond `keep` goes.
     private func rotate() throws(SystemError) {
         try syncClaims()
-        try state.removeTree(Journal.rotated(keep))
+        let directory = files.directory
+        try directory.removeTree(files.rotated(keep))
         for index in stride(from: keep - 1, through: 1, by: -1) {
             do {
-                try state.rename(Journal.rotated(index), to: state, Journal.rotated(index + 1))
+                try directory.rename(files.rotated(index), to: directory, files.rotated(index + 1))
             } catch where error.errno == .noEntry {
                 continue
             }
         }
-        try state.rename(Journal.current, to: state, Journal.rotated(1))
-        try synced(state)
+        try directory.rename(files.current, to: directory, files.rotated(1))
+        try synced(directory)
     }
 
     /// fsyncs `claimed/`. A committed drop's claim is removed without an fsync of
@@ -220,6 +238,10 @@ public struct Journal: Sendable {
     /// record must then still be in a kept file, so every removal made so far is
     /// made durable before a rotation moves records towards the oldest file.
     private func syncClaims() throws(SystemError) {
+        if let claims {
+            try synced(claims)
+            return
+        }
         do {
             try state.openDirectory(Journal.claimedName).closeAfter { (fd) throws(SystemError) in try synced(fd) }
         } catch where error.errno == .noEntry {
@@ -233,7 +255,7 @@ public struct Journal: Sendable {
     public func records(since cutoff: String? = nil) throws(SystemError) -> [JournalEntry] {
         var result: [JournalEntry] = []
         let cutoffBytes = cutoff.map { Array($0.utf8) }
-        for bytes in try fileContents() {
+        for bytes in try fleetContents() {
             for line in bytes.split(separator: UInt8(ascii: "\n")) {
                 if let cutoffBytes, let time = Journal.leadingTime(line), time.lexicographicallyPrecedes(cutoffBytes) { continue }
                 guard let entry = JournalEntry.read(line) else { continue }
@@ -260,12 +282,17 @@ public struct Journal: Sendable {
         return line[(time.endIndex + 2)...].starts(with: claimMark)
     }
 
-    /// The bytes of every kept file, oldest first.
+    /// The bytes of every kept file of this journal, oldest first.
     func fileContents() throws(SystemError) -> [[UInt8]] {
+        try Journal.contents(of: files, keep: keep, maxBytes: maxBytes)
+    }
+
+    /// The bytes of every kept file of the journal `files` names, oldest first.
+    static func contents(of files: JournalFiles, keep: Int, maxBytes: Int64) throws(SystemError) -> [[UInt8]] {
         var result: [[UInt8]] = []
-        for name in (1...keep).reversed().map(Journal.rotated) + [Journal.current] {
+        for name in (1...keep).reversed().map(files.rotated) + [files.current] {
             do {
-                result.append(try state.open(name, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
+                result.append(try files.directory.open(name, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
                     try fd.readAll(limit: Int(maxBytes) * 2 + (1 << 20))
                 })
             } catch where error.errno == .noEntry {

@@ -25,15 +25,25 @@ struct JournalGenerations {
         let generation: UInt64
     }
 
-    let state: FileDescriptor
+    let files: JournalFiles
     /// Who may read the table besides airlock (a reader of the feed needs it).
     var access = FeedAccess(group: nil)
+
+    init(files: JournalFiles, access: FeedAccess = FeedAccess(group: nil)) {
+        self.files = files
+        self.access = access
+    }
+
+    /// The table of the root's own journal, in `state/`.
+    init(state: FileDescriptor) {
+        self.init(files: .single(state))
+    }
 
     /// The table, oldest first; empty before the first file was created with a generation.
     func entries() throws(SystemError) -> [Entry] {
         let bytes: [UInt8]
         do {
-            bytes = try state.open(JournalGenerations.fileName, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
+            bytes = try files.directory.open(files.generations, [.readOnly, .noFollow]).closeAfter { (fd) throws(SystemError) in
                 try fd.readAll(limit: 1 << 20)
             }
         } catch where error.errno == .noEntry {
@@ -63,8 +73,8 @@ struct JournalGenerations {
         // An inode given to a new file no longer names the file it named before.
         let table = old.filter { kept.contains($0.inode) && $0.inode != inode } + [Entry(inode: inode, generation: generation)]
         let text = table.map { "\($0.inode) \($0.generation)\n" }.joined()
-        try state.replaceAtomically(JournalGenerations.fileName, with: Array(text.utf8),
-                                    temporary: JournalGenerations.temporaryName,
+        try files.directory.replaceAtomically(files.generations, with: Array(text.utf8),
+                                              temporary: files.generationsTemporary,
                                     AtomicWriteOptions(mode: access.fileMode, ignoresUmask: true, group: access.group))
         return generation
     }

@@ -56,7 +56,7 @@ extension Journal {
     public func outlines(since cutoff: String? = nil, fully kinds: Set<String> = []) throws(SystemError) -> [JournalOutline] {
         var result: [JournalOutline] = []
         let cutoffBytes = cutoff.map { Array($0.utf8) }
-        for bytes in try fileContents() {
+        for bytes in try fleetContents() {
             for line in bytes.split(separator: UInt8(ascii: "\n")) {
                 if let cutoffBytes, let time = Journal.leadingTime(line), time.lexicographicallyPrecedes(cutoffBytes) { continue }
                 if Journal.isClaim(line) { continue }
@@ -75,7 +75,7 @@ extension Journal {
         var result: [JournalEntry] = []
         let cutoffBytes = cutoff.map { Array($0.utf8) }
         let needle = id.map { Array("\"id\":\"\($0)\"".utf8) }
-        search: for bytes in try fileContents().reversed() {
+        search: for bytes in try fleetContents().reversed() {
             for line in bytes.split(separator: UInt8(ascii: "\n")).reversed() {
                 guard result.count < limit else { break search }
                 // Appends of several processes may land slightly out of time order: an older line does not end the search.

@@ -25,7 +25,14 @@ public final class Metrics: Sendable {
 
     static let bounds: [Double] = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
 
-    public init() {}
+    /// In a fleet, the instance whose counters these are: every sample carries it
+    /// as `airlock_instance` (Prometheus sums the instances' files), and the file's
+    /// name carries it too, so instances sharing `metrics.path` write beside each other.
+    let instance: String?
+
+    public init(instance: String? = nil) {
+        self.instance = instance
+    }
 
     public func record(_ outcome: DropOutcome) {
         counters.withLock { counters in
@@ -121,7 +128,25 @@ public final class Metrics: Sendable {
             family("airlock_publish_published_total", "counter", "Records the publisher has had acknowledged by JetStream.")
             lines.append("airlock_publish_published_total \(publish.progress?.published ?? 0)")
         }
-        return lines.joined(separator: "\n") + "\n"
+        return Metrics.labelled(lines, instance: instance).joined(separator: "\n") + "\n"
+    }
+
+    /// `lines` with `airlock_instance="NAME"` added to every sample (comments kept).
+    static func labelled(_ lines: [String], instance: String?) -> [String] {
+        guard let instance else { return lines }
+        let label = "airlock_instance=\"\(escape(instance))\""
+        return lines.map { line in
+            guard !line.hasPrefix("#"), let end = line.firstIndex(where: { $0 == "{" || $0 == " " }) else { return line }
+            let name = line[..<end]
+            return line[end] == "{" ? name + "{" + label + "," + line[line.index(after: end)...] : name + "{" + label + "}" + line[end...]
+        }
+    }
+
+    /// The file an instance writes for `path`: `airlock.prom` becomes `airlock.NAME.prom`
+    /// (`NAME` appended when the name has no `.prom`); the path itself for a single daemon.
+    static func fileName(_ name: String, instance: String?) -> String {
+        guard let instance else { return name }
+        return name.hasSuffix(".prom") ? String(name.dropLast(5)) + "." + instance + ".prom" : name + "." + instance
     }
 
     static func escape(_ value: String) -> String {
@@ -137,7 +162,7 @@ public final class Metrics: Sendable {
     public func write(to path: String, root: FileDescriptor) throws(SystemError) {
         let slash = path.lastIndex(of: "/")
         let directoryPath = slash.map { String(path[..<$0]) } ?? ""
-        let name = Array((slash.map { String(path[path.index(after: $0)...]) } ?? path).utf8)
+        let name = Array(Metrics.fileName(slash.map { String(path[path.index(after: $0)...]) } ?? path, instance: instance).utf8)
         let directory: FileDescriptor
         if path.hasPrefix("/") {
             directory = try FileDescriptor.openDirectory(path: directoryPath.isEmpty ? "/" : directoryPath)

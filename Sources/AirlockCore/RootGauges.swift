@@ -41,9 +41,9 @@ public struct RootGauges: Sendable, Equatable {
                 }
             }
         }
-        for name in try layout.claimed.entryNames() {
+        try layout.eachClaim { claimed, name in
             gauges.claimedDrops += 1
-            if let status = try? layout.claimed.status(of: name) { gauges.oldestClaimSeconds = max(gauges.oldestClaimSeconds, age(status)) }
+            if let status = try? claimed.status(of: name) { gauges.oldestClaimSeconds = max(gauges.oldestClaimSeconds, age(status)) }
         }
         if let inbox = try layout.openInbox() {
             defer { inbox.close() }

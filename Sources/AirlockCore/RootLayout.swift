@@ -9,8 +9,66 @@ public struct RootLayout: Sendable {
     public let outbox: FileDescriptor
     public let quarantine: FileDescriptor
     public let state: FileDescriptor
+    /// This process's claims and staging: `state/claimed` and `state/staging`, or in
+    /// a fleet the instance's own `state/claimed/NAME` and `state/staging/NAME`.
     public let claimed: FileDescriptor
     public let staging: FileDescriptor
+    /// The instance of a fleet this layout is opened for; nil for a single daemon.
+    public var instance: String? = nil
+    /// `state/claimed` and `state/staging` themselves (the same descriptors as
+    /// `claimed` and `staging` for a single daemon).
+    public var claimedRoot: FileDescriptor
+    public var stagingRoot: FileDescriptor
+    /// In a fleet, `state/journal/`, where each instance keeps its journal.
+    public var journalDirectory: FileDescriptor? = nil
+
+    init(path: String, root: FileDescriptor, outbox: FileDescriptor, quarantine: FileDescriptor, state: FileDescriptor,
+         claimed: FileDescriptor, staging: FileDescriptor) {
+        self.path = path
+        self.root = root
+        self.outbox = outbox
+        self.quarantine = quarantine
+        self.state = state
+        self.claimed = claimed
+        self.staging = staging
+        self.claimedRoot = claimed
+        self.stagingRoot = staging
+    }
+
+    private init(_ base: RootLayout, instance: String, claimed: FileDescriptor, staging: FileDescriptor, journals: FileDescriptor) {
+        self.init(path: base.path, root: base.root, outbox: base.outbox, quarantine: base.quarantine, state: base.state,
+                  claimed: claimed, staging: staging)
+        self.instance = instance
+        self.claimedRoot = base.claimed
+        self.stagingRoot = base.staging
+        self.journalDirectory = journals
+    }
+
+    /// This root opened for the instance `name` of a fleet: its claims and staging
+    /// are `state/claimed/NAME` and `state/staging/NAME`, its journal in
+    /// `state/journal/` (each made, 0700, when missing).
+    /// The returned layout owns this one's descriptors: close only it.
+    public func forInstance(_ name: String) throws(SystemError) -> RootLayout {
+        let bytes = Array(name.utf8)
+        var opened: [FileDescriptor] = []
+        do throws(SystemError) {
+            for (parent, child) in [(claimed, bytes), (staging, bytes), (state, JournalFiles.fleetDirectory)] {
+                do {
+                    try parent.makeDirectory(child, mode: 0o700)
+                } catch where error.errno == .exists {
+                }
+                let fd = try parent.openDirectory(child)
+                opened.append(fd)
+                guard try fd.status().device == root.status().device else {
+                    throw SystemError("check filesystem", bytes, .crossDevice)
+                }
+            }
+        } catch {
+            opened.forEach { $0.close() }
+            throw error
+        }
+        return RootLayout(self, instance: name, claimed: opened[0], staging: opened[1], journals: opened[2])
+    }
 
     static let directories: [(path: [String], mode: FileMode)] = [
         (["inbox"], 0o755), (["outbox"], 0o755), (["quarantine"], 0o700),
@@ -185,6 +243,8 @@ public struct RootLayout: Sendable {
     }
 
     public func close() {
-        for fd in [outbox, quarantine, state, claimed, staging, root] { fd.close() }
+        for fd in Set([outbox, quarantine, state, claimed, staging, claimedRoot, stagingRoot, root] + [journalDirectory].compactMap { $0 }) {
+            fd.close()
+        }
     }
 }

@@ -71,6 +71,10 @@ extension Configuration {
         SettingDefinition("metrics.path", .text, "a path, at most 4095 bytes, not inside `inbox/`, `outbox/`, `quarantine/`, "
                           + "`state/claimed/`, `state/staging/` or `state/purging/`, nor a file airlock keeps"),
         SettingDefinition("commit.sync", .choice(SyncMethod.allCases.map(\.rawValue))),
+        SettingDefinition("cluster.shared", .boolean),
+        SettingDefinition("cluster.instance", .text, "`\"\"` (the host name) or 1 to 64 bytes of ASCII letters, digits, `.`, `_`, `-`, "
+                          + "beginning with a letter or digit"),
+        SettingDefinition("cluster.settled_writes", .boolean),
         SettingDefinition("publish.nats.servers", .list, "1 to 32 URLs `nats://HOST:PORT` or `tls://HOST:PORT`"),
         SettingDefinition("publish.nats.stream", .text, "a JetStream stream name"),
         SettingDefinition("publish.nats.subject_prefix", .text, "dot-separated tokens of letters, digits, `-`, `_`"),

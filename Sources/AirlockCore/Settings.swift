@@ -101,6 +101,8 @@ extension Configuration {
                        read: { $0.watch.retryMaxSeconds }, write: { $0.watch.retryMaxSeconds = $1! }),
         NumericSetting("watch", "abandoned_remove_seconds", 0...31_536_000, "0 (never) to 31536000 (a year)",
                        read: { $0.watch.abandonedRemoveSeconds }, write: { $0.watch.abandonedRemoveSeconds = $1! }),
+        NumericSetting("watch", "poll_seconds", 1...3600, "1 to 3600 (an hour)",
+                       read: { $0.watch.pollSeconds }, write: { $0.watch.pollSeconds = $1! }),
     ]
 
     private static let journalSettings: [NumericSetting] = [

@@ -55,24 +55,30 @@ extension Intake {
         }
         try QuarantineDesk(layout: layout, journal: journal).recover()
         for id in try layout.claimed.entryNames().sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            let claim = try Claim.reopen(id: id, in: layout.claimed)
-            defer { claim.directory.close() }
-            guard claim.has(Claim.dropFile) else {
-                try layout.claimed.removeTree(id)
-                continue
-            }
-            do {
-                if let outcome = try settle(claim) {
-                    log.info("recovering claim \(claim.id): it was decided before the stop: \(outcome.logLine)")
-                    continue
-                }
-            } catch {
-                // Retried by the worker that takes the ticket, which settles it again.
-                log.warning("recovering claim \(claim.id): cannot finish it yet: \(error)")
-            }
-            log.info("recovering claim \(claim.id): processing \(EscapedName(claim.dropName)) again")
-            reprocess(claim.ticket)
+            try recoverClaim(id, reprocess: reprocess)
         }
+    }
+
+    /// Recovers one claim of `layout.claimed` as a start does: removed when it has no
+    /// drop, finished when it was decided, else handed to `reprocess`.
+    func recoverClaim(_ id: [UInt8], reprocess: (ClaimTicket) -> Void) throws(SystemError) {
+        let claim = try Claim.reopen(id: id, in: layout.claimed)
+        defer { claim.directory.close() }
+        guard claim.has(Claim.dropFile) else {
+            try layout.claimed.removeTree(id)
+            return
+        }
+        do {
+            if let outcome = try settle(claim) {
+                log.info("recovering claim \(claim.id): it was decided before the stop: \(outcome.logLine)")
+                return
+            }
+        } catch {
+            // Retried by the worker that takes the ticket, which settles it again.
+            log.warning("recovering claim \(claim.id): cannot finish it yet: \(error)")
+        }
+        log.info("recovering claim \(claim.id): processing \(EscapedName(claim.dropName)) again")
+        reprocess(claim.ticket)
     }
 
     /// Finishes a decided claim (R1, R2, A2, A3 above) and says how it ended; nil
@@ -127,6 +133,7 @@ extension Intake {
             return outcome
         case .rejected(let rejection):
             do {
+                try checkStillOurs(claim)
                 try writeReport(claim, rejection, context)
                 CrashPoint.rejectedReported.reach()
                 try journal.append(record(outcome, context))
@@ -138,6 +145,7 @@ extension Intake {
         case .accepted:
             CrashPoint.acceptedRenamed.reach()
             do {
+                try checkStillOurs(claim)
                 try journal.append(record(outcome, context))
             } catch {
                 return deferred("committed, but its journal record cannot be written: \(error)")
@@ -185,8 +193,9 @@ extension Intake {
     }
 
     /// A1 → A2: makes staging and a note of its inode (and totals) in the claim
-    /// durable, then renames it to a free outbox name with RENAME_NOREPLACE, so an
-    /// existing entry is never replaced.
+    /// durable, then renames it to a free outbox name with RENAME_NOREPLACE (or
+    /// where the filesystem refuses the flag, a plain rename of the never-empty
+    /// directory: see CommitMode), so an existing entry is never replaced.
     func commit(_ claim: Claim, staging: FileDescriptor, files: Int64, bytes: Int64) throws(SystemError) -> [UInt8] {
         let identity = try staging.status()
         let note = CommitNote(device: identity.device, inode: identity.inode, files: files, bytes: bytes)
@@ -203,9 +212,10 @@ extension Intake {
         }
         let base = OutboxName.base(for: claim.dropName, id: claim.id, policy: policy)
         var committed: [UInt8]?
+        try checkStillOurs(claim)
         for candidate in OutboxName.candidates(base: base) {
             do {
-                try layout.staging.renameNoReplace(claim.idBytes, to: layout.outbox, candidate)
+                try commitMode.move(claim.idBytes, in: layout.staging, to: layout.outbox, candidate)
                 committed = candidate
                 break
             } catch where error.errno == .exists {
@@ -213,7 +223,7 @@ extension Intake {
             }
         }
         if committed == nil {
-            try layout.staging.renameNoReplace(claim.idBytes, to: layout.outbox, claim.idBytes)
+            try commitMode.move(claim.idBytes, in: layout.staging, to: layout.outbox, claim.idBytes)
             committed = claim.idBytes
         }
         do {
@@ -223,6 +233,12 @@ extension Intake {
             log.warning("fsync of the outbox after committing \(claim.id): \(error)")
         }
         return committed!
+    }
+
+    /// In a fleet: throws ESTALE unless the claim is still this instance's and the
+    /// instance has not been taken over (see InstanceLock.check).
+    func checkStillOurs(_ claim: Claim) throws(SystemError) {
+        try instance?.check(claim, in: layout.claimed)
     }
 
     /// A3 → done: removes the claim of a committed drop, its drop first, so a
@@ -270,7 +286,8 @@ extension Intake {
         try claim.directory.removeTree(Claim.commitFile)
         try claim.directory.removeTree(Claim.reportTemporary)
         try claim.directory.sync()
-        try layout.claimed.renameNoReplace(claim.idBytes, to: layout.quarantine, claim.idBytes)
+        try checkStillOurs(claim)
+        try commitMode.move(claim.idBytes, in: layout.claimed, to: layout.quarantine, claim.idBytes)
         try DirectorySyncs.shared.sync(layout.quarantine)
         try DirectorySyncs.shared.sync(layout.claimed)
     }

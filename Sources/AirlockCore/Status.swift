@@ -33,6 +33,8 @@ public struct Status {
     }
 
     public var holder: RunLock.Holder
+    /// A fleet's instances (none for a single daemon's root).
+    public var instances: [(record: InstanceRecord, running: Bool)] = []
     public var total = Counts()
     public var sinceStart: Counts?
     public var claimed = 0
@@ -60,7 +62,10 @@ public struct Status {
             status.total.add(outline)
             if let started, outline.time >= started { status.sinceStart?.add(outline) }
         }
-        status.claimed = try layout.claimed.entryNames().count
+        var claimed = 0
+        try layout.eachClaim { _, _ in claimed += 1 }
+        status.claimed = claimed
+        status.instances = layout.instances()
         if let inbox = try layout.openInbox() {
             defer { inbox.close() }
             let now = WallClock.seconds()

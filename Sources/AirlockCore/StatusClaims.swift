@@ -17,10 +17,10 @@ extension Status {
     static func longClaims(_ layout: RootLayout, olderThan seconds: Int64) throws(SystemError) -> [LongClaim] {
         let now = WallClock.seconds()
         var found: [LongClaim] = []
-        for id in try layout.claimed.entryNames() {
-            guard let status = try? layout.claimed.status(of: id) else { continue }
+        try layout.eachClaim { claimed, id in
+            guard let status = try? claimed.status(of: id) else { return }
             let age = now - status.modifiedSeconds
-            guard age > seconds, let claim = try? Claim.reopen(id: id, in: layout.claimed) else { continue }
+            guard age > seconds, let claim = try? Claim.reopen(id: id, in: claimed) else { return }
             claim.directory.close()
             found.append(LongClaim(id: EscapedName(id).text, drop: EscapedName(claim.dropName).text, ageSeconds: age))
         }

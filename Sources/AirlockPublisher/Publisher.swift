@@ -91,7 +91,12 @@ public final class Publisher {
         let streamCursor = try link.lastMessage().flatMap { PublisherResume.cursor(inPayload: $0.payload) }
         self.link = link
         let all = try feed.items(after: nil).items
-        let start = PublisherResume.start(saved: progress.cursor, stream: streamCursor, kept: all.map(\.cursor))
+        let kept = all.map(\.cursor)
+        // A fleet's cursor need not be one a fresh read yields (records of several
+        // journals interleave as they are appended): it is kept when the feed resumes after it.
+        let start = PublisherResume.start(saved: progress.cursor, stream: streamCursor) { cursor in
+            kept.contains(cursor) || (!cursor.isSingleJournal && (try? feed.items(after: cursor)) != nil)
+        }
         if let warning = start.warning {
             log.warning(warning)
         }
@@ -99,6 +104,8 @@ public final class Publisher {
         plan = PublishPlan(settings: settings)
         if let cursor = start.cursor, let index = all.firstIndex(where: { $0.cursor == cursor }) {
             for item in all[...index] { plan.skip(item.record) }
+        } else if let cursor = start.cursor {
+            for item in all where item.isCovered(by: cursor) == true { plan.skip(item.record) }
         }
         // Connected: the last failure is over, whether or not there is anything to send.
         if start.cursor != progress.cursor || !progress.lastError.isEmpty {
@@ -195,11 +202,11 @@ enum PublisherResume {
         return EventFeed.Cursor(text)
     }
 
-    /// - Parameter kept: the cursors of every record the journal keeps, oldest first.
-    static func start(saved: EventFeed.Cursor?, stream: EventFeed.Cursor?, kept: [EventFeed.Cursor])
+    /// - Parameter isKept: whether a cursor names a place in the journals still kept.
+    static func start(saved: EventFeed.Cursor?, stream: EventFeed.Cursor?, isKept: (EventFeed.Cursor) -> Bool)
         -> (cursor: EventFeed.Cursor?, fromStream: Bool, warning: String?) {
-        let savedKept = saved.map { kept.contains($0) } ?? false
-        let streamKept = stream.map { kept.contains($0) } ?? false
+        let savedKept = saved.map(isKept) ?? false
+        let streamKept = stream.map(isKept) ?? false
         switch (savedKept ? saved : nil, streamKept ? stream : nil) {
         case (let saved?, let stream?):
             return stream.isAfter(saved) == true ? (stream, true, nil) : (saved, false, nil)

@@ -10,4 +10,8 @@ extension Errno {
     public static let ioError = Errno(rawValue: EIO)
     public static let timedOut = Errno(rawValue: ETIMEDOUT)
     public static let busy = Errno(rawValue: EBUSY)
+    /// An instance of a fleet that another one has taken over: what it holds is stale.
+    public static let stale = Errno(rawValue: ESTALE)
+    /// A rename of a directory onto a file (a name taken in the outbox).
+    public static let isDirectory = Errno(rawValue: EISDIR)
 }

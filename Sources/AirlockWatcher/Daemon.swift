@@ -22,6 +22,10 @@ public final class Daemon {
         public var configurationPath: String?
         public var configuration: Configuration
         public var decoderDirectory: String
+        /// The instance of a fleet this daemon is (its lock held); nil: a single daemon.
+        public var instance: InstanceLock?
+        /// How this instance's filesystem commits (nil: probed).
+        public var commitMode: CommitMode?
 
         public init(rootPath: String, configurationPath: String?, configuration: Configuration, decoderDirectory: String) {
             self.rootPath = rootPath
@@ -37,11 +41,11 @@ public final class Daemon {
     private let events = EventStream()
     let notifier = ServiceNotifier()
     let children = DecoderChildren()
-    private let metrics = Metrics()
+    private let metrics: Metrics
     /// Inbox entries that cannot be moved, reported once each.
     private let stuck: StuckEntries
     private var nextMetrics: UInt64 = 0
-    private var runLock: RunLock?
+    var runLock: RunLock?
 
     var configuration: Configuration
     let pool: WorkerPool<Intake>
@@ -51,7 +55,14 @@ public final class Daemon {
 
     // The dispatcher's own state.
     var inbox: InboxTracker
-    private var backlog: [ClaimTicket] = []
+    var backlog: [ClaimTicket] = []
+    /// In a fleet: when the inbox is listed and the other instances' locks tried next.
+    var nextPoll: UInt64 = 0
+    /// Set when this instance finds it was taken over: it stops and exits 75.
+    var fencedDetail: String?
+    /// On a shared root without `cluster.settled_writes`: names a local producer wrote
+    /// in place (IN_CLOSE_WRITE, no rename since), which listings leave alone.
+    var writtenInPlace = Set<[UInt8]>()
     private var retries = RetryScheduler()
     /// False from the moment the inbox is found gone until it is back.
     private var inboxPresent = true
@@ -69,14 +80,17 @@ public final class Daemon {
         self.setup = setup
         self.layout = layout
         self.configuration = setup.configuration
+        self.metrics = Metrics(instance: layout.instance)
         let log = self.log
         self.completion = CompletionCheck(rule: setup.configuration.watch.completion, log: { log.warning($0) })
-        self.stuck = StuckEntries(journal: Journal(state: layout.state, maxBytes: setup.configuration.journalMaxBytes,
-                                                   keep: setup.configuration.journalKeep))
+        self.stuck = StuckEntries(journal: layout.instance == nil
+            ? Journal(state: layout.state, maxBytes: setup.configuration.journalMaxBytes, keep: setup.configuration.journalKeep)
+            : Journal(layout, setup.configuration))
         self.wake = try WakePipe()
         self.inbox = InboxTracker(settle: UInt64(setup.configuration.watch.settleMilliseconds) * 1_000_000)
         let intake = Intake(layout: layout, configuration: setup.configuration,
-                            decoderDirectory: setup.decoderDirectory, log: log, children: children)
+                            decoderDirectory: setup.decoderDirectory, log: log, children: children,
+                            commitMode: setup.commitMode, instance: setup.instance)
         let events = self.events
         let wake = self.wake
         self.pool = WorkerPool(intake, reported: { outcome in
@@ -89,17 +103,8 @@ public final class Daemon {
 
     /// Runs until SIGTERM or SIGINT; returns the exit status.
     public func run() -> Int32 {
-        do {
-            guard let lock = try RunLock.acquire(layout, mode: "daemon") else {
-                let holder = RunLock.holder(layout)
-                log.error("another airlock (pid \(holder.pid.map(String.init) ?? "unknown")) is running on \(setup.rootPath)")
-                return 75
-            }
-            runLock = lock
-        } catch {
-            log.error("cannot take the run lock: \(error)")
-            return 74
-        }
+        // An instance of a fleet holds its own lock already (see InstanceLock).
+        if setup.instance == nil, let refusal = takeRunLock() { return refusal }
         signals.install { [wake] in wake.wake() }
         do {
             watch = try InboxWatch(path: setup.rootPath + "/inbox") { [wake] in wake.wake() }
@@ -110,6 +115,7 @@ public final class Daemon {
         watch.start()
         do {
             try pool.intake.recover { backlog.append($0) }
+            try pool.intake.adoptSingleDaemonClaims { backlog.append($0) }
         } catch {
             log.error("crash recovery failed: \(error)")
             return 74
@@ -123,10 +129,15 @@ public final class Daemon {
         log.info("watching \(setup.rootPath)/inbox with \(workerCount) decoder workers")
         updateStatus()
 
-        while !signals.stopRequested {
+        while !signals.stopRequested && fencedDetail == nil {
             step()
         }
-        return shutDown()
+        let status = shutDown()
+        if let fencedDetail {
+            log.error(fencedDetail)
+            return 75
+        }
+        return status
     }
 
     private func step() {
@@ -158,6 +169,7 @@ public final class Daemon {
         collectFinished(now: now)
         feedQueue(now: now)
         if signals.takeReload() { reload() }
+        if setup.instance != nil && now >= nextPoll { poll(now: now) }
         if !configuration.metricsPath.isEmpty && now >= nextMetrics {
             writeMetrics()
             nextMetrics = now + seconds(configuration.metricsIntervalSeconds)
@@ -192,7 +204,11 @@ public final class Daemon {
     /// a drop: a name written in place, or created, waits for a listing.
     private func noteArrival(_ name: [UInt8], _ arrival: InboxWatch.Arrival, now: UInt64) {
         guard inboxPresent, !Intake.isTemporaryName(name, configuration) else { return }
-        if configuration.watch.completion == .renamed && arrival != .moved { return }
+        if arrival == .moved { writtenInPlace.remove(name) }
+        if configuration.watch.completion == .renamed && arrival != .moved && !configuration.cluster.takesSettledWrites {
+            if arrival == .closed { noteWrittenInPlace(name) }
+            return
+        }
         inbox.noteEvent(name, renamed: arrival == .moved, now: now)
     }
 
@@ -229,7 +245,7 @@ public final class Daemon {
             }
         }
         guard let names = listed else { return }
-        inbox.noteListed(names.filter { !Intake.isTemporaryName($0, configuration) }, now: now, atStart: atStart)
+        inbox.noteListed(leavingWrittenInPlace(names.filter { !Intake.isTemporaryName($0, configuration) }), now: now, atStart: atStart)
     }
 
     private func reopenInbox(now: UInt64) {
@@ -331,6 +347,7 @@ public final class Daemon {
             deadline = min(deadline, max(earliest, now + 5_000_000))
         }
         if let retry = retries.earliestDue { deadline = min(deadline, retry) }
+        if setup.instance != nil { deadline = min(deadline, nextPoll) }
         if !inboxPresent { deadline = min(deadline, nextInboxCheck) }
         if let interval = notifier.watchdogIntervalNanoseconds { deadline = min(deadline, max(nextWatchdog, now + interval / 4)) }
         let milliseconds = Int32(clamping: deadline > now ? (deadline - now) / 1_000_000 + 1 : 0)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/vfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -80,4 +81,11 @@ int airlock_holds_read_lease(int fd) {
     int type = fcntl(fd, F_GETLEASE);
     if (type < 0) return -1;
     return type == F_RDLCK ? 1 : 0;
+}
+
+int airlock_filesystem_type(int fd, long long *type) {
+    struct statfs st;
+    if (fstatfs(fd, &st) != 0) return -1;
+    *type = (long long)st.f_type;
+    return 0;
 }

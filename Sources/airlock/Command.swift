@@ -12,7 +12,8 @@ enum Command: Equatable {
     }
 
     case initialise(RootChoice)
-    case run(RootChoice, once: Bool)
+    /// `instance`: `--instance NAME`, this run's name in a fleet sharing the root.
+    case run(RootChoice, once: Bool, instance: String?)
     case checkPath([String])
     case inspect(file: String, RootChoice)
     case doctor(RootChoice, json: Bool)
@@ -46,9 +47,13 @@ enum Command: Equatable {
             return try parseInit(&options)
         case "run":
             let once = options.flag("--once")
+            let instance = try options.value("--instance")
+            if let instance, let problem = ClusterSettings.problem(with: instance) {
+                throw UsageError("--instance: '\(instance)' \(problem)")
+            }
             let choice = try options.rootChoice()
             try options.expectNoOperands(verb)
-            return .run(choice, once: once)
+            return .run(choice, once: once, instance: instance)
         case "check-path":
             let names = try options.operands(allowingOptions: false)
             guard !names.isEmpty else { throw UsageError("check-path needs at least one NAME") }

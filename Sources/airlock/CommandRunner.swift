@@ -34,8 +34,8 @@ enum CommandRunner {
             return initialise(choice)
         case .checkPath(let names):
             return checkPath(names)
-        case .run(let choice, let once):
-            return runIntake(choice, once: once)
+        case .run(let choice, let once, let instance):
+            return runIntake(choice, once: once, instance: instance)
         case .inspect(let file, let choice):
             return inspect(file, choice)
         case .doctor(let choice, let json):
@@ -145,29 +145,8 @@ enum CommandRunner {
         return directory
     }
 
-    static func runIntake(_ choice: Command.RootChoice, once: Bool) -> Int32 {
-        // The supervisor needs no privilege it does not start with; nothing it or a
-        // decoder executes may gain one.
-        do {
-            try forbidNewPrivileges()
-        } catch {
-            log.error("\(error)")
-            return ExitStatus.ioError
-        }
-        // What the supervisor holds (CAP_LEASE, CAP_DAC_READ_SEARCH) stays its own:
-        // no program it starts inherits a capability, and each decoder drops
-        // whatever else it holds before it reads a byte.
-        do {
-            try Capabilities.stopPassingOn()
-        } catch {
-            log.error("cannot clear the capabilities decoders would inherit (\(error)); a system-call filter must allow "
-                      + "capset, as the shipped airlock.service does")
-            return ExitStatus.ioError
-        }
-        // A read lease the intake holds (on a drop while the watcher checks it, on a
-        // decoder's file while it is hashed) is broken with SIGIO, whose default
-        // action would end the process; the lease is checked instead.
-        Signal.io.ignore()
+    static func runIntake(_ choice: Command.RootChoice, once: Bool, instance: String? = nil) -> Int32 {
+        if let refusal = prepareSupervisor() { return refusal }
         // Events and log lines are written by threads of their own from here on, so
         // that a reader that stops reading stalls no worker and no watchdog; what is
         // queued at the end is written before the exit, unless nobody reads it.
@@ -177,13 +156,21 @@ enum CommandRunner {
             OutputBuffer.events.drain(seconds: 10)
             OutputBuffer.log.drain(seconds: 10)
         }
-        let root: String, configuration: Configuration, layout: RootLayout
+        let root: String, configuration: Configuration
+        var layout: RootLayout
         switch openRoot(choice) {
         case .failed(let status): return status
-        case .opened(let path, let resolved, let opened): (root, configuration, layout) = (path, resolved, opened)
+        case .opened(let path, let resolved, let opened): (root, configuration, layout) = (path, sharedRootConfiguration(resolved), opened)
         }
         defer { layout.close() }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
+        let fleet: FleetInstance?
+        switch startInstance(given: instance, configuration, &layout) {
+        case .single: fleet = nil
+        case .started(let started): fleet = started
+        case .failed(let status): return status
+        }
+        defer { fleet?.lock.recordStop() }
         grantConsumers(layout, configuration)
         // What the decoders will be granted, said before the first drop. The probe
         // starts before the supervisor's own ruleset, which would keep it from
@@ -199,9 +186,10 @@ enum CommandRunner {
         }
         guard once else {
             sayConfinement()
-            return runDaemon(choice, root: root, configuration: configuration, layout: layout, decoder: decoder)
+            return runDaemon(choice, root: root, configuration: configuration, layout: layout, decoder: decoder, fleet: fleet)
         }
-        return runOnce(root: root, configuration: configuration, layout: layout, decoder: decoder, beforeDecoding: sayConfinement)
+        return runOnce(root: root, configuration: configuration, layout: layout, decoder: decoder, fleet: fleet,
+                       beforeDecoding: sayConfinement)
     }
 
     /// What consumers are given at each start, not only by init, so that a root laid
@@ -223,7 +211,7 @@ enum CommandRunner {
 
     /// `airlock run`: the daemon, until a signal stops it.
     static func runDaemon(_ choice: Command.RootChoice, root: String, configuration: Configuration, layout: RootLayout,
-                          decoder: String) -> Int32 {
+                          decoder: String, fleet: FleetInstance?) -> Int32 {
         let configurationPath: String
         switch try? effective(choice) {
         case .config(let file): configurationPath = file
@@ -237,8 +225,10 @@ enum CommandRunner {
         if let warning = access.readWarning { log.warning(warning) }
         if let warning = TemporaryNames.droppedDefaultsWarning(configuration.watch.ignore) { log.warning(warning) }
         log.info("completion rule: " + ProducerFileAccess.describe(configuration.watch.completion))
-        let setup = Daemon.Setup(rootPath: root, configurationPath: configurationPath,
+        var setup = Daemon.Setup(rootPath: root, configurationPath: configurationPath,
                                  configuration: configuration, decoderDirectory: decoder)
+        setup.instance = fleet?.lock
+        setup.commitMode = fleet?.commitMode
         do {
             return try Daemon(setup, layout: layout).run()
         } catch {
@@ -252,16 +242,19 @@ enum CommandRunner {
     /// - Parameter beforeDecoding: runs exactly once: when the run lock is held
     ///   and the archive decoder's template is loading, before any drop is
     ///   decoded, or before the run gives up for want of the lock.
-    static func runOnce(root: String, configuration: Configuration, layout: RootLayout, decoder: String,
+    static func runOnce(root: String, configuration: Configuration, layout: RootLayout, decoder: String, fleet: FleetInstance?,
                         beforeDecoding: () -> Void) -> Int32 {
-        let lock: RunLock
+        let lock: RunLock?
         do {
-            guard let taken = try RunLock.acquire(layout, mode: "once") else {
+            if fleet != nil {
+                lock = nil  // the instance's lock, held already, is this run's
+            } else if let taken = try RunLock.acquire(layout, mode: "once") {
+                lock = taken
+            } else {
                 beforeDecoding()
                 log.error("an airlock daemon (pid \(RunLock.holder(layout).pid.map(String.init) ?? "unknown")) is running on \(root); it processes the inbox")
                 return ExitStatus.temporaryFailure
             }
-            lock = taken
         } catch {
             beforeDecoding()
             log.error("cannot take the run lock: \(error)")
@@ -272,7 +265,8 @@ enum CommandRunner {
         let children = DecoderChildren()
         defer { children.stopStarting() }
         let intake = Intake(layout: layout, configuration: configuration, decoderDirectory: decoder, log: log,
-                            children: children, showsProgress: FileDescriptor(rawValue: 1).isTerminal)
+                            children: children, showsProgress: FileDescriptor(rawValue: 1).isTerminal,
+                            commitMode: fleet?.commitMode, instance: fleet?.lock)
         // The template loads on the other core while the probe finishes and the drops are claimed.
         if intake.inboxHasDrops() { intake.prestartArchiveTemplate() }
         beforeDecoding()
@@ -289,11 +283,17 @@ enum CommandRunner {
         do {
             var recovered: [ClaimTicket] = []
             try intake.recover { recovered.append($0) }
+            try intake.adoptSingleDaemonClaims { recovered.append($0) }
+            intake.takeOverStoppedInstances { recovered.append($0) }
             intake.process(recovered, workers: workers, report)
             try intake.processInbox(workers: workers, report)
         } catch {
             log.error("intake stopped: \(error)")
             return ExitStatus.ioError
+        }
+        if let fenced = fleet?.lock.fenced() {
+            log.error(fenced)
+            return ExitStatus.temporaryFailure
         }
         return deferred.load(ordering: .relaxed) > 0 ? ExitStatus.temporaryFailure : ExitStatus.ok
     }

@@ -6,7 +6,7 @@ import Foundation
 
 extension CommandRunner {
     static func doctor(_ choice: Command.RootChoice, json: Bool) -> Int32 {
-        let status = withDecoders(choice) { doctor($0, decoder: $1, json: json) }
+        let status = withDecoders(choice) { doctor($0, decoder: $1, json: json, fleet: FleetFindings.probe(choice, $0)) }
         // What the intake of this root last met: children it could not start (a
         // pids cgroup or memory full where it runs, which this probe may not share).
         if let root = try? resolveAsOwner(choice).root, let state = try? FileDescriptor.openDirectory(path: root + "/state") {
@@ -19,7 +19,7 @@ extension CommandRunner {
         return status
     }
 
-    private static func doctor(_ configuration: Configuration, decoder: String, json: Bool) -> Int32 {
+    private static func doctor(_ configuration: Configuration, decoder: String, json: Bool, fleet: FleetFindings?) -> Int32 {
         let content = ContentHealth.check(configuration)
         if !content.healthy { log.warning("drops will wait: types \(content.types); scanning \(content.scanning)") }
         let found: Doctor.Findings
@@ -37,7 +37,9 @@ extension CommandRunner {
         let held = try? Capabilities.current()
         if let warning = TemporaryNames.droppedDefaultsWarning(configuration.watch.ignore) { log.warning(warning) }
         if json {
-            events.emit(doctorLine(found, decoder: decoder, configuration: configuration, content: content, held: held))
+            var line = doctorLine(found, decoder: decoder, configuration: configuration, content: content, held: held)
+            fleet?.add(to: &line)
+            events.emit(line.text)
         } else {
             let landlock = Doctor.describe(state.landlock, "ABI \(found.landlockABI), writes only beneath the drop's staging directory, no other file access"
                 + (found.landlockABI >= 4 ? ", no TCP" : "") + (found.landlockABI >= 6 ? ", no signals or abstract sockets outside" : ""),
@@ -58,6 +60,7 @@ extension CommandRunner {
             print("classes:       \(content.classes)\ntypes:         \(content.types)\nscanning:      \(content.scanning)")
             print("completion:    " + ProducerFileAccess.describe(configuration.watch.completion))
             print("capabilities:  " + capabilityLine(held, configuration.watch.completion))
+            if let fleet { print("fleet:         " + fleet.line) }
             if let publish = configuration.publish {
                 print("publish:       airlock publish sends outcomes to stream \(publish.stream) on \(publish.subject(event: "*")) via "
                       + "\(publish.servers.joined(separator: ", ")); airlock status says how far behind it is")
@@ -85,7 +88,7 @@ extension CommandRunner {
 
     /// `doctor --json`: one line.
     private static func doctorLine(_ found: Doctor.Findings, decoder: String, configuration: Configuration, content: ContentHealth,
-                                   held: Capabilities?) -> String {
+                                   held: Capabilities?) -> JSONObjectWriter {
         let state = found.confinement
         var line = JSONObjectWriter()
         line.add("decoders", decoder)
@@ -106,6 +109,6 @@ extension CommandRunner {
         line.add("type_detection", content.types)
         line.add("scanning", content.scanning)
         if let publish = configuration.publish { line.add("publish_subjects", publish.subject(event: "*")) }
-        return line.text
+        return line
     }
 }

@@ -154,7 +154,8 @@ enum Operations {
         } else {
             daemon = "not running"
         }
-        var lines = ["daemon:        \(daemon)", "total:         \(status.total.summary)"]
+        var lines = ["daemon:        \(daemon)"] + status.instances.map { "instance:      " + FleetStatus.line($0.record, running: $0.running) }
+        lines.append("total:         \(status.total.summary)")
         if let since = status.sinceStart { lines.append("since start:   \(since.summary)") }
         var queue = "\(status.claimed) claimed, \(status.waiting) waiting in the inbox"
         if let oldest = status.oldestWaiting { queue += "; oldest \(oldest.name), \(oldest.seconds) s" }

@@ -93,6 +93,8 @@ struct StatusDocument: Encodable {
     }
 
     let daemon: Daemon
+    /// A fleet's instances; left out for a single daemon's root.
+    let instances: [FleetStatus.Instance]?
     let totals: Counts
     let claimed: Int
     let inbox_waiting: Int
@@ -118,6 +120,7 @@ struct StatusDocument: Encodable {
                                     remove_after_seconds: configuration.watch.abandonedRemoveSeconds)
         completion = configuration.watch.completion.rawValue
         daemon = Daemon(running: status.holder.running, pid: status.holder.pid, started_at: status.holder.startedAt, mode: status.holder.mode)
+        instances = status.instances.isEmpty ? nil : status.instances.map { FleetStatus.Instance($0.record, running: $0.running) }
         totals = Counts(status.total)
         claimed = status.claimed
         inbox_waiting = status.waiting

@@ -18,15 +18,16 @@ final class RunningDaemon {
     /// - Parameters:
     ///   - standardOutput: a pipe for the daemon's standard output instead of the events file.
     ///   - executable: the `airlock` to run instead of the built one (a copy installed elsewhere).
+    ///   - extra: more arguments for `run` (`--instance NAME`).
     init(_ sandbox: Sandbox, environment: [String: String] = [:], label: String = "daemon", under wrapper: [String] = [],
-         standardOutput: Pipe? = nil, executable: String = Binary.airlock) throws {
+         standardOutput: Pipe? = nil, executable: String = Binary.airlock, extra: [String] = []) throws {
         stdoutURL = sandbox.logs.appendingPathComponent("\(label).out")
         stderrURL = sandbox.logs.appendingPathComponent("\(label).err")
         FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
         FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
         stdoutHandle = try FileHandle(forWritingTo: stdoutURL)
         stderrHandle = try FileHandle(forWritingTo: stderrURL)
-        let arguments = ["run", "--root", sandbox.root.path]
+        let arguments = ["run", "--root", sandbox.root.path] + extra
         process.executableURL = URL(fileURLWithPath: wrapper.first ?? executable)
         process.arguments = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [executable] + arguments
         var env = ProcessInfo.processInfo.environment

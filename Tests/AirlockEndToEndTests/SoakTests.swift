@@ -30,4 +30,30 @@ struct SoakTests {
             .split(separator: " ").dropFirst().first { !$0.isEmpty }.flatMap { Int($0) } ?? 0
         #expect(drops >= 20, "\(text)")
     }
+
+    @Test("a fleet: three instances on one root, killed, frozen past their take-over and restarted, end every drop once")
+    func shortFleetSoak() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [Binary.repository.appendingPathComponent("soak/fleet.py").path,
+                             "--airlock", Binary.airlock, "--seconds", "15", "--producers", "2", "--chaos-min", "0.5", "--chaos-max", "2"]
+        var environment = ProcessInfo.processInfo.environment
+        for key in environment.keys where key.hasPrefix("AIRLOCK_TEST_") { environment.removeValue(forKey: key) }
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("problems   0"), "\(text)")
+        func figure(_ prefix: String) -> Int {
+            text.split(separator: "\n").first { $0.hasPrefix(prefix) }?
+                .split(separator: " ").dropFirst().first { !$0.isEmpty }.flatMap { Int($0) } ?? 0
+        }
+        #expect(figure("drops") >= 20, "\(text)")
+        #expect(figure("kills") >= 1, "instances were to be killed: \(text)")
+        #expect(figure("freezes") >= 1 && text.contains("take-overs seen"), "an instance was to be frozen past its take-over: \(text)")
+    }
 }

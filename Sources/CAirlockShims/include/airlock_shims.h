@@ -67,4 +67,8 @@ int airlock_release_lease(int fd);
 /// being broken (someone opened the file for writing or truncated it), -1 on error.
 int airlock_holds_read_lease(int fd);
 
+/// fstatfs(2)'s f_type (sys/vfs.h, which Swift's Glibc module leaves out) in
+/// *type; 0 on success, -1 with errno set.
+int airlock_filesystem_type(int fd, long long *type);
+
 #endif

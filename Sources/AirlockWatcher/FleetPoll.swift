@@ -1,0 +1,51 @@
+import AirlockCore
+import AirlockSystem
+
+extension Daemon {
+    /// An instance of a fleet, once per `watch.poll_seconds`: stops if another
+    /// instance took it over; takes over the instances that stopped leaving work;
+    /// on a shared root, lists the inbox (inotify does not see other hosts' writes).
+    func poll(now: UInt64) {
+        nextPoll = now + UInt64(configuration.watch.pollSeconds) * 1_000_000_000
+        guard let instance = setup.instance else { return }
+        if let fenced = instance.fenced() {
+            fencedDetail = fenced
+            return
+        }
+        pool.intake.takeOverStoppedInstances { backlog.append($0) }
+        if configuration.cluster.shared { rescan(now: now) }
+    }
+
+    /// A name a local producer closed after writing it in place, on a shared root
+    /// without `cluster.settled_writes`: no lease can say another host's writer is
+    /// done, so only a rename completes a drop there, and this one waits for its
+    /// rename (remembered for at most 65536 names).
+    func noteWrittenInPlace(_ name: [UInt8]) {
+        guard configuration.cluster.shared, writtenInPlace.count < 65536 else { return }
+        writtenInPlace.insert(name)
+    }
+
+    /// `names` (a listing) without those written in place and not renamed since;
+    /// the names no longer listed are forgotten.
+    func leavingWrittenInPlace(_ names: [[UInt8]]) -> [[UInt8]] {
+        guard !writtenInPlace.isEmpty else { return names }
+        writtenInPlace.formIntersection(names)
+        return names.filter { !writtenInPlace.contains($0) }
+    }
+
+    /// Takes the root's run lock; the exit status when it cannot.
+    func takeRunLock() -> Int32? {
+        do {
+            guard let taken = try RunLock.acquire(layout, mode: "daemon") else {
+                let holder = RunLock.holder(layout)
+                log.error("another airlock (pid \(holder.pid.map(String.init) ?? "unknown")) is running on \(setup.rootPath)")
+                return 75
+            }
+            runLock = taken
+            return nil
+        } catch {
+            log.error("cannot take the run lock: \(error)")
+            return 74
+        }
+    }
+}

@@ -1,0 +1,269 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+private let terminal: Set<String> = ["accepted", "rejected"]
+
+/// Several instances on one root (`run --instance NAME`): each drop ends once
+/// across the fleet, a stopped instance's work is taken over, a frozen one that
+/// wakes after its take-over commits nothing, and a single daemon's root becomes a
+/// fleet's in place.
+@Suite("A fleet on one root: instances, take-over, fencing, commits without NOREPLACE, upgrade", .serialized)
+struct FleetTests {
+    @Test("two instances share a root: every drop ends once across the fleet, each instance journals apart")
+    func twoInstancesShareARoot() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("watch", ["poll_seconds": 1])
+        let a = try RunningDaemon(sandbox, label: "a", extra: ["--instance", "a"])
+        let b = try RunningDaemon(sandbox, label: "b", extra: ["--instance", "b"])
+        for index in 0..<8 { try sandbox.drop(Samples.validZip, as: "valid\(index).zip") }
+        for index in 0..<4 { try sandbox.drop(Samples.traversalZip, as: "evil\(index).zip") }
+        #expect(waitFor(seconds: 60) { ((try? sandbox.terminalRecords().count) ?? 0) >= 12 }, "\(a.stderr)\n\(b.stderr)")
+        a.signal(SIGTERM)
+        b.signal(SIGTERM)
+        #expect(a.waitForExit(seconds: 30) == 0 && b.waitForExit(seconds: 30) == 0)
+        try sandbox.expectFleetInvariants()
+        let records = try sandbox.terminalRecords()
+        #expect(records.count == 12, "\(records.map(\.record))")
+        #expect(Set(records.compactMap { $0.record["drop"] as? String }).count == 12, "a drop ended twice")
+        #expect(Set(records.map(\.journal)).isSubset(of: ["a", "b"]), "records outside the instances' journals")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == (0..<8).map { "valid\($0)" })
+        let quarantined = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path)
+        #expect(quarantined.count == 4)
+        for id in quarantined {
+            #expect(id.hasSuffix("-a") || id.hasSuffix("-b"), "quarantine ids carry the instance: \(id)")
+            #expect(try Data(contentsOf: sandbox.quarantine.appendingPathComponent(id).appendingPathComponent("drop")) == Samples.traversalZip)
+        }
+        let status = try airlock(["status", "--root", sandbox.root.path, "--json"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        let instances = try #require(document["instances"] as? [[String: Any]])
+        #expect(instances.compactMap { $0["name"] as? String } == ["a", "b"])
+        #expect(instances.allSatisfy { $0["state"] as? String == "stopped" && $0["running"] as? Bool == false })
+        #expect((document["totals"] as? [String: Any])?["accepted"] as? Int == 8)
+        let schema = try FieldSchema()
+        #expect(schema.violations(document, "status --json").isEmpty, "\(schema.violations(document, "status --json"))")
+        let doctor = try #require(try airlock(["doctor", "--root", sandbox.root.path, "--json"]).events.last)
+        #expect(schema.violations(doctor, "doctor --json").isEmpty, "\(schema.violations(doctor, "doctor --json"))")
+        // The feed reads both journals; resuming after any record yields exactly the rest.
+        let feed = try airlock(["events", "--root", sandbox.root.path]).events.filter { terminal.contains($0["event"] as? String ?? "") }
+        #expect(feed.count == 12)
+        let middle = try #require(feed[5]["cursor"] as? String)
+        let rest = try airlock(["events", "--root", sandbox.root.path, "--after", middle]).events
+            .filter { terminal.contains($0["event"] as? String ?? "") }
+        #expect(rest.compactMap { $0["id"] as? String } == feed[6...].compactMap { $0["id"] as? String })
+    }
+
+    struct Stop: CustomStringConvertible, Sendable {
+        let step: String
+        let hostile: Bool
+        let rename: Bool
+        var description: String { "\(step)\(rename ? ", plain rename(2)" : "")" }
+    }
+
+    @Test("a killed instance's claim is adopted by another and ends exactly once",
+          arguments: [Stop(step: "accepted-renamed", hostile: false, rename: false), Stop(step: "accepted-renamed", hostile: false, rename: true),
+                      Stop(step: "claim-half-removed", hostile: false, rename: false), Stop(step: "rejected-reported", hostile: true, rename: true),
+                      Stop(step: "rejected-journalled", hostile: true, rename: false)])
+    func killedInstanceTakenOver(_ stop: Stop) throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let bytes = stop.hostile ? Samples.traversalZip : Samples.validZip
+        try sandbox.drop(bytes, as: "photos.zip")
+        let environment = stop.rename ? ["AIRLOCK_TEST_COMMIT_MODE": "rename"] : [:]
+        let killed = try sandbox.runOnce(instance: "a", environment: environment.merging(["AIRLOCK_TEST_CRASH_AT": stop.step]) { $1 })
+        #expect(killed.status == Int32(SIGKILL), "\(killed.stderr)")
+        #expect(try sandbox.held(sandbox.claimed).count == 1 && sandbox.held(sandbox.claimed)[0].hasPrefix("a/"))
+        let taker = try sandbox.runOnce(instance: "b", environment: environment)
+        #expect(taker.status == 0, "\(taker.stderr)")
+        #expect(taker.stderr.contains("take-over: instance a by b"), "\(taker.stderr)")
+        try sandbox.expectFleetInvariants()
+        let records = try sandbox.terminalRecords()
+        #expect(records.count == 1, "\(records.map(\.record))")
+        #expect(records.first?.record["event"] as? String == (stop.hostile ? "rejected" : "accepted"))
+        if stop.hostile {
+            let quarantined = try #require(try sandbox.onlyQuarantined())
+            #expect(try Data(contentsOf: quarantined.drop) == bytes)
+        } else {
+            #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"])
+        }
+        let record = try sandbox.instanceRecord("a")
+        #expect(record["state"] as? String == "taken-over" && record["taken_over_by"] as? String == "b" && record["generation"] as? Int == 2)
+        // A second run of either changes nothing.
+        #expect(try sandbox.runOnce(instance: "a").status == 0)
+        #expect(try sandbox.terminalRecords().count == 1)
+    }
+
+    @Test("an instance frozen past its take-over commits nothing when it wakes, and exits 75")
+    func frozenInstanceIsFenced() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("watch", ["poll_seconds": 1])
+        let holder = try LockHolder(sandbox, instance: "a")
+        // The decoder takes 2 s, so the instance is surely frozen with the drop claimed.
+        let a = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_INSTANCE_LOCK_HELD": "1", "AIRLOCK_TEST_DECODER_FAULT": "delay"],
+                                  label: "a", extra: ["--instance", "a"])
+        try sandbox.drop(Samples.validZip, as: "photos.zip")
+        #expect(waitFor(seconds: 20) { ((try? sandbox.held(sandbox.staging)) ?? []).count == 1 }, "\(a.stderr)")
+        a.signal(SIGSTOP)
+        // kill(2) returns before the process has stopped: wait until all its threads have.
+        #expect(waitFor(seconds: 10) { isStopped(a.process.processIdentifier) })
+        let journal = sandbox.root.appendingPathComponent("state/journal/a.jsonl")
+        let before = (try? Data(contentsOf: journal)) ?? Data()
+        holder.release()
+        let taker = try sandbox.runOnce(instance: "b")
+        #expect(taker.status == 0 && taker.stderr.contains("take-over: instance a by b"), "\(taker.stderr)")
+        a.signal(SIGCONT)
+        #expect(a.waitForExit(seconds: 30) == 75, "\(a.stderr)")
+        #expect(a.stderr.contains("instance a was taken over"), "\(a.stderr)")
+        // Nothing it decides: no terminal record. (A `claimed` line the freeze caught
+        // half-way through its append may still land: it decides nothing.)
+        let after = (try? Data(contentsOf: journal)) ?? Data()
+        let written = String(decoding: after.dropFirst(before.count), as: UTF8.self)
+        #expect(!written.contains("\"event\":\"accepted\"") && !written.contains("\"event\":\"rejected\"")
+                && !written.contains("\"event\":\"deferred\""), "the fenced instance journalled an outcome: \(written)")
+        try sandbox.expectFleetInvariants()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"])
+        let records = try sandbox.terminalRecords()
+        #expect(records.count == 1 && records.first?.journal == "b", "\(records.map(\.record))")
+    }
+
+    @Test("where RENAME_NOREPLACE is refused, a plain rename of the never-empty staging directory commits, a taken name gets the next")
+    func commitWithoutNoReplace() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let taken = sandbox.outbox.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: taken, withIntermediateDirectories: false)
+        try Data("earlier\n".utf8).write(to: taken.appendingPathComponent("kept.txt"))
+        try sandbox.drop(Samples.validZip, as: "photos.zip")
+        try sandbox.drop(Samples.traversalZip, as: "evil.zip")
+        let environment = ["AIRLOCK_TEST_COMMIT_MODE": "rename"]
+        let run = try sandbox.runOnce(instance: "a", environment: environment)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("rename(2) of a never-empty directory"), "\(run.stderr)")
+        try sandbox.expectFleetInvariants()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["photos", "photos-2"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: taken.path) == ["kept.txt"], "an existing entry was replaced")
+        #expect(try sandbox.listing(sandbox.outbox.appendingPathComponent("photos-2")).isEmpty == false)
+        #expect(try sandbox.onlyQuarantined().map { try Data(contentsOf: $0.drop) } == Samples.traversalZip)
+        #expect(try sandbox.instanceRecord("a")["commit_mode"] as? String == "rename")
+        let doctor = try airlock(["doctor", "--root", sandbox.root.path, "--json"], environment: environment)
+        let line = try #require(doctor.events.last)
+        #expect(line["commit_mode"] as? String == "rename" && line["cluster_shared_suggested"] as? Bool == true, "\(doctor.stdout)")
+    }
+
+    @Test("a single daemon's root becomes a fleet's in place: its claim ends once, old cursors still work")
+    func upgradeInPlace() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(Samples.validZip, as: "first.zip")
+        #expect(try sandbox.runOnce().status == 0)
+        let cursor = try #require(try airlock(["events", "--root", sandbox.root.path]).events.last?["cursor"] as? String)
+        try sandbox.drop(Samples.traversalZip, as: "evil.zip")
+        #expect(try sandbox.runOnce(environment: ["AIRLOCK_TEST_CRASH_AT": "rejected-reported"]).status == Int32(SIGKILL))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == 1)
+        let upgraded = try sandbox.runOnce(instance: "a")
+        #expect(upgraded.status == 0, "\(upgraded.stderr)")
+        #expect(upgraded.stderr.contains("upgrade: 1 claims of the single daemon adopted by instance a"), "\(upgraded.stderr)")
+        try sandbox.expectFleetInvariants()
+        let records = try sandbox.terminalRecords()
+        #expect(records.count == 2, "\(records.map(\.record))")
+        #expect(records.map(\.journal) == ["-", "a"])
+        let quarantined = try #require(try sandbox.onlyQuarantined())
+        #expect(try Data(contentsOf: quarantined.drop) == Samples.traversalZip)
+        // The cursor printed before the upgrade resumes after `first.zip`, across both journals.
+        let after = try airlock(["events", "--root", sandbox.root.path, "--after", cursor])
+        #expect(after.status == 0, "\(after.stderr)")
+        let ended = after.events.filter { terminal.contains($0["event"] as? String ?? "") }
+        #expect(ended.compactMap { $0["drop"] as? String } == ["evil.zip"], "\(after.stdout)")
+        #expect(ended.first?["cursor"] as? String != nil && (ended.first?["cursor"] as? String ?? "").contains("a@"))
+    }
+
+    @Test("a single daemon and an instance of a fleet never run on one root together")
+    func singleAndFleetExclude() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let a = try RunningDaemon(sandbox, label: "a", extra: ["--instance", "a"])
+        let single = try sandbox.runOnce()
+        #expect(single.status == 75, "\(single.stderr)")
+        let twin = try sandbox.runOnce(instance: "a")
+        #expect(twin.status == 75 && twin.stderr.contains("runs as this instance"), "\(twin.stderr)")
+        a.signal(SIGTERM)
+        #expect(a.waitForExit(seconds: 30) == 0)
+        let daemon = try RunningDaemon(sandbox, label: "single")
+        let instance = try sandbox.runOnce(instance: "b")
+        #expect(instance.status == 75 && instance.stderr.contains("a single airlock"), "\(instance.stderr)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 30) == 0)
+    }
+
+    @Test("the publisher reads every instance's journal and resumes from its cursor across them: each outcome once in the stream")
+    func publishAcrossJournals() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let server = try NatsServer(in: sandbox.logs.appendingPathComponent("nats"))
+        try sandbox.configurePublish(server)
+        try sandbox.configure("watch", ["settle_milliseconds": 50, "poll_seconds": 1])
+        let a = try RunningDaemon(sandbox, label: "a", extra: ["--instance", "a"])
+        let b = try RunningDaemon(sandbox, label: "b", extra: ["--instance", "b"])
+        let publisher = try RunningPublisher(sandbox)
+        let first = try sandbox.flood(30, prefix: "one")
+        #expect(waitFor(seconds: 90) { ((try? sandbox.terminalRecords().count) ?? 0) >= first.count })
+        #expect(waitFor(seconds: 60) { usleep(200_000); return StreamContents.count(server) >= first.count })
+        #expect(publisher.stop() == 0)
+        let second = try sandbox.flood(20, prefix: "two")
+        #expect(waitFor(seconds: 90) { ((try? sandbox.terminalRecords().count) ?? 0) >= first.count + second.count })
+        let again = try RunningPublisher(sandbox, label: "publisher-again")
+        #expect(waitFor(seconds: 60) { usleep(200_000); return StreamContents.count(server) >= first.count + second.count })
+        usleep(1_500_000)
+        #expect(again.stop() == 0)
+        a.signal(SIGTERM)
+        b.signal(SIGTERM)
+        #expect(a.waitForExit(seconds: 30) == 0 && b.waitForExit(seconds: 30) == 0)
+        let expected = Set(try sandbox.terminalRecords().compactMap { entry in
+            (entry.record["id"] as? String).map { $0 + ":" + (entry.record["event"] as? String ?? "?") }
+        })
+        #expect(expected.count == 50)
+        let ids = try StreamContents.read(server).messages.map(\.id)
+        #expect(ids.count == Set(ids).count, "stored twice: \(ids.count - Set(ids).count)")
+        #expect(Set(ids) == expected, "missing: \(expected.subtracting(ids).sorted().prefix(5))")
+        let progress = try String(contentsOf: sandbox.root.appendingPathComponent("state/publish-nats-test%2Ehost.json"), encoding: .utf8)
+        #expect(progress.contains("a@") && progress.contains("b@"), "the saved cursor names both journals: \(progress)")
+    }
+
+    @Test("on a shared root a drop written in place waits for its rename unless cluster.settled_writes; a renamed one is taken",
+          arguments: [false, true])
+    func sharedRootTakesRenamedDrops(_ settledWrites: Bool) throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("cluster", ["shared": true, "instance": "a", "settled_writes": settledWrites])
+        try sandbox.configure("watch", ["poll_seconds": 1])
+        let a = try RunningDaemon(sandbox, label: "a")
+        try sandbox.drop(Samples.validZip, as: "written.zip")
+        let temporary = sandbox.inbox.appendingPathComponent("renamed.zip.part")
+        try Samples.validZip.write(to: temporary)
+        #expect(rename(temporary.path, sandbox.inbox.appendingPathComponent("renamed.zip").path) == 0)
+        #expect(waitFor(seconds: 30) { FileManager.default.fileExists(atPath: sandbox.outbox.appendingPathComponent("renamed").path) })
+        if settledWrites {
+            #expect(waitFor(seconds: 30) { FileManager.default.fileExists(atPath: sandbox.outbox.appendingPathComponent("written").path) })
+        } else {
+            usleep(3_500_000)  // three polls and more
+            #expect(FileManager.default.fileExists(atPath: sandbox.inbox.appendingPathComponent("written.zip").path), "\(a.stderr)")
+            // Renamed, it is taken.
+            #expect(rename(sandbox.inbox.appendingPathComponent("written.zip").path, sandbox.inbox.appendingPathComponent("written2.zip").path) == 0)
+            #expect(waitFor(seconds: 30) { FileManager.default.fileExists(atPath: sandbox.outbox.appendingPathComponent("written2").path) })
+        }
+        a.signal(SIGTERM)
+        #expect(a.waitForExit(seconds: 30) == 0)
+        try sandbox.expectFleetInvariants()
+        #expect(try sandbox.terminalRecords().count == 2)
+    }
+
+    @Test("--instance takes only a name that can name an instance", arguments: ["", ".hidden", "a/b", "20260101T000000Z-1", String(repeating: "x", count: 65)])
+    func badInstanceName(_ name: String) throws {
+        let result = try airlock(["run", "--once", "--root", "/nonexistent", "--instance", name])
+        #expect(result.status == 64, "\(result.stderr)")
+    }
+}
