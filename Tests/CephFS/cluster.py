@@ -7,9 +7,10 @@ ports chosen at random; configuration, data, sockets and logs under one
 temporary directory. The file system is mounted by ceph-fuse once per mount
 namespace (`unshare -m`, kept alive by a bind mount of /proc/PID/ns/mnt, so
 that `nsenter --mount=FILE` runs a command inside it): two mounts behave as
-two clients of the MDS, as two hosts would. The MDS's `session_timeout` is 30 s
-(the least Ceph allows), so a frozen client is evicted, blocklisted and its
-locks freed quickly.
+two clients of the MDS, as two hosts would. The file system's `session_timeout`
+and `session_autoclose` are 30 s (the least Ceph allows; 60 s and 300 s by
+default), so a frozen client is evicted, blocklisted and its locks freed
+quickly.
 
     python3 Tests/CephFS/cluster.py shell   # up, two mounts, a shell in the first; down on exit
 
@@ -58,6 +59,7 @@ class Mount:
         self.path = os.path.join(cluster.base, f"mnt-{name}")  # the mount point, inside the namespace only
         self.holder = None   # `unshare -m` keeping the namespace while it is bound
         self.fuse = None     # the ceph-fuse process (foreground), inside the namespace
+        self.generation = 0  # how many ceph-fuse clients this mount has had
 
     def enter(self, arguments):
         """The command line that runs `arguments` inside this mount's namespace."""
@@ -72,9 +74,14 @@ class Mount:
                                         "sleep", "infinity"])
         wait_until(f"namespace {self.name} bound", lambda: os.stat(self.namespace).st_ino != 0
                    and self.namespace_bound(), 10, 0.05)
+        self.start_fuse()
+
+    def start_fuse(self):
+        self.generation += 1  # a new client name each time: an evicted one is blocklisted
         log = open(os.path.join(self.cluster.base, "log", f"fuse-{self.name}.out"), "ab")
-        self.fuse = subprocess.Popen(self.enter(["ceph-fuse", "-f", "-c", self.cluster.conf, "--id", f"fuse{self.name}",
-                                                 "--client_mountpoint=/", self.path]),
+        self.fuse = subprocess.Popen(self.enter(["ceph-fuse", "-f", "-c", self.cluster.conf, "--id",
+                                                 f"fuse{self.name}{self.generation}", "--client_mountpoint=/",
+                                                 self.path]),
                                      stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
         wait_until(f"ceph-fuse {self.name} mounted", self.mounted, 30)
@@ -90,6 +97,21 @@ class Mount:
         result = subprocess.run(self.enter(["findmnt", "-n", "-t", "fuse.ceph-fuse", self.path]),
                                 capture_output=True)
         return result.returncode == 0
+
+    def view(self, *parts):
+        """The path of `parts` beneath this mount as seen from outside its namespace
+        (through /proc/PID/root of its ceph-fuse); hangs while the client is frozen."""
+        return os.path.join(f"/proc/{self.fuse.pid}/root" + self.path, *parts)
+
+    def remount(self):
+        """A fresh ceph-fuse client in the same namespace and place (after an eviction)."""
+        if self.fuse is not None and self.fuse.poll() is None:
+            os.kill(self.fuse.pid, signal.SIGCONT)
+            self.fuse.kill()
+        if self.fuse is not None:
+            self.fuse.wait()
+        subprocess.run(self.enter(["umount", "-l", self.path]), capture_output=True)
+        self.start_fuse()
 
     def fuse_pid(self):
         """The ceph-fuse process itself (nsenter execs it: the same pid)."""
@@ -219,7 +241,10 @@ class Cluster:
         self.ceph("fs", "new", FS_NAME, "cephfs_metadata", "cephfs_data")
         self.spawn("mds.a", ["ceph-mds", "-i", "a"])
         wait_until("an active MDS", lambda: "up:active" in self.ceph("mds", "stat"), 60)
+        # A client silent for session_timeout is stale; for session_autoclose, evicted
+        # (blocklisted, its locks freed). Both at the least Ceph allows.
         self.ceph("fs", "set", FS_NAME, "session_timeout", str(SESSION_TIMEOUT))
+        self.ceph("fs", "set", FS_NAME, "session_autoclose", str(SESSION_TIMEOUT))
 
     def mount(self, name):
         mount = Mount(self, name)
