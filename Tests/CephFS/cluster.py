@@ -215,6 +215,7 @@ class Cluster:
         log.close()
 
     def start(self):
+        os.chmod(self.base, 0o755)  # the mounts beneath it serve a service user too
         for directory in ("run", "log", "crash", "mon.a", "mgr.x", "osd.0", "mds.a"):
             os.mkdir(os.path.join(self.base, directory))
         # The namespaces' files are bound beneath this directory: make it a private mount.
