@@ -176,7 +176,7 @@ DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
 DOCDIR ?= $(DATADIR)/doc/airlock
 # The system configuration an installed airlock reads when given no --root or --config:
-# /etc for PREFIX=/usr, PREFIX/etc otherwise (Sources/AirlockCore/Installation.swift).
+# /etc for PREFIX=/usr, PREFIX/etc otherwise (Sources/AirlockConfiguration/Installation.swift).
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d

@@ -4,32 +4,50 @@ import PackageDescription
 // One target per concern. Arrows point one way, and each target lists exactly the
 // package targets it imports, nothing reached through another's (make check-imports):
 //
-//   airlock               -> AirlockWatcher -> AirlockCore
-//   airlock-decoder       -> AirlockArchive
+//   airlock               -> AirlockWatcher -> AirlockDesk -> AirlockIntake
+//   airlock-decoder       -> AirlockArchive -> AirlockZip
 //   airlock-keyed-decoder -> AirlockKeyed
-//   airlock-publisher     -> AirlockPublisher -> AirlockCore, CNats
-//   AirlockCore, AirlockArchive, AirlockKeyed -> AirlockChild -> AirlockPolicy, AirlockSystem
-//   AirlockCore, AirlockArchive, AirlockChild -> AirlockFormats
-//   AirlockPolicy -> AirlockText;  AirlockSystem -> AirlockText, CAirlockShims
+//   airlock-publisher     -> AirlockPublisher -> AirlockJournal, CNats
+//   AirlockIntake  -> AirlockQuarantine, AirlockDecoders
+//   AirlockQuarantine -> AirlockJournal -> AirlockRoot -> AirlockConfiguration -> AirlockEvents
+//   AirlockDecoders -> AirlockConfiguration
+//   AirlockConfiguration, AirlockArchive, AirlockZip, AirlockKeyed -> AirlockChild -> AirlockPolicy, AirlockSystem
+//   AirlockConfiguration, AirlockArchive, AirlockChild -> AirlockFormats
+//   AirlockEvents -> AirlockPolicy, AirlockSystem;  AirlockPolicy -> AirlockText
+//   AirlockSystem -> AirlockText, CAirlockShims
 //
-// AirlockText: hostile names as bytes (strict UTF-8, the one escaping). AirlockPolicy:
-// what an entry may be, judged from the values handed to it. AirlockFormats: which
-// archive format a drop is, from its bytes alone. (These three are pure Swift.)
-// AirlockSystem: typed system calls, the only target that imports CAirlockShims.
-// AirlockChild: what both decoder children share
+// (A target above may import any target below it on its path; Package.swift lists
+// which.) AirlockText: hostile names as bytes (strict UTF-8, the one escaping).
+// AirlockPolicy: what an entry may be, judged from the values handed to it.
+// AirlockFormats: which archive format a drop is, from its bytes alone. (These
+// three are pure Swift.) AirlockSystem: typed system calls, the only target that
+// imports CAirlockShims. AirlockChild: what both decoder children share
 // (confinement and limits, the drop reader, the staging writer, content classes and
-// type detection, their arguments and verdicts). AirlockArchive: the archive decoder (the ZIP, tar and 7z
-// readers, libarchive, gzip by ISA-L). AirlockKeyed: the keyed-archive decoder.
-// AirlockCore: the supervisor (intake, reports, configuration). AirlockWatcher: the
-// daemon around it. AirlockPublisher: `airlock publish`, the journal's outcomes to
-// NATS JetStream (airlock execs airlock-publisher, the only program linking libnats).
-// Libraries: only AirlockArchive links libarchive, ISA-L and liblzma, so airlock and
-// airlock-keyed-decoder do not (make static-ldd checks); AirlockChild links libmagic,
-// which the supervisor's status and doctor use too, and zlib, which the content
-// classifier inflates PDF streams and Office parts with (libmagic links it already).
-// AirlockText, AirlockSystem, AirlockPolicy, AirlockFormats, AirlockChild and
-// AirlockArchive do not import Foundation, so the decoder child starts quickly and its
-// behaviour does not depend on Foundation's.
+// type detection, their arguments and verdicts). AirlockZip: the ZIP directory
+// reader (end records, central and local records, extra fields, legacy names).
+// AirlockArchive: the archive decoder (the tar and 7z readers, the ZIP entries'
+// data, libarchive, gzip by ISA-L). AirlockKeyed: the keyed-archive decoder.
+//
+// The supervisor, by concern, lowest first: AirlockEvents (a drop's outcome and
+// rejection, the event log); AirlockConfiguration (airlock.json, its settings
+// table, formats, content rules, outbox modes, receipts and publish settings);
+// AirlockRoot (the root's layout and version, root access, the run lock, directory
+// syncs); AirlockJournal (records, batches, generations, the event feed, publish
+// progress); AirlockDecoders (starting and confining decoder children, reading
+// their verdicts); AirlockQuarantine (the desk: reports, index, queries, release
+// and purge); AirlockIntake (one drop from claim to outbox or quarantine, the
+// worker pool); AirlockDesk (status, doctor, metrics, quarantine contents, outbox
+// sweep). AirlockWatcher: the daemon around them. AirlockPublisher: `airlock
+// publish`, the journal's outcomes to NATS JetStream (airlock execs
+// airlock-publisher, the only program linking libnats); it does not link the intake.
+// Libraries: only AirlockArchive links libarchive and ISA-L, and only it and
+// AirlockZip liblzma, so airlock and airlock-keyed-decoder do not (make static-ldd
+// checks); AirlockChild links libmagic, which the supervisor's status and doctor
+// use too, and zlib, which the content classifier inflates PDF streams and Office
+// parts with (libmagic links it already).
+// AirlockText, AirlockSystem, AirlockPolicy, AirlockFormats, AirlockChild, AirlockZip
+// and AirlockArchive do not import Foundation, so the decoder child starts quickly
+// and its behaviour does not depend on Foundation's.
 let package = Package(
     name: "airlock",
     platforms: [.macOS(.v13)],
@@ -94,29 +112,81 @@ let package = Package(
         .target(name: "AirlockPolicy", dependencies: ["AirlockText"]),
         .target(name: "AirlockFormats"),
         .target(name: "AirlockChild", dependencies: ["AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CMagic", "CZlib"]),
+        .target(name: "AirlockZip", dependencies: ["AirlockChild", "AirlockPolicy", "AirlockSystem", "AirlockText", "CLzma"]),
         .target(name: "AirlockArchive", dependencies: [
-            "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CArchive", "CIsal", "CLzma",
+            "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "AirlockZip", "CArchive", "CIsal",
+            "CLzma",
         ]),
-        .target(name: "AirlockCore", dependencies: [
-            "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CCrypto", "CJansson",
+        .target(name: "AirlockEvents", dependencies: ["AirlockPolicy", "AirlockSystem", "AirlockText"]),
+        .target(name: "AirlockConfiguration", dependencies: [
+            "AirlockChild", "AirlockEvents", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CJansson",
+        ]),
+        .target(name: "AirlockRoot", dependencies: [
+            "AirlockChild", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockSystem",
+        ]),
+        .target(name: "AirlockJournal", dependencies: [
+            "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockRoot", "AirlockSystem",
+        ]),
+        .target(name: "AirlockDecoders", dependencies: [
+            "AirlockChild", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockSystem",
+        ]),
+        .target(name: "AirlockQuarantine", dependencies: [
+            "AirlockConfiguration", "AirlockEvents", "AirlockJournal", "AirlockPolicy", "AirlockRoot", "AirlockSystem", "AirlockText",
+        ]),
+        .target(name: "AirlockIntake", dependencies: [
+            "AirlockConfiguration", "AirlockDecoders", "AirlockEvents", "AirlockFormats", "AirlockJournal", "AirlockPolicy",
+            "AirlockQuarantine", "AirlockRoot", "AirlockSystem", "AirlockText", "CCrypto",
+        ]),
+        .target(name: "AirlockDesk", dependencies: [
+            "AirlockChild", "AirlockConfiguration", "AirlockDecoders", "AirlockEvents", "AirlockFormats", "AirlockIntake",
+            "AirlockJournal", "AirlockPolicy", "AirlockQuarantine", "AirlockRoot", "AirlockSystem", "AirlockText",
         ]),
         .target(name: "AirlockWatcher", dependencies: [
-            "AirlockCore", "AirlockPolicy", "AirlockSystem", "AirlockText", "CInotifyTools", "CSystemd",
+            "AirlockConfiguration", "AirlockDecoders", "AirlockDesk", "AirlockEvents", "AirlockIntake", "AirlockJournal",
+            "AirlockPolicy", "AirlockRoot", "AirlockSystem", "AirlockText", "CInotifyTools", "CSystemd",
         ]),
-        .executableTarget(name: "airlock", dependencies: ["AirlockWatcher", "AirlockCore", "AirlockPolicy", "AirlockSystem", "AirlockText"]),
+        .executableTarget(name: "airlock", dependencies: [
+            "AirlockWatcher", "AirlockConfiguration", "AirlockDecoders", "AirlockDesk", "AirlockEvents", "AirlockIntake",
+            "AirlockJournal", "AirlockPolicy", "AirlockQuarantine", "AirlockRoot", "AirlockSystem", "AirlockText",
+        ]),
         .executableTarget(name: "airlock-decoder", dependencies: ["AirlockArchive", "AirlockChild", "AirlockSystem"]),
         .target(name: "AirlockKeyed", dependencies: ["AirlockChild", "AirlockPolicy", "AirlockSystem", "AirlockText"]),
         .executableTarget(name: "airlock-keyed-decoder", dependencies: ["AirlockKeyed", "AirlockSystem"]),
-        .target(name: "AirlockPublisher", dependencies: ["AirlockCore", "AirlockSystem", "CNats"]),
-        .executableTarget(name: "airlock-publisher", dependencies: ["AirlockPublisher", "AirlockCore", "AirlockSystem"]),
+        .target(name: "AirlockPublisher", dependencies: [
+            "AirlockConfiguration", "AirlockEvents", "AirlockJournal", "AirlockRoot", "AirlockSystem", "CNats",
+        ]),
+        .executableTarget(name: "airlock-publisher", dependencies: [
+            "AirlockPublisher", "AirlockConfiguration", "AirlockEvents", "AirlockRoot", "AirlockSystem",
+        ]),
         .testTarget(name: "AirlockTextTests", dependencies: ["AirlockText"]),
         .testTarget(name: "AirlockSystemTests", dependencies: ["AirlockSystem"]),
         .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockText"]),
         .testTarget(name: "AirlockChildTests", dependencies: ["AirlockChild", "AirlockPolicy"]),
-        .testTarget(name: "AirlockArchiveTests", dependencies: ["AirlockArchive", "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem"]),
+        .testTarget(name: "AirlockZipTests", dependencies: ["AirlockZip", "AirlockChild", "AirlockSystem"]),
+        .testTarget(name: "AirlockArchiveTests", dependencies: [
+            "AirlockArchive", "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockZip",
+        ]),
         .testTarget(name: "AirlockKeyedTests", dependencies: ["AirlockKeyed", "AirlockPolicy"]),
-        .testTarget(name: "AirlockCoreTests", dependencies: ["AirlockCore", "AirlockChild", "AirlockPolicy", "AirlockSystem"]),
-        .testTarget(name: "AirlockWatcherTests", dependencies: ["AirlockWatcher", "AirlockCore", "AirlockSystem"]),
+        .testTarget(name: "AirlockEventsTests", dependencies: ["AirlockEvents", "AirlockPolicy"]),
+        .testTarget(name: "AirlockConfigurationTests", dependencies: [
+            "AirlockConfiguration", "AirlockChild", "AirlockPolicy", "AirlockQuarantine", "AirlockSystem",
+        ]),
+        .testTarget(name: "AirlockRootTests", dependencies: ["AirlockRoot", "AirlockSystem"]),
+        .testTarget(name: "AirlockJournalTests", dependencies: [
+            "AirlockJournal", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockSystem",
+        ]),
+        .testTarget(name: "AirlockDecodersTests", dependencies: [
+            "AirlockDecoders", "AirlockChild", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockSystem",
+        ]),
+        .testTarget(name: "AirlockQuarantineTests", dependencies: ["AirlockQuarantine", "AirlockEvents", "AirlockPolicy"]),
+        .testTarget(name: "AirlockIntakeTests", dependencies: [
+            "AirlockIntake", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockQuarantine", "AirlockRoot",
+            "AirlockSystem",
+        ]),
+        .testTarget(name: "AirlockDeskTests", dependencies: ["AirlockDesk", "AirlockConfiguration", "AirlockRoot"]),
+        .testTarget(name: "AirlockWatcherTests", dependencies: [
+            "AirlockWatcher", "AirlockConfiguration", "AirlockIntake", "AirlockSystem",
+        ]),
         .testTarget(name: "AirlockEndToEndTests", dependencies: ["AirlockSystem"]),
     ]
 )

@@ -2,6 +2,7 @@ import AirlockChild
 import AirlockFormats
 import AirlockPolicy
 import AirlockSystem
+import AirlockZip
 import CArchive
 import CLzma
 

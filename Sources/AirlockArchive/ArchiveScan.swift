@@ -3,6 +3,7 @@ import AirlockFormats
 import AirlockPolicy
 import AirlockSystem
 import AirlockText
+import AirlockZip
 import CArchive
 
 /// What a scan found and wrote.

@@ -1,5 +1,6 @@
 import AirlockChild
 import AirlockSystem
+import AirlockZip
 
 /// A cpio archive's headers, walked by airlock itself (the portable ASCII
 /// formats: newc "070701", odc "070707"): every header, name and data block

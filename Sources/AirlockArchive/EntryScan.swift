@@ -3,6 +3,7 @@ import AirlockFormats
 import AirlockPolicy
 import AirlockSystem
 import AirlockText
+import AirlockZip
 import CArchive
 
 /// The header-by-header loop over an open libarchive reader.

@@ -1,5 +1,6 @@
 import AirlockFormats
 import AirlockText
+import AirlockZip
 
 /// An ISO 9660 image's directory trees (the primary one and a Joliet one),
 /// walked by airlock itself beside libarchive.

@@ -2,6 +2,7 @@ import AirlockChild
 import AirlockPolicy
 import AirlockSystem
 import AirlockText
+import AirlockZip
 import CArchive
 import CLzma
 

@@ -1,5 +1,6 @@
 import AirlockChild
 import AirlockPolicy
+import AirlockZip
 
 /// A ZIP entry's deflate data, inflated by the scan's own `ZipInflater` rather
 /// than by libarchive, which then only walks the headers (its seekable reader

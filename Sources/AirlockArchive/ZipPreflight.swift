@@ -1,5 +1,6 @@
 import AirlockChild
 import AirlockPolicy
+import AirlockZip
 
 extension ArchiveScan {
     /// A ZIP's central directory, judged by the policy before any entry is read;

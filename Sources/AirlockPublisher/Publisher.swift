@@ -1,4 +1,7 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockEvents
+import AirlockJournal
+import AirlockRoot
 import AirlockSystem
 import Dispatch
 import Foundation

@@ -1,4 +1,4 @@
-import AirlockCore
+import AirlockDesk
 import AirlockSystem
 
 extension Daemon {

@@ -1,4 +1,5 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockIntake
 import AirlockSystem
 import AirlockText
 

@@ -1,5 +1,11 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockDecoders
+import AirlockDesk
+import AirlockEvents
+import AirlockIntake
+import AirlockJournal
 import AirlockPolicy
+import AirlockRoot
 import AirlockSystem
 import AirlockText
 import Dispatch
@@ -56,12 +62,10 @@ public final class Daemon {
     // The dispatcher's own state.
     var inbox: InboxTracker
     var backlog: [ClaimTicket] = []
-    /// In a fleet: when the inbox is listed and the other instances' locks tried next.
+    // An instance of a fleet: when it polls next (see poll); why it was taken over (it
+    // then exits 75); the names written in place that listings leave alone (see noteWrittenInPlace).
     var nextPoll: UInt64 = 0
-    /// Set when this instance finds it was taken over: it stops and exits 75.
     var fencedDetail: String?
-    /// On a shared root without `cluster.settled_writes`: names a local producer wrote
-    /// in place (IN_CLOSE_WRITE, no rename since), which listings leave alone.
     var writtenInPlace = Set<[UInt8]>()
     private var retries = RetryScheduler()
     /// False from the moment the inbox is found gone until it is back.
@@ -83,9 +87,7 @@ public final class Daemon {
         self.metrics = Metrics(instance: layout.instance)
         let log = self.log
         self.completion = CompletionCheck(rule: setup.configuration.watch.completion, log: { log.warning($0) })
-        self.stuck = StuckEntries(journal: layout.instance == nil
-            ? Journal(state: layout.state, maxBytes: setup.configuration.journalMaxBytes, keep: setup.configuration.journalKeep)
-            : Journal(layout, setup.configuration))
+        self.stuck = StuckEntries(journal: Daemon.stuckJournal(layout, setup.configuration))
         self.wake = try WakePipe()
         self.inbox = InboxTracker(settle: UInt64(setup.configuration.watch.settleMilliseconds) * 1_000_000)
         let intake = Intake(layout: layout, configuration: setup.configuration,

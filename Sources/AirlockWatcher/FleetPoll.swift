@@ -1,4 +1,6 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockJournal
+import AirlockRoot
 import AirlockSystem
 
 extension Daemon {
@@ -31,6 +33,15 @@ extension Daemon {
         guard !writtenInPlace.isEmpty else { return names }
         writtenInPlace.formIntersection(names)
         return names.filter { !writtenInPlace.contains($0) }
+    }
+
+    /// Where entries that cannot be moved out of the inbox are reported: the root's
+    /// journal for a single daemon, as always; an instance's own in a fleet.
+    static func stuckJournal(_ layout: RootLayout, _ configuration: Configuration) -> Journal {
+        guard layout.instance != nil else {
+            return Journal(state: layout.state, maxBytes: configuration.journalMaxBytes, keep: configuration.journalKeep)
+        }
+        return Journal(layout, configuration)
     }
 
     /// Takes the root's run lock; the exit status when it cannot.

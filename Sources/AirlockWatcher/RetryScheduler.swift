@@ -1,4 +1,4 @@
-import AirlockCore
+import AirlockIntake
 
 /// Deferred drops waiting to be tried again, each after a delay that doubles
 /// with every deferral of the same drop (1 s, 2 s, 4 s, ... up to a ceiling).

@@ -1,5 +1,7 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockEvents
 import AirlockPublisher
+import AirlockRoot
 import AirlockSystem
 import Foundation
 

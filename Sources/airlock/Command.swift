@@ -1,5 +1,7 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockJournal
 import AirlockPolicy
+import AirlockQuarantine
 
 /// What the command line asked for, parsed before anything runs.
 enum Command: Equatable {

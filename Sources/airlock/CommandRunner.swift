@@ -1,5 +1,11 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockDecoders
+import AirlockDesk
+import AirlockEvents
+import AirlockIntake
+import AirlockJournal
 import AirlockPolicy
+import AirlockRoot
 import AirlockSystem
 import AirlockText
 import AirlockWatcher

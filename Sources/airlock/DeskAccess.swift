@@ -1,4 +1,6 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockQuarantine
+import AirlockRoot
 import AirlockSystem
 
 /// Who may use the quarantine commands (see Analyst): an analyst who came

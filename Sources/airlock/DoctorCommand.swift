@@ -1,5 +1,8 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockDecoders
+import AirlockDesk
 import AirlockPolicy
+import AirlockRoot
 import AirlockSystem
 import AirlockWatcher
 import Foundation

@@ -1,4 +1,5 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockJournal
 import AirlockSystem
 
 extension Operations {

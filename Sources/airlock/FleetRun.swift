@@ -1,4 +1,5 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockRoot
 import AirlockPolicy
 import AirlockSystem
 

@@ -1,4 +1,4 @@
-import AirlockCore
+import AirlockRoot
 
 /// What `status` says of each instance of a fleet.
 enum FleetStatus {

@@ -1,5 +1,10 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockDecoders
+import AirlockDesk
+import AirlockEvents
 import AirlockPolicy
+import AirlockQuarantine
+import AirlockRoot
 import AirlockSystem
 import AirlockText
 import Foundation

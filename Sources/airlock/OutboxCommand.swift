@@ -1,4 +1,6 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockDesk
+import AirlockRoot
 import AirlockSystem
 import AirlockText
 

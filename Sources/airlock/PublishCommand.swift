@@ -1,4 +1,4 @@
-import AirlockCore
+import AirlockDecoders
 import AirlockSystem
 
 extension CommandRunner {

@@ -1,5 +1,8 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockJournal
 import AirlockPolicy
+import AirlockQuarantine
+import AirlockRoot
 import AirlockSystem
 import AirlockText
 import Foundation

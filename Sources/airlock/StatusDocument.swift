@@ -1,4 +1,6 @@
-import AirlockCore
+import AirlockConfiguration
+import AirlockDecoders
+import AirlockDesk
 import Foundation
 
 /// `status --json`: one definition of the document's fields, encoded with its

@@ -1,4 +1,3 @@
-import AirlockCore
 import AirlockSystem
 
 extension CommandRunner {

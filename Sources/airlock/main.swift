@@ -1,4 +1,4 @@
-import AirlockCore
+import AirlockEvents
 import AirlockSystem
 
 // Parse into a Command, then dispatch; nothing else lives here.

@@ -1,6 +1,7 @@
 @testable import AirlockArchive
 import AirlockChild
 import AirlockSystem
+@testable import AirlockZip
 import Testing
 
 /// A newc cpio of `entries` (name, data) and its trailer, padded with zeros to `block`.
@@ -20,7 +21,7 @@ private func newc(_ entries: [(String, String)], block: Int = 512) -> [UInt8] {
 }
 
 private func cpioVerdict(_ bytes: [UInt8]) throws -> String {
-    let file = try DropFile(ZipVerdict.scratchFile(holding: bytes))
+    let file = try DropFile(ScratchFile.holding(bytes))
     defer { file.descriptor.close() }
     do {
         let listing = try CpioListing(file, size: Int64(bytes.count), limit: 1000)
@@ -42,7 +43,7 @@ private func cabinet(end: UInt32, signature: (offset: UInt32, length: UInt32)? =
 }
 
 private func cabinetVerdict(_ bytes: [UInt8]) throws -> String {
-    let file = try DropFile(ZipVerdict.scratchFile(holding: bytes))
+    let file = try DropFile(ScratchFile.holding(bytes))
     defer { file.descriptor.close() }
     return try ArchiveEnd.cabinet(ZipDirectory.Reader(file: file, size: Int64(bytes.count))) ?? "accepted"
 }

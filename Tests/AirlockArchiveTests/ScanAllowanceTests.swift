@@ -44,7 +44,7 @@ private struct CountingSink: EntrySink {
 
 /// Scans `archive` as a tar under `policy`: the outcome, and what reached the sink.
 private func scan(_ archive: [UInt8], _ policy: Policy) throws -> (outcome: ScanOutcome, sink: CountingSink) {
-    let fd = try ZipVerdict.scratchFile(holding: archive)
+    let fd = try ScratchFile.holding(archive)
     defer { fd.close() }
     #expect(lseek(fd.rawValue, 0, SEEK_SET) == 0)
     var sink = CountingSink()

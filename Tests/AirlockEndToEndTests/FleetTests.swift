@@ -96,6 +96,27 @@ struct FleetTests {
         #expect(try sandbox.terminalRecords().count == 1)
     }
 
+    @Test("a commit note whose inode now belongs to another drop's entry is not taken for this drop's commit")
+    func commitNoteInodeReused() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(Samples.validZip, as: "photos.zip")
+        #expect(try sandbox.runOnce(instance: "a", environment: ["AIRLOCK_TEST_CRASH_AT": "accepted-renamed"]).status == Int32(SIGKILL))
+        // As if the staging directory had been removed in a take-over and its inode
+        // given to another instance's commit of another drop: the entry's manifest
+        // names that drop.
+        let manifest = sandbox.outbox.appendingPathComponent("photos").appendingPathComponent(manifestName)
+        let claimID = try #require(try sandbox.held(sandbox.claimed).first?.split(separator: "/").last.map(String.init))
+        let text = try String(contentsOf: manifest, encoding: .utf8)
+        try text.replacingOccurrences(of: claimID, with: "20261201T000000Z-00000000-c").write(to: manifest, atomically: false, encoding: .utf8)
+        let taker = try sandbox.runOnce(instance: "b")
+        #expect(taker.status == 0, "\(taker.stderr)")
+        try sandbox.expectFleetInvariants()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["photos", "photos-2"])
+        let records = try sandbox.terminalRecords()
+        #expect(records.count == 1 && records.first?.record["output"] as? String == "outbox/photos-2", "\(records.map(\.record))")
+    }
+
     @Test("an instance frozen past its take-over commits nothing when it wakes, and exits 75")
     func frozenInstanceIsFenced() throws {
         let sandbox = try Sandbox()

@@ -1,7 +1,8 @@
-import Foundation
-import AirlockCore
+import AirlockConfiguration
+import AirlockIntake
 import AirlockSystem
 @testable import AirlockWatcher
+import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc

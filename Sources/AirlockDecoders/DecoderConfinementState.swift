@@ -1,0 +1,124 @@
+import AirlockEvents
+import AirlockPolicy
+import AirlockSystem
+import Foundation
+import Synchronization
+
+/// What the supervisor last learned of its decoders' confinement, from the start-up
+/// probe and from every decoder child's own report: for the log (once per change),
+/// the metrics, and `airlock status` (through `state/decoder-confinement`).
+public struct DecoderConfinementState: Sendable, Equatable {
+    /// "in-force", "not-offered" or "refused".
+    public var landlock: String
+    public var seccomp: String
+    public var landlockABI: Int
+    /// Why something is missing; empty when both are in force.
+    public var problems: String
+    /// Whether a refusal stops decoding (`decoder.confinement: "required"`).
+    public var required: Bool
+
+    public var isComplete: Bool { landlock == "in-force" && seccomp == "in-force" }
+    /// Decoders do not run: something the kernel offers was refused and confinement is required.
+    public var withholdsDecoding: Bool { required && (landlock == "refused" || seccomp == "refused") }
+
+    public var summary: String {
+        "Landlock \(landlock == "in-force" ? "ABI \(landlockABI)" : landlock), seccomp \(seccomp)"
+            + (problems.isEmpty ? "" : " (\(problems))")
+    }
+
+    public init(landlock: String, seccomp: String, landlockABI: Int, problems: String, required: Bool) {
+        self.landlock = landlock
+        self.seccomp = seccomp
+        self.landlockABI = landlockABI
+        self.problems = problems
+        self.required = required
+    }
+
+    /// What a child's verdict or probe says of its confinement; nil when it does not say.
+    package init?(_ message: VerdictMessage, required: Bool) {
+        guard let fields = message.confinement else { return nil }
+        self.init(landlock: fields.landlockState, seccomp: fields.seccompState, landlockABI: Int(clamping: fields.landlockABI),
+                  problems: fields.problems ?? "", required: required)
+    }
+
+    private static let latest = Mutex<DecoderConfinementState?>(nil)
+    private static let withheld = Atomic<Int64>(0)
+
+    /// The last state seen in this process.
+    public static var current: DecoderConfinementState? { latest.withLock { $0 } }
+    /// Drops deferred in this process because decoders could not be confined.
+    public static var withheldDrops: Int64 { withheld.load(ordering: .relaxed) }
+
+    /// Records what a decoder child reported; says so in the log and in
+    /// `state/decoder-confinement` when it differs from what was known.
+    package static func observe(_ run: DecoderProcess.Run, required: Bool, log: Log, state: FileDescriptor) {
+        guard case .success(let message) = run.message,
+              let seen = DecoderConfinementState(message, required: required) else { return }
+        if case .unconfined = message.outcome { withheld.add(1, ordering: .relaxed) }
+        record(seen, log: log, state: state)
+    }
+
+    /// Makes `seen` the current state; logs and persists a change.
+    public static func record(_ seen: DecoderConfinementState, log: Log, state: FileDescriptor) {
+        let previous = latest.withLock { current in
+            defer { current = seen }
+            return current
+        }
+        guard previous != seen else { return }
+        if seen.withholdsDecoding {
+            log.error("no decoder runs, drops wait deferred: \(seen.summary); 'airlock doctor' explains, decoder.confinement \"best-effort\" opts out")
+        } else if !seen.isComplete {
+            log.warning("decoders run with partial confinement: \(seen.summary)")
+        } else if previous != nil {
+            log.info("decoders are fully confined again: \(seen.summary)")
+        }
+        do {
+            try persist(seen, state: state)
+        } catch {
+            log.warning("cannot record the decoders' confinement in state/\(fileName): \(error)")
+        }
+    }
+
+    static let fileName = "decoder-confinement"
+
+    /// The fields of `state/decoder-confinement`, named once for its writer and its reader.
+    private enum Key: String, CodingKey {
+        case landlockState = "landlock_state", seccompState = "seccomp_state", landlockABI = "landlock_abi"
+        case problems = "confinement_problems", required
+    }
+
+    /// The recorded state as its file holds it.
+    private struct Record: Decodable {
+        var state: DecoderConfinementState
+
+        init(from decoder: any Decoder) throws {
+            let fields = try decoder.container(keyedBy: Key.self)
+            state = DecoderConfinementState(
+                landlock: try fields.decode(String.self, forKey: .landlockState), seccomp: try fields.decode(String.self, forKey: .seccompState),
+                landlockABI: try fields.decodeIfPresent(Int.self, forKey: .landlockABI) ?? 0,
+                problems: try fields.decodeIfPresent(String.self, forKey: .problems) ?? "",
+                required: (try fields.decodeIfPresent(Int64.self, forKey: .required)).map { $0 != 0 } ?? true)
+        }
+    }
+
+    private static func persist(_ seen: DecoderConfinementState, state: FileDescriptor) throws(SystemError) {
+        var json = JSONObjectWriter()
+        json.add(Key.landlockState.rawValue, seen.landlock)
+        json.add(Key.seccompState.rawValue, seen.seccomp)
+        json.add(Key.landlockABI.rawValue, Int64(seen.landlockABI))
+        if !seen.problems.isEmpty { json.add(Key.problems.rawValue, seen.problems) }
+        json.add(Key.required.rawValue, Int64(seen.required ? 1 : 0))
+        // Not the directory's fsync: a power cut that loses the new name leaves the
+        // previous state, which the next decoder's report corrects.
+        try state.replaceAtomically(Array(fileName.utf8), with: Array((json.text + "\n").utf8),
+                                    temporary: Array("\(fileName).tmp".utf8), AtomicWriteOptions(mode: 0o600, syncsDirectory: false))
+    }
+
+    /// What the supervisor of this root last recorded; nil when nothing was.
+    public static func recorded(in state: FileDescriptor) -> DecoderConfinementState? {
+        guard let fd = try? state.open(Array(fileName.utf8), [.readOnly, .noFollow]) else { return nil }
+        defer { fd.close() }
+        guard let bytes = try? fd.readAll(limit: 64 * 1024) else { return nil }
+        return (try? JSONDecoder().decode(Record.self, from: Data(bytes)))?.state
+    }
+}

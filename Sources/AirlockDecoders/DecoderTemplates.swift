@@ -1,0 +1,206 @@
+import AirlockChild
+import AirlockSystem
+import Foundation
+import Synchronization
+
+/// Decoder templates: one running decoder program per program and set of
+/// start-up arguments (the magic database), which has loaded everything that
+/// does not depend on a drop and forks each drop's child (`DecoderTemplate`).
+/// The child is this process's own (waited for, measured and killed through its
+/// pidfd like any other), decodes one drop and exits; it is never reused.
+///
+/// A template is started when first needed, by `TemplateStarter`'s thread, and
+/// serves one request at a time: the worker threads that want a child of the
+/// same program take turns on its socket (a fork takes well under a
+/// millisecond). A template that has died is replaced at the next request; one
+/// that misbehaves (no well-formed reply in time) is killed, and the drop's
+/// child is started another way. One that fails before its first child is not
+/// started again for `retryNanoseconds`, so a program that cannot run as a
+/// template costs each drop nothing.
+///
+/// Every child of one template is a copy of the same process: they share its
+/// address-space layout (ASLR), its stack-protector canary and the Swift
+/// runtime's hashing seed, which a child that learned them could tell the
+/// exploit of a later drop. A template therefore forks at most `maxChildren`
+/// children and is then replaced, as a fresh process with fresh ones.
+public final class DecoderTemplates: Sendable {
+    struct Key: Hashable, Sendable {
+        let executable: String
+        let startUp: [String]
+    }
+
+    /// A running template and how many children it has forked.
+    final class Template: Sendable {
+        let process: SocketChild
+        let forked = Atomic(0)
+
+        init(_ process: SocketChild) { self.process = process }
+
+        var socket: HandOverSocket { process.socket }
+        var child: ChildProcess { process.child }
+        /// A template whose state cannot be polled counts as gone, and is replaced.
+        var hasExited: Bool { process.hasExited(ifUnknown: true) }
+
+        /// Kills and reaps the template; its children, this process's own, live on.
+        func end() { process.end() }
+    }
+
+    /// A key's template, if one runs, and when to try again after one failed.
+    struct Slot {
+        var template: Template?
+        var retryAfter: UInt64 = 0
+    }
+
+    final class SlotLock: Sendable {
+        let slot = Mutex(Slot())
+    }
+
+    private struct State {
+        var slots: [Key: SlotLock] = [:]
+        var stopped = false
+    }
+
+    private let state = Mutex(State())
+
+    /// The most children one template forks before it is replaced.
+    static let maxChildren: Int = {
+        #if DEBUG
+        // Test-only: recycling after a few children instead of 256.
+        if let text = ProcessInfo.processInfo.environment["AIRLOCK_TEST_TEMPLATE_CHILDREN"], let count = Int(text) { return count }
+        #endif
+        return 256
+    }()
+
+    /// Whether drops' children come from templates at all: always in a release
+    /// build; a debug build's tests turn them off to reach the other ways.
+    static let enabled: Bool = {
+        #if DEBUG
+        return ProcessInfo.processInfo.environment["AIRLOCK_TEST_DECODER_TEMPLATES"] != "off"
+        #else
+        return true
+        #endif
+    }()
+    /// How long a template may take to answer a request, its start-up included on the first.
+    static let replyNanoseconds: UInt64 = 10_000_000_000
+    /// How long a program whose template failed before its first child runs without one.
+    static let retryNanoseconds: UInt64 = 30_000_000_000
+
+    public init() {}
+
+    /// A child of `executable` forked by its template for `startUp`, running with
+    /// `arguments` and `descriptors` (the drop, the staging directory, the result
+    /// pipe); nil when no template can give one now (the templates stopped, one
+    /// failed to start or to answer), and the drop's child must be started another way.
+    func fork(_ executable: String, startUp: [String], environment: [String], arguments: [String],
+              descriptors: [FileDescriptor]) -> ChildProcess? {
+        guard Self.enabled else { return nil }
+        let key = Key(executable: executable, startUp: startUp)
+        guard let lock = slot(for: key) else { return nil }
+        return lock.slot.withLock { slot -> ChildProcess? in
+            guard let template = current(&slot, key, environment: environment) else { return nil }
+            let request = TemplateRequest(socket: template.socket, deadline: monotonicNanoseconds() + Self.replyNanoseconds,
+                                          templateFault: { template.child.signal(.kill) })
+            guard let child = request.fork(arguments: arguments, descriptors: descriptors) else {
+                if template.forked.load(ordering: .relaxed) == 0 { slot.retryAfter = monotonicNanoseconds() + Self.retryNanoseconds }
+                template.end()
+                slot.template = nil
+                return nil
+            }
+            if template.forked.add(1, ordering: .relaxed).newValue >= Self.maxChildren {
+                template.end()
+                slot.template = nil
+            }
+            return child
+        }
+    }
+
+    /// Starts the template for `executable` and `startUp` now, if none runs, so
+    /// that its loading overlaps whatever comes before the first drop's request;
+    /// it does not wait for the template to be ready.
+    package func prestart(_ executable: String, startUp: [String], environment: [String]) {
+        guard Self.enabled else { return }
+        let key = Key(executable: executable, startUp: startUp)
+        guard let lock = slot(for: key) else { return }
+        lock.slot.withLock { slot in _ = current(&slot, key, environment: environment) }
+    }
+
+    /// The slot for `key`, made on first use; nil once the templates are stopped.
+    private func slot(for key: Key) -> SlotLock? {
+        state.withLock { state -> SlotLock? in
+            guard !state.stopped else { return nil }
+            if let existing = state.slots[key] { return existing }
+            let made = SlotLock()
+            state.slots[key] = made
+            return made
+        }
+    }
+
+    /// The slot's running template, replacing one that has exited; nil when
+    /// stopped, while a failed start is being waited out, or when none starts.
+    private func current(_ slot: inout Slot, _ key: Key, environment: [String]) -> Template? {
+        if let template = slot.template, template.hasExited {
+            template.end()
+            slot.template = nil
+        }
+        if let template = slot.template { return template }
+        guard !state.withLock({ $0.stopped }), monotonicNanoseconds() >= slot.retryAfter else { return nil }
+        guard let started = try? Self.start(key, environment: environment) else {
+            slot.retryAfter = monotonicNanoseconds() + Self.retryNanoseconds
+            return nil
+        }
+        slot.template = started
+        return started
+    }
+
+    /// Ends every template and starts none from now on. Their children are
+    /// this process's own and are not touched.
+    public func stop() {
+        endTemplates(state.withLock { state in
+            state.stopped = true
+            return Array(state.slots.values)
+        })
+    }
+
+    /// Ends every running template, so that the next request starts a fresh one:
+    /// after a configuration reload no template idles on a magic database that
+    /// is no longer configured (nothing would ever ask it again), and a decoder
+    /// program replaced on disk serves the next drop rather than the 257th. A
+    /// program waiting out a failed start is tried again at once. Children
+    /// already forked are this process's own and run on.
+    public func replaceAll() {
+        endTemplates(state.withLock { Array($0.slots.values) }, retryNow: true)
+    }
+
+    /// Ends the templates of `slots`, each under its slot's lock, so that a
+    /// request in progress finishes first. The slots stay: a request holding one
+    /// starts its template there, where `stop` and `replaceAll` find it.
+    private func endTemplates(_ slots: [SlotLock], retryNow: Bool = false) {
+        for lock in slots {
+            lock.slot.withLock { slot in
+                slot.template?.end()
+                slot.template = nil
+                if retryNow { slot.retryAfter = 0 }
+            }
+        }
+    }
+
+    /// The pid of the template for `executable` and `startUp`, for tests.
+    func templatePid(_ executable: String, startUp: [String]) -> Int32? {
+        guard let lock = state.withLock({ $0.slots[Key(executable: executable, startUp: startUp)] }) else { return nil }
+        return lock.slot.withLock { $0.template?.child.pid }
+    }
+
+    /// A template of `key.executable` started, on the starter's thread, with
+    /// `DecoderTemplate.flag` and the start-up arguments; its request socket is
+    /// the hand-over socket.
+    private static func start(_ key: Key, environment: [String]) throws(SystemError) -> Template {
+        // LD_BIND_NOW: the dynamic linker resolves every symbol once, in the
+        // template, rather than each child resolving the ones it calls first.
+        let process = try SocketChild.start(key.executable, arguments: [DecoderTemplate.flag] + key.startUp,
+                                            environment: environment + ["LD_BIND_NOW=1"]) {
+            (executable, arguments, environment, descriptors) throws(SystemError) in
+            try TemplateStarter.shared.spawn(executable, arguments: arguments, environment: environment, descriptors: descriptors)
+        }
+        return Template(process)
+    }
+}

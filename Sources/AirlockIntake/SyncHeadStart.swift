@@ -1,0 +1,75 @@
+import AirlockConfiguration
+import AirlockSystem
+import Dispatch
+import Synchronization
+
+/// syncfs calls started on another thread while a large drop is still being
+/// decoded and hashed, so that by the time the commit's own syncfs runs most of
+/// the drop's pages are on disk and that call waits only for the rest.
+///
+/// A head start and nothing more. Each call covers what was written before it
+/// began and reports nothing; durability is the commit's syncfs, which runs
+/// after every write the entry needs (modes, manifest) and whose failure stops
+/// the commit. Requests made while a call runs are served by one more call
+/// after it, so there is never more than one running and one waiting.
+final class SyncHeadStart: Sendable {
+    /// Written data worth a call of its own: a second syncfs per drop would cost
+    /// a flood of small drops more than it saves.
+    static let minimumBytes: Int64 = 8 << 20
+
+    private struct State {
+        var waiting = false
+        var closed = false
+        /// Bytes written since the last call was requested.
+        var unsynced: Int64 = 0
+    }
+
+    private let directory: FileDescriptor
+    private let queue = DispatchQueue(label: "airlock.sync-head-start")
+    private let state = Mutex(State())
+
+    /// For the filesystem holding `directory`, which must stay open until `close()` returns.
+    init(_ directory: FileDescriptor) {
+        self.directory = directory
+    }
+
+    /// For a drop's staging when the configuration commits with one syncfs.
+    static func forStaging(_ staging: FileDescriptor, _ configuration: Configuration) -> SyncHeadStart? {
+        configuration.sync == .syncfs ? SyncHeadStart(staging) : nil
+    }
+
+    /// Notes that `bytes` more were written (and their writeback started); asks
+    /// for a call once `minimumBytes` have gathered.
+    func written(_ bytes: Int64) {
+        let due = state.withLock { state -> Bool in
+            state.unsynced += bytes
+            return state.unsynced >= Self.minimumBytes
+        }
+        if due { request() }
+    }
+
+    /// The decoder has exited: one more call, if anything worth one was written.
+    func decoderExited(wroteAtLeast bytes: Int64) {
+        if bytes >= Self.minimumBytes { request() }
+    }
+
+    private func request() {
+        let start = state.withLock { state -> Bool in
+            guard !state.closed, !state.waiting else { return false }
+            state.waiting = true
+            state.unsynced = 0
+            return true
+        }
+        guard start else { return }
+        queue.async { [self] in
+            state.withLock { $0.waiting = false }
+            try? directory.syncFilesystem()
+        }
+    }
+
+    /// Waits for the calls requested so far; none is started after.
+    func close() {
+        state.withLock { $0.closed = true }
+        queue.sync {}
+    }
+}

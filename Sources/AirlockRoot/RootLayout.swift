@@ -1,0 +1,253 @@
+import AirlockConfiguration
+import AirlockSystem
+import Foundation
+
+/// An airlock root opened for work: a descriptor for each of its directories, all
+/// checked to sit on one filesystem, because every hand-over is a rename.
+public struct RootLayout: Sendable {
+    public let path: String
+    public let root: FileDescriptor
+    public let outbox: FileDescriptor
+    public let quarantine: FileDescriptor
+    public let state: FileDescriptor
+    /// This process's claims and staging: `state/claimed` and `state/staging`, or in
+    /// a fleet the instance's own `state/claimed/NAME` and `state/staging/NAME`.
+    public let claimed: FileDescriptor
+    public let staging: FileDescriptor
+    /// The instance of a fleet this layout is opened for; nil for a single daemon.
+    public var instance: String? = nil
+    /// `state/claimed` and `state/staging` themselves (the same descriptors as
+    /// `claimed` and `staging` for a single daemon).
+    public var claimedRoot: FileDescriptor
+    public var stagingRoot: FileDescriptor
+    /// In a fleet, `state/journal/`, where each instance keeps its journal.
+    public var journalDirectory: FileDescriptor? = nil
+    /// The name of that directory in `state/`.
+    public static let instanceJournals: [UInt8] = Array("journal".utf8)
+
+    init(path: String, root: FileDescriptor, outbox: FileDescriptor, quarantine: FileDescriptor, state: FileDescriptor,
+         claimed: FileDescriptor, staging: FileDescriptor) {
+        self.path = path
+        self.root = root
+        self.outbox = outbox
+        self.quarantine = quarantine
+        self.state = state
+        self.claimed = claimed
+        self.staging = staging
+        self.claimedRoot = claimed
+        self.stagingRoot = staging
+    }
+
+    private init(_ base: RootLayout, instance: String, claimed: FileDescriptor, staging: FileDescriptor, journals: FileDescriptor) {
+        self.init(path: base.path, root: base.root, outbox: base.outbox, quarantine: base.quarantine, state: base.state,
+                  claimed: claimed, staging: staging)
+        self.instance = instance
+        self.claimedRoot = base.claimed
+        self.stagingRoot = base.staging
+        self.journalDirectory = journals
+    }
+
+    /// This root opened for the instance `name` of a fleet: its claims and staging
+    /// are `state/claimed/NAME` and `state/staging/NAME`, its journal in
+    /// `state/journal/` (each made, 0700, when missing).
+    /// The returned layout owns this one's descriptors: close only it.
+    public func forInstance(_ name: String) throws(SystemError) -> RootLayout {
+        let bytes = Array(name.utf8)
+        var opened: [FileDescriptor] = []
+        do throws(SystemError) {
+            for (parent, child) in [(claimed, bytes), (staging, bytes), (state, RootLayout.instanceJournals)] {
+                do {
+                    try parent.makeDirectory(child, mode: 0o700)
+                } catch where error.errno == .exists {
+                }
+                let fd = try parent.openDirectory(child)
+                opened.append(fd)
+                guard try fd.status().device == root.status().device else {
+                    throw SystemError("check filesystem", bytes, .crossDevice)
+                }
+            }
+        } catch {
+            opened.forEach { $0.close() }
+            throw error
+        }
+        return RootLayout(self, instance: name, claimed: opened[0], staging: opened[1], journals: opened[2])
+    }
+
+    static let directories: [(path: [String], mode: FileMode)] = [
+        (["inbox"], 0o755), (["outbox"], 0o755), (["quarantine"], 0o700),
+        (["state"], 0o700), (["state", "claimed"], 0o700), (["state", "staging"], 0o700),
+    ]
+
+    /// Opens an existing root; a missing directory or a second filesystem is a
+    /// configuration error.
+    public static func open(path: String) throws(ConfigurationError) -> RootLayout {
+        let root: FileDescriptor
+        do {
+            // As root (on a root root owns), not through a link another user owns:
+            // the check that found the owner walked the same way (RootAccess).
+            root = Accounts.effectiveUserID == 0 ? try TrustedPath.openReadableDirectory(path: path)
+                : try FileDescriptor.openDirectory(path: path)
+        } catch where error.errno == .tooManyLinks && error.operation.hasPrefix("refuse") {
+            throw ConfigurationError("root \(path): \(error.operation) on the way (\(error.name ?? "")): give the path it points to",
+                                     refusesAccess: true)
+        } catch {
+            throw ConfigurationError("root \(path): \(error.errno); create it with 'airlock init --root \(path)'")
+        }
+        var opened: [FileDescriptor] = []
+        do {
+            let rootStatus = try root.status()
+            for (components, _) in directories {
+                var current = root
+                for component in components {
+                    let next = try current.openDirectory(Array(component.utf8))
+                    if current != root && !opened.contains(current) { current.close() }
+                    current = next
+                }
+                let status = try current.status()
+                guard status.device == rootStatus.device else {
+                    current.close()
+                    opened.forEach { $0.close() }
+                    root.close()
+                    throw ConfigurationError("root \(path): \(components.joined(separator: "/")) is on another filesystem; every directory of a root must be on one filesystem")
+                }
+                opened.append(current)
+            }
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            opened.forEach { $0.close() }
+            root.close()
+            throw ConfigurationError("root \(path) is not a complete airlock root (\(error)); run 'airlock init --root \(path)'")
+        }
+        do {
+            let version = try LayoutVersion.read(opened[3])
+            guard version <= LayoutVersion.current else {
+                opened.forEach { $0.close() }
+                root.close()
+                throw ConfigurationError(LayoutVersion.newerMessage(path, version))
+            }
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            opened.forEach { $0.close() }
+            root.close()
+            throw ConfigurationError("root \(path): cannot read state/\(LayoutVersion.fileName): \(error)")
+        }
+        // The inbox is not kept open: a directory held open is not freed when it is
+        // deleted, and then inotify never reports IN_DELETE_SELF. See openInbox().
+        opened[0].close()
+        return RootLayout(path: path, root: root, outbox: opened[1], quarantine: opened[2],
+                          state: opened[3], claimed: opened[4], staging: opened[5])
+    }
+
+    /// Lays out a root: the directories, with their modes, and airlock.json with
+    /// every default spelled out. Idempotent: what exists is kept, an existing
+    /// airlock.json is validated, not rewritten.
+    ///
+    /// - Parameter configurationFile: the configuration this root is run with when it
+    ///   is not `ROOT/airlock.json` (--config, the system configuration): validated,
+    ///   and then no `ROOT/airlock.json` is written.
+    public static func initialise(path: String, configurationFile: String? = nil) throws(ConfigurationError) -> [String] {
+        var created: [String] = []
+        if let existing = try? FileStatus(path: path) {
+            guard existing.kind == .directory else { throw ConfigurationError("root \(path): exists and is not a directory") }
+        } else {
+            do {
+                try FileDescriptor.makeDirectories(path: path)
+            } catch {
+                throw ConfigurationError("root \(path): cannot create it: \(error)")
+            }
+            created.append(path)
+        }
+        do throws(SystemError) {
+            try FileDescriptor.openDirectory(path: path).closeAfter { (root) throws(SystemError) in
+                let rootStatus = try root.status()
+                for (components, mode) in directories {
+                    var parents: [FileDescriptor] = []
+                    defer { parents.forEach { $0.close() } }
+                    var current = root
+                    for (position, component) in components.enumerated() {
+                        let name = Array(component.utf8)
+                        do throws(SystemError) {
+                            try current.makeDirectory(name, mode: 0o700)
+                            let made = try current.openDirectory(name)
+                            if position == components.count - 1 { try made.changeMode(mode) }
+                            parents.append(made)
+                            created.append(components[0...position].joined(separator: "/") + "/")
+                        } catch where error.errno == .exists {
+                            parents.append(try current.openDirectory(name))
+                        }
+                        current = parents.last!
+                    }
+                    guard try current.status().device == rootStatus.device else {
+                        throw SystemError("check filesystem", Array(components.joined(separator: "/").utf8), .crossDevice)
+                    }
+                }
+            }
+        } catch where error.errno == .crossDevice {
+            throw ConfigurationError("root \(path): \(error.name ?? "a directory") is on another filesystem; every directory of a root must be on one filesystem, because every hand-over is a rename")
+        } catch {
+            throw ConfigurationError("root \(path): \(error)")
+        }
+        if let upgrade = try LayoutVersion.record(path, fresh: created.contains("state/claimed/")) { created.append(upgrade) }
+        let configPath = configurationFile ?? path + "/airlock.json"
+        let configuration: Configuration
+        if configurationFile != nil || (try? FileStatus(path: configPath)) != nil {
+            configuration = try Configuration.load(path: configPath)
+        } else {
+            configuration = try writeDefaultConfiguration(root: path)
+            created.append("airlock.json")
+        }
+        return created + (try prepareHandBack(path, configuration))
+    }
+
+    /// Acknowledgements.prepare on the root at `path`: what it changed.
+    private static func prepareHandBack(_ path: String, _ configuration: Configuration) throws(ConfigurationError) -> [String] {
+        let root: FileDescriptor
+        do {
+            root = try FileDescriptor.openDirectory(path: path)
+        } catch {
+            throw ConfigurationError("root \(path): \(error)")
+        }
+        defer { root.close() }
+        return try Acknowledgements.prepare(root: root, configuration)
+    }
+
+    /// Writes airlock.json with every default spelled out, atomically, 0666 narrowed
+    /// by the umask as any new file the operator makes.
+    private static func writeDefaultConfiguration(root path: String) throws(ConfigurationError) -> Configuration {
+        var configuration = Configuration()
+        configuration.root = URL(fileURLWithPath: path).standardizedFileURL.path
+        do throws(SystemError) {
+            try FileDescriptor.openDirectory(path: path).closeAfter { (root) throws(SystemError) in
+                try root.replaceAtomically(Array("airlock.json".utf8), with: Array(configuration.rendered().utf8),
+                                           temporary: Array(".airlock.json.tmp".utf8), .init(mode: 0o666))
+            }
+        } catch {
+            throw ConfigurationError("\(path)/airlock.json: cannot write: \(error)")
+        }
+        return configuration
+    }
+
+    /// Opens the inbox for one pass; nil when it is missing or on another
+    /// filesystem (it was replaced by something else).
+    public func openInbox() throws(SystemError) -> FileDescriptor? {
+        let inbox: FileDescriptor
+        do {
+            inbox = try root.openDirectory(Array("inbox".utf8))
+        } catch where error.errno == .noEntry || error.errno == .notDirectory || error.errno == .tooManyLinks {
+            return nil
+        }
+        guard try inbox.status().device == root.status().device else {
+            inbox.close()
+            return nil
+        }
+        return inbox
+    }
+
+    public func close() {
+        for fd in Set([outbox, quarantine, state, claimed, staging, claimedRoot, stagingRoot, root] + [journalDirectory].compactMap { $0 }) {
+            fd.close()
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import AirlockChild
+@testable import AirlockDecoders
+import AirlockSystem
+import Foundation
+import Testing
+
+@Suite("Decoder templates from the supervisor's side: a forked child is the supervisor's own, and a template that cannot serve gives none",
+       .serialized)
+struct DecoderTemplatesTests {
+    /// Runs `--probe` through `templates`: the child, and what it wrote on its result pipe.
+    func probe(_ templates: DecoderTemplates, _ executable: String) throws -> (ChildProcess?, String) {
+        let nothing = try FileDescriptor.openDirectory(path: "/")
+        defer { nothing.close() }
+        let pipe = try makePipe()
+        defer { pipe.read.close() }
+        let child = pipe.write.closeAfter { result in
+            templates.fork(executable, startUp: [], environment: [], arguments: DecoderLauncherTests.probe,
+                           descriptors: [nothing, nothing, result])
+        }
+        guard let child else { return (nil, "") }
+        return (child, String(decoding: try pipe.read.readAll(limit: 1 << 16), as: UTF8.self))
+    }
+
+    @Test("a forked child is this process's child, waited for through its pidfd; the template stays for the next, and stop ends it")
+    func childIsOurs() throws {
+        let templates = DecoderTemplates()
+        defer { templates.stop() }
+        let decoder = DecoderLauncherTests.decoder
+        var templatePid: Int32?
+        for _ in 0..<2 {
+            let (forked, output) = try probe(templates, decoder)
+            let child = try #require(forked)
+            defer { child.close() }
+            #expect(DecoderLauncherTests.parent(of: child.pid) == CurrentProcess.id, "the supervisor's own child, not the template's")
+            #expect(try child.wait().termination == .exited(0), "\(output)")
+            #expect(output.contains("\"limit_cpu\":"), "\(output)")
+            let current = templates.templatePid(decoder, startUp: [])
+            #expect(current != nil && current != child.pid)
+            #expect(templatePid == nil || templatePid == current, "one template serves both")
+            templatePid = current
+        }
+        let pid = try #require(templatePid)
+        templates.stop()
+        #expect(!DecoderLauncherTests.exists(pid), "killed and reaped")
+        #expect(try probe(templates, decoder).0 == nil, "none after stop")
+    }
+
+    /// A program that notes each start in `directory`/starts and exits: it never answers a request.
+    func noTemplate(in directory: URL) throws -> URL {
+        let program = directory.appendingPathComponent("no-template")
+        try "#!/bin/sh\necho started >> \(directory.path)/starts\n".write(to: program, atomically: true, encoding: .utf8)
+        #expect(chmod(program.path, 0o755) == 0)
+        return program
+    }
+
+    func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("airlock-template-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        return directory
+    }
+
+    @Test("a program that is no template gives no child at once, and is not started again for the next drop")
+    func failedTemplateFallsBack() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let program = try noTemplate(in: directory)
+        let templates = DecoderTemplates()
+        defer { templates.stop() }
+        let started = Date()
+        #expect(try probe(templates, program.path).0 == nil)
+        #expect(templates.templatePid(program.path, startUp: []) == nil)
+        #expect(try probe(templates, program.path).0 == nil)
+        #expect(Date().timeIntervalSince(started) < 5, "its end-of-file ends the wait for a reply")
+        let starts = try String(contentsOf: directory.appendingPathComponent("starts"), encoding: .utf8)
+        #expect(starts == "started\n", "started once, not once per drop")
+    }
+
+    @Test("replaceAll (a reload) ends the running template, the next request starts a fresh one, and a failed program is tried again at once")
+    func replacedOnReload() throws {
+        let templates = DecoderTemplates()
+        defer { templates.stop() }
+        let decoder = DecoderLauncherTests.decoder
+        var pids: [Int32] = []
+        for round in 0..<2 {
+            let (forked, output) = try probe(templates, decoder)
+            let child = try #require(forked)
+            defer { child.close() }
+            #expect(try child.wait().termination == .exited(0), "\(output)")
+            pids.append(try #require(templates.templatePid(decoder, startUp: [])))
+            if round == 0 {
+                templates.replaceAll()
+                #expect(!DecoderLauncherTests.exists(pids[0]), "killed and reaped")
+                #expect(templates.templatePid(decoder, startUp: []) == nil)
+            }
+        }
+        #expect(pids[0] != pids[1], "a fresh template served the request after the reload")
+
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let program = try noTemplate(in: directory)
+        #expect(try probe(templates, program.path).0 == nil)
+        templates.replaceAll()
+        #expect(try probe(templates, program.path).0 == nil)
+        let starts = try String(contentsOf: directory.appendingPathComponent("starts"), encoding: .utf8)
+        #expect(starts == "started\nstarted\n", "not left waiting out its failure after the reload")
+    }
+}

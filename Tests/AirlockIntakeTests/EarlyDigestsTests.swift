@@ -1,0 +1,186 @@
+@testable import AirlockIntake
+import AirlockPolicy
+import AirlockSystem
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The manifest's head start: a large file announced by the decoder is hashed
+/// while the decoder runs, and that hash is used only for the same inode, and
+/// only while this process's read lease on it still stands.
+@Suite("Early digests: a file hashed while the decoder runs counts only while its lease stands", .serialized)
+struct EarlyDigestsTests {
+    /// A staging directory beside a directory it must never reach; removed afterwards.
+    final class Staging {
+        let base: String
+        let path: String
+        let descriptor: FileDescriptor
+
+        init() throws {
+            // The kernel tells a lease breaker's SIGIO to its holder: here, this process.
+            Signal.io.ignore()
+            var template = Array((NSTemporaryDirectory() + "/airlock-early.XXXXXX").utf8CString)
+            guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+            base = String(cString: made)
+            path = base + "/staging"
+            try FileManager.default.createDirectory(atPath: path + "/deep/er", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: base + "/outside", withIntermediateDirectories: true)
+            descriptor = try FileDescriptor.openDirectory(path: path)
+        }
+
+        deinit {
+            descriptor.close()
+            try? FileManager.default.removeItem(atPath: base)
+        }
+
+        /// Writes `size` bytes made from `seed` at `name` beneath `directory` (staging by default).
+        @discardableResult
+        func write(_ name: String, size: Int = 3 << 20, seed: UInt8 = 7, in directory: String? = nil) throws -> Data {
+            let data = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
+            try data.write(to: URL(fileURLWithPath: (directory ?? path) + "/" + name))
+            return data
+        }
+
+        /// open(2) of `name` for writing, without waiting out a lease: the descriptor
+        /// (closed at once) or -1, and the errno.
+        func openForWriting(_ name: String) -> (fd: Int32, errno: Int32) {
+            let fd = open(path + "/" + name, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            let error = errno
+            if fd >= 0 { close(fd) }
+            return (fd, error)
+        }
+
+        /// What the manifest would find at `name`: the early hash for the file open there.
+        func early(_ digests: EarlyDigests, _ name: String) throws -> String? {
+            try descriptor.open(Array(name.utf8), [.readOnly, .noFollow]).closeAfter { try digests.sha256(for: $0.status()) }
+        }
+    }
+
+    static func hex(_ data: Data) -> String {
+        let output = Pipe()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        process.standardOutput = output
+        let input = Pipe()
+        process.standardInput = input
+        try? process.run()
+        input.fileHandleForWriting.write(data)
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return String(text.prefix(64))
+    }
+
+    /// Announces `names` as a decoder would, waits for them to be handled, then
+    /// ends the decoder's run.
+    static func announce(_ digests: EarlyDigests, _ names: String...) {
+        for name in names { digests.written(Array(name.utf8)) }
+        digests.waitUntilIdle()
+        digests.finish()
+    }
+
+    /// Runs `body` on staging holding a 3 MiB `big.bin` and on digests that have
+    /// taken its notice once `prepare` has run; the digests are closed afterwards.
+    static func withBigFileAnnounced(prepare: (Staging) throws -> Void = { _ in },
+                                     _ body: (Staging, EarlyDigests) throws -> Void) throws {
+        let staging = try Staging()
+        try staging.write("big.bin")
+        try prepare(staging)
+        let digests = EarlyDigests(staging: staging.descriptor, policy: Policy())
+        defer { digests.close() }
+        announce(digests, "big.bin")
+        try body(staging, digests)
+    }
+
+    @Test("an announced file, nested or not, is hashed once and its hash is what sha256sum says")
+    func hashedWhileLeaseStands() throws {
+        let staging = try Staging()
+        let top = try staging.write("big.bin")
+        let nested = try staging.write("deep/er/big.bin", seed: 9)
+        let digests = EarlyDigests(staging: staging.descriptor, policy: Policy())
+        defer { digests.close() }
+        Self.announce(digests, "big.bin", "deep/er/big.bin")
+        #expect(try staging.early(digests, "big.bin") == Self.hex(top))
+        #expect(try staging.early(digests, "deep/er/big.bin") == Self.hex(nested))
+    }
+
+    @Test("a writer that opens the file after the lease was taken breaks it: the early hash no longer counts")
+    func writerBreaksLease() throws {
+        try Self.withBigFileAnnounced { (staging, digests) throws in
+            #expect(try staging.early(digests, "big.bin") != nil)
+            // Non-blocking, so this test does not wait out the lease-break time: the
+            // open is refused, and the break has begun all the same.
+            let writer = staging.openForWriting("big.bin")
+            #expect(writer.fd == -1 && writer.errno == EWOULDBLOCK, "the lease did not hold off a writer: \(writer)")
+            #expect(try staging.early(digests, "big.bin") == nil)
+        }
+    }
+
+    @Test("a file someone holds open for writing gets no lease and no early hash")
+    func openWriterRefusesLease() throws {
+        var writer: Int32 = -1
+        defer { if writer >= 0 { close(writer) } }
+        try Self.withBigFileAnnounced(prepare: { staging in
+            writer = open(staging.path + "/big.bin", O_WRONLY | O_CLOEXEC)
+            #expect(writer >= 0)
+        }) { (staging, digests) throws in
+            #expect(try staging.early(digests, "big.bin") == nil)
+        }
+    }
+
+    @Test("a file replaced at the announced name after hashing is another inode: its hash is not the early one")
+    func replacedFile() throws {
+        try Self.withBigFileAnnounced { (staging, digests) throws in
+            try staging.write("other.bin", seed: 99)
+            #expect(rename(staging.path + "/other.bin", staging.path + "/big.bin") == 0)
+            #expect(try staging.early(digests, "big.bin") == nil)
+        }
+    }
+
+    @Test("names that lead out of staging, through a link, or to a FIFO are not followed, and nothing waits on them")
+    func hostileNames() throws {
+        let staging = try Staging()
+        try staging.write("secret.bin", in: staging.base + "/outside")
+        #expect(symlink(staging.base + "/outside", staging.path + "/link") == 0)
+        #expect(symlink(staging.base + "/outside/secret.bin", staging.path + "/direct") == 0)
+        #expect(mkfifo(staging.path + "/fifo", 0o600) == 0)
+        let digests = EarlyDigests(staging: staging.descriptor, policy: Policy())
+        defer { digests.close() }
+        let started = Date()
+        Self.announce(digests, "link/secret.bin", "direct", "../outside/secret.bin", "fifo", "deep/../../outside/secret.bin", "", "/etc/passwd")
+        #expect(Date().timeIntervalSince(started) < 5, "a FIFO held the hashing thread")
+        let outside = try FileDescriptor.openDirectory(path: staging.base + "/outside")
+        defer { outside.close() }
+        let reached = try outside.open(Array("secret.bin".utf8), [.readOnly]).closeAfter { try digests.sha256(for: $0.status()) }
+        #expect(reached == nil, "a file outside staging was hashed")
+    }
+
+    @Test("closing lets every lease go: a writer may open the file at once")
+    func closeReleases() throws {
+        try Self.withBigFileAnnounced { (staging, digests) throws in
+            #expect(try staging.early(digests, "big.bin") != nil)
+            digests.close()
+            let writer = staging.openForWriting("big.bin")
+            #expect(writer.fd >= 0, "\(writer)")
+        }
+    }
+
+    @Test("no more is hashed early than the policy lets a drop write, and nothing after the decoder has exited")
+    func bounded() throws {
+        let staging = try Staging()
+        try staging.write("a.bin", size: 2 << 20)
+        try staging.write("b.bin", size: 2 << 20, seed: 3)
+        try staging.write("late.bin", size: 2 << 20, seed: 5)
+        var policy = Policy()
+        policy.maxTotalBytes = 3 << 20
+        let digests = EarlyDigests(staging: staging.descriptor, policy: policy)
+        defer { digests.close() }
+        Self.announce(digests, "a.bin", "b.bin")
+        digests.written(Array("late.bin".utf8))
+        let hashed = try ["a.bin", "b.bin"].filter { try staging.early(digests, $0) != nil }
+        #expect(hashed.count == 1, "\(hashed)")
+        #expect(try staging.early(digests, "late.bin") == nil)
+    }
+}

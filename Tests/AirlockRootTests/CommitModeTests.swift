@@ -1,0 +1,57 @@
+import AirlockRoot
+import AirlockSystem
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A directory of its own for one test, removed afterwards.
+final class ScratchDirectory {
+    let path: String
+    let descriptor: FileDescriptor
+
+    init() throws {
+        var template = Array((NSTemporaryDirectory() + "/airlock-commit.XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+        path = String(cString: made)
+        descriptor = try FileDescriptor.openDirectory(path: path)
+    }
+
+    deinit {
+        descriptor.close()
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// How a finished directory reaches its name where RENAME_NOREPLACE is refused.
+@Suite("Commit modes: RENAME_NOREPLACE, or a plain rename of a never-empty directory")
+struct CommitModeTests {
+    @Test("a plain-rename commit moves a never-empty directory to a free name and reports a taken one as EEXIST, in both modes",
+          arguments: [CommitMode.rename, CommitMode.noreplace])
+    func commitModes(_ mode: CommitMode) throws {
+        let directory = try ScratchDirectory()
+        let fd = directory.descriptor
+        for name in ["staged", "taken"] {
+            try fd.makeDirectory(Array(name.utf8), mode: 0o700)
+            try Data("x".utf8).write(to: URL(fileURLWithPath: directory.path + "/\(name)/file"))
+        }
+        do {
+            try mode.move(Array("staged".utf8), in: fd, to: fd, Array("taken".utf8))
+            Issue.record("a taken name was replaced")
+        } catch {
+            #expect(error.errno == .exists, "\(error)")
+        }
+        #expect(try String(contentsOfFile: directory.path + "/taken/file", encoding: .utf8) == "x")
+        try mode.move(Array("staged".utf8), in: fd, to: fd, Array("free".utf8))
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/free/file"))
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/staged"))
+    }
+
+    @Test("the probe finds RENAME_NOREPLACE where the filesystem has it and leaves nothing behind")
+    func probe() throws {
+        let directory = try ScratchDirectory()
+        #expect(CommitMode.probe(in: directory.descriptor) == (ProcessInfo.processInfo.environment["AIRLOCK_TEST_COMMIT_MODE"] == "rename" ? .rename : .noreplace))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [])
+    }
+}
