@@ -57,7 +57,7 @@ test: build
 .PHONY: test-cephfs soak-cephfs
 test-cephfs: build
 	python3 Tests/CephFS/facts.py --races 30 --freeze
-	python3 Tests/CephFS/soak.py --airlock .build/debug/airlock --seconds 40 --freezes 1
+	python3 Tests/CephFS/soak.py --airlock .build/debug/airlock --seconds 30 --pause 1.5 --freezes 1
 
 soak-cephfs: build
 	python3 Tests/CephFS/soak.py --airlock .build/debug/airlock --seconds $(SECONDS) --freezes 3
