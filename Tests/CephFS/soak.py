@@ -370,9 +370,14 @@ class Soak:
               f"{recovered} terminal records written by recovery")
         print(f"kills      {self.kills} SIGKILLs over {lives} instance starts")
         taken = ", ".join(f"{s:.1f}" for s in sorted(self.takeover_seconds))
+        logged = 0
+        for instance in self.instances:
+            with open(os.path.join(self.logs, f"{instance.name}.err"), errors="replace") as err:
+                logged += sum(1 for line in err if line.startswith("airlock: take-over: instance "))
         print(f"freezes    {self.freezes} clients frozen past session_timeout ({SESSION_TIMEOUT} s), "
               f"{self.takeovers} take-overs seen" + (f" ({taken} s after the freeze)" if taken else "")
               + f", {self.fenced} thawed instances ended")
+        print(f"take-overs {logged} in the instances' logs (of killed and of frozen instances)")
         print("stop       " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in sorted(self.stop_seconds.items()))
               + " from SIGTERM to exit")
         print(f"journal    {torn} torn lines")
