@@ -156,7 +156,8 @@ def options():
     parser.add_argument("--chaos-min", type=float, default=1.0, help="shortest time between two acts of chaos")
     parser.add_argument("--chaos-max", type=float, default=5.0, help="longest time between two acts of chaos")
     parser.add_argument("--freeze-chance", type=float, default=0.15, help="chance that an act of chaos is a freeze")
-    parser.add_argument("--freezes", type=int, default=1, help="at least this many freezes (one at mid-run if none yet)")
+    parser.add_argument("--freezes", type=int, default=1,
+                        help="at least this many freezes (after the first SIGKILL; one from mid-run if none yet)")
     parser.add_argument("--poll", type=int, default=1, help="watch.poll_seconds")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--keep", action="store_true", help="keep the logs even when all is well")
@@ -294,7 +295,7 @@ class Soak:
                     instance.start()
             victim = self.rng.choice(self.instances)
             owed = self.freezes < self.options.freezes and time.monotonic() > middle
-            if owed or self.rng.random() < self.options.freeze_chance:
+            if self.kills and (owed or self.rng.random() < self.options.freeze_chance):
                 self.freeze(victim)
             elif victim.kill():
                 self.kills += 1
