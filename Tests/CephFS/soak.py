@@ -224,11 +224,14 @@ class Soak:
         other = next(i for i in self.instances if i is not instance)
         if not instance.running() or not other.running():
             return
+        record = self.record(other.mount, instance.name)
+        if record.get("pid") != instance.process.pid or record.get("state") != "running":
+            return  # still starting (its lock not yet its own): nothing to take over yet
         gates = [p.gate for p in self.producers if p.mount is instance.mount]
         for gate in gates:
             gate.acquire()
         try:
-            before = self.record(other.mount, instance.name).get("generation")
+            before = record.get("generation")
             journal = self.journal_size(other.mount, instance.name)
             os.kill(instance.mount.fuse_pid(), signal.SIGSTOP)
             self.freezes += 1
