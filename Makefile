@@ -49,6 +49,20 @@ test: deps
 	$(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory client-test
 	$(MAKE) --no-print-directory test-cockpit COCKPIT_BUILD=$(TEST_STATIC)/debug
+	$(MAKE) --no-print-directory test-cephfs
+
+# A fleet on a real CephFS (root: a one-node Ceph cluster on 127.0.0.1, mounted twice
+# by ceph-fuse in two mount namespaces; part of make test): the filesystem facts the
+# fleet relies on (rename, NOREPLACE, locks, eviction of a frozen client), then a short
+# soak of two instances under SIGKILLs and a client frozen past session_timeout.
+# `make soak-cephfs SECONDS=600` runs a longer soak.
+.PHONY: test-cephfs soak-cephfs
+test-cephfs: build
+	python3 Tests/CephFS/facts.py --races 30 --freeze
+	python3 Tests/CephFS/soak.py --airlock .build/debug/airlock --seconds 30 --pause 1.5 --freezes 1
+
+soak-cephfs: build
+	python3 Tests/CephFS/soak.py --airlock .build/debug/airlock --seconds $(SECONDS) --freezes 3
 
 # Real upload clients (OpenSSH sftp and scp into a chroot, rsync, smbclient against
 # smbd, curl against Apache mod_dav), each server started on 127.0.0.1 by the test
@@ -190,6 +204,8 @@ DEPLOY_PACKAGES += openssh-server openssh-client samba smbclient apache2 curl rs
 # The Cockpit page's browser test: a real cockpit-ws and login (PAM, sudo), driven
 # by headless Chromium through selenium (make test-cockpit, part of make test).
 DEPLOY_PACKAGES += cockpit-ws cockpit-bridge cockpit-system sudo chromium chromium-driver python3-selenium
+# A one-node Ceph cluster (mon, mgr, memstore OSD, MDS) and ceph-fuse for make test-cephfs.
+DEPLOY_PACKAGES += ceph ceph-mds ceph-fuse
 PROGRAMS = airlock airlock-decoder airlock-keyed-decoder airlock-publisher
 MANPAGES = .build/man/airlock.1 .build/man/airlock.json.5
 UNITS = airlock.service airlock@.service airlock-sweep.service airlock-sweep.timer airlock-publish.service
