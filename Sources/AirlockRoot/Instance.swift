@@ -112,10 +112,10 @@ public struct InstanceDirectory: Sendable {
 
     /// Whether some process holds the instance's lock now.
     func isHeld(_ instance: String) -> Bool {
-        guard let fd = try? directory.open(InstanceDirectory.lockName(instance), [.readOnly, .noFollow]) else { return false }
-        defer { fd.close() }
-        guard let free = try? fd.tryLockShared() else { return false }
-        if free { fd.unlock() }
+        guard let opened = try? directory.open(InstanceDirectory.lockName(instance), [.readOnly, .noFollow]) else { return false }
+        let owned = OwnedDescriptor(opened)
+        guard let free = try? owned.descriptor.tryLockShared() else { return false }
+        if free { owned.descriptor.unlock() }
         return !free
     }
 }

@@ -195,8 +195,8 @@ public struct RootLayout: Sendable {
         } catch {
             throw ConfigurationError("root \(path): \(error)")
         }
-        defer { root.close() }
-        return try Acknowledgements.prepare(root: root, configuration)
+        let ownedRoot = OwnedDescriptor(root)
+        return try Acknowledgements.prepare(root: ownedRoot.descriptor, configuration)
     }
 
     /// Writes airlock.json with every default spelled out, atomically, 0666 narrowed
@@ -224,11 +224,9 @@ public struct RootLayout: Sendable {
         } catch where error.errno == .noEntry || error.errno == .notDirectory || error.errno == .tooManyLinks {
             return nil
         }
-        guard try inbox.status().device == root.status().device else {
-            inbox.close()
-            return nil
-        }
-        return inbox
+        let owned = OwnedDescriptor(inbox)
+        guard try owned.descriptor.status().device == root.status().device else { return nil }
+        return owned.take()
     }
 
     public func close() {
