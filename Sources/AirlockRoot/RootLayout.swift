@@ -121,7 +121,7 @@ public struct RootLayout: Sendable {
         let directories = opened.take()
         // The inbox is not kept open: a directory held open is not freed when it is
         // deleted, and then inotify never reports IN_DELETE_SELF. See openInbox().
-        directories[0].close()
+        OwnedDescriptor(directories[0]).close()
         return RootLayout(path: path, root: root.take(), outbox: directories[1], quarantine: directories[2],
                           state: directories[3], claimed: directories[4], staging: directories[5])
     }
