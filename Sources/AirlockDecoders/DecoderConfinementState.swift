@@ -121,9 +121,8 @@ public struct DecoderConfinementState: Sendable, Equatable {
 
     /// What the supervisor of this root last recorded; nil when nothing was.
     public static func recorded(in state: FileDescriptor) -> DecoderConfinementState? {
-        guard let fd = try? state.open(Array(fileName.utf8), [.readOnly, .noFollow]) else { return nil }
-        defer { fd.close() }
-        guard let bytes = try? fd.readAll(limit: 64 * 1024) else { return nil }
+        guard let fd = try? OwnedDescriptor(state.open(Array(fileName.utf8), [.readOnly, .noFollow])) else { return nil }
+        guard let bytes = try? fd.descriptor.readAll(limit: 64 * 1024) else { return nil }
         return (try? JSONDecoder().decode(Record.self, from: Data(bytes)))?.state
     }
 }

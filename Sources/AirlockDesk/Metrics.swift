@@ -189,11 +189,11 @@ public final class Metrics: Sendable {
             }
             directory = current
         }
-        defer { directory.close() }
+        let ownedDirectory = OwnedDescriptor(directory)
         // 0644 whatever the umask (the unit's is 0077): the collector reads it as another
         // user. The directory is not fsynced: the file is rewritten every interval, and
         // a stop that loses the rename leaves the previous, complete file.
-        try directory.replaceAtomically(name, with: Array(text().utf8), temporary: Array(".".utf8) + name + Array(".tmp".utf8),
+        try ownedDirectory.descriptor.replaceAtomically(name, with: Array(text().utf8), temporary: Array(".".utf8) + name + Array(".tmp".utf8),
                                         .init(mode: 0o644, ignoresUmask: true, syncsDirectory: false))
     }
 }

@@ -39,8 +39,9 @@ public struct RootGauges: Sendable, Equatable {
             (gauges.quarantineEntries, gauges.quarantineBytes) = quarantine
         } else {
             for name in try layout.quarantine.entryNames() {
-                guard let entry = try? layout.quarantine.openDirectory(name) else { continue }
-                defer { entry.close() }
+                guard let owned = try? OwnedDescriptor(layout.quarantine.openDirectory(name)) else { continue }
+                let entry = owned.descriptor
+                defer { withExtendedLifetime(owned) {} }
                 gauges.quarantineEntries += 1
                 for file in (try? entry.entryNames()) ?? [] {
                     if let status = try? entry.status(of: file), status.kind == .regular { gauges.quarantineBytes += status.size }
@@ -51,8 +52,9 @@ public struct RootGauges: Sendable, Equatable {
             gauges.claimedDrops += 1
             if let status = try? claimed.status(of: name) { gauges.oldestClaimSeconds = max(gauges.oldestClaimSeconds, age(status)) }
         }
-        if let inbox = try layout.openInbox() {
-            defer { inbox.close() }
+        if let opened = try layout.openInbox() {
+            let owned = OwnedDescriptor(opened), inbox = owned.descriptor
+            defer { withExtendedLifetime(owned) {} }
             for name in try inbox.entryNames() where !Intake.isTemporaryName(name, configuration) {
                 if let status = try? inbox.status(of: name) { gauges.oldestInboxSeconds = max(gauges.oldestInboxSeconds, age(status)) }
             }

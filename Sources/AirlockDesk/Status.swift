@@ -71,8 +71,9 @@ public struct Status {
         try layout.eachClaim { _, _ in claimed += 1 }
         status.claimed = claimed
         status.instances = layout.instances()
-        if let inbox = try layout.openInbox() {
-            defer { inbox.close() }
+        if let opened = try layout.openInbox() {
+            let owned = OwnedDescriptor(opened), inbox = owned.descriptor
+            defer { withExtendedLifetime(owned) {} }
             let now = WallClock.seconds()
             for name in try inbox.entryNames() where !Intake.isTemporaryName(name, configuration) {
                 status.waiting += 1

@@ -23,7 +23,7 @@ extension Status {
             guard let status = try? claimed.status(of: id) else { return }
             let age = now - status.modifiedSeconds
             guard age > seconds, let claim = try? Claim.reopen(id: id, in: claimed) else { return }
-            claim.directory.close()
+            OwnedDescriptor(claim.directory).close()
             found.append(LongClaim(id: EscapedName(id).text, drop: EscapedName(claim.dropName).text, ageSeconds: age))
         }
         return found.sorted { $0.ageSeconds > $1.ageSeconds }

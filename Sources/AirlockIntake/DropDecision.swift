@@ -87,7 +87,8 @@ struct DropDecision: Sendable {
         case .drop(let opened, let named): (drop, inode) = (opened, named)
         case .ended(let verdict): return verdict
         }
-        defer { drop.close() }
+        let ownedDrop = OwnedDescriptor(drop)
+        defer { withExtendedLifetime(ownedDrop) {} }
         do {
             let opened = try drop.status()
             guard opened.kind == .regular, opened.linkCount == 1, opened.inode == inode else {

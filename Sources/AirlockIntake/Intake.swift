@@ -163,8 +163,8 @@ public final class Intake: Sendable {
         } catch {
             return DropOutcome(id: ticket.id, dropName: ticket.dropName, verdict: .deferred(detail: "cannot open the claim: \(error)"))
         }
-        defer { claim.directory.close() }
-        return process(claim)
+        let ownedClaim = OwnedDescriptor(claim.directory)
+        return withExtendedLifetime(ownedClaim) { process(claim) }
     }
 
     private func process(_ claim: Claim) -> DropOutcome {

@@ -83,7 +83,8 @@ struct DropSettlement: Sendable {
     /// drop, finished when it was decided, else handed to `reprocess`.
     func recoverClaim(_ id: [UInt8], reprocess: (ClaimTicket) -> Void) throws(SystemError) {
         let claim = try Claim.reopen(id: id, in: layout.claimed)
-        defer { claim.directory.close() }
+        let ownedClaim = OwnedDescriptor(claim.directory)
+        defer { withExtendedLifetime(ownedClaim) {} }
         guard claim.has(Claim.dropFile) else {
             try layout.claimed.removeTree(id)
             return

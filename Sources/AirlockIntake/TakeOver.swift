@@ -48,9 +48,10 @@ extension Intake {
     /// Takes over `other` if its lock is free and it left work or did not stop cleanly.
     private func takeOver(_ other: String, by me: String, instances: InstanceDirectory,
                           reprocess: (ClaimTicket) -> Void) throws(SystemError) -> Bool {
-        let lock = try instances.openLock(other)
-        defer { lock.close() }
-        guard try lock.tryLockExclusive() else { return false }
+        // Held, and so locked, until the take-over is done.
+        let lock = OwnedDescriptor(try instances.openLock(other))
+        defer { withExtendedLifetime(lock) {} }
+        guard try lock.descriptor.tryLockExclusive() else { return false }
         let claims = try openIfPresent(layout.claimedRoot, other)
         defer { claims?.close() }
         let staging = try openIfPresent(layout.stagingRoot, other)

@@ -70,19 +70,21 @@ public struct EventFeed {
     ///
     /// - Throws: `SystemError` of open(2), EACCES for a user who may not read the feed.
     public static func open(root path: String, configuration: Configuration) throws(SystemError) -> EventFeed {
-        let root = try FileDescriptor.open(path: path, [.pathOnly, .directory])
-        defer { root.close() }
-        let state = try root.open(Array("state".utf8), [.pathOnly, .directory, .noFollow])
-        // The journal's own name opened now, so that a user who may pass through
-        // state/ but not read the journal is told at once, not handed an empty feed.
+        let root = OwnedDescriptor(try FileDescriptor.open(path: path, [.pathOnly, .directory]))
+        let state = OwnedDescriptor(try root.descriptor.open(Array("state".utf8), [.pathOnly, .directory, .noFollow]))
+        try checkJournalReadable(in: state.descriptor)
+        return EventFeed(state: state.take(), keep: configuration.journalKeep)
+    }
+
+    /// Opens the journal's own name, so that a user who may pass through state/ but
+    /// not read the journal is told at once, not handed an empty feed. (Apart from
+    /// `open(root:configuration:)`: a do/catch between an owner and its consuming
+    /// use crashes the Swift 6.3 compiler.)
+    private static func checkJournalReadable(in state: FileDescriptor) throws(SystemError) {
         do {
-            try state.open(Journal.current, [.readOnly, .noFollow]).close()
+            OwnedDescriptor(try state.open(Journal.current, [.readOnly, .noFollow])).close()
         } catch where error.errno == .noEntry {
-        } catch {
-            state.close()
-            throw error
         }
-        return EventFeed(state: state, keep: configuration.journalKeep)
     }
 
     public func close() { state.close() }

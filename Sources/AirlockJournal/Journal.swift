@@ -110,9 +110,10 @@ public struct Journal: Sendable {
     /// process interleaves.
     private func locked<T>(_ body: () throws(SystemError) -> T) throws(SystemError) -> T {
         try syncFailure.check()
-        let lock = try files.directory.open(files.lock, [.readWrite, .create, .noFollow], mode: 0o600)
-        defer { lock.close() }
-        try lock.lockExclusive()
+        let lock = OwnedDescriptor(try files.directory.open(files.lock, [.readWrite, .create, .noFollow], mode: 0o600))
+        // Held, and so locked, until the body is done.
+        defer { withExtendedLifetime(lock) {} }
+        try lock.descriptor.lockExclusive()
         return try body()
     }
 
@@ -121,30 +122,29 @@ public struct Journal: Sendable {
     /// where single appends would; the lines between two rotations go out in one
     /// write.
     private func writeLocked(_ lines: [[UInt8]], sync: Bool) throws(SystemError) {
-        var file = try openCurrent()
-        defer { file.close() }
+        var file = OwnedDescriptor(try openCurrent())
         // Looked at once the file is open, just before the write: a process frozen
         // after the look and thawed after its take-over still gets its line in (only
         // a filesystem that fences a client, as CephFS does, closes that gap).
         if let detail = fence?.fenced() { throw SystemError(detail, files.current, .stale) }
-        var size = try file.status().size
+        var size = try file.descriptor.status().size
         var chunk: [UInt8] = []
         for line in lines {
             if size > 0 && size + Int64(line.count) > maxBytes {
-                try Journal.write(chunk, to: file)
+                try Journal.write(chunk, to: file.descriptor)
                 // A `claimed` line may not be durable yet: it is before the file stops being current.
-                try synced(file)
+                try synced(file.descriptor)
                 file.close()
                 try rotate()
-                file = try openCurrent()
-                size = try file.status().size
+                file = OwnedDescriptor(try openCurrent())
+                size = try file.descriptor.status().size
                 chunk = []
             }
             chunk += line
             size += Int64(line.count)
         }
-        try Journal.write(chunk, to: file)
-        if sync { try synced(file) }
+        try Journal.write(chunk, to: file.descriptor)
+        if sync { try synced(file.descriptor) }
     }
 
     /// fsyncs `fd`, a journal file or the state directory; a failure is kept, and

@@ -49,13 +49,9 @@ public struct JournalFiles: Sendable, Hashable {
         } catch where error.errno == .noEntry {
             return (journals, nil)
         }
-        do {
-            for stem in try instanceStems(in: directory) { journals.append((stem, JournalFiles(directory: directory, stem: stem))) }
-        } catch {
-            directory.close()
-            throw error
-        }
-        return (journals, directory)
+        let owned = OwnedDescriptor(directory)
+        for stem in try instanceStems(in: owned.descriptor) { journals.append((stem, JournalFiles(directory: owned.descriptor, stem: stem))) }
+        return (journals, owned.take())
     }
 }
 

@@ -11,12 +11,12 @@ extension RootLayout {
         let instances = Set(self.instances().map { Array($0.record.instance.utf8) })
         for name in try claimedRoot.entryNames() {
             guard instances.contains(name), !ClusterSettings.looksLikeClaimID(name),
-                  let instance = try? claimedRoot.openDirectory(name) else {
+                  let opened = try? claimedRoot.openDirectory(name) else {
                 body(claimedRoot, name)
                 continue
             }
-            defer { instance.close() }
-            for id in (try? instance.entryNames()) ?? [] { body(instance, id) }
+            let instance = OwnedDescriptor(opened)
+            for id in (try? instance.descriptor.entryNames()) ?? [] { body(instance.descriptor, id) }
         }
     }
 

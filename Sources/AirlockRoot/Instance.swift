@@ -112,10 +112,10 @@ public struct InstanceDirectory: Sendable {
 
     /// Whether some process holds the instance's lock now.
     func isHeld(_ instance: String) -> Bool {
-        guard let fd = try? directory.open(InstanceDirectory.lockName(instance), [.readOnly, .noFollow]) else { return false }
-        defer { fd.close() }
-        guard let free = try? fd.tryLockShared() else { return false }
-        if free { fd.unlock() }
+        guard let opened = try? directory.open(InstanceDirectory.lockName(instance), [.readOnly, .noFollow]) else { return false }
+        let owned = OwnedDescriptor(opened)
+        guard let free = try? owned.descriptor.tryLockShared() else { return false }
+        if free { owned.descriptor.unlock() }
         return !free
     }
 }
@@ -211,21 +211,11 @@ public final class InstanceLock: Sendable {
     /// descriptor returned holds it; nil under AIRLOCK_TEST_INSTANCE_LOCK_HELD).
     private static func takeLocks(_ instances: InstanceDirectory, name: String, fleetGuard: FileDescriptor) throws -> FileDescriptor? {
         guard try fleetGuard.tryLockShared() else { throw Refusal.singleDaemonRunning }
-        let file = try instances.openLock(name)
+        let file = OwnedDescriptor(try instances.openLock(name))
         let heldForUs = ProcessInfo.processInfo.environment["AIRLOCK_TEST_INSTANCE_LOCK_HELD"] == "1"
-        var taken = false
-        do {
-            // Another instance holds this lock for a moment at each of its polls, when
-            // it looks whether this one left work to take over: tried for a second.
-            for attempt in 0..<(heldForUs ? 1 : 20) {
-                if attempt > 0 { WallClock.sleep(milliseconds: 50) }
-                taken = try file.tryLockExclusive()
-                if taken { break }
-            }
-        } catch {
-            file.close()
-            throw error
-        }
+        // Another instance holds this lock for a moment at each of its polls, when
+        // it looks whether this one left work to take over: tried for a second.
+        let taken = try tryLockExclusive(file.descriptor, attempts: heldForUs ? 1 : 20)
         if heldForUs {
             file.close()
             guard !taken else {
@@ -237,7 +227,16 @@ public final class InstanceLock: Sendable {
             file.close()
             throw Refusal.instanceRunning(pid: instances.record(name)?.pid)
         }
-        return file
+        return file.take()
+    }
+
+    /// Tries `file`'s exclusive lock up to `attempts` times, 50 ms apart.
+    private static func tryLockExclusive(_ file: FileDescriptor, attempts: Int) throws(SystemError) -> Bool {
+        for attempt in 0..<attempts {
+            if attempt > 0 { WallClock.sleep(milliseconds: 50) }
+            if try file.tryLockExclusive() { return true }
+        }
+        return false
     }
 
     /// Why this instance may no longer commit, or nil: its record no longer holds

@@ -121,7 +121,7 @@ public struct RootLayout: Sendable {
         let directories = opened.take()
         // The inbox is not kept open: a directory held open is not freed when it is
         // deleted, and then inotify never reports IN_DELETE_SELF. See openInbox().
-        directories[0].close()
+        OwnedDescriptor(directories[0]).close()
         return RootLayout(path: path, root: root.take(), outbox: directories[1], quarantine: directories[2],
                           state: directories[3], claimed: directories[4], staging: directories[5])
     }
@@ -195,8 +195,8 @@ public struct RootLayout: Sendable {
         } catch {
             throw ConfigurationError("root \(path): \(error)")
         }
-        defer { root.close() }
-        return try Acknowledgements.prepare(root: root, configuration)
+        let ownedRoot = OwnedDescriptor(root)
+        return try Acknowledgements.prepare(root: ownedRoot.descriptor, configuration)
     }
 
     /// Writes airlock.json with every default spelled out, atomically, 0666 narrowed
@@ -224,11 +224,9 @@ public struct RootLayout: Sendable {
         } catch where error.errno == .noEntry || error.errno == .notDirectory || error.errno == .tooManyLinks {
             return nil
         }
-        guard try inbox.status().device == root.status().device else {
-            inbox.close()
-            return nil
-        }
-        return inbox
+        let owned = OwnedDescriptor(inbox)
+        guard try owned.descriptor.status().device == root.status().device else { return nil }
+        return owned.take()
     }
 
     public func close() {

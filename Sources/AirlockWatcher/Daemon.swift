@@ -217,8 +217,8 @@ public final class Daemon {
             inboxWentAway(now: now)
             return
         }
-        defer { directory.close() }
-        body(directory)
+        let owned = OwnedDescriptor(directory)
+        body(owned.descriptor)
     }
 
     /// Adds every name in the inbox to the pending set.
@@ -239,7 +239,7 @@ public final class Daemon {
     private func reopenInbox(now: UInt64) {
         nextInboxCheck = now + 1_000_000_000
         guard let fd = try? layout.openInbox() else { return }
-        fd.close()
+        OwnedDescriptor(fd).close()
         inboxPresent = true
         watch.rewatch()
         log.info("the inbox is back; watching it again")

@@ -12,9 +12,8 @@ extension CommandRunner {
         let status = withDecoders(choice) { doctor($0, decoder: $1, json: json, fleet: FleetFindings.probe(choice, $0)) }
         // What the intake of this root last met: children it could not start (a
         // pids cgroup or memory full where it runs, which this probe may not share).
-        if let root = try? resolveAsOwner(choice).root, let state = try? FileDescriptor.openDirectory(path: root + "/state") {
-            defer { state.close() }
-            if let failing = DecoderStartHealth.recorded(in: state) {
+        if let root = try? resolveAsOwner(choice).root, let state = try? OwnedDescriptor(FileDescriptor.openDirectory(path: root + "/state")) {
+            if let failing = DecoderStartHealth.recorded(in: state.descriptor) {
                 log.warning("the intake cannot start decoder children since \(failing.since): \(failing.detail); "
                     + "drops wait, claimed, and are retried")
             }

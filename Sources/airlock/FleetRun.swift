@@ -75,8 +75,9 @@ struct FleetFindings {
     /// Probes the root of `choice`; nil when its staging directory cannot be opened.
     static func probe(_ choice: Command.RootChoice, _ configuration: Configuration) -> FleetFindings? {
         guard let root = try? CommandRunner.resolveAsOwner(choice).root,
-              let staging = try? FileDescriptor.openDirectory(path: root + "/state/staging") else { return nil }
-        defer { staging.close() }
+              let owned = try? OwnedDescriptor(FileDescriptor.openDirectory(path: root + "/state/staging")) else { return nil }
+        let staging = owned.descriptor
+        defer { withExtendedLifetime(owned) {} }
         let mode = CommitMode.probe(in: staging)
         let kind = try? FilesystemKind(of: staging)
         return FleetFindings(commitMode: mode, filesystem: kind?.description ?? "unknown",
