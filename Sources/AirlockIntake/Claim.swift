@@ -111,12 +111,33 @@ package struct Claim {
             try inbox.rename(name, to: directory, dropFile)
         } catch {
             try? directory.removeTree(nameFile)
-            owned.close()
-            try? claimed.removeDirectory(Array(id.utf8))
-            if error.errno == .noEntry && error.operation == "renameat" { return nil }
-            throw error
+            guard error.errno == .noEntry && error.operation == "renameat" else {
+                owned.close()
+                try? claimed.removeDirectory(Array(id.utf8))
+                throw error
+            }
+            guard Claim.renameHappened(id, in: claimed) else { return nil }
+            try directory.open(nameFile, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600).closeAfter { (fd) throws(SystemError) in
+                try fd.writeAll(name)
+            }
         }
         return ClaimTicket(id: id, dropName: name, claimedAs: claimedAs)
+    }
+
+    /// After a rename into the claim `id` reported ENOENT: whether it happened after
+    /// all. ENOENT is the loser's answer when another instance (or the producer)
+    /// took the name first, but an NFS client that retries a rename whose reply was
+    /// lost also reports ENOENT for a rename that succeeded. The empty claim
+    /// directory is removed: if it is not empty, the drop is in it. The drop's own
+    /// name is never looked up here: ceph-fuse 16.2 can hang for good on a lookup
+    /// of a rename's target through the client that lost the rename.
+    static func renameHappened(_ id: String, in claimed: FileDescriptor) -> Bool {
+        do {
+            try claimed.removeDirectory(Array(id.utf8))
+            return false
+        } catch {
+            return error.errno == .notEmpty || error.errno == .exists
+        }
     }
 
     /// Opens the claim a ticket names.
