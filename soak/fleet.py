@@ -19,7 +19,6 @@ Standard library only.
 """
 
 import argparse
-import ctypes
 import datetime
 import json
 import os
@@ -28,15 +27,14 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the repository
 from checks import check, held, listing  # noqa: E402
 from drops import Producer  # noqa: E402
+from rig import initialise, prepare  # noqa: E402
 
-PR_SET_CHILD_SUBREAPER = 36
 FENCED_STATUS = 75
 HOLDER = ("import fcntl, os, sys, time\n"
           "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)\n"
@@ -356,19 +354,12 @@ class FleetSoak:
 
 def main():
     arguments = options()
-    airlock = os.path.abspath(arguments.airlock)
-    if not os.access(airlock, os.X_OK):
-        print(f"fleet soak: {airlock} is not an executable", file=sys.stderr)
+    prepared = prepare("fleet soak", arguments.airlock, "airlock-fleet-soak")
+    if prepared is None:
         return 2
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        print("fleet soak: cannot become a child subreaper", file=sys.stderr)
-        return 2
-    base = tempfile.mkdtemp(prefix="airlock-fleet-soak.")
+    airlock, base = prepared
     soak = FleetSoak(arguments, airlock, base)
-    made = subprocess.run([airlock, "init", "--root", soak.root], capture_output=True, text=True)
-    if made.returncode != 0:
-        print(f"fleet soak: airlock init failed: {made.stderr}", file=sys.stderr)
+    if not initialise("fleet soak", airlock, soak.root):
         return 2
     soak.configure()
     started = time.monotonic()

@@ -13,23 +13,20 @@ Standard library only.
 """
 
 import argparse
-import ctypes
 import os
 import random
 import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the repository
 from checks import check, settle  # noqa: E402
 from drops import Producer  # noqa: E402
+from rig import initialise, prepare  # noqa: E402
 from operator_desk import Operator  # noqa: E402
 
-PR_SET_CHILD_SUBREAPER = 36
 
 
 def children_of(pid):
@@ -259,19 +256,12 @@ class Soak:
 
 def main():
     arguments = options()
-    airlock = os.path.abspath(arguments.airlock)
-    if not os.access(airlock, os.X_OK):
-        print(f"soak: {airlock} is not an executable", file=sys.stderr)
+    prepared = prepare("soak", arguments.airlock, "airlock-soak")
+    if prepared is None:
         return 2
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        print("soak: cannot become a child subreaper; orphaned decoders would go unseen", file=sys.stderr)
-        return 2
-    base = tempfile.mkdtemp(prefix="airlock-soak.")
+    airlock, base = prepared
     soak = Soak(arguments, airlock, base)
-    made = subprocess.run([airlock, "init", "--root", soak.root], capture_output=True, text=True)
-    if made.returncode != 0:
-        print(f"soak: airlock init failed: {made.stderr}", file=sys.stderr)
+    if not initialise("soak", airlock, soak.root):
         return 2
     started = time.monotonic()
     soak.chaos(started + arguments.seconds)
