@@ -243,7 +243,13 @@ public final class InstanceLock: Sendable {
     /// its generation (another instance took it over). Once found, it stays.
     public func fenced() -> String? {
         if let detail = fencedDetail.withLock({ $0 }) { return detail }
-        guard let record = instances.record(name) else {
+        return fenced(seeing: instances.record(name))
+    }
+
+    /// `fenced()` on a record already read (nil: it could not be read).
+    public func fenced(seeing record: InstanceRecord?) -> String? {
+        if let detail = fencedDetail.withLock({ $0 }) { return detail }
+        guard let record else {
             // A record that cannot be read now (being replaced, a network hiccup)
             // is not proof of a take-over; the next look decides.
             return nil

@@ -10,7 +10,8 @@ extension Daemon {
     func poll(now: UInt64) {
         nextPoll = now + UInt64(configuration.watch.pollSeconds) * 1_000_000_000
         guard let instance = setup.instance else { return }
-        if let fenced = instance.fenced() {
+        let record = instance.instances.record(instance.name)
+        if let fenced = instance.fenced(seeing: record) {
             fencedDetail = fenced
             return
         }
@@ -20,7 +21,7 @@ extension Daemon {
         // servers evicted while it was frozen gets ESHUTDOWN for ever. It commits
         // nothing then (every commit checks the record first); it stops, so that its
         // service manager starts it afresh on a working mount.
-        if instance.instances.record(instance.name) == nil {
+        if record == nil {
             unreadableRecordPolls += 1
             if unreadableRecordPolls >= 3 {
                 fencedDetail = "instance \(instance.name) cannot read its own record (state/instances/\(instance.name).json) "
