@@ -122,29 +122,38 @@ public struct Journal: Sendable {
     /// where single appends would; the lines between two rotations go out in one
     /// write.
     private func writeLocked(_ lines: [[UInt8]], sync: Bool) throws(SystemError) {
-        var file = OwnedDescriptor(try openCurrent())
-        // Looked at once the file is open, just before the write: a process frozen
-        // after the look and thawed after its take-over still gets its line in (only
-        // a filesystem that fences a client, as CephFS does, closes that gap).
-        if let detail = fence?.fenced() { throw SystemError(detail, files.current, .stale) }
-        var size = try file.descriptor.status().size
-        var chunk: [UInt8] = []
-        for line in lines {
-            if size > 0 && size + Int64(line.count) > maxBytes {
-                try Journal.write(chunk, to: file.descriptor)
-                // A `claimed` line may not be durable yet: it is before the file stops being current.
-                try synced(file.descriptor)
-                file.close()
-                try rotate()
-                file = OwnedDescriptor(try openCurrent())
-                size = try file.descriptor.status().size
-                chunk = []
+        var remaining = lines[...]
+        var first = true
+        // One file per pass: the lines that fit in the current file, then a rotation
+        // when some are left. (One descriptor per pass, closed by its pass: a
+        // non-copyable owner reassigned in a loop crashes the 6.3 optimiser.)
+        while true {
+            let rotates = try openCurrent().closeAfter { (file) throws(SystemError) -> Bool in
+                // Looked at once the file is open, just before the write: a process frozen
+                // after the look and thawed after its take-over still gets its line in (only
+                // a filesystem that fences a client, as CephFS does, closes that gap).
+                if first, let detail = fence?.fenced() { throw SystemError(detail, files.current, .stale) }
+                var size = try file.status().size
+                var chunk: [UInt8] = []
+                while let line = remaining.first {
+                    if size > 0 && size + Int64(line.count) > maxBytes {
+                        try Journal.write(chunk, to: file)
+                        // A `claimed` line may not be durable yet: it is before the file stops being current.
+                        try synced(file)
+                        return true
+                    }
+                    chunk += line
+                    size += Int64(line.count)
+                    remaining.removeFirst()
+                }
+                try Journal.write(chunk, to: file)
+                if sync { try synced(file) }
+                return false
             }
-            chunk += line
-            size += Int64(line.count)
+            guard rotates else { return }
+            first = false
+            try rotate()
         }
-        try Journal.write(chunk, to: file.descriptor)
-        if sync { try synced(file.descriptor) }
     }
 
     /// fsyncs `fd`, a journal file or the state directory; a failure is kept, and
