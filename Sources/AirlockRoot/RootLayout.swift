@@ -4,6 +4,10 @@ import Foundation
 
 /// An airlock root opened for work: a descriptor for each of its directories, all
 /// checked to sit on one filesystem, because every hand-over is a rename.
+///
+/// The layout is a value copied into every part of the intake; its directories
+/// are owned by reference and close when the last copy goes, so no copy has to
+/// be closed, and none can close them under another.
 public struct RootLayout: Sendable {
     public let path: String
     public let root: FileDescriptor
@@ -24,9 +28,20 @@ public struct RootLayout: Sendable {
     public var journalDirectory: FileDescriptor? = nil
     /// The name of that directory in `state/`.
     public static let instanceJournals: [UInt8] = Array("journal".utf8)
+    /// Who closes the descriptors above: the root's own, and in a fleet the instance's.
+    private var owners: [SharedDescriptors]
 
-    init(path: String, root: FileDescriptor, outbox: FileDescriptor, quarantine: FileDescriptor, state: FileDescriptor,
-         claimed: FileDescriptor, staging: FileDescriptor) {
+    /// A layout of the descriptors `directories` owns: root, outbox, quarantine,
+    /// state, claimed and staging, in that order.
+    init(path: String, directories: SharedDescriptors) {
+        let fds = directories.descriptors
+        self.init(path: path, root: fds[0], outbox: fds[1], quarantine: fds[2], state: fds[3], claimed: fds[4], staging: fds[5],
+                  owners: [directories])
+    }
+
+    private init(path: String, root: FileDescriptor, outbox: FileDescriptor, quarantine: FileDescriptor, state: FileDescriptor,
+                 claimed: FileDescriptor, staging: FileDescriptor, owners: [SharedDescriptors]) {
+        self.owners = owners
         self.path = path
         self.root = root
         self.outbox = outbox
@@ -38,39 +53,37 @@ public struct RootLayout: Sendable {
         self.stagingRoot = staging
     }
 
-    private init(_ base: RootLayout, instance: String, claimed: FileDescriptor, staging: FileDescriptor, journals: FileDescriptor) {
+    /// The instance's layout: `base`'s directories but its claims and staging, and
+    /// `instance`'s claimed, staging and journal directories, in that order.
+    private init(_ base: RootLayout, instance: String, _ directories: SharedDescriptors) {
+        let fds = directories.descriptors
         self.init(path: base.path, root: base.root, outbox: base.outbox, quarantine: base.quarantine, state: base.state,
-                  claimed: claimed, staging: staging)
+                  claimed: fds[0], staging: fds[1], owners: base.owners + [directories])
         self.instance = instance
         self.claimedRoot = base.claimed
         self.stagingRoot = base.staging
-        self.journalDirectory = journals
+        self.journalDirectory = fds[2]
     }
 
     /// This root opened for the instance `name` of a fleet: its claims and staging
     /// are `state/claimed/NAME` and `state/staging/NAME`, its journal in
-    /// `state/journal/` (each made, 0700, when missing).
-    /// The returned layout owns this one's descriptors: close only it.
+    /// `state/journal/` (each made, 0700, when missing). The returned layout holds
+    /// this one's directories as well as the instance's: either may be dropped first.
     public func forInstance(_ name: String) throws(SystemError) -> RootLayout {
         let bytes = Array(name.utf8)
-        var opened: [FileDescriptor] = []
-        do throws(SystemError) {
-            for (parent, child) in [(claimed, bytes), (staging, bytes), (state, RootLayout.instanceJournals)] {
-                do {
-                    try parent.makeDirectory(child, mode: 0o700)
-                } catch where error.errno == .exists {
-                }
-                let fd = try parent.openDirectory(child)
-                opened.append(fd)
-                guard try fd.status().device == root.status().device else {
-                    throw SystemError("check filesystem", bytes, .crossDevice)
-                }
+        var opened = OwnedDescriptors()
+        for (parent, child) in [(claimed, bytes), (staging, bytes), (state, RootLayout.instanceJournals)] {
+            do {
+                try parent.makeDirectory(child, mode: 0o700)
+            } catch where error.errno == .exists {
             }
-        } catch {
-            opened.forEach { $0.close() }
-            throw error
+            let fd = OwnedDescriptor(try parent.openDirectory(child))
+            guard try fd.descriptor.status().device == root.status().device else {
+                throw SystemError("check filesystem", bytes, .crossDevice)
+            }
+            opened.append(fd)
         }
-        return RootLayout(self, instance: name, claimed: opened[0], staging: opened[1], journals: opened[2])
+        return RootLayout(self, instance: name, SharedDescriptors(opened))
     }
 
     static let directories: [(path: [String], mode: FileMode)] = [
@@ -103,7 +116,9 @@ public struct RootLayout: Sendable {
                 guard try directory.descriptor.status().device == rootStatus.device else {
                     throw ConfigurationError("root \(path): \(components.joined(separator: "/")) is on another filesystem; every directory of a root must be on one filesystem")
                 }
-                opened.append(directory)
+                // The inbox is not kept open: a directory held open is not freed when it
+                // is deleted, and then inotify never reports IN_DELETE_SELF. See openInbox().
+                if components != ["inbox"] { opened.append(directory) }
             }
         } catch let error as ConfigurationError {
             throw error
@@ -111,19 +126,17 @@ public struct RootLayout: Sendable {
             throw ConfigurationError("root \(path) is not a complete airlock root (\(error)); run 'airlock init --root \(path)'")
         }
         do {
-            let version = try LayoutVersion.read(opened[3])
+            let version = try LayoutVersion.read(opened[2])
             guard version <= LayoutVersion.current else { throw ConfigurationError(LayoutVersion.newerMessage(path, version)) }
         } catch let error as ConfigurationError {
             throw error
         } catch {
             throw ConfigurationError("root \(path): cannot read state/\(LayoutVersion.fileName): \(error)")
         }
-        let directories = opened.take()
-        // The inbox is not kept open: a directory held open is not freed when it is
-        // deleted, and then inotify never reports IN_DELETE_SELF. See openInbox().
-        OwnedDescriptor(directories[0]).close()
-        return RootLayout(path: path, root: root.take(), outbox: directories[1], quarantine: directories[2],
-                          state: directories[3], claimed: directories[4], staging: directories[5])
+        var kept = OwnedDescriptors()
+        kept.append(root)
+        for directory in opened.take() { kept.append(OwnedDescriptor(directory)) }
+        return RootLayout(path: path, directories: SharedDescriptors(kept))
     }
 
     /// Lays out a root: the directories, with their modes, and airlock.json with
@@ -149,21 +162,20 @@ public struct RootLayout: Sendable {
             try FileDescriptor.openDirectory(path: path).closeAfter { (root) throws(SystemError) in
                 let rootStatus = try root.status()
                 for (components, mode) in directories {
-                    var parents: [FileDescriptor] = []
-                    defer { parents.forEach { $0.close() } }
+                    var parents = OwnedDescriptors()
                     var current = root
                     for (position, component) in components.enumerated() {
                         let name = Array(component.utf8)
                         do throws(SystemError) {
                             try current.makeDirectory(name, mode: 0o700)
-                            let made = try current.openDirectory(name)
-                            if position == components.count - 1 { try made.changeMode(mode) }
+                            let made = OwnedDescriptor(try current.openDirectory(name))
+                            if position == components.count - 1 { try made.descriptor.changeMode(mode) }
                             parents.append(made)
                             created.append(components[0...position].joined(separator: "/") + "/")
                         } catch where error.errno == .exists {
-                            parents.append(try current.openDirectory(name))
+                            parents.append(OwnedDescriptor(try current.openDirectory(name)))
                         }
-                        current = parents.last!
+                        current = parents[parents.count - 1]
                     }
                     guard try current.status().device == rootStatus.device else {
                         throw SystemError("check filesystem", Array(components.joined(separator: "/").utf8), .crossDevice)
@@ -227,11 +239,5 @@ public struct RootLayout: Sendable {
         let owned = OwnedDescriptor(inbox)
         guard try owned.descriptor.status().device == root.status().device else { return nil }
         return owned.take()
-    }
-
-    public func close() {
-        for fd in Set([outbox, quarantine, state, claimed, staging, claimedRoot, stagingRoot, root] + [journalDirectory].compactMap { $0 }) {
-            fd.close()
-        }
     }
 }

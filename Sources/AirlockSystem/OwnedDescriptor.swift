@@ -102,3 +102,21 @@ public final class SharedDescriptor: Sendable {
         close()
     }
 }
+
+/// Several descriptors with one owner where a value must be copyable (a layout of
+/// directories copied into every part of a program): held by reference, each
+/// closed once, when the last reference goes. There is no early close: a copy
+/// somewhere may still use them, so only the last one lets them go.
+public final class SharedDescriptors: Sendable {
+    /// The descriptors, in the order they were appended. Never close one: the owner does.
+    public let descriptors: [FileDescriptor]
+
+    /// Takes ownership of every descriptor `owned` holds.
+    public init(_ owned: consuming OwnedDescriptors) {
+        descriptors = owned.take()
+    }
+
+    deinit {
+        for descriptor in descriptors { descriptor.close() }
+    }
+}

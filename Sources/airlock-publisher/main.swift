@@ -65,5 +65,5 @@ do {
     log.error("publisher: cannot read its cursor: \(error)")
     status = 74
 }
-layout.close()
+// The layout's directories close with the process.
 CurrentProcess.exit(status)

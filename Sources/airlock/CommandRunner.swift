@@ -87,7 +87,6 @@ enum CommandRunner {
         case .failed(let status):
             return status
         case .opened(_, let configuration, let layout):
-            defer { layout.close() }
             return body(layout, configuration)
         }
     }
@@ -131,15 +130,10 @@ enum CommandRunner {
     static func openLayout(_ choice: Command.RootChoice, root: String,
                            configuration: Configuration) throws(ConfigurationError) -> RootLayout {
         let layout = try RootLayout.open(path: root)
-        do {
-            if case .config(let file) = choice {
-                try configuration.checkPaths(in: layout, configurationFile: file)
-            } else {
-                try configuration.checkPaths(in: layout, configurationFile: nil)
-            }
-        } catch {
-            layout.close()
-            throw error
+        if case .config(let file) = choice {
+            try configuration.checkPaths(in: layout, configurationFile: file)
+        } else {
+            try configuration.checkPaths(in: layout, configurationFile: nil)
         }
         return layout
     }
@@ -170,7 +164,6 @@ enum CommandRunner {
         case .failed(let status): return status
         case .opened(let path, let resolved, let opened): (root, configuration, layout) = (path, sharedRootConfiguration(resolved), opened)
         }
-        defer { layout.close() }
         guard let decoder = decoderDirectory() else { return ExitStatus.unavailable }
         let fleet: FleetInstance?
         switch startInstance(given: instance, configuration, &layout) {

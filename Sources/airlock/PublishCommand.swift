@@ -1,3 +1,4 @@
+import AirlockConfiguration
 import AirlockDecoders
 import AirlockSystem
 
@@ -7,12 +8,11 @@ extension CommandRunner {
     /// way the decoders are, never on PATH. The intake program itself links no
     /// network library.
     static func publish(_ choice: Command.RootChoice) -> Int32 {
-        let opened = openRoot(choice)
-        guard case .opened(let root, let configuration, let layout) = opened else {
-            if case .failed(let status) = opened { return status }
-            return ExitStatus.configuration
+        let root: String, configuration: Configuration
+        switch checkedRoot(choice) {
+        case .failed(let status): return status
+        case .checked(let path, let checked): (root, configuration) = (path, checked)
         }
-        layout.close()
         guard configuration.publish != nil else {
             log.error("the configuration has no publish.nats section: nothing to publish (see airlock.json(5))")
             return ExitStatus.configuration
@@ -26,5 +26,20 @@ extension CommandRunner {
         let error = CurrentProcess.replace(with: directory + "/airlock-publisher", arguments: arguments)
         log.error("cannot run airlock-publisher: \(error)")
         return ExitStatus.unavailable
+    }
+
+    enum CheckedRoot {
+        case checked(root: String, configuration: Configuration)
+        case failed(Int32)
+    }
+
+    /// The root `choice` names and its configuration, checked by opening it as
+    /// `withRoot` does; its directories are closed again when this returns, before
+    /// this process becomes airlock-publisher.
+    private static func checkedRoot(_ choice: Command.RootChoice) -> CheckedRoot {
+        switch openRoot(choice) {
+        case .failed(let status): return .failed(status)
+        case .opened(let root, let configuration, _): return .checked(root: root, configuration: configuration)
+        }
     }
 }

@@ -25,7 +25,7 @@ struct RootOwnersTests {
     func runLockCloses() throws {
         let root = try RootLayoutOpenTests.Root()
         let layout = try RootLayout.open(path: root.path)
-        defer { layout.close() }
+        defer { withExtendedLifetime(layout) {} }
         let pidFile = root.path + "/state/airlock.pid"
         do {
             let lock = try #require(try RunLock.acquire(layout, mode: "once"))
@@ -44,7 +44,7 @@ struct RootOwnersTests {
     func probesClose() throws {
         let root = try RootLayoutOpenTests.Root()
         let layout = try RootLayout.open(path: root.path)
-        defer { layout.close() }
+        defer { withExtendedLifetime(layout) {} }
         _ = ProducerFileAccess.probe(layout)
         #expect(filesOpen(beneath: root, layout).isEmpty)
         #expect(!FileManager.default.fileExists(atPath: root.path + "/state/lease-probe.\(getpid())"))
