@@ -235,9 +235,7 @@ public struct Configuration: Sendable, Equatable {
     /// regular file, no link, owned by its directory's owner or root), as whoever
     /// this process is: a superuser becomes the owner first (RootAccess).
     public static func load(path: String) throws(ConfigurationError) -> Configuration {
-        let source = try ConfigurationSource.locate(path)
-        defer { source.close() }
-        return try source.read()
+        try ConfigurationSource.locate(path).read()
     }
 
     /// Every key with its value, as `airlock init` writes it; each numeric key is

@@ -10,11 +10,13 @@ import Foundation
 /// its owner before reading anything (RootAccess.assume), and the file itself is
 /// opened beneath that directory without following a link, and read only if it is a
 /// regular file owned by the directory's owner or by root.
+///
+/// The directory closes when the last copy of the source goes.
 public struct ConfigurationSource {
     /// The path as given, for messages.
     public let path: String
     /// The directory that holds the file (O_PATH).
-    let directory: FileDescriptor
+    let directory: SharedDescriptor
     let name: [UInt8]
     /// The owner of that directory: who a superuser becomes to read the file.
     public let owner: UInt32
@@ -30,12 +32,12 @@ public struct ConfigurationSource {
         guard !name.isEmpty, name != ".", name != ".." else {
             throw ConfigurationError("\(path): names a directory, not a configuration file")
         }
-        let directory: FileDescriptor
+        let directory: SharedDescriptor
         do {
             if Accounts.effectiveUserID == 0 {
-                directory = try TrustedPath.openDirectory(path: directoryPath)
+                directory = SharedDescriptor(OwnedDescriptor(try TrustedPath.openDirectory(path: directoryPath)))
             } else {
-                directory = try FileDescriptor.open(path: directoryPath, [.readOnly, .directory])
+                directory = SharedDescriptor(OwnedDescriptor(try FileDescriptor.open(path: directoryPath, [.readOnly, .directory])))
             }
         } catch where error.errno == .tooManyLinks && error.operation.hasPrefix("refuse") {
             throw ConfigurationError("\(path): \(error.operation) on the way (\(error.name ?? "")); as root, airlock follows only root's own "
@@ -44,10 +46,9 @@ public struct ConfigurationSource {
             throw ConfigurationError("\(path): cannot open its directory: \(error)")
         }
         do {
-            let status = try directory.status()
+            let status = try directory.descriptor.status()
             return ConfigurationSource(path: path, directory: directory, name: Array(name.utf8), owner: status.owner, group: status.group)
         } catch {
-            directory.close()
             throw ConfigurationError("\(path): cannot examine its directory: \(error)")
         }
     }
@@ -57,7 +58,7 @@ public struct ConfigurationSource {
     public func read() throws(ConfigurationError) -> Configuration {
         let file: FileDescriptor
         do {
-            file = try directory.open(name, [.readOnly, .noFollow, .nonBlocking, .noControllingTerminal])
+            file = try directory.descriptor.open(name, [.readOnly, .noFollow, .nonBlocking, .noControllingTerminal])
         } catch where error.errno == .tooManyLinks {
             throw ConfigurationError("\(path): is a symbolic link; airlock reads a configuration only from a regular file, "
                                      + "so that whoever may write its directory cannot point it at another file")
@@ -91,8 +92,6 @@ public struct ConfigurationSource {
             throw ConfigurationError("\(path): \(error.message)")
         }
     }
-
-    public func close() { directory.close() }
 
     /// The directory part (`.` when there is none) and the last component.
     package static func split(_ path: String) -> (String, String) {

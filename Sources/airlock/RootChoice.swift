@@ -50,7 +50,6 @@ extension CommandRunner {
     /// ConfigurationSource), and the root it names.
     static func configurationAsOwner(_ file: String) throws -> (root: String, configuration: Configuration) {
         let source = try ConfigurationSource.locate(file)
-        defer { source.close() }
         if let note = try RootAccess.assumeOwner(of: source) { log.info(note) }
         let configuration = try source.read()
         return (try rootNamed(by: configuration, file: file), configuration)
@@ -121,7 +120,6 @@ extension CommandRunner {
             configuration = try configurationBeside(root)
         }
         let layout = try RootLayout.open(path: root)
-        defer { layout.close() }
         do {
             try configuration.feedAccess.apply(to: layout, keep: configuration.journalKeep)
         } catch {
