@@ -27,15 +27,33 @@ public struct EventFeed {
 
     let state: FileDescriptor
     let keep: Int
+    /// What keeps `state` open while any copy of the feed lives: nil when the
+    /// caller lends it and keeps it open itself.
+    private let owner: StateOwner?
+
+    private enum StateOwner {
+        /// The feed opened `state/` itself.
+        case own(SharedDescriptor)
+        /// `state/` is the layout's, open while the layout is.
+        case layout(RootLayout)
+    }
 
     public init(layout: RootLayout, configuration: Configuration) {
         state = layout.state
         keep = configuration.journalKeep
+        owner = .layout(layout)
     }
 
     init(state: FileDescriptor, keep: Int) {
         self.state = state
         self.keep = keep
+        owner = nil
+    }
+
+    private init(own state: SharedDescriptor, keep: Int) {
+        self.state = state.descriptor
+        self.keep = keep
+        owner = .own(state)
     }
 
     /// One record of the feed: its line as `airlock events` prints it (the cursor
@@ -65,15 +83,15 @@ public struct EventFeed {
 
     /// The feed of the root at `path`, opened as a consumer can open it (see
     /// FeedAccess): the root's `state/` with O_PATH, since passing through it is
-    /// all a consumer may do there, and nothing else of the root. Close it with
-    /// `close()`.
+    /// all a consumer may do there, and nothing else of the root. It closes when
+    /// the last copy of the feed goes.
     ///
     /// - Throws: `SystemError` of open(2), EACCES for a user who may not read the feed.
     public static func open(root path: String, configuration: Configuration) throws(SystemError) -> EventFeed {
         let root = OwnedDescriptor(try FileDescriptor.open(path: path, [.pathOnly, .directory]))
         let state = OwnedDescriptor(try root.descriptor.open(Array("state".utf8), [.pathOnly, .directory, .noFollow]))
         try checkJournalReadable(in: state.descriptor)
-        return EventFeed(state: state.take(), keep: configuration.journalKeep)
+        return EventFeed(own: SharedDescriptor(state), keep: configuration.journalKeep)
     }
 
     /// Opens the journal's own name, so that a user who may pass through state/ but
@@ -86,8 +104,6 @@ public struct EventFeed {
         } catch where error.errno == .noEntry {
         }
     }
-
-    public func close() { state.close() }
 
     /// Every whole record after `cursor` (from the oldest kept with nil), oldest
     /// first, each as its JSON text with `cursor` added first; and the cursor to
@@ -102,7 +118,7 @@ public struct EventFeed {
     /// journals' records come merged in order of their times.
     public func items(after cursor: Cursor?) throws -> (items: [Item], next: Cursor?) {
         let (journals, directory) = try JournalFiles.every(in: state)
-        defer { directory?.close() }
+        defer { withExtendedLifetime(directory) {} }
         do {
             var streams: [(name: String, items: [(time: ArraySlice<UInt8>, item: Item)], next: Cursor.Position?)] = []
             for (name, files) in journals {
@@ -152,10 +168,12 @@ public struct EventFeed {
                       name: String) throws -> (items: [(time: ArraySlice<UInt8>, item: Item)], next: Cursor.Position?) {
         // Oldest first; a file missing (not rotated yet) is skipped.
         var files: [(inode: UInt64, generation: UInt64, fd: FileDescriptor)] = []
-        defer { files.forEach { $0.fd.close() } }
+        var open = OwnedDescriptors()
         for fileName in (1...keep).reversed().map(journal.rotated) + [journal.current] {
             guard let fd = try? journal.directory.open(fileName, [.readOnly, .noFollow]) else { continue }
-            files.append((try fd.status().inode, 0, fd))
+            let owned = OwnedDescriptor(fd)
+            files.append((try owned.descriptor.status().inode, 0, owned.descriptor))
+            open.append(owned)
         }
         // Read after the files are open: a file is named current only once its
         // generation is recorded, so every file opened above is in the table.

@@ -39,9 +39,10 @@ public struct JournalFiles: Sendable, Hashable {
     }
 
     /// Every journal of the root whose `state/` is `state`: its own (`-`) and each
-    /// instance's, by name; and `state/journal/` opened for them (nil when it is
-    /// missing: no fleet ever ran here), which the caller closes.
-    static func every(in state: FileDescriptor) throws(SystemError) -> (journals: [(name: String, files: JournalFiles)], directory: FileDescriptor?) {
+    /// instance's, by name; and the owner of `state/journal/` opened for them (nil
+    /// when it is missing: no fleet ever ran here), which the caller keeps while
+    /// it reads the instances' journals.
+    static func every(in state: FileDescriptor) throws(SystemError) -> (journals: [(name: String, files: JournalFiles)], directory: SharedDescriptor?) {
         var journals: [(name: String, files: JournalFiles)] = [("-", .single(state))]
         let directory: FileDescriptor
         do {
@@ -51,7 +52,7 @@ public struct JournalFiles: Sendable, Hashable {
         }
         let owned = OwnedDescriptor(directory)
         for stem in try instanceStems(in: owned.descriptor) { journals.append((stem, JournalFiles(directory: owned.descriptor, stem: stem))) }
-        return (journals, owned.take())
+        return (journals, SharedDescriptor(owned))
     }
 }
 
@@ -62,7 +63,7 @@ extension Journal {
     /// times (stable: one file's lines keep their order), as one chunk.
     func fleetContents() throws(SystemError) -> [[UInt8]] {
         let (journals, directory) = try JournalFiles.every(in: state)
-        defer { directory?.close() }
+        defer { withExtendedLifetime(directory) {} }
         var every: [[[UInt8]]] = []
         for journal in journals {
             every.append(try Journal.contents(of: journal.files, keep: keep, maxBytes: maxBytes))

@@ -25,7 +25,6 @@ extension Operations {
             log.error("root \(root): cannot open the event feed: \(error); create the root with 'airlock init --root \(root)'")
             return ExitStatus.configuration
         }
-        defer { feed.close() }
         return events(feed, follow: follow, after: after)
     }
 
