@@ -24,7 +24,6 @@ extension RootLayout {
     /// (its lock is held); empty for a root no fleet ran on.
     public func instances() -> [(record: InstanceRecord, running: Bool)] {
         guard let directory = try? InstanceDirectory.open(state, create: false) else { return [] }
-        defer { directory.close() }
         return ((try? directory.names()) ?? []).map { name in
             (directory.record(name) ?? InstanceRecord(instance: name), directory.isHeld(name))
         }

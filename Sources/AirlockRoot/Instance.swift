@@ -59,7 +59,9 @@ public struct InstanceRecord: Sendable, Equatable {
 /// The instances' directory, `state/instances/`: one lock and one record per instance.
 public struct InstanceDirectory: Sendable {
     static let name: [UInt8] = Array("instances".utf8)
-    package let directory: FileDescriptor
+    /// `state/instances/`, open while any copy of this value lives.
+    package var directory: FileDescriptor { owner.descriptor }
+    private let owner: SharedDescriptor
 
     static func lockName(_ instance: String) -> [UInt8] { Array("\(instance).lock".utf8) }
     static func recordName(_ instance: String) -> [UInt8] { Array("\(instance).json".utf8) }
@@ -74,13 +76,11 @@ public struct InstanceDirectory: Sendable {
             }
         }
         do {
-            return InstanceDirectory(directory: try state.openDirectory(name))
+            return InstanceDirectory(owner: SharedDescriptor(OwnedDescriptor(try state.openDirectory(name))))
         } catch where error.errno == .noEntry && !create {
             return nil
         }
     }
-
-    func close() { directory.close() }
 
     /// Every instance that has a lock file, by name.
     package func names() throws(SystemError) -> [String] {
@@ -143,10 +143,14 @@ public final class InstanceLock: Sendable {
         self.fleetGuard = fleetGuard
     }
 
+    /// By hand, in this order: the instance's lock, then the shared lock on the
+    /// run lock (a single daemon may start only once no instance is left), and
+    /// `state/instances/` last, when `instances` goes after this body (unless a
+    /// take-over still holds a copy). Swift does not say in which order a class's
+    /// stored owners are released, nor lets a deinit consume them one by one.
     deinit {
         lock?.close()
         fleetGuard.close()
-        instances.close()
     }
 
     /// Why an instance could not start.
@@ -175,16 +179,12 @@ public final class InstanceLock: Sendable {
         let fleetGuard: FileDescriptor
         do {
             fleetGuard = try layout.state.open(RunLock.name, [.readWrite, .create, .noFollow], mode: 0o600)
-        } catch {
-            instances.close()
-            throw error
         }
         let lock: FileDescriptor?
         do {
             lock = try takeLocks(instances, name: name, fleetGuard: fleetGuard)
         } catch {
             fleetGuard.close()
-            instances.close()
             throw error
         }
         do {
@@ -202,7 +202,6 @@ public final class InstanceLock: Sendable {
         } catch {
             lock?.close()
             fleetGuard.close()
-            instances.close()
             throw error
         }
     }
