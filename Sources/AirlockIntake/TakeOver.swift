@@ -52,10 +52,10 @@ extension Intake {
         let lock = OwnedDescriptor(try instances.openLock(other))
         defer { withExtendedLifetime(lock) {} }
         guard try lock.descriptor.tryLockExclusive() else { return false }
-        let claims = try openIfPresent(layout.claimedRoot, other)
-        defer { claims?.close() }
-        let staging = try openIfPresent(layout.stagingRoot, other)
-        defer { staging?.close() }
+        let claimsOwner = try openIfPresent(layout.claimedRoot, other)
+        let stagingOwner = try openIfPresent(layout.stagingRoot, other)
+        defer { withExtendedLifetime((claimsOwner, stagingOwner)) {} }
+        let claims = claimsOwner?.descriptor, staging = stagingOwner?.descriptor
         let claimIDs = try claims?.entryNames() ?? []
         let staged = try staging?.entryNames() ?? []
         var record = instances.record(other) ?? InstanceRecord(instance: other)
@@ -125,9 +125,10 @@ extension Intake {
         return adopted
     }
 
-    private func openIfPresent(_ parent: FileDescriptor, _ name: String) throws(SystemError) -> FileDescriptor? {
+    /// The directory `name` in `parent`, owned until the last reference goes; nil when missing.
+    private func openIfPresent(_ parent: FileDescriptor, _ name: String) throws(SystemError) -> SharedDescriptor? {
         do {
-            return try parent.openDirectory(Array(name.utf8))
+            return SharedDescriptor(OwnedDescriptor(try parent.openDirectory(Array(name.utf8))))
         } catch where error.errno == .noEntry {
             return nil
         }

@@ -25,7 +25,7 @@ struct QuarantineIndex {
     func current() throws -> [IndexLine] {
         // Held to the end of this scope; without it the index is brought up to date all the same.
         let lock = try? SharedDescriptor(desk.holdDesk())
-        defer { lock?.close() }
+        defer { withExtendedLifetime(lock) {} }
         var names: [IndexLine.Key: [UInt8]] = [:]
         for name in try desk.layout.quarantine.entryNames() where QuarantineDesk.isWellFormed(bytes: name) { names[IndexLine.Key(name)] = name }
         let stored = read()
