@@ -176,57 +176,51 @@ public final class InstanceLock: Sendable {
     /// server frees a frozen client's locks when it evicts it.
     public static func acquire(_ layout: RootLayout, name: String, commitMode: CommitMode) throws -> InstanceLock {
         guard let instances = try InstanceDirectory.open(layout.state, create: true) else { preconditionFailure("made above") }
-        let fleetGuard: FileDescriptor
-        do {
-            fleetGuard = try layout.state.open(RunLock.name, [.readWrite, .create, .noFollow], mode: 0o600)
-        }
-        let lock: FileDescriptor?
-        do {
-            lock = try takeLocks(instances, name: name, fleetGuard: fleetGuard)
-        } catch {
-            fleetGuard.close()
-            throw error
-        }
-        do {
-            var record = instances.record(name) ?? InstanceRecord(instance: name)
-            record.generation += 1
-            record.pid = Int(ProcessInfo.processInfo.processIdentifier)
-            record.host = CurrentProcess.hostName()
-            record.startedAt = timestamp()
-            record.commitMode = commitMode.rawValue
-            record.state = "running"
-            record.takenOverBy = nil
-            record.takenOverAt = nil
-            try instances.write(record)
-            return InstanceLock(name: name, generation: record.generation, instances: instances, lock: lock, fleetGuard: fleetGuard)
-        } catch {
-            lock?.close()
-            fleetGuard.close()
-            throw error
-        }
+        let fleetGuard = OwnedDescriptor(try layout.state.open(RunLock.name, [.readWrite, .create, .noFollow], mode: 0o600))
+        // The instance's lock is owned by the call below until it succeeds: on a
+        // failure it goes there, before the shared lock held here.
+        let (generation, lock) = try startGeneration(instances, name: name, commitMode: commitMode, fleetGuard: fleetGuard.descriptor)
+        return InstanceLock(name: name, generation: generation, instances: instances, lock: lock, fleetGuard: fleetGuard.take())
     }
 
-    /// The shared lock on the root's run lock, then the instance's own (the
-    /// descriptor returned holds it; nil under AIRLOCK_TEST_INSTANCE_LOCK_HELD).
-    private static func takeLocks(_ instances: InstanceDirectory, name: String, fleetGuard: FileDescriptor) throws -> FileDescriptor? {
+    /// Takes the locks (`takeLocks`) and records the instance's next generation;
+    /// the instance's lock is handed on only once the record is written.
+    private static func startGeneration(_ instances: InstanceDirectory, name: String, commitMode: CommitMode,
+                                        fleetGuard: FileDescriptor) throws -> (generation: UInt64, lock: FileDescriptor?) {
+        let lock = try takeLocks(instances, name: name, fleetGuard: fleetGuard)
+        var record = instances.record(name) ?? InstanceRecord(instance: name)
+        record.generation += 1
+        record.pid = Int(ProcessInfo.processInfo.processIdentifier)
+        record.host = CurrentProcess.hostName()
+        record.startedAt = timestamp()
+        record.commitMode = commitMode.rawValue
+        record.state = "running"
+        record.takenOverBy = nil
+        record.takenOverAt = nil
+        try instances.write(record)
+        return (record.generation, lock.take().first)
+    }
+
+    /// The shared lock on the root's run lock, then the instance's own (the one
+    /// descriptor returned holds it; none under AIRLOCK_TEST_INSTANCE_LOCK_HELD).
+    private static func takeLocks(_ instances: InstanceDirectory, name: String, fleetGuard: FileDescriptor) throws -> OwnedDescriptors {
         guard try fleetGuard.tryLockShared() else { throw Refusal.singleDaemonRunning }
         let file = OwnedDescriptor(try instances.openLock(name))
         let heldForUs = ProcessInfo.processInfo.environment["AIRLOCK_TEST_INSTANCE_LOCK_HELD"] == "1"
         // Another instance holds this lock for a moment at each of its polls, when
         // it looks whether this one left work to take over: tried for a second.
         let taken = try tryLockExclusive(file.descriptor, attempts: heldForUs ? 1 : 20)
+        var held = OwnedDescriptors()
         if heldForUs {
-            file.close()
+            // Ours is closed as this returns: the lock stays with whoever holds it for us.
             guard !taken else {
                 throw SystemError("AIRLOCK_TEST_INSTANCE_LOCK_HELD: nobody holds", InstanceDirectory.lockName(name), .invalidArgument)
             }
-            return nil
+            return held
         }
-        guard taken else {
-            file.close()
-            throw Refusal.instanceRunning(pid: instances.record(name)?.pid)
-        }
-        return file.take()
+        guard taken else { throw Refusal.instanceRunning(pid: instances.record(name)?.pid) }
+        held.append(file)
+        return held
     }
 
     /// Tries `file`'s exclusive lock up to `attempts` times, 50 ms apart.
