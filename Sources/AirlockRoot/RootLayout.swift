@@ -29,7 +29,7 @@ public struct RootLayout: Sendable {
     /// The name of that directory in `state/`.
     public static let instanceJournals: [UInt8] = Array("journal".utf8)
     /// Who closes the descriptors above: the root's own, and in a fleet the instance's.
-    private var owners: [SharedDescriptors]
+    private let owners: [SharedDescriptors]
 
     /// A layout of the descriptors `directories` owns: root, outbox, quarantine,
     /// state, claimed and staging, in that order.

@@ -12,7 +12,8 @@ import Synchronization
 /// The rule: `FileDescriptor` stays a copyable, borrowed handle, the view every
 /// system-call wrapper takes, and never decides when a descriptor closes. An
 /// owner does: this type for a scope or a field, `SharedDescriptor` for a field
-/// of a copyable value, `OwnedDescriptors` for several. Nothing else calls
+/// of a copyable value, `OwnedDescriptors` for several, `SharedDescriptors` for
+/// several behind a copyable value (a root's directories). Nothing else calls
 /// close, apart from `FileDescriptor`'s own `close()` and `closeAfter` (the
 /// primitive these are built on); where a descriptor must close before its
 /// owner's scope ends (a forked child before exec, an end closed to signal EOF
