@@ -7,7 +7,7 @@ DEBIAN_PACKAGES = libseccomp-dev libarchive-dev liblzma-dev libinotifytools0-dev
 	libjansson-dev zlib1g-dev pkg-config systemd gcc libmagic-dev libmagic-mgc media-types clamav-daemon prometheus \
 	libnats-dev nats-server openssl python3-cryptography
 
-.PHONY: all print-packages deps build release run test bench bench-quick keyed-fixtures unicode-tables fuzz-zip \
+.PHONY: all print-packages deps build release run test test-integration check test-weights bench bench-quick keyed-fixtures unicode-tables fuzz-zip \
 	fuzz-rar fuzz-iso fuzz-cab fuzz-cpio clean
 
 all: build
@@ -37,22 +37,41 @@ run: build
 	.build/debug/airlock init --root $(ROOT)
 	.build/debug/airlock run --root $(ROOT)
 
-# The build with the tests (which builds the programs too, with the same flags as
-# make build), the programs' linking with the static Swift runtime (test-static-ldd),
-# the unit and end-to-end tests, then real upload clients and the Cockpit page, which
-# installs the programs test-static-ldd linked, as a package would.
+# make test: the check before every commit, about 3 minutes cold on 2 cores. Imports
+# and sizes, the build with the tests (which builds the programs too, with the same
+# flags as make build), then the unit and end-to-end tests, run as several test
+# processes at once so that both cores work while tests wait (scripts/test_shards.py;
+# TEST_SHARDS=1 runs one process; every listed test must have run and passed).
 test: deps
 	$(MAKE) --no-print-directory check-imports
 	$(MAKE) --no-print-directory check-sizes
 	$(SWIFT) build --build-tests
-	$(MAKE) --no-print-directory test-static-ldd
-	$(SWIFT) test --skip-build
+	python3 scripts/test_shards.py
+
+# make test-integration: the rest of what CI runs after make test, against real
+# peers (about 12 minutes; needs root): the release programs a server runs, linked
+# with the static Swift runtime, and their ldd (static-ldd: a release build also
+# meets the optimiser, which has refused code a debug build compiles), real upload
+# clients, the Cockpit page in headless Chromium, which installs those release
+# programs as a package would, and a fleet on a real CephFS.
+test-integration: deps
+	$(SWIFT) build
+	$(MAKE) --no-print-directory static-ldd
 	$(MAKE) --no-print-directory client-test
-	$(MAKE) --no-print-directory test-cockpit COCKPIT_BUILD=$(TEST_STATIC)/debug
+	$(MAKE) --no-print-directory test-cockpit COCKPIT_BUILD=.build/release
 	$(MAKE) --no-print-directory test-cephfs
 
+# Everything CI runs.
+check: test test-integration
+
+# Each suite run alone, its seconds written to Tests/suite-weights.tsv, which
+# make test uses to deal suites out to its processes evenly (not part of test).
+test-weights: deps
+	$(SWIFT) build --build-tests
+	python3 scripts/test_shards.py --measure
+
 # A fleet on a real CephFS (root: a one-node Ceph cluster on 127.0.0.1, mounted twice
-# by ceph-fuse in two mount namespaces; part of make test): the filesystem facts the
+# by ceph-fuse in two mount namespaces; part of make test-integration): the filesystem facts the
 # fleet relies on (rename, NOREPLACE, locks, eviction of a frozen client), then a short
 # soak of two instances under SIGKILLs and a client frozen past session_timeout.
 # `make soak-cephfs SECONDS=600` runs a longer soak.
@@ -67,7 +86,7 @@ soak-cephfs: build
 # Real upload clients (OpenSSH sftp and scp into a chroot, rsync, smbclient against
 # smbd, curl against Apache mod_dav), each server started on 127.0.0.1 by the test
 # with deploy/'s snippets, into a daemon run as a service user with the unit's
-# capabilities (part of make test; needs root). CLIENT_FLAGS=--table prints the
+# capabilities (part of make test-integration; needs root). CLIENT_FLAGS=--table prints the
 # results and latencies without failing, e.g. to compare two builds:
 # make client-test CLIENT_FLAGS="--table --airlock /path/to/other/build/debug --unit /path/to/its/airlock.service"
 CLIENT_FLAGS ?=
@@ -76,7 +95,7 @@ client-test: build
 	python3 Tests/Clients/clients.py $(CLIENT_FLAGS)
 
 # The Cockpit page in headless Chromium through a real cockpit-ws login (root: it
-# creates users, a sudo rule and its own cockpit-ws on 127.0.0.1); part of make test.
+# creates users, a sudo rule and its own cockpit-ws on 127.0.0.1); part of make test-integration.
 # Debian's python3 (/usr/bin/python3), where python3-selenium is installed.
 # Screenshots of every page at 1280x800 and 390x844 go to SCREENSHOTS.
 SCREENSHOTS ?= .build/cockpit-screenshots
@@ -202,7 +221,7 @@ DEPLOY_PACKAGES = scdoc debhelper dpkg-dev lintian acl bash-completion
 # The upload clients and the servers client-test starts itself (apache2 brings htpasswd).
 DEPLOY_PACKAGES += openssh-server openssh-client samba smbclient apache2 curl rsync
 # The Cockpit page's browser test: a real cockpit-ws and login (PAM, sudo), driven
-# by headless Chromium through selenium (make test-cockpit, part of make test).
+# by headless Chromium through selenium (make test-cockpit, part of make test-integration).
 DEPLOY_PACKAGES += cockpit-ws cockpit-bridge cockpit-system sudo chromium chromium-driver python3-selenium
 # A one-node Ceph cluster (mon, mgr, memstore OSD, MDS) and ceph-fuse for make test-cephfs.
 DEPLOY_PACKAGES += ceph ceph-mds ceph-fuse
@@ -214,7 +233,7 @@ REPREFIX = sed -e 's|/usr/local|$(PREFIX)|g'
 # ... and, for the page and the sudo rule, the service user and root.
 RESERVICE = $(REPREFIX) -e 's|/var/lib/airlock|$(AIRLOCK_ROOT)|g' -e 's|(airlock)|($(AIRLOCK_USER))|' -e 's|user: "airlock"|user: "$(AIRLOCK_USER)"|'
 
-.PHONY: static static-ldd test-static-ldd ldd-check static-check man install uninstall deb deb-test deploy-deps
+.PHONY: static static-ldd ldd-check static-check man install uninstall deb deb-test deploy-deps
 
 deploy-deps:
 	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(DEPLOY_PACKAGES)"
@@ -234,51 +253,12 @@ static: $(DEPS)
 # its own NEEDED entry (libmagic and libsystemd load liblzma themselves, so ldd cannot
 # tell), or a libarchive, ISA-L or liblzma function in its symbol table, which also
 # catches a library linked statically. readelf is binutils', which gcc brings.
-# Part of make test.
+# Part of make test-integration.
 ARCHIVE_FREE = airlock airlock-keyed-decoder airlock-publisher
 # Only airlock-publisher may link the NATS client (or any network library of its own).
 NETWORK_FREE = airlock airlock-decoder airlock-keyed-decoder
 static-ldd: static
 	@$(MAKE) --no-print-directory ldd-check LDD_DIR=.build/release
-
-# make test's check of the same linking: the programs built with the static Swift
-# runtime in debug mode, in a build directory of their own. They link the same
-# libraries as the release build (the same targets, the same linker flags) and keep
-# every symbol (no optimiser strips one), for less than half the release build's CPU
-# time (40 s against 91 s, cold); make static-ldd checks the release binaries themselves.
-TEST_STATIC ?= .build/static
-test-static-ldd: deps
-	$(SWIFT) build --static-swift-stdlib --scratch-path $(TEST_STATIC)
-	@$(MAKE) --no-print-directory ldd-check LDD_DIR=$(TEST_STATIC)/debug
-
-# The checks above on the programs in LDD_DIR.
-LDD_DIR ?= .build/release
-ldd-check:
-	@for p in $(PROGRAMS); do echo "== ldd $$p"; ldd $(LDD_DIR)/$$p; done
-	@if for p in $(PROGRAMS); do ldd $(LDD_DIR)/$$p; done | grep -E 'libswift|libFoundation|_FoundationICU|libdispatch|libBlocksRuntime|/opt/swift|/usr/lib/swift'; then \
-		echo "static-ldd: linked to the Swift toolchain"; exit 1; fi
-	@echo "static-ldd: nothing from the Swift toolchain"
-	@for p in $(ARCHIVE_FREE); do \
-		if ldd $(LDD_DIR)/$$p | grep -E 'libarchive\.so|libisal\.so'; then \
-			echo "static-ldd: $$p links libarchive or ISA-L; only airlock-decoder may (Package.swift: AirlockArchive)"; exit 1; fi; \
-		if readelf -d $(LDD_DIR)/$$p | grep -E 'NEEDED.*\[liblzma\.so'; then \
-			echo "static-ldd: $$p links liblzma itself; only airlock-decoder may (Package.swift: AirlockArchive)"; exit 1; fi; \
-		if readelf -Ws --wide $(LDD_DIR)/$$p | awk '$$8 ~ /^(archive_|isal_|lzma_)/ { print "  " $$8; found = 1 } END { exit !found }'; then \
-			echo "static-ldd: $$p calls libarchive, ISA-L or liblzma (linked statically or not); only airlock-decoder may"; exit 1; fi; \
-	done
-	@echo "static-ldd: $(ARCHIVE_FREE) link neither libarchive, ISA-L nor liblzma"
-	@for p in $(NETWORK_FREE); do \
-		if ldd $(LDD_DIR)/$$p | grep -E 'libnats\.so' || readelf -Ws --wide $(LDD_DIR)/$$p | awk '$$8 ~ /^(nats[A-Za-z]*_|js_|js[A-Z][A-Za-z]*_)/ { print "  " $$8; found = 1 } END { exit !found }'; then \
-			echo "static-ldd: $$p links the NATS client; only airlock-publisher may (Package.swift: AirlockPublisher)"; exit 1; fi; \
-	done
-	@echo "static-ldd: $(NETWORK_FREE) do not link the NATS client"
-
-# The ldd check, then sizes and start-up times.
-static-check: static-ldd
-	@ls -l $(addprefix .build/release/,$(PROGRAMS))
-	@bash deploy/measure-startup.sh .build/release
-
-man: $(MANPAGES)
 
 .build/man/%: man/%.scd
 	@mkdir -p .build/man

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Runs the built test bundle (`swift test --skip-build`) as several processes at
+once, each given whole suites, and fails unless every listed test ran and passed.
+
+Why: one test process keeps about one core busy on this suite. Most end-to-end
+tests spend their time waiting (for a daemon to settle, a child to be killed, a
+poll to come round), and Swift Testing runs only as many tests at once as the
+cooperative pool has threads, one per core, which a test waiting on a process
+holds. Several processes wait side by side, so both cores stay busy.
+
+Suites are never split: a suite's `.serialized` trait and its shared fixtures
+hold within one process. Suites are dealt out longest first, each to the shard
+with the least work so far, by the seconds in Tests/suite-weights.tsv (measured
+by `make test-weights`; a suite missing there counts as the median), so the
+longest suites start at once and the short ones fill in around them.
+
+The count is checked: the tests each shard ran must add up to the tests
+`swift test list` lists, so a filter that matched nothing cannot pass unseen.
+
+Usage: test_shards.py [--shards N] [--weights FILE] [--measure]
+  --measure: run each suite alone and write its seconds to the weights file.
+"""
+import argparse, os, re, statistics, subprocess, sys, tempfile, time
+
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_WEIGHTS = os.path.join(REPOSITORY, "Tests", "suite-weights.tsv")
+SUMMARY = re.compile(r"Test run with (\d+) tests? in (\d+) suites? (passed|failed)")
+
+
+def listed_tests():
+    """Test ids as `swift test list` prints them: Module.Suite/test(…)."""
+    result = subprocess.run(["swift", "test", "list", "--skip-build"], cwd=REPOSITORY,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        sys.exit(f"test_shards: swift test list failed ({result.returncode}):\n{result.stderr}")
+    return [line.strip() for line in result.stdout.splitlines() if "/" in line]
+
+
+def suites_of(tests):
+    """Test counts by top-level suite (the id up to its first '/')."""
+    counts = {}
+    for test in tests:
+        suite = test.split("/", 1)[0]
+        counts[suite] = counts.get(suite, 0) + 1
+    return counts
+
+
+def read_weights(path):
+    weights = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.startswith("#") or not line.strip():
+                    continue
+                seconds, suite = line.split("\t")
+                weights[suite.strip()] = float(seconds)
+    return weights
+
+
+def deal(suites, weights, shards):
+    """Longest first, each to the least loaded shard."""
+    fallback = statistics.median(weights.values()) if weights else 1.0
+    loads = [[0.0, []] for _ in range(shards)]
+    for suite in sorted(suites, key=lambda s: (-weights.get(s, fallback), s)):
+        shard = min(loads, key=lambda load: load[0])
+        shard[0] += weights.get(suite, fallback)
+        shard[1].append(suite)
+    return [load for load in loads if load[1]]
+
+
+def filters(suites):
+    args = []
+    for suite in suites:
+        args += ["--filter", "^" + re.escape(suite) + "/"]
+    return args
+
+
+def run_shards(groups):
+    """Starts every shard, waits for all; returns [(suites, returncode, log path, seconds)]."""
+    running = []
+    for load, suites in groups:
+        log = tempfile.NamedTemporaryFile(prefix="airlock-shard-", suffix=".log", delete=False)
+        process = subprocess.Popen(["swift", "test", "--skip-build"] + filters(suites), cwd=REPOSITORY,
+                                   stdout=log, stderr=subprocess.STDOUT)
+        running.append((suites, process, log, time.monotonic()))
+    finished = [None] * len(running)
+    while any(entry is None for entry in finished):
+        for index, (suites, process, log, started) in enumerate(running):
+            if finished[index] is None and process.poll() is not None:
+                log.close()
+                finished[index] = (suites, process.returncode, log.name, time.monotonic() - started)
+        time.sleep(0.2)
+    return finished
+
+
+def report(finished, expected):
+    ran, failed = 0, False
+    for index, (suites, code, path, seconds) in enumerate(finished, 1):
+        with open(path, errors="replace") as f:
+            lines = f.read().splitlines()
+        summary = next((m for m in map(SUMMARY.search, reversed(lines)) if m), None)
+        count = int(summary.group(1)) if summary else 0
+        ran += count
+        state = "passed" if code == 0 and summary and summary.group(3) == "passed" else "FAILED"
+        print(f"shard {index}: {count} tests in {len(suites)} suites {state} after {seconds:.1f} s")
+        if state != "passed":
+            failed = True
+            problems = [line for line in lines if "✘" in line or "error:" in line or "Fatal error" in line]
+            print("\n".join(problems[-80:] or lines[-80:]))
+            print(f"(whole log: {path})")
+        else:
+            os.unlink(path)
+    if ran != expected:
+        print(f"test_shards: the shards ran {ran} tests, `swift test list` lists {expected}")
+        failed = True
+    return not failed
+
+
+def measure(suites, path):
+    """Each suite alone, its wall-clock seconds written to `path`."""
+    rows = []
+    for suite in sorted(suites):
+        started = time.monotonic()
+        code = subprocess.run(["swift", "test", "--skip-build"] + filters([suite]), cwd=REPOSITORY,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+        seconds = time.monotonic() - started
+        if code != 0:
+            sys.exit(f"test_shards: {suite} failed on its own ({code}); weights not written")
+        rows.append((seconds, suite))
+        print(f"{seconds:7.2f} {suite}", flush=True)
+    with open(path, "w") as f:
+        f.write("# seconds\tsuite: each suite run alone by `make test-weights` (scripts/test_shards.py --measure)\n")
+        for seconds, suite in sorted(rows, reverse=True):
+            f.write(f"{seconds:.2f}\t{suite}\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shards", type=int, default=int(os.environ.get("TEST_SHARDS", "4")))
+    parser.add_argument("--weights", default=DEFAULT_WEIGHTS)
+    parser.add_argument("--measure", action="store_true")
+    options = parser.parse_args()
+    if options.shards < 1:
+        sys.exit("test_shards: --shards must be at least 1")
+    tests = listed_tests()
+    suites = suites_of(tests)
+    if options.measure:
+        measure(suites, options.weights)
+        return
+    groups = deal(suites, read_weights(options.weights), options.shards)
+    started = time.monotonic()
+    passed = report(run_shards(groups), len(tests))
+    print(f"{len(tests)} tests in {len(suites)} suites, {len(groups)} processes: "
+          f"{'passed' if passed else 'FAILED'} after {time.monotonic() - started:.1f} s")
+    sys.exit(0 if passed else 1)
+
+
+if __name__ == "__main__":
+    main()
