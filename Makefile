@@ -260,6 +260,35 @@ NETWORK_FREE = airlock airlock-decoder airlock-keyed-decoder
 static-ldd: static
 	@$(MAKE) --no-print-directory ldd-check LDD_DIR=.build/release
 
+# The checks above on the programs in LDD_DIR.
+LDD_DIR ?= .build/release
+ldd-check:
+	@for p in $(PROGRAMS); do echo "== ldd $$p"; ldd $(LDD_DIR)/$$p; done
+	@if for p in $(PROGRAMS); do ldd $(LDD_DIR)/$$p; done | grep -E 'libswift|libFoundation|_FoundationICU|libdispatch|libBlocksRuntime|/opt/swift|/usr/lib/swift'; then \
+		echo "static-ldd: linked to the Swift toolchain"; exit 1; fi
+	@echo "static-ldd: nothing from the Swift toolchain"
+	@for p in $(ARCHIVE_FREE); do \
+		if ldd $(LDD_DIR)/$$p | grep -E 'libarchive\.so|libisal\.so'; then \
+			echo "static-ldd: $$p links libarchive or ISA-L; only airlock-decoder may (Package.swift: AirlockArchive)"; exit 1; fi; \
+		if readelf -d $(LDD_DIR)/$$p | grep -E 'NEEDED.*\[liblzma\.so'; then \
+			echo "static-ldd: $$p links liblzma itself; only airlock-decoder may (Package.swift: AirlockArchive)"; exit 1; fi; \
+		if readelf -Ws --wide $(LDD_DIR)/$$p | awk '$$8 ~ /^(archive_|isal_|lzma_)/ { print "  " $$8; found = 1 } END { exit !found }'; then \
+			echo "static-ldd: $$p calls libarchive, ISA-L or liblzma (linked statically or not); only airlock-decoder may"; exit 1; fi; \
+	done
+	@echo "static-ldd: $(ARCHIVE_FREE) link neither libarchive, ISA-L nor liblzma"
+	@for p in $(NETWORK_FREE); do \
+		if ldd $(LDD_DIR)/$$p | grep -E 'libnats\.so' || readelf -Ws --wide $(LDD_DIR)/$$p | awk '$$8 ~ /^(nats[A-Za-z]*_|js_|js[A-Z][A-Za-z]*_)/ { print "  " $$8; found = 1 } END { exit !found }'; then \
+			echo "static-ldd: $$p links the NATS client; only airlock-publisher may (Package.swift: AirlockPublisher)"; exit 1; fi; \
+	done
+	@echo "static-ldd: $(NETWORK_FREE) do not link the NATS client"
+
+# The ldd check, then sizes and start-up times.
+static-check: static-ldd
+	@ls -l $(addprefix .build/release/,$(PROGRAMS))
+	@bash deploy/measure-startup.sh .build/release
+
+man: $(MANPAGES)
+
 .build/man/%: man/%.scd
 	@mkdir -p .build/man
 	$(SCDOC) < $< > $@

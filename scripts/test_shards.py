@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Runs the built test bundle (`swift test --skip-build`) as several processes at
-once, each given whole suites, and fails unless every listed test ran and passed.
+"""Runs the built test bundle as several processes at once (as `swift test
+--skip-build` runs it, but side by side), each given whole suites, and fails unless every listed test ran and passed.
 
 Why: one test process keeps about one core busy on this suite. Most end-to-end
 tests spend their time waiting (for a daemon to settle, a child to be killed, a
@@ -25,6 +25,19 @@ import argparse, os, re, statistics, subprocess, sys, tempfile, time
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_WEIGHTS = os.path.join(REPOSITORY, "Tests", "suite-weights.tsv")
 SUMMARY = re.compile(r"Test run with (\d+) tests? in (\d+) suites? (passed|failed)")
+
+
+def bundle():
+    """The built test bundle. The shards run it directly, as `swift test` does:
+    SwiftPM holds a lock on .build/ for as long as each `swift test` runs, so
+    several of them would take turns rather than run side by side."""
+    result = subprocess.run(["swift", "build", "--show-bin-path"], cwd=REPOSITORY,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    directory = result.stdout.strip()
+    found = sorted(name for name in os.listdir(directory) if name.endswith("PackageTests.xctest")) if directory else []
+    if result.returncode != 0 or len(found) != 1:
+        sys.exit(f"test_shards: no test bundle in {directory or 'the build'}: run swift build --build-tests first")
+    return [os.path.join(directory, found[0]), "--testing-library", "swift-testing"]
 
 
 def listed_tests():
@@ -77,10 +90,12 @@ def filters(suites):
 
 def run_shards(groups):
     """Starts every shard, waits for all; returns [(suites, returncode, log path, seconds)]."""
+    command = bundle()
+    environment = dict(os.environ, NO_COLOR="1")
     running = []
     for load, suites in groups:
         log = tempfile.NamedTemporaryFile(prefix="airlock-shard-", suffix=".log", delete=False)
-        process = subprocess.Popen(["swift", "test", "--skip-build"] + filters(suites), cwd=REPOSITORY,
+        process = subprocess.Popen(command + filters(suites), cwd=REPOSITORY, env=environment,
                                    stdout=log, stderr=subprocess.STDOUT)
         running.append((suites, process, log, time.monotonic()))
     finished = [None] * len(running)
@@ -119,9 +134,10 @@ def report(finished, expected):
 def measure(suites, path):
     """Each suite alone, its wall-clock seconds written to `path`."""
     rows = []
+    command = bundle()
     for suite in sorted(suites):
         started = time.monotonic()
-        code = subprocess.run(["swift", "test", "--skip-build"] + filters([suite]), cwd=REPOSITORY,
+        code = subprocess.run(command + filters([suite]), cwd=REPOSITORY,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
         seconds = time.monotonic() - started
         if code != 0:
