@@ -39,9 +39,14 @@ extension Daemon {
     /// without `cluster.settled_writes`: no lease can say another host's writer is
     /// done, so only a rename completes a drop there, and this one waits for its
     /// rename (remembered for at most 65536 names).
+    ///
+    /// A poll may have listed the name before its close was read (the listing and
+    /// the event race under load): it is then withdrawn from the names waiting to
+    /// settle, or it would be taken unrenamed.
     func noteWrittenInPlace(_ name: [UInt8]) {
         guard configuration.cluster.shared, writtenInPlace.count < 65536 else { return }
         writtenInPlace.insert(name)
+        inbox.forgetUnlessRenamed(name)
     }
 
     /// `names` (a listing) without those written in place and not renamed since;

@@ -67,6 +67,13 @@ public struct InboxTracker {
         }
     }
 
+    /// Stops waiting for `name` if a listing found it and no rename has been seen
+    /// for it: a writer has since been seen closing it in place (see
+    /// Daemon.noteWrittenInPlace), so only a rename may complete it now.
+    public mutating func forgetUnlessRenamed(_ name: [UInt8]) {
+        if let entry = pending[name], !entry.renamed { pending[name] = nil }
+    }
+
     /// The inbox went away: whatever comes back is found by a rescan.
     public mutating func removeAll() {
         pending.removeAll()

@@ -65,4 +65,16 @@ struct InboxTrackerTests {
         tracker.removeAll()
         #expect(tracker.isEmpty && tracker.earliestDue == nil)
     }
+
+    @Test("a listed name seen written in place stops waiting; a renamed one keeps its place")
+    func writtenInPlaceAfterListing() {
+        var tracker = InboxTracker(settle: settle)
+        tracker.noteListed([Array("listed".utf8), Array("moved".utf8)], now: 0, atStart: false)
+        tracker.noteEvent(Array("moved".utf8), renamed: true, now: 5)
+        tracker.forgetUnlessRenamed(Array("listed".utf8))
+        tracker.forgetUnlessRenamed(Array("moved".utf8))
+        #expect(tracker.entry(Array("listed".utf8)) == nil)
+        #expect(due(&tracker, at: 1_000) == ["moved"])
+        #expect(tracker.isEmpty)
+    }
 }
