@@ -77,9 +77,9 @@ struct StagingAudit {
     }
 
     /// The mode the child leaves every directory with, and the only one the audit admits.
-    var childDirectoryMode: FileMode { FileMode(policy.directoryMode) }
+    var childDirectoryMode: FileMode { FileMode(Policy.stagedDirectoryMode) }
     /// The mode the child leaves every file with, and the only one the audit admits.
-    var childFileMode: FileMode { FileMode(policy.fileMode) }
+    var childFileMode: FileMode { FileMode(Policy.stagedFileMode) }
 
     /// One walk's state: what it has counted and the names it has met.
     private struct Walk {

@@ -16,8 +16,8 @@ import Glibc
 struct StagingAuditWalkTests {
     /// What a test puts into staging, as a subverted decoder might.
     enum Entry {
-        case file(String, String, mode: mode_t = 0o644)
-        case directory(String, mode: mode_t = 0o755)
+        case file(String, String, mode: mode_t = 0o600)
+        case directory(String, mode: mode_t = 0o700)
         case symlink(String, to: String)
         case fifo(String)
         case hardLink(String, to: String)
