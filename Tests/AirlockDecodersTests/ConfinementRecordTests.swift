@@ -40,7 +40,8 @@ struct ConfinementRecordTests {
                                                unlessObserved: index % 7 == 0)
             }
             #expect(DecoderConfinementState.recorded(in: state) == DecoderConfinementState.current)
-            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["decoder-confinement"])
+            let left = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            #expect(left == ["decoder-confinement"])
         }
     }
 }
