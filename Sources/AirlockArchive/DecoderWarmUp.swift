@@ -14,6 +14,9 @@ enum DecoderWarmUp {
     ]
 
     static func run(_ detector: ContentTypeDetector?) {
+        // The content classifier's tables (the script extensions among them) are
+        // built on first use: here, once, rather than in every child.
+        for (index, sample) in samples.enumerated() { _ = ContentClasses.of(name: Array("warm-up-\(index).txt".utf8), bytes: sample) }
         guard let detector else { return }
         for sample in samples { _ = detector.type(of: sample) }
     }

@@ -66,6 +66,9 @@ public enum Confinement {
         // Probed first: /proc and /sys are out of reach once Landlock is in force.
         let landlock = ConfinementProbe.landlock()
         let seccompObstacle = ConfinementProbe.seccompObstacle()
+        // What the staging writer creates 0600 and 0700 is then exactly that,
+        // whatever umask the child inherited: the audit admits nothing else.
+        CurrentProcess.restrictFileCreationMask()
         try applyLimits(limits)
         var report = ConfinementReport()
         report.landlockABI = landlock.abi

@@ -14,7 +14,10 @@ import AirlockPolicy
 /// (`refusedStatus`) it also restarts its templates from the programs on disk.
 public struct DecoderRequest: Sendable, Equatable {
     /// The version this build writes and the only one it reads.
-    public static let currentVersion: Int64 = 2
+    /// 3: the child leaves every staged entry private (files 0600, directories
+    /// 0700); the supervisor gives them their modes. A child of version 2 set the
+    /// policy's modes itself, which the audit no longer admits.
+    public static let currentVersion: Int64 = 3
     /// EX_PROTOCOL: the exit status of a child given a request of another version.
     public static let refusedStatus: Int32 = 76
 

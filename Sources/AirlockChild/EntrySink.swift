@@ -14,11 +14,12 @@ public protocol EntrySink {
 }
 
 /// Writes entries beneath the staging directory, one component at a time from
-/// directory descriptors: O_NOFOLLOW on every open, O_EXCL on every file, modes
-/// set explicitly (never from the archive, never setuid, setgid or sticky).
+/// directory descriptors: O_NOFOLLOW on every open, O_EXCL on every file. Every
+/// entry is created private, files 0600 and directories 0700 (the child's umask
+/// is 077: see Confinement.apply), never with a mode from the archive: the
+/// supervisor's audit admits exactly these modes and gives each entry its outbox
+/// mode and group once it has judged it, so a mode set here would only be set again.
 public struct StagingWriter: EntrySink {
-    private let fileMode: FileMode
-    private let directoryMode: FileMode
     /// Directories kept open between entries, so entries spread over a few
     /// directories do not walk from the root each time. Bounded: the decoder's
     /// RLIMIT_NOFILE is small.
@@ -42,8 +43,6 @@ public struct StagingWriter: EntrySink {
 
     public init(root: FileDescriptor, policy: Policy) {
         self.directories = Root.Descent(Root(root), limit: Self.openLimit)
-        self.fileMode = FileMode(policy.fileMode)
-        self.directoryMode = FileMode(policy.directoryMode)
     }
 
     public mutating func makeDirectory(_ path: EntryPath) throws(SystemError) {
@@ -55,7 +54,7 @@ public struct StagingWriter: EntrySink {
         let parent = try directory(path.components.dropLast())
         let name = path.components[path.components.count - 1]
         file = SharedDescriptor(OwnedDescriptor(
-            try parent.open(name, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)))
+            try parent.open(name, [.writeOnly, .create, .exclusive, .noFollow], mode: FileMode(Policy.stagedFileMode))))
         fileName = path.raw
         filePath = Array(path.components.joined(separator: [UInt8(ascii: "/")]))
         fileBytes = 0
@@ -75,7 +74,6 @@ public struct StagingWriter: EntrySink {
         guard let done = file else { preconditionFailure("endFile without an open file") }
         file = nil
         defer { done.close() }
-        try done.descriptor.changeMode(fileMode)
         filesWritten += 1
         // Closed, so no descriptor of this process can write to it any more. A
         // notice that cannot be written only costs the supervisor its head start.
@@ -105,15 +103,14 @@ public struct StagingWriter: EntrySink {
             created = false
             guard !made.contains(path) else { return }
             do throws(SystemError) {
-                try parent.makeDirectory(component, mode: 0o700)
+                try parent.makeDirectory(component, mode: FileMode(Policy.stagedDirectoryMode))
                 created = true
             } catch where error.errno == .exists {
                 // Made by an earlier entry of this archive: staging holds nothing else.
             }
             made.insert(path)
-        }, entered: { [directoryMode] (directory, _) throws(SystemError) in
+        }, entered: { (_, _) throws(SystemError) in
             guard created else { return }
-            try directory.changeMode(directoryMode)
             directoriesMade += 1
         })
     }

@@ -45,7 +45,6 @@ package enum ForgedStaging {
             var mapping: UnsafeMutableRawBufferPointer?
             try fd.closeAfter { (fd) throws(SystemError) in
                 try fd.writeAll([UInt8](repeating: 0x61, count: size))
-                try fd.changeMode(FileMode(policy.fileMode))
                 if throughMapping {
                     mapping = LateWrites.mapForWriting(fd, length: size)
                     if mapping == nil { throw SystemError("mmap", name, Errno.current) }
@@ -59,7 +58,6 @@ package enum ForgedStaging {
                 let other = Array("big.new".utf8)
                 try staging.open(other, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600).closeAfter { (fd) throws(SystemError) in
                     try fd.writeAll([UInt8](repeating: 0x62, count: size))
-                    try fd.changeMode(FileMode(policy.fileMode))
                 }
                 try staging.rename(other, to: staging, name)
             }
@@ -81,7 +79,6 @@ package enum ForgedStaging {
                 let fd = try staging.open(Array(name.utf8), [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)
                 try fd.closeAfter { (fd) throws(SystemError) in
                     try fd.writeAll(content)
-                    try fd.changeMode(FileMode(policy.fileMode))
                 }
             } catch {
                 DecoderProgram.printError("airlock-decoder: test fault: cannot forge \(name): \(error)")

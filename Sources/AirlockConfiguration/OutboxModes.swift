@@ -1,8 +1,9 @@
 import AirlockSystem
 
 /// The modes and group every outbox entry gets as it lands, whatever the umask
-/// and whatever the decoder chose: set through descriptors on staging, after the
-/// audit and before the commit makes it durable and renames it into the outbox.
+/// and whatever the decoder chose: set through descriptors on staging, by the
+/// audit on each entry it has judged, before the commit makes it durable and
+/// renames it into the outbox.
 public struct OutboxModes: Sendable, Equatable {
     public var fileMode: FileMode
     public var directoryMode: FileMode
@@ -37,52 +38,10 @@ public struct OutboxModes: Sendable, Equatable {
         return found
     }
 
-    /// Sets the modes and group on `directory` and every directory beneath it
-    /// (the audit has checked it holds only directories and regular files), and
-    /// hands each directory's regular files to `eachDirectory` with the
-    /// directory's path beneath `directory` and `prepare`, which `eachDirectory`
-    /// calls on each file it opens: the manifest opens every file once, to hash
-    /// it on every processor, and sets its mode and group on that descriptor,
-    /// rather than a serial open per file on this walk and another to hash it.
-    ///
-    /// - Parameter fsyncEach: fsync every entry after the change, for
-    ///   `commit.sync: "fsync"`, where the audit's fsyncs came before it (with
-    ///   syncfs the commit's one syncfs covers it).
-    package func apply(to directory: FileDescriptor, fsyncEach: Bool = false, eachDirectory: DirectoryVisit) throws(SystemError) {
-        try apply(to: directory, path: [], fsyncEach: fsyncEach, depthLimit: 256, eachDirectory: eachDirectory)
-    }
-
-    /// A directory's path beneath the top, the directory, its regular files, and
-    /// what must be done to each of them once opened (mode, group, and fsync).
-    package typealias DirectoryVisit = (_ path: [UInt8], _ directory: FileDescriptor,
-                                        _ regular: [(name: [UInt8], status: FileStatus)],
-                                        _ prepare: @escaping @Sendable (FileDescriptor) throws(SystemError) -> Void) throws(SystemError) -> Void
-
-    private func apply(to directory: FileDescriptor, path: [UInt8], fsyncEach: Bool, depthLimit: Int,
-                       eachDirectory: DirectoryVisit) throws(SystemError) {
+    /// Gives one open directory the outbox's directory mode and group.
+    package func set(onDirectory directory: FileDescriptor) throws(SystemError) {
         if let group { try directory.changeGroup(group) }
         try directory.changeMode(directoryMode)
-        var regular: [(name: [UInt8], status: FileStatus)] = []
-        for name in try directory.entryNames() {
-            let status = try directory.status(of: name)
-            switch status.kind {
-            case .directory:
-                guard depthLimit > 0 else { throw SystemError("outbox modes", name, .tooManyLinks) }
-                let inner = path.isEmpty ? name : path + [UInt8(ascii: "/")] + name
-                try directory.openDirectory(name).closeAfter { (child) throws(SystemError) in
-                    try apply(to: child, path: inner, fsyncEach: fsyncEach, depthLimit: depthLimit - 1, eachDirectory: eachDirectory)
-                }
-            case .regular:
-                regular.append((name, status))
-            default:
-                throw SystemError("outbox modes", name, .notPermitted)
-            }
-        }
-        try eachDirectory(path, directory, regular) { (file) throws(SystemError) in
-            try set(on: file)
-            if fsyncEach { try file.sync() }
-        }
-        if fsyncEach { try directory.sync() }
     }
 
     /// Gives one open file the outbox's file mode and group.

@@ -60,23 +60,32 @@ public struct DecoderConfinementState: Sendable, Equatable {
     }
 
     /// Makes `seen` the current state; logs and persists a change.
-    public static func record(_ seen: DecoderConfinementState, log: Log, state: FileDescriptor) {
-        let previous = latest.withLock { current in
-            defer { current = seen }
-            return current
-        }
-        guard previous != seen else { return }
-        if seen.withholdsDecoding {
-            log.error("no decoder runs, drops wait deferred: \(seen.summary); 'airlock doctor' explains, \(SettingDefinition.decoderConfinement.name) \"best-effort\" opts out")
-        } else if !seen.isComplete {
-            log.warning("decoders run with partial confinement: \(seen.summary)")
-        } else if previous != nil {
-            log.info("decoders are fully confined again: \(seen.summary)")
-        }
-        do {
-            try persist(seen, state: state)
-        } catch {
-            log.warning("cannot record the decoders' confinement in state/\(fileName): \(error)")
+    ///
+    /// The comparison, the log line and the file's replacement are one step under
+    /// the lock, so two threads recording at once (the start-up probe's and a
+    /// worker's) leave the file holding the state `current` says, and never
+    /// share a temporary file.
+    /// - Parameter unlessObserved: record only if nothing was recorded yet in this
+    ///   process (the start-up probe, whose answer may arrive after a decoder
+    ///   child's own report, which is newer).
+    public static func record(_ seen: DecoderConfinementState, log: Log, state: FileDescriptor, unlessObserved: Bool = false) {
+        latest.withLock { current in
+            guard !(unlessObserved && current != nil) else { return }
+            let previous = current
+            current = seen
+            guard previous != seen else { return }
+            if seen.withholdsDecoding {
+                log.error("no decoder runs, drops wait deferred: \(seen.summary); 'airlock doctor' explains, \(SettingDefinition.decoderConfinement.name) \"best-effort\" opts out")
+            } else if !seen.isComplete {
+                log.warning("decoders run with partial confinement: \(seen.summary)")
+            } else if previous != nil {
+                log.info("decoders are fully confined again: \(seen.summary)")
+            }
+            do {
+                try persist(seen, state: state)
+            } catch {
+                log.warning("cannot record the decoders' confinement in state/\(fileName): \(error)")
+            }
         }
     }
 
@@ -102,6 +111,10 @@ public struct DecoderConfinementState: Sendable, Equatable {
         }
     }
 
+    /// This process's own temporary file: the instances of a fleet share `state/`,
+    /// and each removes its temporary file before creating it (a copy a stop left).
+    static var temporaryName: [UInt8] { Array("\(fileName).\(CurrentProcess.id).tmp".utf8) }
+
     private static func persist(_ seen: DecoderConfinementState, state: FileDescriptor) throws(SystemError) {
         var json = JSONObjectWriter()
         json.add(Key.landlockState.rawValue, seen.landlock)
@@ -110,12 +123,12 @@ public struct DecoderConfinementState: Sendable, Equatable {
         if !seen.problems.isEmpty { json.add(Key.problems.rawValue, seen.problems) }
         json.add(Key.required.rawValue, Int64(seen.required ? 1 : 0))
         // No fsync, of the file or the directory: every start records the state
-        // its probe found, before the first claim, where a journal commit's wait
-        // would hold up the first drop. A power cut may leave the previous state,
+        // its probe found, beside the first drops, where a journal commit's wait
+        // would hold up a worker. A power cut may leave the previous state,
         // or a torn file that `recorded` reads as none; the next start's probe and
         // every decoder's report correct either.
         try state.replaceAtomically(Array(fileName.utf8), with: Array((json.text + "\n").utf8),
-                                    temporary: Array("\(fileName).tmp".utf8),
+                                    temporary: temporaryName,
                                     AtomicWriteOptions(mode: 0o600, syncsDirectory: false, syncsFile: false))
     }
 

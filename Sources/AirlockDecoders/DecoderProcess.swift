@@ -12,7 +12,7 @@ import Foundation
 /// empty. Past the wall-clock limit, counted from when it has its drop, it is
 /// killed. With `children`, the child is forked by the program's template
 /// (`TemplatePool`) and receives the same descriptors and arguments.
-package struct DecoderProcess {
+package struct DecoderProcess: Sendable {
     package let executable: String
     let timeoutSeconds: Int64
     var children: RunningDecoders?
@@ -95,7 +95,7 @@ package struct DecoderProcess {
     }
 
     /// A child started by `start`, whose verdict `finish` collects.
-    package struct Pending {
+    package struct Pending: Sendable {
         fileprivate let process: DecoderProcess
         fileprivate let child: ChildProcess
         /// The result pipe's read end: closed by `finish`, or when the last copy goes.

@@ -7,7 +7,7 @@ import Foundation
 /// `airlock doctor`: what confinement the kernel grants a decoder child here,
 /// found by starting one in probe mode (it confines itself exactly as for a
 /// drop, then reports instead of decoding).
-public struct Doctor {
+public struct Doctor: Sendable {
     public struct Findings: Sendable {
         public var landlockABI: Int
         public var confinement: DecoderConfinementState
@@ -34,7 +34,7 @@ public struct Doctor {
     }
 
     /// A probe child started and not yet waited for.
-    public struct PendingProbe {
+    public struct PendingProbe: Sendable {
         fileprivate let doctor: Doctor
         fileprivate let pending: DecoderProcess.Pending
 

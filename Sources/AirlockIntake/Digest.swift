@@ -1,7 +1,5 @@
 import AirlockSystem
 import CCrypto
-import Dispatch
-import Synchronization
 
 /// SHA-256 of an open file, through OpenSSL's libcrypto.
 enum Digest {
@@ -47,41 +45,4 @@ enum Digest {
 extension Digest {
     /// Files from this size up get their writeback started as they are hashed.
     static let writebackMinimumBytes: Int64 = 1 << 20
-
-    /// The SHA-256 of each regular file `names` names in `directory`, in the same
-    /// order (nil for one over `limit` bytes), on as many threads as there are
-    /// processors: the manifest re-reads every byte the decoder wrote, after it
-    /// has exited and before the commit, and a drop of a few large files would
-    /// otherwise wait for them one after another on one core.
-    /// A file `early` hashed while the decoder ran, and whose lease still stands, is not read again.
-    /// `prepare` runs on each file's descriptor first, on the same thread (the outbox's mode and group).
-    static func sha256(ofFiles names: [[UInt8]], in directory: FileDescriptor, limit: Int64, early: EarlyDigests? = nil,
-                       prepare: @Sendable (FileDescriptor) throws(SystemError) -> Void = { _ in }) throws(SystemError) -> [String?] {
-        let results = Mutex<[Result<String?, SystemError>?]>(Array(repeating: nil, count: names.count))
-        DispatchQueue.concurrentPerform(iterations: names.count) { index in
-            let result = Result { () throws(SystemError) -> String? in
-                // Non-blocking and no controlling terminal whatever the name is now
-                // (the audit found a regular file, and nothing writes staging since).
-                let options: OpenOptions = [.readOnly, .noFollow, .nonBlocking, .noControllingTerminal]
-                return try directory.open(names[index], options).closeAfter { (fd) throws(SystemError) -> String? in
-                    try prepare(fd)
-                    let status = try fd.status()
-                    if let known = early?.sha256(for: status) { return known }
-                    // The commit's syncfs (or fsync) waits for a large file's pages:
-                    // start writing them now, while they are hashed. Only a head
-                    // start: durability is the later call's, which reports any
-                    // failure. Small files are left to that call, which writes them
-                    // together for less than a call per file costs.
-                    if status.size >= writebackMinimumBytes { try? fd.startWriteback() }
-                    return try sha256(of: fd, limit: limit, size: status.size)
-                }
-            }
-            results.withLock { $0[index] = result }
-        }
-        let hashes = results.withLock { $0 }
-        var output: [String?] = []
-        output.reserveCapacity(hashes.count)
-        for hash in hashes { output.append(try hash!.get()) }
-        return output
-    }
 }

@@ -221,9 +221,11 @@ struct DropDecision: Sendable {
     private func auditAndCommit(_ claim: Claim, staging: FileDescriptor, format: DropFormat, files: Int64, bytes: Int64,
                                 context: inout ReportContext, early: EarlyDigests, slot: DecodeSlot,
                                 awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
-        let audit: StagingAudit.Totals
+        let findings: StagingAudit.Findings
         do {
-            audit = try StagingAudit(policy: policy, fsyncEach: configuration.sync == .fsync).audit(staging)
+            // The audit also gives each entry its outbox mode and group and hashes each file, in its one walk.
+            findings = try StagingAudit(policy: policy, fsyncEach: configuration.sync == .fsync, modes: configuration.outboxModes,
+                                        early: early).audit(staging)
         } catch let failure as StagingAudit.Failure {
             return .rejected(Rejection(.decoderFailed, "the decoder left something it must not: \(failure.detail)"))
         } catch let error as SystemError {
@@ -231,6 +233,7 @@ struct DropDecision: Sendable {
         } catch {
             preconditionFailure("unexpected error \(error)")
         }
+        let audit = findings.totals
         guard audit.files == files, audit.bytes == bytes else {
             return .rejected(Rejection(.decoderFailed,
                 "the decoder reported \(files) files and \(bytes) bytes, staging holds \(audit.files) and \(audit.bytes)"))
@@ -240,8 +243,7 @@ struct DropDecision: Sendable {
             // The manifest names the drop's hash: wait for it (computed beside the decoder).
             context.drop.sha256 = awaitHash()
             try Manifest.write(into: staging, context.drop, format: format.name, types: context.types, classes: context.classes,
-                               policy: policy, modes: configuration.outboxModes, fsyncEach: configuration.sync == .fsync,
-                               early: early)
+                               files: findings.files, modes: configuration.outboxModes, fsyncEach: configuration.sync == .fsync)
             slot.release()
             let output = try settlement.commit(claim, staging: staging, files: audit.files, bytes: audit.bytes)
             return .accepted(output: output, files: audit.files, bytes: audit.bytes)

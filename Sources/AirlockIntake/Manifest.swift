@@ -21,16 +21,15 @@ public enum Manifest {
     /// 2: `classes` on every file; `mime_type` only where libmagic ran.
     public static let version: Int64 = 2
 
-    /// Gives `staging` (already audited) the outbox's modes and group and writes
-    /// its manifest into it, in one walk: each file is opened once, given its
-    /// mode and group, and hashed. Synced only with `fsyncEach` (`commit.sync: "fsync"`), and
-    /// then every entry after its change and the manifest after it is written;
-    /// otherwise the commit's one syncfs makes staging durable as a whole.
-    /// Files in `early` are not hashed again. The drop's fields are `drop`'s; each
-    /// file's type and classes, where `types` and `classes` (the decoder's) name it.
+    /// Writes the manifest of `staging` into it: `files` are its regular files as
+    /// the audit found, readied and hashed them (see StagingAudit). Synced only
+    /// with `fsyncEach` (`commit.sync: "fsync"`), and then staging after it;
+    /// otherwise the commit's one syncfs makes staging durable as a whole. The
+    /// drop's fields are `drop`'s; each file's type and classes, where `types` and
+    /// `classes` (the decoder's) name it.
     static func write(into staging: FileDescriptor, _ drop: DropIdentity, format: String, types: [(entry: String, type: String)]?,
-                      classes: [ClassifiedEntry]?, policy: Policy, modes: OutboxModes,
-                      fsyncEach: Bool, early: EarlyDigests? = nil) throws(SystemError) {
+                      classes: [ClassifiedEntry]?, files staged: [StagingAudit.StagedFile], modes: OutboxModes,
+                      fsyncEach: Bool) throws(SystemError) {
         var json = JSONObjectWriter()
         json.add("manifest_version", version)
         json.add("time", timestamp())
@@ -43,21 +42,15 @@ public enum Manifest {
         let types = Dictionary((types ?? []).map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first })
         let classes = Dictionary((classes ?? []).map { ($0.entry, $0.classes) }, uniquingKeysWith: { first, _ in first })
         var files: [(path: [[UInt8]], file: JSONObjectWriter)] = []
-        try modes.apply(to: staging, fsyncEach: fsyncEach) { (path, directory, regular, prepare) throws(SystemError) in
-            // The files of each directory get their modes and are hashed together, on every processor.
-            let hashes = try Digest.sha256(ofFiles: regular.map(\.name), in: directory, limit: policy.maxFileBytes, early: early,
-                                           prepare: prepare)
-            for ((name, status), sha256) in zip(regular, hashes) {
-                let inner = path.isEmpty ? name : path + [UInt8(ascii: "/")] + name
-                let shown = EscapedName(inner).text
-                var file = JSONObjectWriter()
-                file.add("entry", shown)
-                file.add("entry_size", status.size)
-                if let sha256 { file.add("sha256", sha256) }
-                file.add("classes", strings: (classes[shown] ?? []).sorted().map(\.rawValue))
-                if let type = types[shown] { file.add("mime_type", type) }
-                files.append((inner.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init), file))
-            }
+        for staged in staged {
+            let shown = EscapedName(staged.path).text
+            var file = JSONObjectWriter()
+            file.add("entry", shown)
+            file.add("entry_size", staged.size)
+            if let sha256 = staged.sha256 { file.add("sha256", sha256) }
+            file.add("classes", strings: (classes[shown] ?? []).sorted().map(\.rawValue))
+            if let type = types[shown] { file.add("mime_type", type) }
+            files.append((staged.path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init), file))
         }
         // Depth first, each directory's names in byte order, as the entry is listed.
         files.sort { $0.path.lexicographicallyPrecedes($1.path) { $0.lexicographicallyPrecedes($1) } }

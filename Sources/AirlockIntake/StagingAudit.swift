@@ -1,19 +1,34 @@
+import AirlockConfiguration
 import AirlockPolicy
 import AirlockSystem
 import AirlockText
 
-/// Walks what a decoder child left in staging before it is committed, and
-/// judges it by the same rules the child was to apply: only directories and
-/// single-linked regular files with the policy's modes; every name passes the
-/// path policy and the conflict rules (`EntryPath`, `ConflictTracker`); every
-/// file within the per-file quota and all of them within the total; no more
-/// entries than the policy's counting rule admits. The child is not trusted to
-/// have obeyed: a subverted one could plant a link, a forbidden name or two
-/// names the filesystem keeps apart but the policy calls one. Optionally fsyncs
-/// everything it visits.
+/// Walks what a decoder child left in staging before it is committed, judges it
+/// by the same rules the child was to apply, and readies what passes for the
+/// outbox, in one walk that opens each file once.
+///
+/// The rules: only directories and single-linked regular files with the modes
+/// the child leaves; every name passes the path policy and the conflict rules
+/// (`EntryPath`, `ConflictTracker`); every file within the per-file quota and all
+/// of them within the total; no more entries than the policy's counting rule
+/// admits. The child is not trusted to have obeyed: a subverted one could plant a
+/// link, a forbidden name or two names the filesystem keeps apart but the policy
+/// calls one.
+///
+/// Each directory is opened from its parent with O_NOFOLLOW and each file with
+/// O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, and the kind, link count, mode and size
+/// are judged on that descriptor's fstat: what is judged is what is then given
+/// the outbox's modes and group and hashed for the manifest, on the same
+/// descriptor (the files of each directory on every processor). Entries the
+/// listing says are neither files nor directories are never opened: fstatat
+/// names what they are. Optionally fsyncs everything it visits, after its change.
 struct StagingAudit {
     let policy: Policy
     let fsyncEach: Bool
+    /// What every entry that passes is given: the outbox's modes and group.
+    let modes: OutboxModes
+    /// Hashes taken while the decoder ran, used where still provably current.
+    var early: EarlyDigests?
 
     struct Totals {
         var files: Int64 = 0
@@ -23,70 +38,103 @@ struct StagingAudit {
         var emptyDirectories: Int64 = 0
     }
 
+    /// A regular file of staging as the manifest lists it.
+    struct StagedFile: Sendable {
+        /// Its path beneath staging, `/`-separated.
+        let path: [UInt8]
+        let size: Int64
+        /// nil only for a file over the per-file limit, which the audit refuses first.
+        let sha256: String?
+    }
+
+    struct Findings {
+        var totals = Totals()
+        /// In the order the walk met them.
+        var files: [StagedFile] = []
+    }
+
     struct Failure: Error { let detail: String }
 
-    func audit(_ staging: FileDescriptor) throws -> Totals {
-        var walk = Walk(policy: policy, fsyncEach: fsyncEach)
-        // No depth limit of its own: the node limit ends a deep tree first.
-        try Root(staging).walk(depthLimit: .max, &walk)
+    init(policy: Policy, fsyncEach: Bool, modes: OutboxModes, early: EarlyDigests? = nil) {
+        self.policy = policy
+        self.fsyncEach = fsyncEach
+        self.modes = modes
+        self.early = early
+    }
+
+    func audit(_ staging: FileDescriptor) throws -> Findings {
+        var walk = Walk(audit: self)
+        try modes.set(onDirectory: staging)
+        // No depth limit of its own: every name is judged (depth included) before the walk enters it.
+        _ = try walk.enter(staging, path: [])
         if fsyncEach { try staging.sync() }
-        let totals = walk.totals
+        let totals = walk.findings.totals
         let fewest = Policy.fewestEntries(files: Int(totals.files), emptyDirectories: Int(totals.emptyDirectories))
         guard policy.admitsEntries(fewest) else {
             throw Failure(detail: "a tree that needs at least \(fewest) entries, over the \(policy.maxEntries)-entry limit")
         }
-        return totals
+        return walk.findings
     }
 
+    /// The mode the child leaves every directory with, and the only one the audit admits.
+    var childDirectoryMode: FileMode { FileMode(Policy.stagedDirectoryMode) }
+    /// The mode the child leaves every file with, and the only one the audit admits.
+    var childFileMode: FileMode { FileMode(Policy.stagedFileMode) }
+
     /// One walk's state: what it has counted and the names it has met.
-    private struct Walk: TreeVisitor {
-        let policy: Policy
-        let fsyncEach: Bool
-        var totals = Totals()
+    private struct Walk {
+        let audit: StagingAudit
+        var findings = Findings()
         var tracker = ConflictTracker()
         var nodes = 0
+        /// The bytes of every file opened so far, on every thread, so that no file
+        /// is read once the files opened hold more than the total allows.
+        let opened = ByteTally()
 
-        init(policy: Policy, fsyncEach: Bool) {
-            self.policy = policy
-            self.fsyncEach = fsyncEach
-        }
+        var policy: Policy { audit.policy }
 
-        /// Judges one entry of `directory` (`child` is its path beneath staging);
-        /// true for a directory, to be judged entry by entry in its turn.
-        mutating func visit(_ name: [UInt8], in directory: FileDescriptor, path child: [UInt8]) throws -> Bool {
-            nodes += 1
-            guard nodes <= policy.maxTreeNodes else {
-                throw Failure(detail: "more than \(policy.maxTreeNodes) files and directories, more than the entry limit can make")
+        /// Judges every entry of `directory` (at `path` beneath staging), readies
+        /// its files, then enters its directories in turn. Returns how many
+        /// entries it holds.
+        mutating func enter(_ directory: FileDescriptor, path: [UInt8]) throws -> Int {
+            let entries = try directory.entries()
+            var files: [(name: [UInt8], path: [UInt8])] = []
+            var directories: [(name: [UInt8], path: [UInt8])] = []
+            for (name, listed) in entries {
+                nodes += 1
+                guard nodes <= policy.maxTreeNodes else {
+                    throw Failure(detail: "more than \(policy.maxTreeNodes) files and directories, more than the entry limit can make")
+                }
+                let child = path.isEmpty ? name : path + [UInt8(ascii: "/")] + name
+                // The listing's kind decides only what is opened; fstat (or fstatat) decides the rest.
+                let kind = listed == .regular || listed == .directory ? listed! : try directory.status(of: name).kind
+                switch kind {
+                case .directory:
+                    try judgeName(child, as: .directory)
+                    directories.append((name, child))
+                case .regular:
+                    try judgeName(child, as: .file)
+                    files.append((name, child))
+                default:
+                    throw Failure(detail: "\"\(EscapedName(child))\" is a \(kind)")
+                }
             }
-            let status = try directory.status(of: name)
-            switch status.kind {
-            case .directory:
-                guard status.permissions == FileMode(policy.directoryMode) else {
+            for file in try audit.ready(files, in: directory, opened: opened) {
+                try count(file.path, bytes: file.size)
+                findings.files.append(file)
+            }
+            for (name, child) in directories {
+                let owned = OwnedDescriptor(try directory.openDirectory(name))
+                let status = try owned.descriptor.status()
+                guard status.kind == .directory, status.permissions == audit.childDirectoryMode else {
                     throw Failure(detail: "directory \"\(EscapedName(child))\" has mode \(String(status.permissions, radix: 8))")
                 }
-                try judgeName(child, as: .directory)
-                totals.directories += 1
-                return true
-            case .regular:
-                guard status.linkCount == 1, status.permissions == FileMode(policy.fileMode) else {
-                    throw Failure(detail: "file \"\(EscapedName(child))\" has \(status.linkCount) links and mode \(String(status.permissions, radix: 8))")
-                }
-                try judgeName(child, as: .file)
-                try count(child, bytes: status.size)
-                if fsyncEach {
-                    try directory.open(name, [.readOnly, .noFollow, .nonBlocking]).closeAfter { (fd) throws(SystemError) in try fd.sync() }
-                }
-                return false
-            default:
-                throw Failure(detail: "\"\(EscapedName(child))\" is a \(status.kind)")
+                try audit.modes.set(onDirectory: owned.descriptor)
+                findings.totals.directories += 1
+                if try enter(owned.descriptor, path: child) == 0 { findings.totals.emptyDirectories += 1 }
+                if audit.fsyncEach { try owned.descriptor.sync() }
             }
-        }
-
-        /// A directory whose entries were all judged: counted if empty, synced if asked.
-        mutating func leave(_ directory: FileDescriptor, named name: [UInt8], in parent: FileDescriptor, path: [UInt8],
-                            entries: Int) throws {
-            if entries == 0 { totals.emptyDirectories += 1 }
-            if fsyncEach { try directory.sync() }
+            return entries.count
         }
 
         /// The path policy and the conflict rules, as the child applies them to the archive's names.
@@ -103,16 +151,13 @@ struct StagingAudit {
             }
         }
 
-        /// The per-file and total quotas, on the sizes staging holds.
+        /// The total quota, on the sizes staging holds (each file's own was judged on its descriptor).
         private mutating func count(_ raw: [UInt8], bytes: Int64) throws {
-            guard bytes <= policy.maxFileBytes else {
-                throw Failure(detail: "file \"\(EscapedName(raw))\" holds \(bytes) bytes, over the \(policy.maxFileBytes)-byte limit")
-            }
-            guard bytes <= policy.maxTotalBytes - totals.bytes else {
+            guard bytes <= policy.maxTotalBytes - findings.totals.bytes else {
                 throw Failure(detail: "files holding more than \(policy.maxTotalBytes) bytes in all")
             }
-            totals.files += 1
-            totals.bytes += bytes
+            findings.totals.files += 1
+            findings.totals.bytes += bytes
         }
     }
 }

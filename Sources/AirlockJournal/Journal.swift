@@ -74,6 +74,21 @@ public struct Journal: Sendable {
         }
     }
 
+    /// Creates the journal's current file, with its generation, where there is
+    /// none, so that the first drop's append does not pay for the creation (its
+    /// fsyncs of the generation table and of `state/`). `airlock init` calls it;
+    /// a root without a journal (an earlier init's, or one just rotated) still
+    /// gets it created by its first append.
+    public func create() throws(SystemError) {
+        try locked { () throws(SystemError) in
+            do throws(SystemError) {
+                try files.directory.open(files.current, [.readOnly, .noFollow]).close()
+            } catch where error.errno == .noEntry {
+                try createCurrent()
+            }
+        }
+    }
+
     /// Whether `append` returns only once the record is durable: every record but
     /// `claimed`, the one that neither decides a drop nor changes anything.
     static func waitsForSync(_ record: JournalRecord) -> Bool {

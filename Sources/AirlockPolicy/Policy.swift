@@ -16,6 +16,13 @@ public struct Policy: Sendable, Equatable {
     public init() {}
 
     public var fileMode: UInt32 { privateModes ? 0o600 : 0o644 }
+
+    /// The mode a decoder child leaves every staged file with, whatever `fileMode`
+    /// is: the supervisor's audit admits no other, and gives each file its outbox
+    /// mode once it has judged it.
+    public static let stagedFileMode: UInt32 = 0o600
+    /// The mode a decoder child leaves every staged directory with.
+    public static let stagedDirectoryMode: UInt32 = 0o700
     public var directoryMode: UInt32 { privateModes ? 0o700 : 0o755 }
 
     /// True when an entry of `size` bytes from `compressed` stored bytes breaks the ratio rule.

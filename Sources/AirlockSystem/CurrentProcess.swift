@@ -11,6 +11,12 @@ public enum CurrentProcess {
     /// once that one has died and this process was reparented.
     public static var parentID: Int32 { getppid() }
 
+    /// umask(2) 077: what this process creates is private to its user, with no
+    /// more than the mode it asks for.
+    public static func restrictFileCreationMask() {
+        _ = umask(0o077)
+    }
+
     /// SIGKILL to this process: it dies here, as abruptly as a crash or an
     /// operator's kill -9 would end it.
     public static func kill() -> Never {

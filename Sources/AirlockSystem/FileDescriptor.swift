@@ -188,6 +188,14 @@ public struct FileDescriptor: Hashable, Sendable {
 
     /// The names in this directory, without `.` and `..`, in no particular order.
     public func entryNames() throws(SystemError) -> [[UInt8]] {
+        try entries().map(\.name)
+    }
+
+    /// The names in this directory, without `.` and `..`, in no particular order,
+    /// each with the kind readdir(3) reports (`d_type`): a hint, nil where the
+    /// filesystem gives none (DT_UNKNOWN). A caller that decides on the kind asks
+    /// the entry itself (fstatat, or fstat once it is open without following links).
+    public func entries() throws(SystemError) -> [(name: [UInt8], kind: FileStatus.Kind?)] {
         let copy = try duplicate()
         guard let dir = fdopendir(copy.rawValue) else {
             let error = Errno.current
@@ -196,18 +204,18 @@ public struct FileDescriptor: Hashable, Sendable {
         }
         defer { closedir(dir) }
         rewinddir(dir)
-        var names: [[UInt8]] = []
+        var found: [(name: [UInt8], kind: FileStatus.Kind?)] = []
         while true {
             errno = 0
             guard let entry = readdir(dir) else {
                 if errno != 0 { throw SystemError("readdir", nil, Errno.current) }
-                return names
+                return found
             }
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 Array(raw.prefix { $0 != 0 })
             }
             if name == [0x2E] || name == [0x2E, 0x2E] { continue }
-            names.append(name)
+            found.append((name, FileStatus.Kind(directoryEntryType: entry.pointee.d_type)))
         }
     }
 }
@@ -230,16 +238,7 @@ public struct FileStatus: Equatable, Sendable {
     public let changed: timespec
 
     init(_ st: stat) {
-        switch st.st_mode & S_IFMT {
-        case S_IFREG: kind = .regular
-        case S_IFDIR: kind = .directory
-        case S_IFLNK: kind = .symlink
-        case S_IFIFO: kind = .fifo
-        case S_IFSOCK: kind = .socket
-        case S_IFCHR: kind = .characterDevice
-        case S_IFBLK: kind = .blockDevice
-        default: kind = .unknown
-        }
+        kind = Kind(st.st_mode)
         permissions = st.st_mode & 0o7777
         size = Int64(st.st_size)
         linkCount = UInt64(st.st_nlink)
@@ -250,7 +249,38 @@ public struct FileStatus: Equatable, Sendable {
         modified = st.st_mtim
         changed = st.st_ctim
     }
+}
 
+extension FileStatus.Kind {
+    init(_ mode: mode_t) {
+        switch mode & S_IFMT {
+        case S_IFREG: self = .regular
+        case S_IFDIR: self = .directory
+        case S_IFLNK: self = .symlink
+        case S_IFIFO: self = .fifo
+        case S_IFSOCK: self = .socket
+        case S_IFCHR: self = .characterDevice
+        case S_IFBLK: self = .blockDevice
+        default: self = .unknown
+        }
+    }
+
+    /// A directory entry's `d_type`; nil for DT_UNKNOWN (or a type not listed).
+    init?(directoryEntryType type: UInt8) {
+        switch Int(type) {
+        case Int(DT_REG): self = .regular
+        case Int(DT_DIR): self = .directory
+        case Int(DT_LNK): self = .symlink
+        case Int(DT_FIFO): self = .fifo
+        case Int(DT_SOCK): self = .socket
+        case Int(DT_CHR): self = .characterDevice
+        case Int(DT_BLK): self = .blockDevice
+        default: return nil
+        }
+    }
+}
+
+extension FileStatus {
     /// Same file, same size, same modification and change times.
     public func isUnchanged(comparedTo other: FileStatus) -> Bool {
         device == other.device && inode == other.inode && size == other.size

@@ -173,24 +173,31 @@ enum CommandRunner {
         }
         defer { fleet?.lock.recordStop() }
         grantConsumers(layout, configuration)
-        // What the decoders will be granted, said before the first drop. The probe
-        // starts before the supervisor's own ruleset, which would keep it from
-        // reading /proc, and is waited for once the intake is ready to decode.
+        // What the decoders will be granted: the probe starts before the supervisor's
+        // own ruleset, which would keep it from reading /proc. Its answer is recorded
+        // when it comes, on a thread of its own, rather than waited for before the
+        // first drop: it only informs (the log, status, doctor), since every decoder
+        // child confines itself and refuses to decode unconfined whatever the probe
+        // said, and reports its own confinement, which a late probe does not
+        // overwrite. Joined before the run ends, so its line is in the log.
         let probing = try? Doctor(configuration: configuration, decoderDirectory: decoder).startProbe()
+        let probeNoted = DispatchGroup()
+        if let probing {
+            let state = layout.state
+            DispatchQueue.global().async(group: probeNoted) {
+                if let found = try? probing.finish() {
+                    DecoderConfinementState.record(found.confinement, log: log, state: state, unlessObserved: true)
+                }
+            }
+        }
+        defer { probeNoted.wait() }
         let confinement = SupervisorConfinement.apply(layout, configuration)
         ConfinementInForce.record("supervisor_landlock", confinement.applied)
         if confinement.applied { log.info(confinement.message) } else { log.warning(confinement.message) }
-        let sayConfinement = {
-            if let found = try? probing?.finish() {
-                DecoderConfinementState.record(found.confinement, log: log, state: layout.state)
-            }
-        }
         guard once else {
-            sayConfinement()
             return runDaemon(choice, root: root, configuration: configuration, layout: layout, decoder: decoder, fleet: fleet)
         }
-        return runOnce(root: root, configuration: configuration, layout: layout, decoder: decoder, fleet: fleet,
-                       beforeDecoding: sayConfinement)
+        return runOnce(root: root, configuration: configuration, layout: layout, decoder: decoder, fleet: fleet)
     }
 
     /// What consumers are given at each start, not only by init, so that a root laid
@@ -240,11 +247,7 @@ enum CommandRunner {
 
     /// `airlock run --once`: the claims a crash left, then every drop now in the
     /// inbox; 75 when any drop was deferred.
-    /// - Parameter beforeDecoding: runs exactly once: when the run lock is held
-    ///   and the archive decoder's template is loading, before any drop is
-    ///   decoded, or before the run gives up for want of the lock.
-    static func runOnce(root: String, configuration: Configuration, layout: RootLayout, decoder: String, fleet: FleetInstance?,
-                        beforeDecoding: () -> Void) -> Int32 {
+    static func runOnce(root: String, configuration: Configuration, layout: RootLayout, decoder: String, fleet: FleetInstance?) -> Int32 {
         let lock: RunLock?
         do {
             if fleet != nil {
@@ -252,12 +255,10 @@ enum CommandRunner {
             } else if let taken = try RunLock.acquire(layout, mode: "once") {
                 lock = taken
             } else {
-                beforeDecoding()
                 log.error("an airlock daemon (pid \(RunLock.holder(layout).pid.map(String.init) ?? "unknown")) is running on \(root); it processes the inbox")
                 return ExitStatus.temporaryFailure
             }
         } catch {
-            beforeDecoding()
             log.error("cannot take the run lock: \(error)")
             return ExitStatus.ioError
         }
@@ -268,9 +269,8 @@ enum CommandRunner {
         let intake = Intake(layout: layout, configuration: configuration, decoderDirectory: decoder, log: log,
                             children: children, showsProgress: FileDescriptor(rawValue: 1).isTerminal,
                             commitMode: fleet?.commitMode, instance: fleet?.lock)
-        // The template loads on the other core while the probe finishes and the drops are claimed.
+        // The template loads on the other core while the drops are claimed.
         if intake.inboxHasDrops() { intake.prestartArchiveTemplate() }
-        beforeDecoding()
         // Receipts queued by this run are written before it exits.
         intake.receipts.expireIfDue()
         defer { intake.receipts.finish() }

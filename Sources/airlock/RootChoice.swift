@@ -1,4 +1,5 @@
 import AirlockConfiguration
+import AirlockJournal
 import AirlockRoot
 import AirlockSystem
 import Foundation
@@ -110,8 +111,8 @@ extension CommandRunner {
         return system
     }
 
-    /// Gives the consumers (`outbox.group`) read access to the event feed, or
-    /// takes it away (see FeedAccess).
+    /// Creates the journal where there is none, and gives the consumers
+    /// (`outbox.group`) read access to the event feed, or takes it away (see FeedAccess).
     static func grantFeed(root: String, configurationFile: String?) throws(ConfigurationError) {
         let configuration: Configuration
         if let configurationFile {
@@ -120,6 +121,12 @@ extension CommandRunner {
             configuration = try configurationBeside(root)
         }
         let layout = try RootLayout.open(path: root)
+        do {
+            // Made here rather than by the first drop's append, which would wait for its fsyncs.
+            try Journal(layout, configuration).create()
+        } catch {
+            throw ConfigurationError("root \(root): cannot create the journal in state/: \(error)")
+        }
         do {
             try configuration.feedAccess.apply(to: layout, keep: configuration.journalKeep)
         } catch {

@@ -87,7 +87,7 @@ func systemError(_ body: () throws -> Void) -> SystemError? {
 
 @Suite("StagingWriter: entries beneath staging only, from descriptors, never through a link, never over a file")
 struct StagingWriterTests {
-    @Test("files and directories land with their bytes, the policy's modes and counts")
+    @Test("files and directories land with their bytes, private modes (the supervisor sets the outbox's) and counts")
     func writesEntries() throws {
         let fixture = try StagingFixture()
         var writer = try fixture.writer()
@@ -100,17 +100,17 @@ struct StagingWriterTests {
         #expect(try Data(contentsOf: fixture.staging.appendingPathComponent("top.txt")).isEmpty)
         #expect(writer.filesWritten == 2)
         #expect(writer.directoriesMade == 3, "docs, docs/a and docs/a/b")
-        for directory in ["docs", "docs/a", "docs/a/b"] { #expect(fixture.mode(directory) == 0o755, "\(directory)") }
-        #expect(fixture.mode("docs/a/b/report.txt") == 0o644)
-        #expect(fixture.mode("top.txt") == 0o644)
+        for directory in ["docs", "docs/a", "docs/a/b"] { #expect(fixture.mode(directory) == 0o700, "\(directory)") }
+        #expect(fixture.mode("docs/a/b/report.txt") == 0o600)
+        #expect(fixture.mode("top.txt") == 0o600)
         try fixture.expectOutsideUntouched()
     }
 
-    @Test("private modes: files 0600 and directories 0700, whatever the umask left")
+    @Test("files 0600 and directories 0700 whatever the policy's modes: the supervisor gives the outbox's")
     func privateModes() throws {
         let fixture = try StagingFixture()
         var policy = Policy()
-        policy.privateModes = true
+        policy.privateModes = false
         var writer = try fixture.writer(policy)
         try writeFile(&writer, "d/f", "x")
         writer.close()

@@ -30,9 +30,44 @@ struct SyncCostTests {
         #expect(count("fsync") { $0 == state + "/journal.jsonl" } == drops, "the accepted record only; claimed is not fsynced")
         #expect(count("fsync") { $0 == root.appendingPathComponent("outbox").path } == drops)
         #expect(count("fsync") { $0 == state + "/claimed" } == 0, "a lost removal is redone by recovery, from the accepted record")
-        // Besides, once per root: the decoder confinement state, and the first journal
-        // file's generation table (the table, state/, and state/ after the rename).
-        #expect(count("fsync") { _ in true } <= 2 * drops + 4, "\(calls.map(\.path))")
+        // Nothing besides: init made the journal (its generation table, state/ twice),
+        // and the decoders' confinement state is written without a sync.
+        #expect(count("fsync") { _ in true } == 2 * drops, "\(calls.map(\.path))")
+    }
+
+    /// A root laid out by an earlier init, which made no journal: the first
+    /// append creates it, with its generation, as it always did.
+    @Test("a root whose init made no journal gets one from its first drop, with its generation",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: strace), "needs strace (package strace)"))
+    func rootWithoutJournalStillJournals() throws {
+        let drops = 3
+        let (sandbox, trace) = try tracedRun(drops: drops, calls: "fsync") { sandbox in
+            let state = sandbox.root.appendingPathComponent("state")
+            for name in try FileManager.default.contentsOfDirectory(atPath: state.path) where name.hasPrefix("journal.") {
+                try FileManager.default.removeItem(at: state.appendingPathComponent(name))
+            }
+        }
+        let state = sandbox.root.appendingPathComponent("state")
+        let generations = try String(contentsOf: state.appendingPathComponent("journal.generations"), encoding: .utf8)
+        #expect(!generations.isEmpty)
+        let records = try String(contentsOf: state.appendingPathComponent("journal.jsonl"), encoding: .utf8).split(separator: "\n")
+        #expect(records.filter { $0.contains(#""event":"accepted""#) }.count == drops)
+        #expect(records.filter { $0.contains(#""event":"claimed""#) }.count == drops)
+        let fsyncs = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").filter { $0.contains("fsync(") }
+        #expect(fsyncs.filter { $0.contains("journal.generations") }.count == 1, "the creation's: \(fsyncs)")
+    }
+
+    @Test("init makes the journal: its current file and its generation")
+    func initMakesTheJournal() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        let state = sandbox.root.appendingPathComponent("state")
+        #expect(FileManager.default.fileExists(atPath: state.appendingPathComponent("journal.jsonl").path))
+        #expect(try String(contentsOf: state.appendingPathComponent("journal.generations"), encoding: .utf8).isEmpty == false)
+        // A second init leaves the journal it finds as it is.
+        try Data("{\"time\":\"x\"}\n".utf8).write(to: state.appendingPathComponent("journal.jsonl"))
+        try sandbox.initialise()
+        #expect(try String(contentsOf: state.appendingPathComponent("journal.jsonl"), encoding: .utf8) == "{\"time\":\"x\"}\n")
     }
 
     /// A claim's removal is not fsynced; recovery redoes a lost one from the drop's

@@ -1,0 +1,154 @@
+@testable import AirlockIntake
+import AirlockConfiguration
+import AirlockPolicy
+import AirlockSystem
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The audit's one walk: each check it made when it walked staging on its own
+/// still refuses what a subverted decoder could leave (a link of either kind, a
+/// FIFO, a wrong mode, a tree deeper than the policy), and what passes comes out
+/// with the outbox's modes and the hash of what staging holds.
+@Suite("The staging audit's one walk: every check still refuses, and what passes is readied and hashed")
+struct StagingAuditWalkTests {
+    /// What a test puts into staging, as a subverted decoder might.
+    enum Entry {
+        case file(String, String, mode: mode_t = 0o600)
+        case directory(String, mode: mode_t = 0o700)
+        case symlink(String, to: String)
+        case fifo(String)
+        case hardLink(String, to: String)
+    }
+
+    /// A staging directory built from `entries` beside a sentinel outside it; removed afterwards.
+    final class Staging {
+        let base: String
+        let path: String
+        let descriptor: FileDescriptor
+
+        init(_ entries: [Entry]) throws {
+            var template = Array((NSTemporaryDirectory() + "/airlock-audit.XXXXXX").utf8CString)
+            guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+            base = String(cString: made)
+            path = base + "/staging"
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            try Data("outside\n".utf8).write(to: URL(fileURLWithPath: base + "/sentinel"))
+            for entry in entries { try Self.make(entry, in: path) }
+            descriptor = try FileDescriptor.openDirectory(path: path)
+        }
+
+        deinit {
+            descriptor.close()
+            try? FileManager.default.removeItem(atPath: base)
+        }
+
+        private static func make(_ entry: Entry, in path: String) throws {
+            func check(_ result: Int32, _ what: String) throws {
+                if result != 0 { throw CocoaError(.fileWriteUnknown, userInfo: ["what": what, "errno": errno]) }
+            }
+            switch entry {
+            case .file(let name, let text, let mode):
+                try Data(text.utf8).write(to: URL(fileURLWithPath: path + "/" + name))
+                try check(chmod(path + "/" + name, mode), name)
+            case .directory(let name, let mode):
+                try check(mkdir(path + "/" + name, mode), name)
+                try check(chmod(path + "/" + name, mode), name)
+            case .symlink(let name, let target):
+                try check(symlink(target, path + "/" + name), name)
+            case .fifo(let name):
+                try check(mkfifo(path + "/" + name, 0o644), name)
+            case .hardLink(let name, let target):
+                try check(link(path + "/" + target, path + "/" + name), name)
+            }
+        }
+
+        func mode(_ name: String) throws -> mode_t {
+            var st = stat()
+            guard lstat(path + "/" + name, &st) == 0 else { throw CocoaError(.fileReadUnknown) }
+            return st.st_mode & 0o7777
+        }
+    }
+
+    static let outbox = OutboxModes(fileMode: 0o640, directoryMode: 0o750, group: nil)
+
+    static func audit(_ staging: Staging, policy: Policy = Policy()) throws -> StagingAudit.Findings {
+        try StagingAudit(policy: policy, fsyncEach: false, modes: outbox).audit(staging.descriptor)
+    }
+
+    /// The audit's refusal of `entries`, or nil when it passed them.
+    static func refusal(_ entries: [Entry], policy: Policy = Policy()) throws -> String? {
+        let staging = try Staging(entries)
+        do {
+            _ = try audit(staging, policy: policy)
+            return nil
+        } catch let failure as StagingAudit.Failure {
+            #expect(try String(contentsOfFile: staging.base + "/sentinel", encoding: .utf8) == "outside\n")
+            return failure.detail
+        }
+    }
+
+    @Test func aTreeThatPassesGetsTheOutboxModesAndTheHashesOfWhatStagingHolds() throws {
+        let staging = try Staging([.directory("docs"), .file("docs/a.txt", "alpha\n"), .file("b.txt", "beta\n"), .directory("empty")])
+        let findings = try Self.audit(staging)
+        #expect(findings.totals.files == 2 && findings.totals.directories == 2 && findings.totals.emptyDirectories == 1)
+        #expect(findings.totals.bytes == 11)
+        let hashes = Dictionary(uniqueKeysWithValues: findings.files.map { (String(decoding: $0.path, as: UTF8.self), $0.sha256) })
+        // sha256sum of "alpha\n" and "beta\n".
+        #expect(hashes == ["docs/a.txt": "b6a98d9ce9a2d9149288fa3df42d377c3e42737afdcdaf714e33c0a100b51060",
+                           "b.txt": "f2c82decdd7181cf98945929a62598db7e6b477e11f6e0eb0ae97020eff151ad"])
+        #expect(try staging.mode("docs/a.txt") == 0o640 && staging.mode("b.txt") == 0o640)
+        #expect(try staging.mode("docs") == 0o750 && staging.mode("empty") == 0o750 && staging.mode("") == 0o750)
+    }
+
+    @Test func aHardLinkIsRefused() throws {
+        let detail = try #require(try Self.refusal([.file("a.txt", "x"), .hardLink("b.txt", to: "a.txt")]))
+        #expect(detail.contains("2 links"), "\(detail)")
+    }
+
+    @Test func aSymbolicLinkIsRefusedAndNotFollowed() throws {
+        let detail = try #require(try Self.refusal([.symlink("out", to: "../sentinel")]))
+        #expect(detail.contains("\"out\" is a symlink"), "\(detail)")
+        let inDirectory = try #require(try Self.refusal([.directory("d"), .symlink("d/out", to: "../../sentinel")]))
+        #expect(inDirectory.contains("\"d/out\" is a symlink"), "\(inDirectory)")
+    }
+
+    @Test func aFIFOIsRefusedWithoutBlocking() throws {
+        let detail = try #require(try Self.refusal([.fifo("pipe")]))
+        #expect(detail.contains("\"pipe\" is a fifo"), "\(detail)")
+    }
+
+    @Test func aFileOrDirectoryWithAnotherModeIsRefused() throws {
+        let file = try #require(try Self.refusal([.file("a.sh", "x", mode: 0o4755)]))
+        #expect(file.contains("mode 4755"), "\(file)")
+        let directory = try #require(try Self.refusal([.directory("d", mode: 0o777)]))
+        #expect(directory.contains("mode 777"), "\(directory)")
+    }
+
+    @Test func aTreeDeeperThanThePolicyIsRefused() throws {
+        var policy = Policy()
+        policy.maxDepth = 3
+        var entries: [Entry] = []
+        var path = ""
+        for level in 0..<4 {
+            path += (path.isEmpty ? "" : "/") + "d\(level)"
+            entries.append(.directory(path))
+        }
+        let detail = try #require(try Self.refusal(entries + [.file(path + "/f.txt", "deep")], policy: policy))
+        #expect(detail.contains("too-deep"), "\(detail)")
+        #expect(try Self.refusal(Array(entries.prefix(3)), policy: policy) == nil)
+    }
+
+    @Test func filesOverTheQuotasAreRefused() throws {
+        var policy = Policy()
+        policy.maxFileBytes = 4
+        let one = try #require(try Self.refusal([.file("big", "12345")], policy: policy))
+        #expect(one.contains("over the 4-byte limit"), "\(one)")
+        policy.maxFileBytes = 100
+        policy.maxTotalBytes = 6
+        let all = try #require(try Self.refusal([.file("a", "1234"), .file("b", "1234")], policy: policy))
+        #expect(all.contains("more than 6 bytes in all"), "\(all)")
+    }
+}

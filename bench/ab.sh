@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds side by side, round after round, each run on a new loop-mounted ext4 (journal
+# on, as mkfs.ext4 makes it): `run --once` over one input, and, for `zip`, bsdtar -xf +
+# sync -f of the same input in the same round, so each build gets a ratio per round.
+#
+# Usage: bench/ab.sh zip|keyed ROUNDS BUILD_DIR...   (root: it mounts)
+#   zip:   small.zip of bench/make_inputs.py (1,000 files of 1-8 KiB), one drop
+#   keyed: 2,000 copies of fixtures/keyed/memo-binary.plist
+# Each BUILD_DIR holds airlock and its decoders (e.g. a copy of .build/release made
+# before a change). Prints medians (min-max); for zip, the ratio to bsdtar per round.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=$1 rounds=$2
+shift 2
+work=$(mktemp -d "${TMPDIR:-/tmp}/airlock-ab.XXXXXX")
+trap 'umount "$work/mnt" 2>/dev/null || true; rm -rf "$work"' EXIT
+mkdir -p "$work/mnt"
+inputs=$(python3 -c "import sys; sys.path.insert(0, 'bench'); from make_inputs import make_inputs; print(make_inputs('$work'))")
+memo=fixtures/keyed/memo-binary.plist
+
+fresh() {
+  umount "$work/mnt" 2>/dev/null || true
+  rm -f "$work/img"
+  truncate -s 2G "$work/img"
+  mkfs.ext4 -q -F "$work/img"
+  mount -o loop,noinit_itable "$work/img" "$work/mnt"
+}
+
+now() { date +%s%N; }
+
+for _ in $(seq "$rounds"); do
+  if [ "$mode" = zip ]; then
+    fresh
+    mkdir "$work/mnt/out"
+    sync -f "$work/mnt/out"
+    start=$(now)
+    bsdtar -xf "$inputs/small.zip" -C "$work/mnt/out" && sync -f "$work/mnt/out"
+    echo "bsdtar $(( ($(now) - start) / 1000 ))"
+  fi
+  for build in "$@"; do
+    fresh
+    "$build/airlock" init --root "$work/mnt/root" 2>/dev/null
+    if [ "$mode" = zip ]; then
+      cp "$inputs/small.zip" "$work/mnt/root/inbox/"
+    else
+      for i in $(seq 2000); do cp "$memo" "$work/mnt/root/inbox/memo-$i.plist"; done
+    fi
+    sync -f "$work/mnt/root"
+    start=$(now)
+    "$build/airlock" run --once --root "$work/mnt/root" >/dev/null 2>&1
+    echo "$build $(( ($(now) - start) / 1000 )) $(ls "$work/mnt/root/outbox" | wc -l)"
+  done
+done | python3 -c '
+import collections, statistics, sys
+mode = sys.argv[1]
+times = collections.defaultdict(list)
+for line in sys.stdin:
+    fields = line.split()
+    times[fields[0]].append(int(fields[1]) / 1000)
+    if len(fields) > 2 and int(fields[2]) != (1 if mode == "zip" else 2000):
+        print("WARNING: %s committed %s" % (fields[0], fields[2]))
+peer = times.pop("bsdtar", None)
+if peer:
+    print("bsdtar -xf + sync -f: median %.1f ms (%.1f-%.1f)" % (statistics.median(peer), min(peer), max(peer)))
+for build, runs in times.items():
+    if peer:
+        ratios = [a / b for a, b in zip(runs, peer)]
+        print("%s: median %.1f ms (%.1f-%.1f), ratio to bsdtar %.2f (%.2f-%.2f)" % (
+            build, statistics.median(runs), min(runs), max(runs), statistics.median(ratios), min(ratios), max(ratios)))
+    else:
+        rates = [2000 / (ms / 1000) for ms in runs]
+        print("%s: median %.0f drops/s (%.0f-%.0f)" % (build, statistics.median(rates), min(rates), max(rates)))
+' "$mode"
