@@ -158,11 +158,13 @@ let package = Package(
         .executableTarget(name: "airlock-publisher", dependencies: [
             "AirlockPublisher", "AirlockConfiguration", "AirlockEvents", "AirlockRoot", "AirlockSystem",
         ]),
+        // What several test targets share: descriptorsOpen(beneath:) and Scratch.
+        .target(name: "AirlockTestSupport", path: "Tests/AirlockTestSupport"),
         .testTarget(name: "AirlockTextTests", dependencies: ["AirlockText"]),
-        .testTarget(name: "AirlockSystemTests", dependencies: ["AirlockSystem"]),
+        .testTarget(name: "AirlockSystemTests", dependencies: ["AirlockSystem", "AirlockTestSupport"]),
         .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockText"]),
         .testTarget(name: "AirlockFormatsTests", dependencies: ["AirlockFormats"]),
-        .testTarget(name: "AirlockChildTests", dependencies: ["AirlockChild", "AirlockPolicy", "AirlockSystem"]),
+        .testTarget(name: "AirlockChildTests", dependencies: ["AirlockChild", "AirlockPolicy", "AirlockSystem", "AirlockTestSupport"]),
         .testTarget(name: "AirlockZipTests", dependencies: ["AirlockZip", "AirlockChild", "AirlockSystem"]),
         .testTarget(name: "AirlockArchiveTests", dependencies: [
             "AirlockArchive", "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockZip",
@@ -171,24 +173,27 @@ let package = Package(
         .testTarget(name: "AirlockEventsTests", dependencies: ["AirlockEvents", "AirlockPolicy"]),
         .testTarget(name: "AirlockConfigurationTests", dependencies: [
             "AirlockConfiguration", "AirlockChild", "AirlockEvents", "AirlockPolicy", "AirlockQuarantine", "AirlockSystem",
+            "AirlockTestSupport",
         ]),
-        .testTarget(name: "AirlockRootTests", dependencies: ["AirlockRoot", "AirlockConfiguration", "AirlockSystem"]),
+        .testTarget(name: "AirlockRootTests", dependencies: [
+            "AirlockRoot", "AirlockConfiguration", "AirlockSystem", "AirlockTestSupport",
+        ]),
         .testTarget(name: "AirlockJournalTests", dependencies: [
-            "AirlockJournal", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockSystem",
+            "AirlockJournal", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockSystem", "AirlockTestSupport",
         ]),
         .testTarget(name: "AirlockDecodersTests", dependencies: [
             "AirlockDecoders", "AirlockChild", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockSystem",
         ]),
         .testTarget(name: "AirlockQuarantineTests", dependencies: [
-            "AirlockQuarantine", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockRoot",
+            "AirlockQuarantine", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockRoot", "AirlockTestSupport",
         ]),
         .testTarget(name: "AirlockIntakeTests", dependencies: [
             "AirlockIntake", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockQuarantine", "AirlockRoot",
-            "AirlockSystem",
+            "AirlockSystem", "AirlockTestSupport",
         ]),
         .testTarget(name: "AirlockDeskTests", dependencies: ["AirlockDesk", "AirlockConfiguration", "AirlockRoot"]),
         .testTarget(name: "AirlockWatcherTests", dependencies: [
-            "AirlockWatcher", "AirlockConfiguration", "AirlockIntake", "AirlockSystem",
+            "AirlockWatcher", "AirlockConfiguration", "AirlockIntake", "AirlockSystem", "AirlockTestSupport",
         ]),
         .testTarget(name: "AirlockEndToEndTests", dependencies: ["AirlockSystem"]),
     ]

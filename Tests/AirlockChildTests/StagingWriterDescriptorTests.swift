@@ -1,33 +1,9 @@
 import AirlockChild
 import AirlockPolicy
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
-
-/// What this process holds open beneath `path` (by /proc/self/fd). Other tests
-/// run at the same time and hold descriptors too, but none beneath a directory
-/// made for one test alone, so the answer is exact.
-private func descriptorsOpen(beneath path: String) -> [String] {
-    let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-    return numbers.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
-        .filter { $0 == path || $0.hasPrefix(path + "/") }
-}
-
-/// A staging directory of this test's own, by its canonical path; removed afterwards.
-private final class Staging {
-    let path: String
-
-    init() throws {
-        let made = try #require(mkdtemp(strdup(NSTemporaryDirectory() + "/airlock-writer.XXXXXX")))
-        defer { free(made) }
-        path = try #require(realpath(made, nil).map { pointer in
-            defer { free(pointer) }
-            return String(cString: pointer)
-        })
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 @Suite("StagingWriter: directories kept open by its descent, all closed by close(), on every way out")
 struct StagingWriterDescriptorTests {
@@ -46,7 +22,7 @@ struct StagingWriterDescriptorTests {
 
     @Test("entries over several directories land private (0700, 0600); close() leaves nothing open")
     func writesAndCloses() throws {
-        let staging = try Staging()
+        let staging = try Scratch("writer")
         let root = OwnedDescriptor(try FileDescriptor.openDirectory(path: staging.path))
         var writer = StagingWriter(root: root.descriptor, policy: policy)
         try writer.makeDirectory(entry("a/b/"))
@@ -67,7 +43,7 @@ struct StagingWriterDescriptorTests {
 
     @Test("a file that exists already, or a file where a directory must go, fails and leaks nothing")
     func failuresClose() throws {
-        let staging = try Staging()
+        let staging = try Scratch("writer")
         let root = OwnedDescriptor(try FileDescriptor.openDirectory(path: staging.path))
         var writer = StagingWriter(root: root.descriptor, policy: policy)
         try writeFile(&writer, "d/same.txt", "first")
@@ -83,7 +59,7 @@ struct StagingWriterDescriptorTests {
 
     @Test("more directories than it keeps open: it starts again from the root, never holding more than its bound")
     func boundedOpen() throws {
-        let staging = try Staging()
+        let staging = try Scratch("writer")
         let root = OwnedDescriptor(try FileDescriptor.openDirectory(path: staging.path))
         var writer = StagingWriter(root: root.descriptor, policy: policy)
         var most = 0

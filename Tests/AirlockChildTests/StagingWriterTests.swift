@@ -1,6 +1,7 @@
 import AirlockChild
 import AirlockPolicy
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -10,17 +11,14 @@ import Glibc
 /// A randomly named directory holding `staging/` (what the writer is given) and
 /// `outside/` beside it, with a sentinel file; removed at the end.
 final class StagingFixture {
-    let base: URL
+    let scratch: Scratch
+    var base: URL { URL(fileURLWithPath: scratch.path) }
     var staging: URL { base.appendingPathComponent("staging") }
     var outside: URL { base.appendingPathComponent("outside") }
     let sentinel = Data("sentinel\n".utf8)
 
     init() throws {
-        var template = Array(((NSTemporaryDirectory() as NSString).appendingPathComponent("airlock-staging.XXXXXX")).utf8CString)
-        guard let made = mkdtemp(&template), let real = realpath(made, nil) else { throw CocoaError(.fileWriteUnknown) }
-        defer { free(real) }
-        // The path as /proc/self/fd names it, so that descriptors can be matched to it.
-        base = URL(fileURLWithPath: String(cString: real))
+        scratch = try Scratch("staging")
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: false)
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: false)
         try sentinel.write(to: outside.appendingPathComponent("sentinel"))
@@ -31,7 +29,6 @@ final class StagingFixture {
 
     deinit {
         for root in roots { root.close() }
-        try? FileManager.default.removeItem(at: base)
     }
 
     /// A writer on a descriptor of `staging/` opened now.
@@ -48,11 +45,7 @@ final class StagingFixture {
     }
 
     /// This process's descriptors that name something beneath the fixture.
-    func openDescriptors() throws -> Int {
-        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").filter { fd in
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd))?.hasPrefix(base.path) == true
-        }.count
-    }
+    func openDescriptors() -> Int { descriptorsOpen(beneath: scratch.path).count }
 
     func mode(_ relative: String) -> mode_t {
         var st = stat()
@@ -192,23 +185,23 @@ struct StagingWriterTests {
     func boundedDescriptors() throws {
         let fixture = try StagingFixture()
         var writer = try fixture.writer()
-        let baseline = try fixture.openDescriptors()
+        let baseline = fixture.openDescriptors()
         #expect(baseline >= 1, "the descriptor of staging itself is seen")
         var most = 0
         for index in 0..<60 {
             try writeFile(&writer, "spread/d\(index)/f.txt", "\(index)\n")
-            most = max(most, try fixture.openDescriptors() - baseline)
+            most = max(most, fixture.openDescriptors() - baseline)
         }
         let deep = (0..<30).map { "l\($0)" }.joined(separator: "/")
         try writeFile(&writer, deep + "/bottom.txt", "deep\n")
-        most = max(most, try fixture.openDescriptors() - baseline)
+        most = max(most, fixture.openDescriptors() - baseline)
         // Its cache holds 24 directories, or one path's worth when a path is deeper
         // (30 here), and the file being written.
         #expect(most <= 30 + 1, "\(most) descriptors open at once")
         try writer.beginFile(try entry("left-open.txt"))
-        #expect(try fixture.openDescriptors() > baseline)
+        #expect(fixture.openDescriptors() > baseline)
         writer.close()
-        #expect(try fixture.openDescriptors() == baseline, "close() left descriptors open")
+        #expect(fixture.openDescriptors() == baseline, "close() left descriptors open")
         #expect(writer.filesWritten == 61)
         #expect(writer.directoriesMade == 1 + 60 + 30)
         for index in [0, 23, 24, 59] {

@@ -1,32 +1,22 @@
 @testable import AirlockConfiguration
 import AirlockEvents
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 
 @Suite("Receipts: the directories walked to write or expire receipts are closed on every way out")
 struct ReceiptDescriptorTests {
-    /// What this process holds open beneath `path`, by /proc/self/fd: exact,
-    /// since no other test opens anything beneath this test's own directory.
-    private func descriptorsOpen(beneath path: String) -> [String] {
-        let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return numbers.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
-            .filter { $0 == path || $0.hasPrefix(path + "/") }
-    }
-
     /// A root of this test's own, by its canonical path; removed afterwards.
     private final class PrivateRoot {
-        let path: String
+        let scratch: Scratch
         let descriptor: OwnedDescriptor
+        var path: String { scratch.path }
 
         init() throws {
-            let made = try #require(mkdtemp(strdup(NSTemporaryDirectory() + "/airlock-receipts.XXXXXX")))
-            defer { free(made) }
-            path = URL(fileURLWithPath: String(cString: made)).resolvingSymlinksInPath().path
-            descriptor = OwnedDescriptor(try FileDescriptor.openDirectory(path: path))
+            scratch = try Scratch("receipts")
+            descriptor = OwnedDescriptor(try FileDescriptor.openDirectory(path: scratch.path))
         }
-
-        deinit { try? FileManager.default.removeItem(atPath: path) }
     }
 
     @Test("a directory made, found or refused by openOrMake is open only while its owner lives")
@@ -36,7 +26,7 @@ struct ReceiptDescriptorTests {
         do {
             let made = try Receipts.openOrMake(root.descriptor.descriptor, name, mode: 0o711)
             #expect(try made.descriptor.status().permissions == 0o711)
-            #expect(descriptorsOpen(beneath: root.path).sorted() == [root.path, root.path + "/receipts"])
+            #expect(descriptorsOpen(beneath: root.path) == [root.path, root.path + "/receipts"])
         }
         do {
             let found = try Receipts.openOrMake(root.descriptor.descriptor, name, mode: 0o711)

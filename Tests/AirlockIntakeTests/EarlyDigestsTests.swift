@@ -1,6 +1,7 @@
 @testable import AirlockIntake
 import AirlockPolicy
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -14,26 +15,22 @@ import Glibc
 struct EarlyDigestsTests {
     /// A staging directory beside a directory it must never reach; removed afterwards.
     final class Staging {
-        let base: String
+        let scratch: Scratch
         let path: String
         let descriptor: FileDescriptor
+        var base: String { scratch.path }
 
         init() throws {
             // The kernel tells a lease breaker's SIGIO to its holder: here, this process.
             Signal.io.ignore()
-            var template = Array((NSTemporaryDirectory() + "/airlock-early.XXXXXX").utf8CString)
-            guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-            base = String(cString: made)
-            path = base + "/staging"
+            scratch = try Scratch("early")
+            path = scratch.path + "/staging"
             try FileManager.default.createDirectory(atPath: path + "/deep/er", withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(atPath: base + "/outside", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: scratch.path + "/outside", withIntermediateDirectories: true)
             descriptor = try FileDescriptor.openDirectory(path: path)
         }
 
-        deinit {
-            descriptor.close()
-            try? FileManager.default.removeItem(atPath: base)
-        }
+        deinit { descriptor.close() }
 
         /// Writes `size` bytes made from `seed` at `name` beneath `directory` (staging by default).
         @discardableResult
@@ -157,14 +154,6 @@ struct EarlyDigestsTests {
         #expect(reached == nil, "a file outside staging was hashed")
     }
 
-    /// What this process holds open beneath `path`, by /proc/self/fd: exact,
-    /// since no other test opens anything beneath this test's own directory.
-    static func descriptorsOpen(beneath path: String) -> [String] {
-        let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return numbers.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
-            .filter { $0 == path || $0.hasPrefix(path + "/") }
-    }
-
     @Test("only the hashed files stay open, none of the directories walked to them nor what failed on the way; close() closes them")
     func descriptorsHeld() throws {
         let staging = try Staging()
@@ -174,9 +163,9 @@ struct EarlyDigestsTests {
         #expect(mkfifo(staging.path + "/deep/fifo", 0o600) == 0)
         let digests = EarlyDigests(staging: staging.descriptor, policy: Policy())
         Self.announce(digests, "deep/er/big.bin", "deep/missing/x.bin", "deep/er/none.bin", "deep/fifo", "deep/small.bin/x")
-        #expect(Self.descriptorsOpen(beneath: path).sorted() == [path, path + "/deep/er/big.bin"])
+        #expect(descriptorsOpen(beneath: path) == [path, path + "/deep/er/big.bin"])
         digests.close()
-        #expect(Self.descriptorsOpen(beneath: path) == [path])
+        #expect(descriptorsOpen(beneath: path) == [path])
     }
 
     @Test("closing lets every lease go: a writer may open the file at once")

@@ -1,6 +1,7 @@
 import AirlockEvents
 @testable import AirlockIntake
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -12,31 +13,21 @@ struct StagingDirectoryTests {
 
     /// state/staging stand-in: a directory of this test's own, by its canonical path; removed afterwards.
     final class Parent {
-        let path: String
+        let scratch: Scratch
         let descriptor: FileDescriptor
+        var path: String { scratch.path }
 
         init() throws {
-            let made = try #require(mkdtemp(strdup(NSTemporaryDirectory() + "/airlock-staging.XXXXXX")))
-            defer { free(made) }
-            let canonical = try #require(realpath(made, nil))
-            defer { free(canonical) }
-            path = String(cString: canonical)
-            descriptor = try FileDescriptor.openDirectory(path: path)
+            scratch = try Scratch("staging")
+            descriptor = try FileDescriptor.openDirectory(path: scratch.path)
         }
 
-        deinit {
-            descriptor.close()
-            try? FileManager.default.removeItem(atPath: path)
-        }
+        deinit { descriptor.close() }
 
         var entries: [String] { (try? FileManager.default.contentsOfDirectory(atPath: path).sorted()) ?? [] }
 
         /// What this process holds open beneath the directory (by /proc/self/fd, its own descriptor aside).
-        var openBeneath: [String] {
-            let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-            return numbers.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
-                .filter { $0.hasPrefix(path + "/") }
-        }
+        var openBeneath: [String] { descriptorsOpen(beneath: path).filter { $0 != path } }
     }
 
     /// A decoded tree inside `staging`: a file and a directory holding one.

@@ -1,27 +1,19 @@
 @testable import AirlockJournal
 import AirlockConfiguration
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 
 @Suite("EventFeed: what a feed opens closes with its last copy, read or refused")
 struct EventFeedDescriptorTests {
-    /// What this process holds open beneath `path`, by /proc/self/fd: exact,
-    /// since no other test opens anything beneath this test's own directory.
-    private func descriptorsOpen(beneath path: String) -> [String] {
-        let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return numbers.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
-            .filter { $0 == path || $0.hasPrefix(path + "/") }
-    }
-
     /// A root with `state/` and a journal of two records, by its canonical path; removed afterwards.
     private final class FeedRoot {
-        let path: String
+        let scratch: Scratch
+        var path: String { scratch.path }
 
         init(fleet: Bool) throws {
-            let made = try #require(mkdtemp(strdup(NSTemporaryDirectory() + "/airlock-feed.XXXXXX")))
-            defer { free(made) }
-            path = URL(fileURLWithPath: String(cString: made)).resolvingSymlinksInPath().path
+            scratch = try Scratch("feed")
             try FileManager.default.createDirectory(atPath: path + "/state", withIntermediateDirectories: false)
             let state = OwnedDescriptor(try FileDescriptor.openDirectory(path: path + "/state"))
             let journal = Journal(state: state.descriptor, maxBytes: 1 << 20, keep: 2)
@@ -32,8 +24,6 @@ struct EventFeedDescriptorTests {
                 try FileManager.default.createDirectory(atPath: path + "/state/journal", withIntermediateDirectories: false)
             }
         }
-
-        deinit { try? FileManager.default.removeItem(atPath: path) }
     }
 
     @Test("a feed opened on a root holds state/ while a copy lives; reading holds nothing more after; then none",

@@ -3,6 +3,7 @@ import AirlockEvents
 import AirlockPolicy
 @testable import AirlockQuarantine
 import AirlockRoot
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -43,10 +44,8 @@ struct QuarantineDescriptorTests {
         /// quarantine and the inbox, the marks, the lock and the index. The root's
         /// directories themselves belong to the layout, and the journal to itself.
         func quarantineDescriptors() -> [String] {
-            let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
             let prefixes = ["/quarantine/", "/inbox/", "/state/releasing", "/state/purging", "/state/quarantine"].map { path + $0 }
-            return numbers.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
-                .filter { target in prefixes.contains { target.hasPrefix($0) } }
+            return descriptorsOpen(beneath: path).filter { target in prefixes.contains { target.hasPrefix($0) } }
         }
     }
 

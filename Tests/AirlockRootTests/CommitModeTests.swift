@@ -1,27 +1,24 @@
 import AirlockRoot
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A directory of its own for one test, removed afterwards.
+/// A directory of its own for one test, open, removed afterwards.
 final class ScratchDirectory {
-    let path: String
+    let scratch: Scratch
     let descriptor: FileDescriptor
+    var path: String { scratch.path }
 
     init() throws {
-        var template = Array((NSTemporaryDirectory() + "/airlock-commit.XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-        path = String(cString: made)
-        descriptor = try FileDescriptor.openDirectory(path: path)
+        scratch = try Scratch("commit")
+        descriptor = try FileDescriptor.openDirectory(path: scratch.path)
     }
 
-    deinit {
-        descriptor.close()
-        try? FileManager.default.removeItem(atPath: path)
-    }
+    deinit { descriptor.close() }
 }
 
 /// How a finished directory reaches its name where RENAME_NOREPLACE is refused.

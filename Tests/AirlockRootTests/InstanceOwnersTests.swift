@@ -1,51 +1,45 @@
 import AirlockConfiguration
 @testable import AirlockRoot
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 
 @Suite("An instance's lock and state/instances/ close when their last holder goes, acquired or refused")
 struct InstanceOwnersTests {
-    /// What this process holds open beneath `path` (by /proc/self/fd, beneath a root made for this test alone).
-    private func everythingOpen(beneath path: String) -> [String] {
-        let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return numbers.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
-            .filter { $0 == path || $0.hasPrefix(path + "/") }.sorted()
-    }
-
     @Test("a held instance lock holds its lock file, the run lock and state/instances/; dropped, none; a second taker holds none")
     func lockAcquiredRefusedDropped() throws {
         let root = try RootLayoutOpenTests.Root()
         let layout = try RootLayout.open(path: root.path).forInstance("one")
-        let own = everythingOpen(beneath: root.path)
+        let own = descriptorsOpen(beneath: root.path)
         do {
             let lock = try InstanceLock.acquire(layout, name: "one", commitMode: .noreplace)
             let held = ["/state/airlock.pid", "/state/instances", "/state/instances/one.lock"].map { root.path + $0 }
-            #expect(everythingOpen(beneath: root.path) == (own + held).sorted())
+            #expect(descriptorsOpen(beneath: root.path) == (own + held).sorted())
             #expect(throws: InstanceLock.Refusal.self) { try InstanceLock.acquire(layout, name: "one", commitMode: .noreplace) }
-            #expect(everythingOpen(beneath: root.path) == (own + held).sorted())
+            #expect(descriptorsOpen(beneath: root.path) == (own + held).sorted())
             #expect(layout.instances().map(\.running) == [true])
-            #expect(everythingOpen(beneath: root.path) == (own + held).sorted())
+            #expect(descriptorsOpen(beneath: root.path) == (own + held).sorted())
             withExtendedLifetime(lock) {}
         }
-        #expect(everythingOpen(beneath: root.path) == own)
+        #expect(descriptorsOpen(beneath: root.path) == own)
         #expect(layout.instances().map(\.running) == [false])
-        #expect(everythingOpen(beneath: root.path) == own)
+        #expect(descriptorsOpen(beneath: root.path) == own)
     }
 
     @Test("a copy of state/instances/ outlives the lock that opened it, then closes")
     func directoryOutlivesLock() throws {
         let root = try RootLayoutOpenTests.Root()
         let layout = try RootLayout.open(path: root.path).forInstance("two")
-        let own = everythingOpen(beneath: root.path)
+        let own = descriptorsOpen(beneath: root.path)
         do {
             let instances: InstanceDirectory
             do {
                 instances = try InstanceLock.acquire(layout, name: "two", commitMode: .noreplace).instances
             }
-            #expect(everythingOpen(beneath: root.path) == (own + [root.path + "/state/instances"]).sorted())
+            #expect(descriptorsOpen(beneath: root.path) == (own + [root.path + "/state/instances"]).sorted())
             #expect(try instances.names() == ["two"])
         }
-        #expect(everythingOpen(beneath: root.path) == own)
+        #expect(descriptorsOpen(beneath: root.path) == own)
     }
 }

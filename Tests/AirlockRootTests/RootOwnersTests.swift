@@ -1,6 +1,7 @@
 import AirlockConfiguration
 @testable import AirlockRoot
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -9,16 +10,8 @@ struct RootOwnersTests {
     /// What this process holds open beneath `path` other than the layout's own
     /// directories (by /proc/self/fd, beneath a root made for this test alone).
     private func filesOpen(beneath root: RootLayoutOpenTests.Root, _ layout: RootLayout) -> [String] {
-        let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         let directories = Set([""] + RootLayout.directories.map { "/" + $0.path.joined(separator: "/") }).map { root.path + $0 }
-        return numbers.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
-            .filter { ($0 == root.path || $0.hasPrefix(root.path + "/")) && !directories.contains($0) }
-    }
-
-    private func everythingOpen(beneath path: String) -> [String] {
-        let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return numbers.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
-            .filter { $0 == path || $0.hasPrefix(path + "/") }.sorted()
+        return descriptorsOpen(beneath: root.path).filter { !directories.contains($0) }
     }
 
     @Test("the run lock holds its file while it lives, a second taker and a holder query hold none after")
@@ -50,12 +43,12 @@ struct RootOwnersTests {
         #expect(!FileManager.default.fileExists(atPath: root.path + "/state/lease-probe.\(getpid())"))
         // The checks open the root's own directories again to compare them: what is
         // open beneath the test's directory after is exactly what was before.
-        let before = everythingOpen(beneath: root.base)
+        let before = descriptorsOpen(beneath: root.base)
         var configuration = Configuration()
         configuration.metricsPath = root.path + "/outbox/metrics.prom"
         #expect(throws: ConfigurationError.self) { try configuration.checkPaths(in: layout, configurationFile: nil) }
         configuration.metricsPath = root.base + "/metrics.prom"
         try configuration.checkPaths(in: layout, configurationFile: nil)
-        #expect(everythingOpen(beneath: root.base) == before)
+        #expect(descriptorsOpen(beneath: root.base) == before)
     }
 }

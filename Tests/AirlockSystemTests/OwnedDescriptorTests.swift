@@ -1,43 +1,19 @@
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
-
-/// What this process holds open beneath `path` (by /proc/self/fd). Other tests
-/// run at the same time and hold descriptors too, but none beneath a directory
-/// made for one test alone, so the answer is exact.
-func descriptorsOpen(beneath path: String) -> [String] {
-    let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-    return numbers.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
-        .filter { $0 == path || $0.hasPrefix(path + "/") }
-}
-
-/// A directory of this test's own, by its canonical path; removed afterwards.
-final class PrivateDirectory {
-    let path: String
-
-    init() throws {
-        let made = try #require(mkdtemp(strdup(NSTemporaryDirectory() + "/airlock-owned.XXXXXX")))
-        defer { free(made) }
-        path = try #require(realpath(made, nil).map { pointer in
-            defer { free(pointer) }
-            return String(cString: pointer)
-        })
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 @Suite("OwnedDescriptor: a descriptor with one owner is closed once, on every way out")
 struct OwnedDescriptorTests {
     private struct Planned: Error {}
 
-    private func openOwned(_ directory: PrivateDirectory) throws -> OwnedDescriptor {
+    private func openOwned(_ directory: Scratch) throws -> OwnedDescriptor {
         OwnedDescriptor(try FileDescriptor.openDirectory(path: directory.path))
     }
 
     @Test("closed when its scope ends, whether the scope returns or throws")
     func closedAtScopeEnd() throws {
-        let directory = try PrivateDirectory()
+        let directory = try Scratch("owned")
         do {
             let owned = try openOwned(directory)
             // The owner is used after the count, so it lives until then.
@@ -55,7 +31,7 @@ struct OwnedDescriptorTests {
 
     @Test("take() hands it on open; close() closes it at once")
     func takeAndClose() throws {
-        let directory = try PrivateDirectory()
+        let directory = try Scratch("owned")
         let taken = try openOwned(directory).take()
         #expect(descriptorsOpen(beneath: directory.path).count == 1)
         taken.close()
@@ -67,7 +43,7 @@ struct OwnedDescriptorTests {
 
     @Test("several owned together are all closed when their owner ends, none once taken")
     func severalOwned() throws {
-        let directory = try PrivateDirectory()
+        let directory = try Scratch("owned")
         do {
             var owned = OwnedDescriptors()
             for _ in 0..<3 { owned.append(try openOwned(directory)) }

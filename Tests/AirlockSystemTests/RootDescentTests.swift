@@ -1,4 +1,5 @@
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -8,7 +9,7 @@ struct RootDescentTests {
         ArraySlice(path.split(separator: "/").map { Array($0.utf8) })
     }
 
-    private func makeDirectories(_ directory: PrivateDirectory, _ paths: [String]) throws {
+    private func makeDirectories(_ directory: Scratch, _ paths: [String]) throws {
         for path in paths {
             try FileManager.default.createDirectory(atPath: directory.path + "/" + path, withIntermediateDirectories: true)
         }
@@ -16,7 +17,7 @@ struct RootDescentTests {
 
     @Test("a descent keeps each directory it passes open until closeAll(), reusing what is open")
     func keepsAndCloses() throws {
-        let directory = try PrivateDirectory()
+        let directory = try Scratch("owned")
         try makeDirectories(directory, ["a/b/c", "a/d"])
         let top = OwnedDescriptor(try FileDescriptor.openDirectory(path: directory.path))
         let descent = Root.Descent(Root(top.descriptor), limit: 8)
@@ -41,7 +42,7 @@ struct RootDescentTests {
 
     @Test("past its limit it closes everything and starts again from the root; a failed descent leaves only what it opened before")
     func limitAndFailure() throws {
-        let directory = try PrivateDirectory()
+        let directory = try Scratch("owned")
         try makeDirectories(directory, ["a/b", "c/d", "e"])
         let top = OwnedDescriptor(try FileDescriptor.openDirectory(path: directory.path))
         let descent = Root.Descent(Root(top.descriptor), limit: 3)
@@ -56,19 +57,19 @@ struct RootDescentTests {
         }
         // "e" was opened before "missing" failed; nothing else is held.
         #expect(descent.count == 1)
-        #expect(descriptorsOpen(beneath: directory.path).sorted() == [directory.path, directory.path + "/e"])
+        #expect(descriptorsOpen(beneath: directory.path) == [directory.path, directory.path + "/e"])
         let refusing: (FileDescriptor, [UInt8], [UInt8]) throws(SystemError) -> Void = { (_, component, _) throws(SystemError) in
             throw SystemError("mkdirat", component, .permissionDenied)
         }
         #expect(throws: SystemError.self) {
             try descent.directory(components("e/x"), entering: refusing, entered: noEntered)
         }
-        #expect(descriptorsOpen(beneath: directory.path).sorted() == [directory.path, directory.path + "/e"])
+        #expect(descriptorsOpen(beneath: directory.path) == [directory.path, directory.path + "/e"])
     }
 
     @Test("a descent's directories are closed when the descent goes")
     func closedWhenGone() throws {
-        let directory = try PrivateDirectory()
+        let directory = try Scratch("owned")
         try makeDirectories(directory, ["a/b"])
         let top = OwnedDescriptor(try FileDescriptor.openDirectory(path: directory.path))
         do {
@@ -81,13 +82,13 @@ struct RootDescentTests {
 
     @Test("TrustedPath holds nothing open but the directory it returns, whether it finds it, meets a missing name or a link it refuses")
     func trustedPathCloses() throws {
-        let directory = try PrivateDirectory()
+        let directory = try Scratch("owned")
         try makeDirectories(directory, ["a/b"])
         try FileManager.default.createSymbolicLink(atPath: directory.path + "/a/up", withDestinationPath: "b")
         try FileManager.default.createSymbolicLink(atPath: directory.path + "/abs", withDestinationPath: directory.path + "/a")
         let found = OwnedDescriptor(try TrustedPath.openDirectory(path: directory.path + "/a/up"))
         let beneath = OwnedDescriptor(try TrustedPath.openDirectory(path: directory.path + "/abs/b"))
-        #expect(descriptorsOpen(beneath: directory.path).sorted() == [directory.path + "/a/b", directory.path + "/a/b"])
+        #expect(descriptorsOpen(beneath: directory.path) == [directory.path + "/a/b", directory.path + "/a/b"])
         found.close()
         beneath.close()
         #expect(throws: SystemError.self) { try TrustedPath.openDirectory(path: directory.path + "/a/missing/b") }
@@ -106,7 +107,7 @@ struct RootDescentTests {
 struct HandOverSocketOwnershipTests {
     @Test("what a message carries is closed when the received message goes, and stays open once taken")
     func receivedDescriptorsClose() throws {
-        let directory = try PrivateDirectory()
+        let directory = try Scratch("owned")
         let (sender, receiver) = try HandOverSocket.pair()
         let passed = OwnedDescriptor(try FileDescriptor.openDirectory(path: directory.path))
         try sender.send([1, 2, 3], passing: [passed.descriptor, passed.descriptor])

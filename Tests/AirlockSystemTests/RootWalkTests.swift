@@ -1,4 +1,5 @@
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -21,7 +22,7 @@ struct RootWalkTests {
     }
 
     /// a/b/c.txt, a/empty/, top.txt and a link to / that must not be followed.
-    private func tree(_ directory: PrivateDirectory) throws {
+    private func tree(_ directory: Scratch) throws {
         let manager = FileManager.default
         try manager.createDirectory(atPath: directory.path + "/a/b", withIntermediateDirectories: true)
         try manager.createDirectory(atPath: directory.path + "/a/empty", withIntermediateDirectories: true)
@@ -32,7 +33,7 @@ struct RootWalkTests {
 
     @Test("each entry is visited once with its path; a directory is left after everything beneath it, with its count")
     func walkOrder() throws {
-        let directory = try PrivateDirectory()
+        let directory = try Scratch("owned")
         try tree(directory)
         let top = OwnedDescriptor(try FileDescriptor.openDirectory(path: directory.path))
         var recorder = Recorder()
@@ -47,7 +48,7 @@ struct RootWalkTests {
 
     @Test("past its depth limit the walk fails with ELOOP under the caller's operation, closing what it opened")
     func depthLimit() throws {
-        let directory = try PrivateDirectory()
+        let directory = try Scratch("owned")
         try tree(directory)
         var recorder = Recorder()
         do {
@@ -60,12 +61,12 @@ struct RootWalkTests {
 
     @Test("a directory beneath is opened a component at a time; a link on the way is refused")
     func openBeneath() throws {
-        let directory = try PrivateDirectory()
+        let directory = try Scratch("owned")
         try tree(directory)
         let top = OwnedDescriptor(try FileDescriptor.openDirectory(path: directory.path))
         do {
             let b = try Root(top.descriptor).openDirectory([Array("a".utf8), Array("b".utf8)])
-            #expect(descriptorsOpen(beneath: directory.path).sorted() == [directory.path, directory.path + "/a/b"] && b.descriptor.rawValue >= 0)
+            #expect(descriptorsOpen(beneath: directory.path) == [directory.path, directory.path + "/a/b"] && b.descriptor.rawValue >= 0)
         }
         #expect(throws: SystemError.self) { _ = try Root(top.descriptor).openDirectory([Array("a".utf8), Array("out".utf8)]) }
         #expect(descriptorsOpen(beneath: directory.path) == [directory.path] && top.descriptor.rawValue >= 0)
@@ -73,7 +74,7 @@ struct RootWalkTests {
 
     @Test("removeTree empties bottom up without following the link, and closes all it opened")
     func removeTree() throws {
-        let directory = try PrivateDirectory()
+        let directory = try Scratch("owned")
         try tree(directory)
         let top = OwnedDescriptor(try FileDescriptor.openDirectory(path: directory.path))
         try top.descriptor.removeTree(Array("a".utf8))

@@ -1,25 +1,16 @@
 import AirlockConfiguration
 import AirlockSystem
 @testable import AirlockWatcher
+import AirlockTestSupport
 import Foundation
 import Testing
 
 @Suite("Completion by lease: the drop opened to try its lease is closed, whatever the answer")
 struct CompletionDescriptorTests {
-    /// What this process holds open beneath `path` (by /proc/self/fd): exact,
-    /// since no other test opens anything beneath this test's own directory.
-    private func descriptorsOpen(beneath path: String) -> [String] {
-        let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return numbers.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
-            .filter { $0 == path || $0.hasPrefix(path + "/") }
-    }
-
     @Test("ready, a writer still active, and vanished: only the inbox itself stays open")
     func leaseCheckCloses() throws {
-        let made = try #require(mkdtemp(strdup(NSTemporaryDirectory() + "/airlock-completion.XXXXXX")))
-        let path = URL(fileURLWithPath: String(cString: made)).resolvingSymlinksInPath().path
-        free(made)
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let scratch = try Scratch("completion")
+        let path = scratch.path
         try Data("done".utf8).write(to: URL(fileURLWithPath: path + "/done.zip"))
         try Data("half".utf8).write(to: URL(fileURLWithPath: path + "/half.zip"))
         let inbox = OwnedDescriptor(try FileDescriptor.openDirectory(path: path))
