@@ -9,10 +9,11 @@ cooperative pool has threads, one per core, which a test waiting on a process
 holds. Several processes wait side by side, so both cores stay busy.
 
 Suites are never split: a suite's `.serialized` trait and its shared fixtures
-hold within one process. Suites are dealt out longest first, each to the shard
-with the least work so far, by the seconds in Tests/suite-weights.tsv (measured
-by `make test-weights`; a suite missing there counts as the median), so the
-longest suites start at once and the short ones fill in around them.
+hold within one process. Suites are dealt out costliest first, each to the
+shard with the least work so far, by the processor seconds in
+Tests/suite-weights.tsv (measured by `make test-weights`; a suite missing there
+counts as the median), so the costliest suites start at once and the cheap ones
+fill in around them.
 
 The count is checked: the tests each shard ran must add up to the tests
 `swift test list` lists, so a filter that matched nothing cannot pass unseen.
@@ -20,7 +21,7 @@ The count is checked: the tests each shard ran must add up to the tests
 Usage: test_shards.py [--shards N] [--weights FILE] [--measure]
   --measure: run each suite alone and write its seconds to the weights file.
 """
-import argparse, os, re, statistics, subprocess, sys, tempfile, time
+import argparse, os, re, resource, statistics, subprocess, sys, tempfile, time
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_WEIGHTS = os.path.join(REPOSITORY, "Tests", "suite-weights.tsv")
@@ -132,20 +133,23 @@ def report(finished, expected):
 
 
 def measure(suites, path):
-    """Each suite alone, its wall-clock seconds written to `path`."""
+    """Each suite alone, the processor seconds it used (its processes' user and
+    system time) written to `path`. Processor time, not wall-clock time, is what
+    the shards share: four processes on two cores keep both busy."""
     rows = []
     command = bundle()
     for suite in sorted(suites):
-        started = time.monotonic()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         code = subprocess.run(command + filters([suite]), cwd=REPOSITORY,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-        seconds = time.monotonic() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        seconds = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if code != 0:
             sys.exit(f"test_shards: {suite} failed on its own ({code}); weights not written")
         rows.append((seconds, suite))
         print(f"{seconds:7.2f} {suite}", flush=True)
     with open(path, "w") as f:
-        f.write("# seconds\tsuite: each suite run alone by `make test-weights` (scripts/test_shards.py --measure)\n")
+        f.write("# processor seconds\tsuite: each suite run alone by `make test-weights` (scripts/test_shards.py --measure)\n")
         for seconds, suite in sorted(rows, reverse=True):
             f.write(f"{seconds:.2f}\t{suite}\n")
 
