@@ -191,7 +191,7 @@ let package = Package(
             "AirlockIntake", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockQuarantine", "AirlockRoot",
             "AirlockSystem", "AirlockTestSupport",
         ]),
-        .testTarget(name: "AirlockDeskTests", dependencies: ["AirlockDesk", "AirlockConfiguration", "AirlockRoot"]),
+        .testTarget(name: "AirlockDeskTests", dependencies: ["AirlockDesk", "AirlockConfiguration", "AirlockRoot", "AirlockTestSupport"]),
         .testTarget(name: "AirlockWatcherTests", dependencies: [
             "AirlockWatcher", "AirlockConfiguration", "AirlockIntake", "AirlockSystem", "AirlockTestSupport",
         ]),

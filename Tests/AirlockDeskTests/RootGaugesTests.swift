@@ -1,6 +1,7 @@
 @testable import AirlockConfiguration
 @testable import AirlockDesk
 @testable import AirlockRoot
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -13,19 +14,16 @@ import Glibc
 struct RootGaugesTests {
     /// A fresh root, initialised and opened; removed afterwards.
     final class Root {
+        /// Holds the root's parent directory, removed when the root goes.
+        private let scratch: Scratch
         let path: String
         let layout: RootLayout
 
         init() throws {
-            var template = Array((NSTemporaryDirectory() + "/airlock-gauges.XXXXXX").utf8CString)
-            guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-            path = String(cString: made) + "/root"
+            scratch = try Scratch("gauges")
+            path = scratch.path + "/root"
             _ = try RootLayout.initialise(path: path)
             layout = try RootLayout.open(path: path)
-        }
-
-        deinit {
-            try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
         }
 
         /// Writes `bytes` at `relative`, last modified `age` seconds ago.

@@ -3,6 +3,7 @@
 @testable import AirlockIntake
 @testable import AirlockRoot
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -16,19 +17,16 @@ import Glibc
 struct ClaimedDropTests {
     /// A fresh root, initialised and opened; removed afterwards.
     final class Root {
+        /// Holds the root's parent directory, removed when the root goes.
+        private let scratch: Scratch
         let path: String
         let layout: RootLayout
 
         init() throws {
-            var template = Array((NSTemporaryDirectory() + "/airlock-claim.XXXXXX").utf8CString)
-            guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-            path = String(cString: made) + "/root"
+            scratch = try Scratch("claim")
+            path = scratch.path + "/root"
             _ = try RootLayout.initialise(path: path)
             layout = try RootLayout.open(path: path)
-        }
-
-        deinit {
-            try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
         }
 
         func entries(_ directory: String) throws -> [String] {

@@ -2,6 +2,7 @@
 import AirlockConfiguration
 import AirlockPolicy
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -25,14 +26,15 @@ struct StagingAuditWalkTests {
 
     /// A staging directory built from `entries` beside a sentinel outside it; removed afterwards.
     final class Staging {
+        /// Holds `base`, removed when the last reference goes.
+        private let scratch: Scratch
         let base: String
         let path: String
         let descriptor: FileDescriptor
 
         init(_ entries: [Entry]) throws {
-            var template = Array((NSTemporaryDirectory() + "/airlock-audit.XXXXXX").utf8CString)
-            guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-            base = String(cString: made)
+            scratch = try Scratch("audit")
+            base = scratch.path
             path = base + "/staging"
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
             try Data("outside\n".utf8).write(to: URL(fileURLWithPath: base + "/sentinel"))
@@ -40,10 +42,8 @@ struct StagingAuditWalkTests {
             descriptor = try FileDescriptor.openDirectory(path: path)
         }
 
-        deinit {
-            descriptor.close()
-            try? FileManager.default.removeItem(atPath: base)
-        }
+        // The scratch directory goes after this, with the last reference to it.
+        deinit { descriptor.close() }
 
         private static func make(_ entry: Entry, in path: String) throws {
             func check(_ result: Int32, _ what: String) throws {

@@ -1,5 +1,6 @@
 @testable import AirlockJournal
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -11,20 +12,19 @@ import Glibc
 struct JournalLookupTests {
     /// A fresh directory for one journal; removed afterwards.
     final class StateDirectory {
+        /// Holds `path`, removed when the last reference goes.
+        private let scratch: Scratch
         let path: String
         let descriptor: FileDescriptor
 
         init() throws {
-            var template = Array((NSTemporaryDirectory() + "/airlock-journal.XXXXXX").utf8CString)
-            guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-            path = String(cString: made)
+            scratch = try Scratch("journal")
+            path = scratch.path
             descriptor = try FileDescriptor.openDirectory(path: path)
         }
 
-        deinit {
-            descriptor.close()
-            try? FileManager.default.removeItem(atPath: path)
-        }
+        // The scratch directory goes after this, with the last reference to it.
+        deinit { descriptor.close() }
 
         func appendRaw(_ bytes: [UInt8]) throws {
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path + "/journal.jsonl"))

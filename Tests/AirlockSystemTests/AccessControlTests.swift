@@ -1,4 +1,5 @@
 @testable import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -21,10 +22,8 @@ struct AccessControlTests {
     @Test("set on a directory (access and default), getfacl reads back the grant; a file made in it inherits r-- for that user alone",
           .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/getfacl"), "needs getfacl (package acl)"))
     func readBack() throws {
-        var template = Array((NSTemporaryDirectory() + "/airlock-acl.XXXXXX").utf8CString)
-        let made = try #require(mkdtemp(&template))
-        let path = String(cString: made)
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let scratch = try Scratch("acl")
+        let path = scratch.path
         let directory = try FileDescriptor.openDirectory(path: path)
         defer { directory.close() }
         try directory.changeMode(0o700)
