@@ -15,8 +15,9 @@ Tests/suite-weights.tsv (measured by `make test-weights`; a suite missing there
 counts as the median), so the costliest suites start at once and the cheap ones
 fill in around them.
 
-The count is checked: the tests each shard ran must add up to the tests
-`swift test list` lists, so a filter that matched nothing cannot pass unseen.
+The count is checked: the tests each shard ran must add up to the tests the
+bundle lists (as `swift test list` does), so a filter that matched nothing
+cannot pass unseen.
 
 Usage: test_shards.py [--shards N] [--weights FILE] [--measure]
   --measure: run each suite alone and write its seconds to the weights file.
@@ -41,12 +42,12 @@ def bundle():
     return [os.path.join(directory, found[0]), "--testing-library", "swift-testing"]
 
 
-def listed_tests():
-    """Test ids as `swift test list` prints them: Module.Suite/test(…)."""
-    result = subprocess.run(["swift", "test", "list", "--skip-build"], cwd=REPOSITORY,
+def listed_tests(command):
+    """Test ids as the bundle lists them (what `swift test list` prints): Module.Suite/test(…)."""
+    result = subprocess.run(command + ["--list-tests"], cwd=REPOSITORY,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if result.returncode != 0:
-        sys.exit(f"test_shards: swift test list failed ({result.returncode}):\n{result.stderr}")
+        sys.exit(f"test_shards: listing the tests failed ({result.returncode}):\n{result.stderr}")
     return [line.strip() for line in result.stdout.splitlines() if "/" in line]
 
 
@@ -89,9 +90,8 @@ def filters(suites):
     return args
 
 
-def run_shards(groups):
+def run_shards(command, groups):
     """Starts every shard, waits for all; returns [(suites, returncode, log path, seconds)]."""
-    command = bundle()
     environment = dict(os.environ, NO_COLOR="1")
     running = []
     for load, suites in groups:
@@ -127,17 +127,16 @@ def report(finished, expected):
         else:
             os.unlink(path)
     if ran != expected:
-        print(f"test_shards: the shards ran {ran} tests, `swift test list` lists {expected}")
+        print(f"test_shards: the shards ran {ran} tests, the bundle lists {expected}")
         failed = True
     return not failed
 
 
-def measure(suites, path):
+def measure(command, suites, path):
     """Each suite alone, the processor seconds it used (its processes' user and
     system time) written to `path`. Processor time, not wall-clock time, is what
     the shards share: four processes on two cores keep both busy."""
     rows = []
-    command = bundle()
     for suite in sorted(suites):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         code = subprocess.run(command + filters([suite]), cwd=REPOSITORY,
@@ -162,14 +161,15 @@ def main():
     options = parser.parse_args()
     if options.shards < 1:
         sys.exit("test_shards: --shards must be at least 1")
-    tests = listed_tests()
+    command = bundle()
+    tests = listed_tests(command)
     suites = suites_of(tests)
     if options.measure:
-        measure(suites, options.weights)
+        measure(command, suites, options.weights)
         return
     groups = deal(suites, read_weights(options.weights), options.shards)
     started = time.monotonic()
-    passed = report(run_shards(groups), len(tests))
+    passed = report(run_shards(command, groups), len(tests))
     print(f"{len(tests)} tests in {len(suites)} suites, {len(groups)} processes: "
           f"{'passed' if passed else 'FAILED'} after {time.monotonic() - started:.1f} s")
     sys.exit(0 if passed else 1)
