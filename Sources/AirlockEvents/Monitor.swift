@@ -13,15 +13,34 @@ package final class Monitor<State: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var state: State
 
+    /// Whom a change wakes once `body` is done.
+    ///
+    /// Every waiter of a monitor shares its one condition, so a broadcast wakes
+    /// all of them, and each takes the lock in turn only to find its own wait
+    /// not over: with eight workers waiting for two decode slots, every slot
+    /// given back woke seven threads, one to take it and six to sleep again (a
+    /// fifth of the supervisor's context switches over 2,000 keyed drops). A
+    /// caller that knows what its change can end says so.
+    package enum Waking: Sendable {
+        /// Every waiter looks again: the change may end any wait, or several.
+        case all
+        /// One waiter looks again: the change ends one wait at most, and every
+        /// waiter waits for the same thing (a slot given back, say).
+        case one
+        /// Nobody: the change can end no wait (a ticket taken, a count spent).
+        case none
+    }
+
     package init(_ state: State) {
         self.state = state
     }
 
-    /// Runs `body` with the lock held, then wakes every waiter to look again.
-    package func withLock<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
+    /// Runs `body` with the lock held, then wakes the waiters `waking` names
+    /// (every one by default) to look again.
+    package func withLock<Result: Sendable>(waking: Waking = .all, _ body: (inout State) -> Result) -> Result {
         condition.lock()
         defer {
-            condition.broadcast()
+            wake(waking)
             condition.unlock()
         }
         return body(&state)
@@ -37,11 +56,11 @@ package final class Monitor<State: Sendable>: @unchecked Sendable {
     /// Waits until `ready` holds, then runs `body` with the lock still held (as
     /// `withLock` does). With a `deadline`, `body` runs when it passes too, and
     /// is told by its second argument whether `ready` held.
-    package func withLock<Result: Sendable>(when ready: (State) -> Bool, until deadline: Date? = nil,
+    package func withLock<Result: Sendable>(when ready: (State) -> Bool, until deadline: Date? = nil, waking: Waking = .all,
                                              _ body: (inout State, _ ready: Bool) -> Result) -> Result {
         condition.lock()
         defer {
-            condition.broadcast()
+            wake(waking)
             condition.unlock()
         }
         while !ready(state) {
@@ -52,5 +71,13 @@ package final class Monitor<State: Sendable>: @unchecked Sendable {
             }
         }
         return body(&state, true)
+    }
+
+    private func wake(_ waking: Waking) {
+        switch waking {
+        case .all: condition.broadcast()
+        case .one: condition.signal()
+        case .none: break
+        }
     }
 }

@@ -28,14 +28,15 @@ public final class DecodeSlots: Sendable {
         free = Monitor(count)
     }
 
-    /// Waits for a free slot and takes it.
+    /// Waits for a free slot and takes it. Taking one ends no other wait, so it wakes nobody.
     package func take() -> DecodeSlot {
-        free.withLock(when: { $0 > 0 }) { free, _ in free -= 1 }
+        free.withLock(when: { $0 > 0 }, waking: .none) { free, _ in free -= 1 }
         return DecodeSlot(self)
     }
 
+    /// A slot given back ends one wait at most: one waiter is woken to take it.
     fileprivate func give() {
-        free.withLock { $0 += 1 }
+        free.withLock(waking: .one) { $0 += 1 }
     }
 
     /// Slots free now (tests).

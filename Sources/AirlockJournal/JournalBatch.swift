@@ -43,13 +43,15 @@ final class JournalBatch: Sendable {
     ///   run by whichever caller leads that batch.
     /// - Throws: the error of the batch that held the line.
     func append(_ line: [UInt8], write: ([[UInt8]]) throws(SystemError) -> Void) throws(SystemError) {
-        let ticket = state.withLock { state in
+        // Waiters wait for a batch to end: queueing a line, or starting a batch, ends
+        // no wait and wakes nobody; only a batch's end wakes them all.
+        let ticket = state.withLock(waking: .none) { state in
             state.taken += 1
             state.queued.append((state.taken, line))
             return state.taken
         }
         while true {
-            let step = state.withLock(when: { $0.finished[ticket] != nil || !$0.writing }) { state, _ -> Step in
+            let step = state.withLock(when: { $0.finished[ticket] != nil || !$0.writing }, waking: .none) { state, _ -> Step in
                 if let result = state.finished.removeValue(forKey: ticket) { return .done(result) }
                 state.writing = true
                 let batch = state.queued

@@ -46,14 +46,16 @@ public final class SyncGroup: Sendable {
     /// this call. Every caller of one group passes an operation that covers the
     /// same writes: the writes to one filesystem, or to one directory.
     func share(_ operation: () throws(SystemError) -> Void) throws(SystemError) {
-        let ticket = progress.withLock { progress in
+        // Waiters wait for a run to end: taking a ticket, or starting a run, ends no
+        // wait and wakes nobody; only a run's end wakes them all.
+        let ticket = progress.withLock(waking: .none) { progress in
             progress.taken += 1
             return progress.taken
         }
         while true {
             // Covered already, or nobody running: then this thread leads the next run,
             // which covers every ticket taken so far.
-            let leading: UInt64? = progress.withLock(when: { $0.covered >= ticket || !$0.syncing }) { progress, _ in
+            let leading: UInt64? = progress.withLock(when: { $0.covered >= ticket || !$0.syncing }, waking: .none) { progress, _ in
                 guard progress.covered < ticket else { return nil }
                 progress.syncing = true
                 progress.started += 1
