@@ -14,4 +14,7 @@ public struct ChildStart: Sendable {
     /// CPU seconds the process spent before its drop, which the CPU limit adds
     /// to its allowance: what a forked child spent between its fork and its go-ahead.
     public var cpuSecondsSpent: Int64
+    /// Whether this process has already tied itself to the supervisor
+    /// (`Confinement.tieToSupervisor`): a forked child does, before its go-ahead.
+    public var tiedToSupervisor = false
 }

@@ -60,16 +60,22 @@ public enum Confinement {
     ///
     /// - Parameter staging: the only directory the process may write beneath; nil
     ///   for inspection, which may write nowhere.
+    /// - Parameter tiedToSupervisor: this process has tied itself to the supervisor
+    ///   already (a child forked by a template, before its go-ahead): nothing since
+    ///   could have given it a capability back (it has executed nothing) or cleared
+    ///   its parent-death signal (only a fork or a change of credentials does), so
+    ///   `tieToSupervisor`'s hundred-odd prctl calls are not made a second time.
     /// - Returns: what was granted, and for what is missing whether the kernel
     ///   lacks it or something refused it. The caller decides whether to go on.
-    public static func apply(_ limits: DecoderLimits, staging: FileDescriptor?) throws(SystemError) -> ConfinementReport {
+    public static func apply(_ limits: DecoderLimits, staging: FileDescriptor?,
+                             tiedToSupervisor: Bool = false) throws(SystemError) -> ConfinementReport {
         // Probed first: /proc and /sys are out of reach once Landlock is in force.
         let landlock = ConfinementProbe.landlock()
         let seccompObstacle = ConfinementProbe.seccompObstacle()
         // What the staging writer creates 0600 and 0700 is then exactly that,
         // whatever umask the child inherited: the audit admits nothing else.
         CurrentProcess.restrictFileCreationMask()
-        try applyLimits(limits)
+        try applyLimits(limits, tiedToSupervisor: tiedToSupervisor)
         var report = ConfinementReport()
         report.landlockABI = landlock.abi
         report.landlockState = landlock.obstacle ?? .inForce
@@ -135,10 +141,10 @@ public enum Confinement {
         dieIfOrphaned()
     }
 
-    private static func applyLimits(_ limits: DecoderLimits) throws(SystemError) {
+    private static func applyLimits(_ limits: DecoderLimits, tiedToSupervisor: Bool) throws(SystemError) {
         try CurrentProcess.closeDescriptors(from: FileDescriptor(rawValue: resultDescriptor.rawValue + 1))
         try forbidNewPrivileges()
-        try tieToSupervisor()
+        if !tiedToSupervisor { try tieToSupervisor() }
         // A write past RLIMIT_FSIZE should fail with EFBIG rather than kill us with SIGXFSZ.
         Signal.fileSizeExceeded.ignore()
         try ResourceLimit.coreFileSize.set(0)

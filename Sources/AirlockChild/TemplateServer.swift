@@ -191,6 +191,6 @@ public enum TemplateServer {
         } catch {
             return nil
         }
-        return ChildStart(arguments: message.arguments, cpuSecondsSpent: CurrentProcess.cpuSecondsSpent())
+        return ChildStart(arguments: message.arguments, cpuSecondsSpent: CurrentProcess.cpuSecondsSpent(), tiedToSupervisor: true)
     }
 }

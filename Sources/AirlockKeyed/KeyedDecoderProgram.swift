@@ -30,7 +30,8 @@ public enum KeyedDecoderProgram {
         let detector = preloaded?.detector(for: database) ?? ContentTypes.load(database)
         let confinement: ConfinementReport
         do {
-            confinement = try Confinement.apply(limits, staging: inspect ? nil : Confinement.stagingDescriptor)
+            confinement = try Confinement.apply(limits, staging: inspect ? nil : Confinement.stagingDescriptor,
+                                                tiedToSupervisor: start.tiedToSupervisor)
         } catch {
             DecoderProgram.printError("airlock-keyed-decoder: cannot confine: \(error)")
             return 70

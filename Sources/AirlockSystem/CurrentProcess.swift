@@ -30,6 +30,13 @@ public enum CurrentProcess {
         Glibc.exit(status)
     }
 
+    /// _exit(2): leaves with `status` at once, running no exit handler, no
+    /// library destructor and no stdio flush; for a process that writes only
+    /// through descriptors and has nothing buffered (a decoder child).
+    public static func exitWithoutCleanup(_ status: Int32) -> Never {
+        Glibc._exit(status)
+    }
+
     /// execv(2): replaces this process with the program at `path`, given
     /// `arguments` (its name first) and this process's environment. Returns only
     /// when the exec failed.
