@@ -71,6 +71,8 @@ public enum TemplateServer {
         warmUp(try? preloaded.detector.get())
         warmVerdict()
         warmRequest()
+        // Compiled once here; each child loads the program with one system call.
+        Seccomp.compileDecoderFilter()
         SiblingFork.trimHeap()
         // The request socket, which the forked child inherited, is closed when
         // `serve` returns, before the child waits for its go-ahead: a child that

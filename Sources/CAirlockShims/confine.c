@@ -5,6 +5,9 @@
 #include <seccomp.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -151,9 +154,8 @@ int airlock_seccomp_syscall_probe(void) {
     return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0 ? 0 : -1;
 }
 
-int airlock_seccomp_apply(void) {
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-    if (ctx == NULL) return -ENOMEM;
+/* The decoder's filter, built in `ctx`: 0, or a negative errno. */
+static int build_decoder_filter(scmp_filter_ctx ctx) {
     int rc = 0;
     for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]) && rc == 0; i++) {
         int number = seccomp_syscall_resolve_name(denied[i]);
@@ -165,7 +167,52 @@ int airlock_seccomp_apply(void) {
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(clone), 1,
                                        SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    return rc;
+}
+
+int airlock_seccomp_apply(void) {
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (ctx == NULL) return -ENOMEM;
+    int rc = build_decoder_filter(ctx);
     if (rc == 0) rc = seccomp_load(ctx);
     seccomp_release(ctx);
     return rc;
+}
+
+int airlock_seccomp_compile(struct sock_filter **program, unsigned short *count) {
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (ctx == NULL) return -ENOMEM;
+    int rc = build_decoder_filter(ctx);
+    /* libseccomp 2.5 exports a program only to a descriptor. */
+    int fd = rc == 0 ? memfd_create("airlock-seccomp", MFD_CLOEXEC) : -1;
+    if (rc == 0 && fd < 0) rc = -errno;
+    if (rc == 0) rc = seccomp_export_bpf(ctx, fd);
+    seccomp_release(ctx);
+    off_t size = rc == 0 ? lseek(fd, 0, SEEK_END) : -1;
+    if (rc == 0 && size < 0) rc = -errno;
+    if (rc == 0 && (size == 0 || size % sizeof(struct sock_filter) != 0 ||
+                    size / sizeof(struct sock_filter) > BPF_MAXINSNS)) rc = -EINVAL;
+    struct sock_filter *bytes = rc == 0 ? malloc((size_t)size) : NULL;
+    if (rc == 0 && bytes == NULL) rc = -ENOMEM;
+    size_t done = 0;
+    while (rc == 0 && done < (size_t)size) {
+        ssize_t n = pread(fd, (char *)bytes + done, (size_t)size - done, (off_t)done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) rc = n < 0 ? -errno : -EIO;
+        else done += (size_t)n;
+    }
+    if (fd >= 0) close(fd);
+    if (rc != 0) {
+        free(bytes);
+        return rc;
+    }
+    *program = bytes;
+    *count = (unsigned short)(size / sizeof(struct sock_filter));
+    return 0;
+}
+
+int airlock_seccomp_load(const struct sock_filter *program, unsigned short count) {
+    struct sock_fprog filter = {.len = count, .filter = (struct sock_filter *)program};
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &filter) == 0) return 0;
+    return -errno;
 }
