@@ -30,6 +30,8 @@ enum TestFaults {
             attempt(value) { EscapeAttempts.connectLoopback(port: 9) }
         case "escape-exec":
             attempt(value) { EscapeAttempts.execute("/bin/sh", ["/bin/sh", "-c", "true"]) }
+        case "escape-process":
+            attempt(value) { EscapeAttempts.startProcess() }
         case "escape-file-size":
             fileSize(value)
         case "escape-allocate":

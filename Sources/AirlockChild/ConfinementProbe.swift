@@ -41,7 +41,8 @@ public enum ConfinementProbe {
             return Landlock(abi: 0, obstacle: .notOffered,
                             reason: "Landlock is built into this kernel but not enabled at boot (add landlock to the lsm= kernel parameter)")
         case .noSystemCall:
-            guard (try? Seccomp.mode()) == 2 else {
+            // A filter above airlock, not the part of the decoder's own filter its template loaded.
+            guard (try? Seccomp.modeFromOutside()) == 2 else {
                 return Landlock(abi: 0, obstacle: .notOffered, reason: "this kernel has no Landlock (landlock_create_ruleset: ENOSYS)")
             }
             switch LandlockRuleset.activeSecurityModules()?.contains("landlock") {

@@ -71,8 +71,11 @@ public enum TemplateServer {
         warmUp(try? preloaded.detector.get())
         warmVerdict()
         warmRequest()
-        // Compiled once here; each child loads the program with one system call.
+        // Compiled once here; each child loads its part with one system call. The
+        // denied calls are in force in the template from here on, for every child
+        // it forks; one that fails to load them forks children that load the whole.
         Seccomp.compileDecoderFilter()
+        try? Seccomp.applyTemplateFilter()
         SiblingFork.trimHeap()
         // The request socket, which the forked child inherited, is closed when
         // `serve` returns, before the child waits for its go-ahead: a child that

@@ -43,6 +43,16 @@ package enum EscapeAttempts {
         return outcome(execv(path, argv))
     }
 
+    /// fork(2) (glibc's, a clone(2) without CLONE_THREAD): a new process, which
+    /// exits at once and is waited for.
+    package static func startProcess() -> Int32 {
+        let pid = fork()
+        if pid == 0 { _exit(0) }
+        guard pid > 0 else { return errno }
+        _ = waitpid(pid, nil, 0)
+        return 0
+    }
+
     /// Creates `name` beneath `directory` and writes to it until a write fails:
     /// whether the open succeeded, the errno the open or a write failed with, and
     /// the bytes written.

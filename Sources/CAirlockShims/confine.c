@@ -154,14 +154,16 @@ int airlock_seccomp_syscall_probe(void) {
     return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0 ? 0 : -1;
 }
 
-/* The decoder's filter, built in `ctx`: 0, or a negative errno. */
-static int build_decoder_filter(scmp_filter_ctx ctx) {
+/* The parts of the decoder's filter named by `parts` (AIRLOCK_FILTER_…), built in
+   `ctx`: 0, or a negative errno. */
+static int build_decoder_filter(scmp_filter_ctx ctx, int parts) {
     int rc = 0;
-    for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]) && rc == 0; i++) {
+    for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]) && rc == 0 && (parts & AIRLOCK_FILTER_DENIED_CALLS); i++) {
         int number = seccomp_syscall_resolve_name(denied[i]);
         if (number == __NR_SCMP_ERROR) continue; /* unknown to this libseccomp: not on this arch */
         rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, number, 0);
     }
+    if (!(parts & AIRLOCK_FILTER_NEW_PROCESSES)) return rc;
     /* A new process (not a thread) through clone: killed. clone3 passes its flags in
        memory seccomp cannot read: it fails with ENOSYS, so libc falls back to clone. */
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(clone), 1,
@@ -173,16 +175,16 @@ static int build_decoder_filter(scmp_filter_ctx ctx) {
 int airlock_seccomp_apply(void) {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (ctx == NULL) return -ENOMEM;
-    int rc = build_decoder_filter(ctx);
+    int rc = build_decoder_filter(ctx, AIRLOCK_FILTER_WHOLE);
     if (rc == 0) rc = seccomp_load(ctx);
     seccomp_release(ctx);
     return rc;
 }
 
-int airlock_seccomp_compile(struct sock_filter **program, unsigned short *count) {
+int airlock_seccomp_compile(int parts, struct sock_filter **program, unsigned short *count) {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (ctx == NULL) return -ENOMEM;
-    int rc = build_decoder_filter(ctx);
+    int rc = build_decoder_filter(ctx, parts);
     /* libseccomp 2.5 exports a program only to a descriptor. */
     int fd = rc == 0 ? memfd_create("airlock-seccomp", MFD_CLOEXEC) : -1;
     if (rc == 0 && fd < 0) rc = -errno;
