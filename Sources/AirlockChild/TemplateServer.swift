@@ -185,7 +185,7 @@ public enum TemplateServer {
         let message = request.message
         let owned = request.descriptors
         let descriptors = (0..<owned.count).map { owned[$0] }
-        do { try Confinement.tieToSupervisor() } catch { return nil }
+        do { try Confinement.tieForkedChild() } catch { return nil }
         let go = descriptors[3]
         var byte: UInt8 = 0
         let n = withUnsafeMutableBytes(of: &byte) { buffer in (try? go.read(into: buffer)) ?? 0 }

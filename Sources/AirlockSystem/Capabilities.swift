@@ -23,6 +23,16 @@ public struct Capabilities: Sendable, Equatable {
         return sets
     }
 
+    /// Whether this process holds no capability and can pass none on, from one
+    /// capget(2): its effective, permitted and inheritable sets are empty, and so
+    /// then is its ambient set, which the kernel keeps within both the permitted
+    /// and the inheritable sets (capabilities(7)). The bounding set is not read.
+    public static func noneHeld() throws(SystemError) -> Bool {
+        var effective: UInt64 = 0, permitted: UInt64 = 0, inheritable: UInt64 = 0
+        _ = try retrying("capget") { airlock_capability_sets(&effective, &permitted, &inheritable) }
+        return effective == 0 && permitted == 0 && inheritable == 0
+    }
+
     /// Whether `capability` is in the effective set: the process acts with it now.
     public func holds(_ capability: Int) -> Bool {
         effective & (1 << UInt64(capability)) != 0

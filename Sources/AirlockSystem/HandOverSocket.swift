@@ -61,21 +61,27 @@ public final class HandOverSocket: Sendable {
     /// - Throws: `recvmsg` with EMSGSIZE for a message or descriptor list that did
     ///   not fit (whatever descriptors did arrive are closed).
     public func receive(limit: Int) throws(SystemError) -> Received? {
-        var bytes = [UInt8](repeating: 0, count: limit)
         var fds = [Int32](repeating: -1, count: Self.maxDescriptors)
         var count: Int32 = 0
-        let received = try bytes.withUnsafeMutableBytes { buffer in
-            Result { () throws(SystemError) in
+        var outcome: Result<Int, SystemError> = .success(0)
+        // Not zero-filled first: only the pages the message lands in are written. In
+        // a template every page of its heap is shared with its last child, so each
+        // page written after a fork is a copy-on-write fault, and zeroing the whole
+        // buffer cost sixteen of them per request for a message of one or two pages.
+        let bytes = [UInt8](unsafeUninitializedCapacity: limit) { buffer, initialized in
+            outcome = Result { () throws(SystemError) in
                 try retrying("recvmsg(SCM_RIGHTS)") {
                     airlock_handover_receive(descriptor.rawValue, &fds, Int32(fds.count), &count, buffer.baseAddress, buffer.count)
                 }
             }
-        }.get()
+            initialized = (try? outcome.get()) ?? 0
+        }
+        let received = try outcome.get()
         var descriptors = OwnedDescriptors()
         for fd in fds.prefix(Int(count)) { descriptors.append(OwnedDescriptor(FileDescriptor(rawValue: fd))) }
         // With nothing received, the owner closes whatever arrived.
         guard received > 0 else { return nil }
-        return Received(bytes: Array(bytes.prefix(received)), descriptors: descriptors)
+        return Received(bytes: bytes, descriptors: descriptors)
     }
 
     /// send(2) of one byte with MSG_NOSIGNAL.

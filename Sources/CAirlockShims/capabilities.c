@@ -40,6 +40,15 @@ int airlock_capabilities(uint64_t *effective, uint64_t *permitted, uint64_t *inh
     return 0;
 }
 
+int airlock_capability_sets(uint64_t *effective, uint64_t *permitted, uint64_t *inheritable) {
+    struct __user_cap_data_struct data[2] = {{0}};
+    if (get_sets(data) != 0) return -1;
+    *effective = join(data[0].effective, data[1].effective);
+    *permitted = join(data[0].permitted, data[1].permitted);
+    *inheritable = join(data[0].inheritable, data[1].inheritable);
+    return 0;
+}
+
 int airlock_clear_inherited_capabilities(void) {
     // EINVAL: a kernel older than 4.3, which has no ambient set to clear.
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) return -1;

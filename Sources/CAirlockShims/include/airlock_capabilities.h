@@ -12,6 +12,10 @@
 int airlock_capabilities(uint64_t *effective, uint64_t *permitted, uint64_t *inheritable,
                          uint64_t *ambient, uint64_t *bounding);
 
+/// This thread's effective, permitted and inheritable sets (one capget(2)),
+/// each as a 64-bit mask. 0, or -1 and errno.
+int airlock_capability_sets(uint64_t *effective, uint64_t *permitted, uint64_t *inheritable);
+
 /// Clears the ambient set (prctl PR_CAP_AMBIENT_CLEAR_ALL) and the inheritable
 /// set (capset, keeping effective and permitted), so that no program this
 /// process executes from now on starts with a capability. 0, or -1 and errno.
