@@ -7,7 +7,10 @@
 #   zip:   small.zip of bench/make_inputs.py (1,000 files of 1-8 KiB), one drop
 #   keyed: 2,000 copies of fixtures/keyed/memo-binary.plist
 # Each BUILD_DIR holds airlock and its decoders (e.g. a copy of .build/release made
-# before a change). Prints medians (min-max); for zip, the ratio to bsdtar per round.
+# before a change). Prints medians (min-max); for zip, the ratio to bsdtar per round;
+# for every build after the first, its time over the first's in the same round; and
+# the processor time of each run (user + system of airlock and every decoder child,
+# which it waits for), which a loaded machine changes much less than the wall clock.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=$1 rounds=$2
@@ -47,18 +50,21 @@ for _ in $(seq "$rounds"); do
     fi
     sync -f "$work/mnt/root"
     start=$(now)
-    "$build/airlock" run --once --root "$work/mnt/root" >/dev/null 2>&1
-    echo "$build $(( ($(now) - start) / 1000 )) $(ls "$work/mnt/root/outbox" | wc -l)"
+    cpu=$( { TIMEFORMAT='%3U %3S'; time "$build/airlock" run --once --root "$work/mnt/root" >/dev/null 2>&1; } 2>&1 )
+    echo "$build $(( ($(now) - start) / 1000 )) $(ls "$work/mnt/root/outbox" | wc -l) $cpu"
   done
 done | python3 -c '
 import collections, statistics, sys
 mode = sys.argv[1]
 times = collections.defaultdict(list)
+cpu = collections.defaultdict(list)
 for line in sys.stdin:
     fields = line.split()
     times[fields[0]].append(int(fields[1]) / 1000)
     if len(fields) > 2 and int(fields[2]) != (1 if mode == "zip" else 2000):
         print("WARNING: %s committed %s" % (fields[0], fields[2]))
+    if len(fields) > 4:
+        cpu[fields[0]].append((float(fields[3]) + float(fields[4])) * 1000)
 peer = times.pop("bsdtar", None)
 if peer:
     print("bsdtar -xf + sync -f: median %.1f ms (%.1f-%.1f)" % (statistics.median(peer), min(peer), max(peer)))
@@ -70,4 +76,17 @@ for build, runs in times.items():
     else:
         rates = [2000 / (ms / 1000) for ms in runs]
         print("%s: median %.0f drops/s (%.0f-%.0f)" % (build, statistics.median(rates), min(rates), max(rates)))
+first = next(iter(times))
+for build, runs in times.items():
+    if build != first:
+        ratios = [a / b for a, b in zip(runs, times[first])]
+        print("%s: time over %s per round %s, median %.2f" % (build, first, " ".join("%.2f" % r for r in ratios), statistics.median(ratios)))
+    if cpu[build]:
+        per = [ms / (1 if mode == "zip" else 2000) for ms in cpu[build]]
+        unit = "ms per run" if mode == "zip" else "ms per drop"
+        line = "%s: processor time %.3f %s (%.3f-%.3f)" % (build, statistics.median(per), unit, min(per), max(per))
+        if build != first and cpu[first]:
+            ratios = [a / b for a, b in zip(cpu[build], cpu[first])]
+            line += ", over %s per round median %.2f (%.2f-%.2f)" % (first, statistics.median(ratios), min(ratios), max(ratios))
+        print(line)
 ' "$mode"

@@ -130,21 +130,24 @@ package final class WorkerPool<Processor: DropProcessor>: Sendable {
             // waits (on output, say) holds up this worker alone, never the others
             // taking drops or the dispatcher collecting them.
             reporting.withLock { _ in reported(outcome) }
-            state.withLock { state in
+            // A drop's end can end only `finish`'s wait, and only the last running
+            // drop's with the queue empty: the others wake nobody.
+            let idle = state.withLock(waking: .none) { state in
                 state.running -= 1
                 if collect != nil { state.finished.append(outcome) }
+                return state.running == 0 && state.queued == 0
             }
+            if idle { state.withLock { _ in } }
             collect?()
         }
         collect?()
     }
 
     private func next() -> (ClaimTicket, Processor)? {
-        state.withLock(when: { $0.queued > 0 || $0.stopping }) { state, _ in
-            if state.stopping {
-                state.workers -= 1
-                return nil
-            }
+        // Taking a drop ends no wait, and wakes nobody; a worker that ends wakes
+        // whoever waits for the workers to end.
+        let taken = state.withLock(when: { $0.queued > 0 || $0.stopping }, waking: .none) { state, _ -> (ClaimTicket, Processor)? in
+            if state.stopping { return nil }
             let ticket = state.queue[state.queueHead]
             state.queueHead += 1
             if state.queueHead == state.queue.count {
@@ -154,5 +157,7 @@ package final class WorkerPool<Processor: DropProcessor>: Sendable {
             state.running += 1
             return (ticket, state.current)
         }
+        if taken == nil { state.withLock { $0.workers -= 1 } }
+        return taken
     }
 }
