@@ -37,8 +37,8 @@ struct CompatibilityCorpusTests {
     /// One root and one `run --once` per policy the manifest names, each case's
     /// verdict checked on its own drop (every issue names the case).
     @Test("run --once accepts what bsdtar extracts, byte for byte, and no file gets a content class",
-          arguments: FixtureBatch.byPolicy(FixtureCase.compatibility))
-    func compatibilityCases(_ batch: FixtureBatch) throws {
+          arguments: PolicyBatch.of(FixtureCase.compatibility, policy: \.policy))
+    func compatibilityCases(_ batch: PolicyBatch<FixtureCase>) throws {
         try expectCorpusVerdicts(batch, harmlessFiles: true)
     }
 }

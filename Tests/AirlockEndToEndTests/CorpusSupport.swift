@@ -66,80 +66,106 @@ struct FixtureCase: CustomTestStringConvertible, Sendable {
 }
 
 /// The cases of a corpus that share a policy, checked together on one root.
-struct FixtureBatch: CustomTestStringConvertible, Sendable {
-    let cases: [FixtureCase]
+struct PolicyBatch<Case: Sendable>: CustomTestStringConvertible, Sendable {
+    let policy: [String: Int]
+    let cases: [Case]
 
     var testDescription: String {
-        let policy = cases.first?.policy.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } ?? []
-        return "\(cases.count) cases under " + (policy.isEmpty ? "the default policy" : policy.joined(separator: ", "))
+        let keys = policy.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        return "\(cases.count) cases under " + (keys.isEmpty ? "the default policy" : keys.joined(separator: ", "))
     }
 
     /// `cases` in batches that share a policy, in manifest order.
-    static func byPolicy(_ cases: [FixtureCase]) -> [FixtureBatch] {
-        var groups: [[String: Int]: [FixtureCase]] = [:]
+    static func of(_ cases: [Case], policy: (Case) -> [String: Int]) -> [PolicyBatch] {
+        var groups: [[String: Int]: [Case]] = [:]
         var order: [[String: Int]] = []
         for item in cases {
-            if groups[item.policy] == nil { order.append(item.policy) }
-            groups[item.policy, default: []].append(item)
+            let key = policy(item)
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(item)
         }
-        return order.map { FixtureBatch(cases: groups[$0]!) }
+        return order.map { PolicyBatch(policy: $0, cases: groups[$0]!) }
+    }
+}
+
+/// One `airlock run --once` over many drops in one sandbox, and what the batch as
+/// a whole must show: exit status 0, exactly one event per drop, the outbox
+/// exactly the accepted events' outputs, the quarantine exactly the rejected
+/// events' ids, and the invariants (sentinels unchanged, nothing outside the
+/// root, staging, claims and the inbox empty).
+///
+/// One run over many drops costs a fraction of a run per drop (each start of
+/// `airlock` and of a decoder template loads its libraries again). The drops
+/// cannot influence one another: each is decoded by a child of its own, into
+/// staging of its own, under the one configuration; the caller makes sure no two
+/// land under the same name.
+struct DropRun {
+    let sandbox: Sandbox
+    /// What was dropped, by name.
+    let originals: [String: Data]
+    /// Each drop's one event; a drop with none or several is an issue already.
+    let events: [String: Event]
+
+    /// - Parameter existing: outbox entries made before the run, which it must leave.
+    init(_ sandbox: Sandbox, drops: [(name: String, bytes: Data)], existing: [String] = [],
+         sourceLocation: SourceLocation = #_sourceLocation) throws {
+        self.sandbox = sandbox
+        originals = Dictionary(drops.map { ($0.name, $0.bytes) }) { first, _ in first }
+        try #require(originals.count == drops.count, "two drops share a name", sourceLocation: sourceLocation)
+        for drop in drops { try sandbox.drop(drop.bytes, as: drop.name) }
+        let result = try sandbox.runOnce()
+        #expect(result.status == 0, "run --once failed: \(result.stderr)", sourceLocation: sourceLocation)
+        let grouped = Dictionary(grouping: result.events, by: \.drop)
+        var events: [String: Event] = [:]
+        for (name, found) in grouped {
+            if originals[name] == nil { Issue.record("an event for \(name), which was not dropped", sourceLocation: sourceLocation) }
+            if found.count == 1 { events[name] = found[0] }
+        }
+        for drop in drops where grouped[drop.name]?.count != 1 {
+            Issue.record("\(drop.name): \(grouped[drop.name]?.count ?? 0) events instead of one: \(result.stdout)", sourceLocation: sourceLocation)
+        }
+        self.events = events
+        try sandbox.expectInvariants(sourceLocation: sourceLocation)
+        let outputs = result.events.compactMap(\.output).map { String($0.dropFirst("outbox/".count)) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == (existing + outputs).sorted(),
+                "the outbox holds what was accepted, and only that", sourceLocation: sourceLocation)
+        let rejected = result.events.filter { $0.kind == .rejected }.compactMap(\.id)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).sorted() == rejected.sorted(),
+                "the quarantine holds what was rejected, and only that", sourceLocation: sourceLocation)
+    }
+
+    /// A rejected drop's quarantine entry: exactly the original bytes and its report.
+    func quarantined(_ name: String, _ event: Event, sourceLocation: SourceLocation = #_sourceLocation) throws -> Report? {
+        guard event.kind == .rejected, let id = event.id else { return nil }
+        let entry = try QuarantinedDrop(sandbox, id: id)
+        #expect(entry.contents == ["drop", "report.json"], "\(name)", sourceLocation: sourceLocation)
+        #expect(try Data(contentsOf: entry.drop) == originals[name], "\(name): the quarantined bytes are not the original",
+                sourceLocation: sourceLocation)
+        return entry.report
     }
 }
 
 /// Drops every case's archive into one fresh sandbox under their shared policy,
-/// runs `airlock run --once` once and checks each case's manifest verdict: an
-/// accepted drop's outbox entry holds exactly the manifest's files and
-/// directories, byte for byte; a rejected one leaves the original bytes and a
-/// full report in its quarantine entry. Then the invariants, for the whole batch:
-/// one event per drop, the outbox exactly the accepted outputs, the quarantine
-/// exactly the rejected drops, and sentinels, staging, claims and the outside
-/// of the root as `expectInvariants` checks them.
-///
-/// One run over many drops costs a fraction of a run per drop (each start of
-/// `airlock` and of a decoder template loads its libraries again); the drops
-/// cannot influence one another, as each is decoded by a child of its own under
-/// the same policy, into staging of its own, and no two cases share a file or
-/// an output name. Every issue names its case.
+/// runs `airlock run --once` once (`DropRun`, which checks the batch as a whole)
+/// and checks each case's manifest verdict: an accepted drop's outbox entry holds
+/// exactly the manifest's files and directories, byte for byte; a rejected one
+/// leaves the original bytes and a full report in its quarantine entry. Every
+/// issue names its case.
 /// - Parameter harmlessFiles: every file that lands must have the classes a person
 ///   would give it: none for text, random bytes and empty files, `archive` for
 ///   a tar held inside (pigz --zip's one entry).
-func expectCorpusVerdicts(_ batch: FixtureBatch, harmlessFiles: Bool = false) throws {
-    let items = batch.cases
-    let policy = try #require(items.first?.policy)
-    try #require(items.allSatisfy { $0.policy == policy }, "one batch, one policy")
-    try #require(Set(items.map(\.file)).count == items.count, "two cases drop the same name")
-    let outputs = items.filter { $0.verdict == "accepted" }.map { $0.output ?? "" }
+func expectCorpusVerdicts(_ batch: PolicyBatch<FixtureCase>, harmlessFiles: Bool = false) throws {
+    let outputs = batch.cases.filter { $0.verdict == "accepted" }.map { $0.output ?? "" }
     try #require(Set(outputs).count == outputs.count, "two accepted cases land under the same name")
     let sandbox = try Sandbox()
-    try sandbox.initialise(policy: policy)
-    var originals: [String: Data] = [:]
-    for item in items {
-        originals[item.file] = try Data(contentsOf: item.fixture)
-        try sandbox.drop(originals[item.file]!, as: item.file)
-    }
-
-    let result = try sandbox.runOnce()
-    #expect(result.status == 0, "run --once failed: \(result.stderr)")
-    let events = Dictionary(grouping: result.events, by: \.drop)
-    #expect(events.keys.sorted() == items.map(\.file).sorted(), "one event per drop: \(result.stdout)")
-    try sandbox.expectInvariants()
-    let accepted = items.filter { events[$0.file]?.first?.kind == .accepted }
-    #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted()
-            == accepted.compactMap(\.output).sorted(), "the outbox holds what was accepted, and only that")
-    let rejected = items.compactMap { events[$0.file]?.first }.filter { $0.kind == .rejected }
-    #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).sorted()
-            == rejected.compactMap(\.id).sorted(), "the quarantine holds what was rejected, and only that")
-
-    for item in items {
-        let caseEvents = events[item.file] ?? []
-        guard caseEvents.count == 1, let event = caseEvents.first else {
-            Issue.record("\(item.file): \(caseEvents.count) events instead of one")
-            continue
-        }
+    try sandbox.initialise(policy: batch.policy)
+    let run = try DropRun(sandbox, drops: batch.cases.map { (name: $0.file, bytes: try Data(contentsOf: $0.fixture)) })
+    for item in batch.cases {
+        guard let event = run.events[item.file] else { continue }
         if item.verdict == "accepted" {
             try expectAccepted(item, event, sandbox, harmlessFiles: harmlessFiles)
         } else {
-            try expectRejected(item, event, sandbox, original: originals[item.file]!)
+            try expectRejected(item, event, run)
         }
     }
 }
@@ -173,27 +199,23 @@ private func expectAccepted(_ item: FixtureCase, _ event: Event, _ sandbox: Sand
 }
 
 /// A rejected case: the manifest's reason, and the original bytes beside a full report in quarantine.
-private func expectRejected(_ item: FixtureCase, _ event: Event, _ sandbox: Sandbox, original: Data) throws {
+private func expectRejected(_ item: FixtureCase, _ event: Event, _ run: DropRun) throws {
     #expect(event.kind == .rejected, "\(item.file): \(event)")
     #expect(event.reason == item.reason, "\(item.file): \(event)")
     if let entry = item.entry { #expect(event.entry == entry, "\(item.file): \(event)") }
-    guard event.kind == .rejected, let id = event.id else { return }
-    let quarantined = try QuarantinedDrop(sandbox, id: id)
-    #expect(quarantined.contents == ["drop", "report.json"], "\(item.file)")
-    #expect(try Data(contentsOf: quarantined.drop) == original, "\(item.file): the quarantined bytes are not the original")
-    let report = quarantined.report
+    guard let report = try run.quarantined(item.file, event) else { return }
     #expect(report.reason == item.reason, "\(item.file)")
     #expect(report.drop == item.file)
-    #expect(report.size == Int64(original.count), "\(item.file)")
+    #expect(report.size == Int64(run.originals[item.file]?.count ?? -1), "\(item.file)")
     #expect(report.sha256?.count == 64, "\(item.file)")
     if let entry = item.entry { #expect(report.entry == entry, "\(item.file)") }
     // id, detail, bytes_written, policy, received_at, decided_at and airlock_version: required by Report.
-    #expect(report.id == id, "\(item.file)")
+    #expect(report.id == event.id, "\(item.file)")
     #expect(!report.detail.isEmpty, "\(item.file)")
 }
 
 /// One quarantine entry, found by its id: what it holds, its report and the original's path.
-private struct QuarantinedDrop {
+struct QuarantinedDrop {
     let contents: [String]
     let report: Report
     let drop: URL

@@ -16,8 +16,8 @@ struct FixtureCorpusTests {
 
     /// One root and one `run --once` per policy the manifest names, each case's
     /// verdict checked on its own drop (every issue names the case).
-    @Test("run --once ends every drop where the manifest says", arguments: FixtureBatch.byPolicy(FixtureCase.all))
-    func corpusCases(_ batch: FixtureBatch) throws {
+    @Test("run --once ends every drop where the manifest says", arguments: PolicyBatch.of(FixtureCase.all, policy: \.policy))
+    func corpusCases(_ batch: PolicyBatch<FixtureCase>) throws {
         try expectCorpusVerdicts(batch)
     }
 }

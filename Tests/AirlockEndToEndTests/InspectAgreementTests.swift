@@ -10,11 +10,11 @@ struct InspectAgreementTests {
     /// than per case. Every case is still inspected by its own `airlock inspect`,
     /// and every issue names the case.
     @Test("inspect gives the manifest's verdict and reason, under the case's policy",
-          arguments: FixtureBatch.byPolicy(FixtureCase.all + FixtureCase.compatibility))
-    func agrees(_ batch: FixtureBatch) throws {
+          arguments: PolicyBatch.of(FixtureCase.all + FixtureCase.compatibility, policy: \.policy))
+    func agrees(_ batch: PolicyBatch<FixtureCase>) throws {
         let items = batch.cases
         let sandbox = try Sandbox()
-        try sandbox.initialise(policy: try #require(items.first).policy)
+        try sandbox.initialise(policy: batch.policy)
         for item in items {
             let result = try airlock(["inspect", item.fixture.path, "--root", sandbox.root.path])
             guard let event = result.events.first else {
