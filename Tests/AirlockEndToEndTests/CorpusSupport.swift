@@ -115,7 +115,8 @@ struct DropRun {
         for drop in drops { try sandbox.drop(drop.bytes, as: drop.name) }
         let result = try sandbox.runOnce()
         #expect(result.status == 0, "run --once failed: \(result.stderr)", sourceLocation: sourceLocation)
-        let grouped = Dictionary(grouping: result.events, by: \.drop)
+        let all = result.events
+        let grouped = Dictionary(grouping: all, by: \.drop)
         var events: [String: Event] = [:]
         for (name, found) in grouped {
             if originals[name] == nil { Issue.record("an event for \(name), which was not dropped", sourceLocation: sourceLocation) }
@@ -126,10 +127,10 @@ struct DropRun {
         }
         self.events = events
         try sandbox.expectInvariants(sourceLocation: sourceLocation)
-        let outputs = result.events.compactMap(\.output).map { String($0.dropFirst("outbox/".count)) }
+        let outputs = all.compactMap(\.output).map { String($0.dropFirst("outbox/".count)) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == (existing + outputs).sorted(),
                 "the outbox holds what was accepted, and only that", sourceLocation: sourceLocation)
-        let rejected = result.events.filter { $0.kind == .rejected }.compactMap(\.id)
+        let rejected = all.filter { $0.kind == .rejected }.compactMap(\.id)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).sorted() == rejected.sorted(),
                 "the quarantine holds what was rejected, and only that", sourceLocation: sourceLocation)
     }
