@@ -173,23 +173,15 @@ enum CommandRunner {
         }
         defer { fleet?.lock.recordStop() }
         grantConsumers(layout, configuration)
-        // What the decoders will be granted: the probe starts before the supervisor's
-        // own ruleset, which would keep it from reading /proc. Its answer is recorded
-        // when it comes, on a thread of its own, rather than waited for before the
-        // first drop: it only informs (the log, status, doctor), since every decoder
-        // child confines itself and refuses to decode unconfined whatever the probe
-        // said, and reports its own confinement, which a late probe does not
-        // overwrite. Joined before the run ends, so its line is in the log.
-        let probing = try? Doctor(configuration: configuration, decoderDirectory: decoder).startProbe()
-        let probeNoted = DispatchGroup()
-        if let probing {
-            let state = layout.state
-            DispatchQueue.global().async(group: probeNoted) {
-                if let found = try? probing.finish() {
-                    DecoderConfinementState.record(found.confinement, log: log, state: state, unlessObserved: true)
-                }
-            }
-        }
+        // The daemon's start-up probe: what its decoders will be granted, said in its
+        // start log before any drop. It starts before the supervisor's own ruleset
+        // (which narrows only writes, so a probe beneath it finds the same), and is
+        // recorded when it answers, on a thread of its own, rather than waited for
+        // before the first drop: it only informs (the log, status, doctor), since
+        // every decoder child confines itself, refuses to decode unconfined
+        // whatever the probe said, and reports its own confinement, which a late
+        // probe does not overwrite. Joined before the daemon ends.
+        let probeNoted = once ? DispatchGroup() : startConfinementProbe(layout, configuration, decoder: decoder)
         defer { probeNoted.wait() }
         let confinement = SupervisorConfinement.apply(layout, configuration)
         ConfinementInForce.record("supervisor_landlock", confinement.applied)
@@ -197,7 +189,30 @@ enum CommandRunner {
         guard once else {
             return runDaemon(choice, root: root, configuration: configuration, layout: layout, decoder: decoder, fleet: fleet)
         }
-        return runOnce(root: root, configuration: configuration, layout: layout, decoder: decoder, fleet: fleet)
+        let status = runOnce(root: root, configuration: configuration, layout: layout, decoder: decoder, fleet: fleet)
+        // A run whose drops were decoded has its children's own reports recorded,
+        // which say what a probe would (they run beneath the same ruleset a probe
+        // started now would); a probe runs only when no child reported (no drop,
+        // or none that reached a decoder), so that every run records and logs the
+        // state.
+        if DecoderConfinementState.current == nil {
+            startConfinementProbe(layout, configuration, decoder: decoder).wait()
+        }
+        return status
+    }
+
+    /// Starts the confinement probe and records its answer on a thread of its own,
+    /// unless a decoder child has reported first; the group is left when it is recorded.
+    static func startConfinementProbe(_ layout: RootLayout, _ configuration: Configuration, decoder: String) -> DispatchGroup {
+        let noted = DispatchGroup()
+        guard let probing = try? Doctor(configuration: configuration, decoderDirectory: decoder).startProbe() else { return noted }
+        let state = layout.state
+        DispatchQueue.global().async(group: noted) {
+            if let found = try? probing.finish() {
+                DecoderConfinementState.record(found.confinement, log: log, state: state, unlessObserved: true)
+            }
+        }
+        return noted
     }
 
     /// What consumers are given at each start, not only by init, so that a root laid

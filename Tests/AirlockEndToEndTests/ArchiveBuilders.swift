@@ -33,13 +33,21 @@ struct ZipBuild {
         return Data(out + central + end)
     }
 
+    /// CRC-32 (the reflected 0xEDB88320 polynomial ZIP uses), a byte at a time
+    /// from a table of the 256 bytes' remainders: eight times fewer steps than bit
+    /// by bit, which cost a debug build seconds on the MiB-sized entries tests build.
     static func crc32(_ bytes: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        crcTable.withUnsafeBufferPointer { table in
+            for byte in bytes { crc = (crc >> 8) ^ table[Int((crc ^ UInt32(byte)) & 0xFF)] }
         }
         return ~crc
+    }
+
+    private static let crcTable: [UInt32] = (0..<256).map { index in
+        var crc = UInt32(index)
+        for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        return crc
     }
 }
 

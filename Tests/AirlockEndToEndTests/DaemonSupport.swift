@@ -52,12 +52,27 @@ final class RunningDaemon {
 
     var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
 
+    /// What `events` has decoded so far, and how many bytes of the events file that was.
+    private let decodedLock = NSLock()
+    private var decodedEvents: [Event] = []
+    private var decodedBytes: UInt64 = 0
+
     /// The events printed so far, decoded strictly. A line still being written
     /// is left for the next look; any other line that is not an event is an issue.
+    /// Each look decodes only the lines added since the last one: tests poll this
+    /// every few milliseconds while a daemon works through hundreds of drops, and
+    /// decoding every line again each time kept a core busy in the test process.
     var events: [Event] {
-        var text = (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? ""
-        if let end = text.lastIndex(of: "\n") { text = String(text[...end]) } else { text = "" }
-        return Event.lines(text)
+        decodedLock.lock()
+        defer { decodedLock.unlock() }
+        guard let file = try? FileHandle(forReadingFrom: stdoutURL) else { return decodedEvents }
+        defer { try? file.close() }
+        guard (try? file.seek(toOffset: decodedBytes)) != nil, let added = try? file.readToEnd(),
+              let end = added.lastIndex(of: UInt8(ascii: "\n")) else { return decodedEvents }
+        let complete = added[added.startIndex...end]
+        decodedEvents += Event.lines(String(decoding: complete, as: UTF8.self))
+        decodedBytes += UInt64(complete.count)
+        return decodedEvents
     }
 
     /// Waits until `count` final events (accepted or rejected) were printed; a
@@ -86,11 +101,16 @@ final class RunningDaemon {
 
 /// Polls `condition` every 20 ms until it holds or `seconds` pass.
 @discardableResult
-func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
+/// Whether `condition` holds within `seconds`, asked every `interval` seconds and
+/// once more at the deadline. A condition that starts a process (`airlock status`,
+/// `airlock events`) is asked every quarter second: each ask costs a process
+/// start, and at every 20 ms a test's polling would take a core from the daemon
+/// it waits for.
+func waitFor(seconds: Double, every interval: Double = 0.02, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if condition() { return true }
-        usleep(20_000)
+        usleep(UInt32(interval * 1_000_000))
     }
     return condition()
 }
@@ -120,14 +140,16 @@ enum TarBuilder {
             let checksum = String(sum, radix: 8)
             put(String(repeating: "0", count: 6 - checksum.count) + checksum + "\0 ", at: 148)
             out.append(contentsOf: header)
-            var body = [UInt8](repeating: 0, count: file.size)
-            for index in stride(from: 0, to: file.size, by: 8) {
-                state = state &* 6364136223846793005 &+ 1442695040888963407
-                withUnsafeBytes(of: state) { bytes in
-                    for offset in 0..<min(8, file.size - index) { body[index + offset] = bytes[offset] }
+            // Eight bytes of the generator's state at a time, stored whole (in a debug
+            // build a loop per byte costs seconds for the 192 MiB a test asks for).
+            var body = [UInt8](repeating: 0, count: (file.size + 7) / 8 * 8)
+            body.withUnsafeMutableBytes { raw in
+                for index in stride(from: 0, to: file.size, by: 8) {
+                    state = state &* 6364136223846793005 &+ 1442695040888963407
+                    raw.storeBytes(of: state, toByteOffset: index, as: UInt64.self)
                 }
             }
-            out.append(contentsOf: body)
+            out.append(contentsOf: body[..<file.size])
             let padding = (512 - file.size % 512) % 512
             out.append(contentsOf: [UInt8](repeating: 0, count: padding))
         }

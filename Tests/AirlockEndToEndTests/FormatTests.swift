@@ -46,49 +46,46 @@ struct FormatTests {
         }
     }
 
+    /// One root and one `run --once` per policy (`DropRun` checks the batch as a
+    /// whole), each case's verdict checked on its own drop; every issue names the case.
     @Test("with every format enabled, each archive reaches its manifest verdict with the invariants intact",
-          arguments: FormatCase.all)
-    func formatCase(_ item: FormatCase) throws {
-        let sandbox = try Self.sandbox(formats: Self.everything, policy: item.policy)
-        let original = try Data(contentsOf: item.fixture)
-        try sandbox.drop(original, as: item.file)
-        let result = try sandbox.runOnce()
-        #expect(result.status == 0, "run --once failed: \(result.stderr)")
-        let event = try #require(result.events.first)
-        #expect(result.events.count == 1, "\(result.stdout)")
-        try sandbox.expectInvariants()
-        if item.verdict == "accepted" {
-            #expect(event.kind == .accepted, "\(event)")
-            #expect(event.output == "outbox/" + String(item.file[..<item.file.lastIndex(of: ".")!]))
-            let entry = sandbox.outbox.appendingPathComponent(String(item.file[..<item.file.lastIndex(of: ".")!]))
-            let listed = try sandbox.listing(entry).filter { !$0.hasSuffix("/") }
-            #expect(listed.sorted() == item.files.keys.sorted())
-            #expect(try sha256Hexes(Array(item.files.keys), in: entry) == item.files, "file contents differ")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
-        } else {
-            #expect(event.kind == .rejected, "\(event)")
-            #expect(event.reason == item.reason, "\(event)")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
-            let quarantined = try #require(try sandbox.onlyQuarantined())
-            #expect(try Data(contentsOf: quarantined.drop) == original, "the quarantined bytes are not the original")
-            #expect(quarantined.report.reason == item.reason)
+          arguments: PolicyBatch.of(FormatCase.all, policy: \.policy))
+    func formatCases(_ batch: PolicyBatch<FormatCase>) throws {
+        let sandbox = try Self.sandbox(formats: Self.everything, policy: batch.policy)
+        let run = try DropRun(sandbox, drops: batch.cases.map { (name: $0.file, bytes: try Data(contentsOf: $0.fixture)) })
+        for item in batch.cases {
+            guard let event = run.events[item.file] else { continue }
+            if item.verdict == "accepted" {
+                let output = String(item.file[..<item.file.lastIndex(of: ".")!])
+                #expect(event.kind == .accepted, "\(item.file): \(event)")
+                #expect(event.output == "outbox/" + output, "\(item.file): \(event)")
+                guard event.kind == .accepted else { continue }
+                let entry = sandbox.outbox.appendingPathComponent(output)
+                let listed = try sandbox.listing(entry).filter { !$0.hasSuffix("/") }
+                #expect(listed.sorted() == item.files.keys.sorted(), "\(item.file)")
+                #expect(try sha256Hexes(Array(item.files.keys), in: entry) == item.files, "\(item.file): file contents differ")
+            } else {
+                #expect(event.kind == .rejected, "\(item.file): \(event)")
+                #expect(event.reason == item.reason, "\(item.file): \(event)")
+                #expect(try run.quarantined(item.file, event)?.reason == item.reason, "\(item.file)")
+            }
         }
     }
 
-    @Test("by default a valid archive of an optional format is unsupported-format, naming the setting",
-          arguments: FormatCase.all.filter { $0.verdict == "accepted" })
-    func refusedByDefault(_ item: FormatCase) throws {
+    /// All the valid archives in one root with the default configuration, and one `run --once`.
+    @Test("by default a valid archive of an optional format is unsupported-format, naming the setting")
+    func refusedByDefault() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
-        let original = try Data(contentsOf: item.fixture)
-        try sandbox.drop(original, as: item.file)
-        let result = try sandbox.runOnce()
-        let event = try #require(result.events.first)
-        #expect(event.reason == "unsupported-format", "\(event)")
-        #expect(event.detail?.contains("\"formats\"") == true, "\(event)")
-        try sandbox.expectInvariants()
+        let valid = FormatCase.all.filter { $0.verdict == "accepted" }
+        let run = try DropRun(sandbox, drops: valid.map { (name: $0.file, bytes: try Data(contentsOf: $0.fixture)) })
+        for item in valid {
+            guard let event = run.events[item.file] else { continue }
+            #expect(event.reason == "unsupported-format", "\(item.file): \(event)")
+            #expect(event.detail?.contains("\"formats\"") == true, "\(item.file): \(event)")
+            #expect(try run.quarantined(item.file, event) != nil, "\(item.file): not quarantined")
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
-        #expect(try sandbox.onlyQuarantined().map { try Data(contentsOf: $0.drop) } == original)
     }
 
     @Test("a default format left out of the list is refused too, and an unknown name is a configuration error")

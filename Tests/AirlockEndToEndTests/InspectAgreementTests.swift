@@ -5,16 +5,28 @@ import Testing
 /// with both. Every committed archive must get the same verdict from each.
 @Suite("inspect reaches run's verdict on every committed archive")
 struct InspectAgreementTests {
-    @Test("inspect gives the manifest's verdict and reason, under the case's policy", arguments: FixtureCase.all + FixtureCase.compatibility)
-    func agrees(_ item: FixtureCase) throws {
+    /// One root per policy the manifests name (`inspect` reads only its
+    /// configuration, and must write nothing to it): an `init` per policy rather
+    /// than per case. Every case is still inspected by its own `airlock inspect`,
+    /// and every issue names the case.
+    @Test("inspect gives the manifest's verdict and reason, under the case's policy",
+          arguments: PolicyBatch.of(FixtureCase.all + FixtureCase.compatibility, policy: \.policy))
+    func agrees(_ batch: PolicyBatch<FixtureCase>) throws {
+        let items = batch.cases
         let sandbox = try Sandbox()
-        try sandbox.initialise(policy: item.policy)
-        let result = try airlock(["inspect", item.fixture.path, "--root", sandbox.root.path])
-        let event = try #require(result.events.first)
-        #expect(event.verdict?.rawValue == item.verdict, "\(event) \(result.stderr)")
-        #expect(event.reason == item.reason, "\(event)")
-        #expect(result.status == (item.verdict == "accepted" ? 0 : 65), "\(result.stderr)")
-        try sandbox.expectInvariants()
-        #expect(try sandbox.listing(sandbox.outbox) == [] && sandbox.listing(sandbox.quarantine) == [], "inspect wrote something")
+        try sandbox.initialise(policy: batch.policy)
+        for item in items {
+            let result = try airlock(["inspect", item.fixture.path, "--root", sandbox.root.path])
+            guard let event = result.events.first else {
+                Issue.record("\(item.file): no event: \(result.stderr)")
+                continue
+            }
+            #expect(event.verdict?.rawValue == item.verdict, "\(item.file): \(event) \(result.stderr)")
+            #expect(event.reason == item.reason, "\(item.file): \(event)")
+            #expect(result.status == (item.verdict == "accepted" ? 0 : 65), "\(item.file): \(result.stderr)")
+            try sandbox.expectInvariants()
+            #expect(try sandbox.listing(sandbox.outbox) == [] && sandbox.listing(sandbox.quarantine) == [],
+                    "\(item.file): inspect wrote something")
+        }
     }
 }

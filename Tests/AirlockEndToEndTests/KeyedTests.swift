@@ -55,6 +55,15 @@ struct KeyedCase: CustomTestStringConvertible, Sendable {
     }()
 
     var fixture: URL { Binary.repository.appendingPathComponent("fixtures/keyed").appendingPathComponent(file) }
+    /// Where an accepted sample would land with the outbox empty.
+    var outputName: String { String(file.dropLast(".plist".count)) }
+    /// The configuration the sample needs, as one key for grouping: its policy,
+    /// and its class names under a key no policy setting has.
+    var configurationKey: [String: Int] {
+        var key = policy
+        if let classNames { key["class_names: " + classNames.joined(separator: ",")] = 1 }
+        return key
+    }
 }
 
 @Suite("Keyed archives: historical samples and one test per contract")
@@ -68,68 +77,77 @@ struct KeyedTests {
         }
     }
 
-    @Test("each sample ends where the manifest says, and nothing in the outbox is written or changed on a rejection", arguments: KeyedCase.all)
-    func sample(_ item: KeyedCase) throws {
+    /// One root and one `run --once` per configuration (policy and class names),
+    /// each sample inspected on its own and its verdict checked on its own drop
+    /// (`DropRun` checks the batch as a whole); every issue names the sample.
+    @Test("each sample ends where the manifest says, and nothing in the outbox is written or changed on a rejection",
+          arguments: PolicyBatch.of(KeyedCase.all, policy: \.configurationKey))
+    func samples(_ batch: PolicyBatch<KeyedCase>) throws {
         let sandbox = try Sandbox()
-        try sandbox.initialise(policy: item.policy)
-        if let names = item.classNames {
+        let first = try #require(batch.cases.first)
+        try sandbox.initialise(policy: first.policy)
+        if let names = first.classNames {
             try sandbox.configure("keyed", ["class_names": names])
         }
-        // inspect, under the same configuration, reaches the verdict run reaches.
-        let inspected = try #require(try airlock(["inspect", item.fixture.path, "--root", sandbox.root.path]).events.first)
-        #expect(inspected.verdict?.rawValue == item.verdict, "inspect: \(inspected)")
-        #expect(inspected.reason == item.reason, "inspect: \(inspected)")
-        // An earlier result under the name this drop would take: never modified.
-        let outputName = String(item.file.dropLast(".plist".count))
-        let earlier = sandbox.outbox.appendingPathComponent(outputName)
-        try FileManager.default.createDirectory(at: earlier, withIntermediateDirectories: false)
-        try Data("earlier result".utf8).write(to: earlier.appendingPathComponent("memo.json"))
-        let original = try Data(contentsOf: item.fixture)
-        try sandbox.drop(original, as: item.file)
+        for item in batch.cases {
+            // inspect, under the same configuration, reaches the verdict run reaches.
+            let inspected = try airlock(["inspect", item.fixture.path, "--root", sandbox.root.path]).events.first
+            #expect(inspected?.verdict?.rawValue == item.verdict, "\(item.file): inspect: \(String(describing: inspected))")
+            #expect(inspected?.reason == item.reason, "\(item.file): inspect: \(String(describing: inspected))")
+            // An earlier result under the name this drop would take: never modified.
+            let earlier = sandbox.outbox.appendingPathComponent(item.outputName)
+            try FileManager.default.createDirectory(at: earlier, withIntermediateDirectories: false)
+            try Data("earlier result".utf8).write(to: earlier.appendingPathComponent("memo.json"))
+        }
+        let run = try DropRun(sandbox, drops: batch.cases.map { (name: $0.file, bytes: try Data(contentsOf: $0.fixture)) },
+                              existing: batch.cases.map(\.outputName))
+        for item in batch.cases {
+            let earlier = sandbox.outbox.appendingPathComponent(item.outputName)
+            #expect(try Data(contentsOf: earlier.appendingPathComponent("memo.json")) == Data("earlier result".utf8), "\(item.file)")
+            #expect(try sandbox.listing(earlier) == ["memo.json"], "\(item.file)")
+            guard let event = run.events[item.file] else { continue }
+            try expectSample(item, event, run)
+        }
+    }
 
-        let result = try sandbox.runOnce()
-        #expect(result.status == 0, "\(result.stderr)")
-        let event = try #require(result.events.first)
-        try sandbox.expectInvariants()
-        #expect(try Data(contentsOf: earlier.appendingPathComponent("memo.json")) == Data("earlier result".utf8))
-        #expect(try sandbox.listing(earlier) == ["memo.json"])
-
+    /// One sample's verdict: its rendered memo or memos under a new name, or its quarantine entry.
+    private func expectSample(_ item: KeyedCase, _ event: Event, _ run: DropRun) throws {
+        let sandbox = run.sandbox, outputName = item.outputName
         if item.verdict == "accepted" {
-            #expect(event.kind == .accepted, "\(event)")
-            #expect(event.output == "outbox/\(outputName)-2", "a new result gets a new name")
+            #expect(event.kind == .accepted, "\(item.file): \(event)")
+            #expect(event.output == "outbox/\(outputName)-2", "\(item.file): a new result gets a new name")
+            guard event.kind == .accepted else { return }
             let entry = sandbox.outbox.appendingPathComponent(outputName + "-2")
-            let expect = try #require(item.expect)
+            let expect = try #require(item.expect, "\(item.file)")
             let isArray = expect.memos != nil || expect.memosCount != nil
             let file = isArray ? "memos.json" : "memo.json"
-            #expect(try sandbox.listing(entry) == [file])
+            #expect(try sandbox.listing(entry) == [file], "\(item.file)")
             let rendered = try JSONDecoder().decode(KeyedCase.Rendered.self, from: Data(contentsOf: entry.appendingPathComponent(file)))
-            #expect(rendered.format == "airlock-memo")
-            #expect(rendered.version == 1)
+            #expect(rendered.format == "airlock-memo", "\(item.file)")
+            #expect(rendered.version == 1, "\(item.file)")
             if let memo = expect.memo {
                 let got = rendered.memo
-                #expect(got?.schema == memo.schema)
+                #expect(got?.schema == memo.schema, "\(item.file)")
                 // Scalar for scalar: an NFD text must not come back NFC.
-                #expect(got?.text.map { Array($0.unicodeScalars) } == memo.text.map { Array($0.unicodeScalars) })
+                #expect(got?.text.map { Array($0.unicodeScalars) } == memo.text.map { Array($0.unicodeScalars) }, "\(item.file)")
             }
             if let memos = expect.memos {
                 let got = rendered.memos ?? []
-                #expect(got.count == memos.count)
+                #expect(got.count == memos.count, "\(item.file)")
                 for (a, b) in zip(got, memos) {
-                    #expect(a.index == b.index)
-                    #expect(a.text.map { Array($0.unicodeScalars) } == b.text.map { Array($0.unicodeScalars) })
+                    #expect(a.index == b.index, "\(item.file)")
+                    #expect(a.text.map { Array($0.unicodeScalars) } == b.text.map { Array($0.unicodeScalars) }, "\(item.file)")
                 }
             }
             if let count = expect.memosCount {
-                #expect(rendered.memos?.count == count)
+                #expect(rendered.memos?.count == count, "\(item.file)")
             }
         } else {
-            #expect(event.kind == .rejected, "\(event)")
-            #expect(event.reason == item.reason, "\(event)")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [outputName])
-            let quarantined = try #require(try sandbox.onlyQuarantined())
-            #expect(try Data(contentsOf: quarantined.drop) == original)
-            #expect(quarantined.report.reason == item.reason)
-            #expect(quarantined.report.format == "keyed")
+            #expect(event.kind == .rejected, "\(item.file): \(event)")
+            #expect(event.reason == item.reason, "\(item.file): \(event)")
+            let report = try run.quarantined(item.file, event)
+            #expect(report?.reason == item.reason, "\(item.file)")
+            #expect(report?.format == "keyed", "\(item.file)")
         }
     }
 

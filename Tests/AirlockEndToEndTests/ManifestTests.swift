@@ -52,7 +52,15 @@ struct ManifestTests {
     func largeFilesHashedEarly() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
-        func data(_ size: Int, _ seed: Int) -> [UInt8] { (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ seed) } }
+        // Byte i is i * 131 + seed modulo 256, which repeats every 256 bytes: one
+        // period appended whole, not a closure per byte (seconds in a debug build).
+        func data(_ size: Int, _ seed: Int) -> [UInt8] {
+            let period = (0..<256).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ seed) }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(size)
+            while bytes.count < size { bytes += period.prefix(size - bytes.count) }
+            return bytes
+        }
         let tar = TarBuild(entries: [
             .init(name: Array("big.bin".utf8), data: data(3 << 20, 1)),
             .init(name: Array("deep/er/exactly-one-mib.bin".utf8), data: data(1 << 20, 2)),

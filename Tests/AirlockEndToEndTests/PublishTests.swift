@@ -113,7 +113,7 @@ struct PublishTests {
             }
         }
         // Every drop ends once, whichever daemon ended it.
-        let ended = waitFor(seconds: 240) {
+        let ended = waitFor(seconds: 240, every: 0.25) {
             let outcomes = (try? sandbox.publishedEvents()) ?? []
             return outcomes.filter { $0.id.hasSuffix(":accepted") || $0.id.hasSuffix(":rejected") }.count >= names.count
         }
@@ -144,7 +144,7 @@ struct PublishTests {
         let names = try sandbox.flood(60, prefix: "outage")
         daemon.waitForVerdicts(names.count, seconds: 120)
         let expected = try sandbox.publishedEvents()
-        let behind = waitFor(seconds: 10) {
+        let behind = waitFor(seconds: 10, every: 0.25) {
             ((try? airlock(["status", "--root", sandbox.root.path]).stdout) ?? "")
                 .range(of: "\npublish: +\(expected.count) records not yet published", options: .regularExpression) != nil
         }
@@ -235,7 +235,7 @@ struct PublishTests {
         let expected = try sandbox.publishedEvents()
         #expect(expected.count == names.count)
         var publisher = try RunningPublisher(sandbox)
-        let refused = waitFor(seconds: 20) {
+        let refused = waitFor(seconds: 20, every: 0.25) {
             ((try? airlock(["status", "--root", sandbox.root.path]).stdout) ?? "").contains("Authorization Violation")
         }
         #expect(refused, "\((try? airlock(["status", "--root", sandbox.root.path]).stdout) ?? "")")

@@ -125,7 +125,7 @@ struct TaskLimitTests {
         #expect(waitFor(seconds: 30) { daemon.events.contains { $0.kind == .deferred } }, "\(daemon.stderr.suffix(2000))")
         // A limit that lets a child through now and then ends an episode and begins another: poll.
         var status = ""
-        #expect(waitFor(seconds: 30) {
+        #expect(waitFor(seconds: 30, every: 0.25) {
             status = (try? airlock(["status", "--root", sandbox.root.path]).stdout) ?? ""
             return status.contains("CANNOT BE STARTED")
         }, "\(status)")

@@ -35,7 +35,11 @@ struct EarlyDigestsTests {
         /// Writes `size` bytes made from `seed` at `name` beneath `directory` (staging by default).
         @discardableResult
         func write(_ name: String, size: Int = 3 << 20, seed: UInt8 = 7, in directory: String? = nil) throws -> Data {
-            let data = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
+            // Byte i is i * 31 + seed, modulo 256: one period of 256 bytes, repeated
+            // (a closure per byte cost seconds of a debug build's time per suite).
+            let period = (0..<256).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
+            var data = Data(capacity: size)
+            while data.count < size { data.append(contentsOf: period.prefix(size - data.count)) }
             try data.write(to: URL(fileURLWithPath: (directory ?? path) + "/" + name))
             return data
         }

@@ -1,3 +1,5 @@
+import AirlockSystem
+
 /// Finds a PDF's active names as a reader finds them, streaming: every name
 /// token, with its `#xx` escapes decoded (`/J#61vaScript` is `/JavaScript`),
 /// in the file's own syntax and inside every FlateDecode stream, which is where
@@ -106,8 +108,21 @@ struct PDFTokens {
     }
 
     /// Scans names only: inflated object streams, and raw stream data.
+    ///
+    /// Outside a name only a `/` changes anything, so the bytes up to the next one
+    /// are skipped with memchr(3) rather than looked at one by one: an inflate bomb
+    /// (hundreds of MiB of zeros, up to the budget) costs a fast pass, not a
+    /// byte-by-byte one.
     mutating func scanNames(_ bytes: UnsafeRawBufferPointer) {
-        for byte in bytes { scanName(byte) }
+        var index = 0
+        while index < bytes.count {
+            if !inName {
+                guard let slash = ByteSearch.firstIndex(of: UInt8(ascii: "/"), in: bytes, from: index) else { return }
+                index = slash
+            }
+            scanName(bytes[index])
+            index += 1
+        }
     }
 
     /// Ends a name the file ends in.
