@@ -322,12 +322,24 @@ class FleetSoak:
         for instance in self.instances:
             if not instance.running():
                 instance.release_lock()
-                instance.start()
+                # A peer taking the dead instance over holds its lock for a moment:
+                # start() then cannot take it and must be tried again, or the
+                # instance's last pid would stay the one chaos killed, and its wait
+                # status be read below as a daemon that ignored SIGTERM.
+                deadline = time.monotonic() + 30
+                while not instance.start():
+                    if time.monotonic() > deadline:
+                        self.problems.append(f"instance {instance.name}: its lock stayed held 30 s after its death")
+                        instance.pid = None
+                        break
+                    time.sleep(0.1)
         if not self.settle(120 + len(self.ledger) * 0.05):
             self.problems.append("the fleet did not finish the drops within the time allowed")
         for instance in self.instances:
             instance.send(signal.SIGTERM)
         for instance in self.instances:
+            if instance.pid is None:
+                continue
             status = instance.wait(60)
             if status is None or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
                 self.problems.append(f"instance {instance.name} did not stop cleanly on SIGTERM (wait status {status})")
