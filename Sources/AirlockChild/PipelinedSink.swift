@@ -18,14 +18,16 @@ import AirlockSystem
 /// Bounded: at most `maxQueuedBytes` of data, and `maxQueuedOperations`
 /// operations, wait at any time (a scan that decodes faster than the thread
 /// writes waits for it), so a large entry streams through in chunks and the
-/// decoder's memory stays flat.
+/// decoder's memory stays flat: the same for a 90 MiB drop as for a 1 MiB one,
+/// which a queue of several MiB would not be. Half a MiB is still about a
+/// hundred small files of slack between the two threads.
 public struct PipelinedSink<Inner: EntrySink>: EntrySink {
-    static var maxQueuedBytes: Int { 4 << 20 }
+    static var maxQueuedBytes: Int { 512 << 10 }
     static var maxQueuedOperations: Int { 4096 }
     /// Operations gathered on the scan's side before they are handed over under
     /// the lock, so that a small file costs no lock and wake-up of its own.
     static var batchOperations: Int { 32 }
-    static var batchBytes: Int { 256 << 10 }
+    static var batchBytes: Int { 64 << 10 }
 
     private let shared: Shared
     private var batch: [Operation] = []
