@@ -96,7 +96,11 @@ public enum ArchiveDecoderProgram {
         } else {
             var writer = StagingWriter(root: Confinement.stagingDescriptor, policy: request.policy)
             writer.announcesLargeFiles = true
-            (outcome, types, classes) = ContentTypes.scan(&scan, into: writer, detector: detector, threads: threads)
+            if size >= pipelineMinimumDropBytes {
+                (outcome, types, classes) = scanIntoStaging(&scan, writer: writer, detector: detector, threads: threads)
+            } else {
+                (outcome, types, classes) = ContentTypes.scan(&scan, into: writer, detector: detector, threads: threads)
+            }
         }
         if let error = outcome.systemError { return DecoderProgram.failure(error, while: outcome.failedWhile) }
         let detected = types?.map { DetectedType(entry: $0.0, type: $0.1) }
@@ -107,6 +111,29 @@ public enum ArchiveDecoderProgram {
         }
         return VerdictMessage(.rejected(VerdictMessage.Rejected(violation, entries: Int64(outcome.entries), bytesWritten: outcome.bytesWritten)),
                               types: detected)
+    }
+
+    /// Drops smaller than this are written on the scan's thread: a few small files
+    /// (a flood of small drops) leave nothing for a second thread to overlap.
+    static let pipelineMinimumDropBytes: Int64 = 256 << 10
+
+    /// Runs `scan` into staging through `writer`, on a writing thread of its own
+    /// when one starts (`PipelinedSink`), on this thread otherwise. The writing
+    /// thread's failure, if any, is the outcome's system error whatever the scan
+    /// recorded after handing over the failed operation: the serial writer would
+    /// have stopped the scan there.
+    static func scanIntoStaging(_ scan: inout ArchiveScan, writer: StagingWriter, detector: ContentTypeDetector?,
+                                threads: TypingThreads?) -> (ScanOutcome, [(String, String)]?, [ClassifiedEntry]) {
+        guard let pipelined = PipelinedSink(writer) else {
+            return ContentTypes.scan(&scan, into: writer, detector: detector, threads: threads)
+        }
+        var (outcome, types, classes) = ContentTypes.scan(&scan, into: pipelined, detector: detector, threads: threads)
+        // The scan closed its sink before returning: the thread is done.
+        if let failure = pipelined.failure {
+            outcome.systemError = failure
+            outcome.failedWhile = .writingStaging
+        }
+        return (outcome, types, classes)
     }
 
     struct Request {

@@ -77,8 +77,12 @@ public struct StagingWriter: EntrySink {
         filesWritten += 1
         // Closed, so no descriptor of this process can write to it any more. A
         // notice that cannot be written only costs the supervisor its head start.
+        // This may run on a writing thread (PipelinedSink) while the scan's thread
+        // writes progress lines: a pipe write of at most PIPE_BUF (4,096) bytes is
+        // atomic, so a longer notice (a path beyond 2,040 bytes) is not sent.
         if announcesLargeFiles && fileBytes >= WrittenFileNotice.minimumBytes {
-            try? Confinement.resultDescriptor.writeAll(WrittenFileNotice.line(for: filePath))
+            let line = WrittenFileNotice.line(for: filePath)
+            if line.count <= 4096 { try? Confinement.resultDescriptor.writeAll(line) }
         }
     }
 

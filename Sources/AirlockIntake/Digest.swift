@@ -35,10 +35,20 @@ enum Digest {
         guard EVP_DigestFinal_ex(context, &digest, &length) == 1, length == 32 else {
             throw SystemError("EVP_DigestFinal_ex", nil, Errno(rawValue: 22))
         }
-        return digest.map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        return hex(digest)
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Lower-case hex, two digits a byte: once per staged file, so without a String per byte.
+    static func hex(_ bytes: [UInt8]) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(hexDigits[Int(byte >> 4)])
+            text.append(hexDigits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }
 

@@ -191,7 +191,7 @@ struct DropDecision: Sendable {
         let run = try runDecoder(format, drop: drop, staging: staging, display: display, early: early)
         // Asked before anything else waits: the last large file is still being hashed.
         if case .success(let message) = run.message, case .accepted(let accepted) = message.outcome {
-            headStart?.decoderExited(wroteAtLeast: accepted.bytesWritten)
+            headStart?.decoderExited(wroteAtLeast: accepted.bytesWritten, files: accepted.files)
         }
         early.finish()
         context.decoderMaxRSSKiB = run.maxRSSKiB

@@ -16,12 +16,20 @@ final class SyncHeadStart: Sendable {
     /// Written data worth a call of its own: a second syncfs per drop would cost
     /// a flood of small drops more than it saves.
     static let minimumBytes: Int64 = 8 << 20
+    /// Files worth a call of their own, whatever their size: on a journaled
+    /// filesystem the commit's syncfs of many small files is mostly their inodes
+    /// and blocks being allocated and logged, about as long as the supervisor's
+    /// walk of staging that comes before it, and can overlap that walk. Drops of
+    /// a few files (a flood of small ZIPs) stay at one syncfs each.
+    static let minimumFiles: Int64 = 256
 
     private struct State {
         var waiting = false
         var closed = false
         /// Bytes written since the last call was requested.
         var unsynced: Int64 = 0
+        /// Calls made so far.
+        var calls = 0
     }
 
     private let directory: FileDescriptor
@@ -49,8 +57,8 @@ final class SyncHeadStart: Sendable {
     }
 
     /// The decoder has exited: one more call, if anything worth one was written.
-    func decoderExited(wroteAtLeast bytes: Int64) {
-        if bytes >= Self.minimumBytes { request() }
+    func decoderExited(wroteAtLeast bytes: Int64, files: Int64) {
+        if bytes >= Self.minimumBytes || files >= Self.minimumFiles { request() }
     }
 
     private func request() {
@@ -62,10 +70,16 @@ final class SyncHeadStart: Sendable {
         }
         guard start else { return }
         queue.async { [self] in
-            state.withLock { $0.waiting = false }
+            state.withLock { state in
+                state.waiting = false
+                state.calls += 1
+            }
             try? directory.syncFilesystem()
         }
     }
+
+    /// How many calls were made; final once `close()` has returned.
+    var calls: Int { state.withLock { $0.calls } }
 
     /// Waits for the calls requested so far; none is started after.
     func close() {

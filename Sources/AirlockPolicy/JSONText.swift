@@ -36,6 +36,13 @@ public struct JSONObjectWriter: Sendable {
     public var text: String { "{" + fields.joined(separator: ",") + "}" }
 
     public static func quote(_ value: String) -> String {
+        // Most strings (names, hashes, types) hold nothing to escape: then the
+        // text is the value between quotes. Every scalar escaped below is ASCII,
+        // one byte in UTF-8 that no longer scalar's bytes can equal, so looking at
+        // the bytes finds exactly those scalars.
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) {
+            return "\"" + value + "\""
+        }
         var out = "\""
         for scalar in value.unicodeScalars {
             switch scalar {

@@ -94,6 +94,11 @@ public struct ZipDirectory: Sendable {
             guard directory.u16(cursor + 6) & 0xFF <= 63 else {
                 throw .malformed("\(EscapedName(name)): needs ZIP version \(directory.u16(cursor + 6) & 0xFF), newer than any published")
             }
+            // Flag bit 5 marks PKZIP 2.7's compressed patched data: zipfile refuses
+            // such an entry, libarchive reads its bytes as the file itself.
+            guard directory.u16(cursor + 8) & 0x0020 == 0 else {
+                throw .malformed("\(EscapedName(name)): compressed patched data (flag bit 5), which readers take differently")
+            }
             let extra = ZipExtra(Array(directory[(cursor + 46 + nameLength)..<(cursor + 46 + nameLength + extraLength)]))
             var fields = ZipExtra.Sizes(uncompressed: UInt64(directory.u32(cursor + 24)), compressed: UInt64(directory.u32(cursor + 20)),
                                         offset: UInt64(directory.u32(cursor + 42)), disk: UInt32(directory.u16(cursor + 34)))

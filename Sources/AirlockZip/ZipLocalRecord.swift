@@ -7,10 +7,11 @@ import AirlockText
 enum ZipLocalRecord {
     static let signature: UInt32 = 0x0403_4B50
     static let descriptorSignature: UInt32 = 0x0807_4B50
-    /// The flags both headers must share: encryption (0, 6) and data descriptor (3).
+    /// The flags both headers must share: encryption (0, 6), data descriptor (3)
+    /// and patched data (5, which the directory record may not have either).
     /// Not the UTF-8 flag (11): it says how a name's bytes decode, and the two
     /// names are compared decoded.
-    static let sharedFlags: UInt16 = 0x0049
+    static let sharedFlags: UInt16 = 0x0069
 
     /// Checks `entry`'s local record against its directory record and sets where
     /// the record ends, and the name libarchive yields (the local header's).

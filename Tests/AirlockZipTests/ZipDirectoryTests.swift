@@ -58,6 +58,16 @@ struct ZipDirectoryTests {
         #expect(try ZipVerdict.of(image.bytes) == "a: needs ZIP version 64, newer than any published")
     }
 
+    @Test("flag bit 5, compressed patched data, is refused in the directory record and in the local header")
+    func compressedPatchedData() throws {
+        var central = two().build()
+        central.set16(central.central[1] + 8, 0x0020)
+        #expect(try ZipVerdict.of(central.bytes) == "b: compressed patched data (flag bit 5), which readers take differently")
+        var local = two().build()
+        local.set16(local.local[1] + 6, 0x0020)
+        #expect(try ZipVerdict.of(local.bytes) == "b: local header disagrees on its flags")
+    }
+
     @Test func entryOnAnotherDisk() throws {
         var image = two().build()
         image.set16(image.central[1] + 34, 1)

@@ -1,0 +1,164 @@
+@testable import AirlockArchive
+import AirlockChild
+import AirlockFormats
+import AirlockPolicy
+import AirlockSystem
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A randomly named staging directory, removed at the end.
+private final class Staging {
+    let path: String
+    let descriptor: FileDescriptor
+
+    init() throws {
+        var template = Array("/tmp/airlock-pipelined-XXXXXX".utf8CString)
+        guard mkdtemp(&template) != nil else { throw Errno.current }
+        path = String(cString: template)
+        descriptor = try FileDescriptor.openDirectory(path: path)
+    }
+
+    deinit {
+        descriptor.close()
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// Every entry beneath it, by relative path: its bytes, nil for a directory.
+    func entries() throws -> [String: [UInt8]?] {
+        var found: [String: [UInt8]?] = [:]
+        for case let relative as String in FileManager.default.enumerator(atPath: path)! {
+            var st = stat()
+            #expect(lstat(path + "/" + relative, &st) == 0)
+            found[relative] = st.st_mode & S_IFMT == S_IFDIR ? .some(nil) : [UInt8](try Data(contentsOf: URL(fileURLWithPath: path + "/" + relative)))
+        }
+        return found
+    }
+}
+
+/// What a decoder's verdict is drawn from: everything of the outcome but its findings' order.
+private struct Summary: Equatable {
+    var reason: String?
+    var entry: [UInt8]?
+    var detail: String?
+    var entries: Int
+    var files: Int64
+    var directories: Int64
+    var bytesWritten: Int64
+    var systemError: SystemError?
+    var failedWhile: String
+
+    init(_ outcome: ScanOutcome) {
+        reason = outcome.findings.worst?.reason.rawValue
+        entry = outcome.findings.worst?.entry
+        detail = outcome.findings.worst?.detail
+        entries = outcome.entries
+        files = outcome.files
+        directories = outcome.directories
+        bytesWritten = outcome.bytesWritten
+        systemError = outcome.systemError
+        failedWhile = outcome.failedWhile.rawValue
+    }
+}
+
+/// Scans `bytes` as `format` into `staging`, through the pipelined writer or the serial one.
+private func scan(_ bytes: [UInt8], _ format: ArchiveFormat, policy: Policy = Policy(), into staging: Staging, pipelined: Bool) throws -> ScanOutcome {
+    let drop = try ScratchFile.holding(bytes)
+    defer { drop.close() }
+    #expect(lseek(drop.rawValue, 0, SEEK_SET) == 0, "a tar is read from the descriptor's offset")
+    var scan = ArchiveScan(format: format, policy: policy, drop: drop, dropSize: Int64(bytes.count),
+                           legacyNames: LegacyNames(zip: try TextConverter(from: "CP437"), tar: nil))
+    var writer = StagingWriter(root: staging.descriptor, policy: policy)
+    guard pipelined else { return scan.run(into: &writer) }
+    return ArchiveDecoderProgram.scanIntoStaging(&scan, writer: writer, detector: nil, threads: nil).0
+}
+
+/// A ustar archive of the named files, each holding `size` bytes of its index.
+private func tar(_ names: [String], size: Int) -> [UInt8] {
+    var bytes: [UInt8] = []
+    for (index, name) in names.enumerated() {
+        var header = [UInt8](repeating: 0, count: 512)
+        func put(_ text: String, at offset: Int) { header.replaceSubrange(offset..<(offset + text.utf8.count), with: Array(text.utf8)) }
+        put(name, at: 0)
+        put("0000644\0", at: 100)
+        let octal = String(size, radix: 8)
+        put(String(repeating: "0", count: 11 - octal.count) + octal + "\0", at: 124)
+        put("00000000000\0", at: 136)
+        header[156] = UInt8(ascii: "0")
+        put("ustar\u{0}00", at: 257)
+        put("        ", at: 148)
+        let sum = String(header.reduce(0) { $0 + Int($1) }, radix: 8)
+        put(String(repeating: "0", count: 6 - sum.count) + sum + "\0 ", at: 148)
+        bytes += header + [UInt8](repeating: UInt8(truncatingIfNeeded: index + 1), count: size)
+            + [UInt8](repeating: 0, count: (512 - size % 512) % 512)
+    }
+    return bytes + [UInt8](repeating: 0, count: 1024)
+}
+
+private struct CorpusCase: Decodable {
+    let name: String
+    let file: String
+    let format: String
+}
+
+@Suite("The decoder's pipelined writer: the same outcome and the same staging as the serial writer")
+struct PipelinedScanTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("fixtures/archives")
+
+    fileprivate static func corpus() throws -> [CorpusCase] {
+        struct Manifest: Decodable { let cases: [CorpusCase] }
+        let data = try Data(contentsOf: fixtures.appendingPathComponent("manifest.json"))
+        return try JSONDecoder().decode(Manifest.self, from: data).cases.filter { ArchiveFormat(rawValue: $0.format) != nil }
+    }
+
+    @Test("every archive of the fixture corpus: outcome, reason, counts and staging identical, pipelined or serial")
+    func corpusMatchesSerial() throws {
+        let cases = try Self.corpus()
+        #expect(cases.count > 200)
+        for item in cases {
+            let bytes = [UInt8](try Data(contentsOf: Self.fixtures.appendingPathComponent(item.file)))
+            let format = ArchiveFormat(rawValue: item.format)!
+            let serial = try Staging(), pipelined = try Staging()
+            let expected = Summary(try scan(bytes, format, into: serial, pipelined: false))
+            let found = Summary(try scan(bytes, format, into: pipelined, pipelined: true))
+            #expect(found == expected, "\(item.name)")
+            #expect(try pipelined.entries() == serial.entries(), "\(item.name)")
+        }
+    }
+
+    @Test("a create refused mid-archive (EEXIST): the serial writer's system error, and staging as the serial writer left it")
+    func refusedCreate() throws {
+        let archive = tar((0..<60).map { "d\($0 % 6)/file-\($0)" }, size: 3000)
+        let serial = try Staging(), pipelined = try Staging()
+        for staging in [serial, pipelined] {
+            #expect(mkdir(staging.path + "/d4", 0o700) == 0)
+            #expect(FileManager.default.createFile(atPath: staging.path + "/d4/file-34", contents: Data("planted".utf8)))
+        }
+        let expected = try scan(archive, .tar, into: serial, pipelined: false)
+        let found = try scan(archive, .tar, into: pipelined, pipelined: true)
+        let error = try #require(expected.systemError)
+        #expect(error.errno == .exists)
+        #expect(found.systemError == error)
+        #expect(found.failedWhile == .writingStaging)
+        #expect(DecoderProgram.failure(found.systemError!).jsonText == DecoderProgram.failure(error).jsonText)
+        #expect(try pipelined.entries() == serial.entries())
+        #expect(try serial.entries()["d5/file-35"] == nil, "nothing after the refused create landed")
+    }
+
+    @Test("max_total_bytes passed at the 5th file: the same finding, the same bytes written, the same files in staging")
+    func limitStopsAtTheSameEntry() throws {
+        var policy = Policy()
+        policy.maxTotalBytes = 4 * 30_000 + 100
+        let archive = tar((0..<8).map { "d/file-\($0)" }, size: 30_000)
+        let serial = try Staging(), pipelined = try Staging()
+        let expected = try scan(archive, .tar, policy: policy, into: serial, pipelined: false)
+        let found = try scan(archive, .tar, policy: policy, into: pipelined, pipelined: true)
+        #expect(expected.findings.worst?.reason == .totalTooLarge)
+        #expect(Summary(found) == Summary(expected))
+        #expect(try pipelined.entries() == serial.entries())
+        #expect(try serial.entries().count == 1 + 5, "d/, four whole files and the fifth cut where the total was passed")
+    }
+}
