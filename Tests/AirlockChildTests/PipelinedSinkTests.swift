@@ -126,9 +126,9 @@ private func sameTree(_ a: [String: ([UInt8]?, mode_t)], _ b: [String: ([UInt8]?
 
 @Suite("PipelinedSink: the writing thread performs exactly the serial writer's operations, in order, and stops where it would")
 struct PipelinedSinkTests {
-    @Test("1,000 small files in 100 directories and a 10 MiB file: every operation reaches the inner sink, in order, bytes intact")
+    @Test("1,000 small files in 100 directories and a 2 MiB file (four times the queue's bound): every operation reaches the inner sink, in order, bytes intact")
     func sameOperationsInOrder() throws {
-        let expected = steps(files: 1000, directories: 100, largeBytes: 10 << 20)
+        let expected = steps(files: 1000, directories: 100, largeBytes: 2 << 20)
         let log = Log()
         var sink = try #require(PipelinedSink(RecordingSink(log)))
         #expect(try play(expected, into: &sink) == nil)
@@ -199,7 +199,7 @@ struct PipelinedSinkTests {
 
     @Test("a slow disk: the bytes waiting never pass the queue's bound plus one batch, however much is handed over")
     func boundedQueue() throws {
-        let steps = steps(files: 0, directories: 1, largeBytes: 24 << 20)
+        let steps = steps(files: 0, directories: 1, largeBytes: 6 << 20)
         let log = Log()
         var sink = try #require(PipelinedSink(RecordingSink(log, delay: 300)))
         var handed = 0, mostWaiting = 0
@@ -209,7 +209,7 @@ struct PipelinedSinkTests {
         }
         sink.close()
         #expect(thrown == nil && sink.failure == nil)
-        #expect(log.written == 24 << 20)
+        #expect(log.written == 6 << 20)
         #expect(mostWaiting <= PipelinedSink<RecordingSink>.maxQueuedBytes + PipelinedSink<RecordingSink>.batchBytes + (64 << 10))
         #expect(mostWaiting >= PipelinedSink<RecordingSink>.maxQueuedBytes / 2, "the slow sink did hold the scan back: \(mostWaiting)")
     }
