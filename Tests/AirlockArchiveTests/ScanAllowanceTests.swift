@@ -9,23 +9,7 @@ import Glibc
 
 /// A ustar archive of regular files of the given sizes, each filled with its index.
 private func tar(_ sizes: [Int]) -> [UInt8] {
-    var bytes: [UInt8] = []
-    for (index, size) in sizes.enumerated() {
-        var header = [UInt8](repeating: 0, count: 512)
-        func put(_ text: String, at offset: Int) { header.replaceSubrange(offset..<(offset + text.utf8.count), with: Array(text.utf8)) }
-        put("file-\(index)", at: 0)
-        put("0000644\0", at: 100)
-        let octal = String(size, radix: 8)
-        put(String(repeating: "0", count: 11 - octal.count) + octal + "\0", at: 124)
-        put("00000000000\0", at: 136)
-        header[156] = UInt8(ascii: "0")
-        put("ustar\u{0}00", at: 257)
-        put("        ", at: 148)
-        let sum = String(header.reduce(0) { $0 + Int($1) }, radix: 8)
-        put(String(repeating: "0", count: 6 - sum.count) + sum + "\0 ", at: 148)
-        bytes += header + [UInt8](repeating: UInt8(index + 1), count: size) + [UInt8](repeating: 0, count: (512 - size % 512) % 512)
-    }
-    return bytes + [UInt8](repeating: 0, count: 1024)
+    ustarArchive(sizes.enumerated().map { (name: "file-\($0.offset)", size: $0.element) })
 }
 
 /// Counts what the scan hands over, chunk by chunk.
