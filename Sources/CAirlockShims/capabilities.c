@@ -21,13 +21,18 @@ static int set_sets(struct __user_cap_data_struct data[2]) {
 
 static uint64_t join(uint32_t low, uint32_t high) { return (uint64_t)low | ((uint64_t)high << 32); }
 
-int airlock_capabilities(uint64_t *effective, uint64_t *permitted, uint64_t *inheritable,
-                         uint64_t *ambient, uint64_t *bounding) {
+int airlock_capability_sets(uint64_t *effective, uint64_t *permitted, uint64_t *inheritable) {
     struct __user_cap_data_struct data[2] = {{0}};
     if (get_sets(data) != 0) return -1;
     *effective = join(data[0].effective, data[1].effective);
     *permitted = join(data[0].permitted, data[1].permitted);
     *inheritable = join(data[0].inheritable, data[1].inheritable);
+    return 0;
+}
+
+int airlock_capabilities(uint64_t *effective, uint64_t *permitted, uint64_t *inheritable,
+                         uint64_t *ambient, uint64_t *bounding) {
+    if (airlock_capability_sets(effective, permitted, inheritable) != 0) return -1;
     *ambient = 0;
     *bounding = 0;
     for (int cap = 0; cap <= AIRLOCK_MAX_CAP; cap++) {
@@ -37,15 +42,6 @@ int airlock_capabilities(uint64_t *effective, uint64_t *permitted, uint64_t *inh
         int in_ambient = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0);
         if (in_ambient == 1) *ambient |= (uint64_t)1 << cap;
     }
-    return 0;
-}
-
-int airlock_capability_sets(uint64_t *effective, uint64_t *permitted, uint64_t *inheritable) {
-    struct __user_cap_data_struct data[2] = {{0}};
-    if (get_sets(data) != 0) return -1;
-    *effective = join(data[0].effective, data[1].effective);
-    *permitted = join(data[0].permitted, data[1].permitted);
-    *inheritable = join(data[0].inheritable, data[1].inheritable);
     return 0;
 }
 
