@@ -4,8 +4,9 @@
     bench/decoder_alone.py ROUNDS INPUT BUILD_DIR...      (root: it mounts)
 
 INPUT is one of bench/make_inputs.py's inputs (small.zip, large.zip, large.tar,
-one-mib.tar, ...). Each run gets a new loop-mounted ext4 (journal on) holding the
-drop and an empty staging directory; airlock-decoder is started with the drop on
+one-mib.tar, ...). Each run gets a new filesystem from bench/scratch.py (ext4 with
+its journal unless BENCH_FILESYSTEM says xfs) holding the drop and an empty
+staging directory; airlock-decoder is started with the drop on
 descriptor 3, staging on 4 and the result pipe on 5, and the request `airlock
 run` sends with the default configuration (DecoderRequest version 3; update
 REQUEST when that changes). Builds alternate run by run, so load affects each
@@ -17,6 +18,7 @@ template pays once, and excludes the supervisor.
 import json
 import os
 import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,6 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_inputs import make_inputs  # noqa: E402
+from scratch import scratch  # noqa: E402
 
 REQUEST = [
     "request_version=3", "mode=decode", "progress=0", "magic_database=", "limit_as=1073741824", "limit_cpu=60",
@@ -37,10 +40,10 @@ FORMATS = {".zip": "zip", ".tar": "tar", ".tar.gz": "tar.gz", ".tar.zst": "tar.z
 
 
 def run_once(build, work, inputs, drop_name, fmt):
-    mnt = work + "/mnt"
-    subprocess.run(f"umount {mnt} 2>/dev/null; rm -f {work}/img; truncate -s 2G {work}/img; mkfs.ext4 -q -F {work}/img;"
-                   f" mount -o loop,noinit_itable {work}/img {mnt}; cp {inputs}/{drop_name} {mnt}/drop;"
-                   f" mkdir {mnt}/staging; sync -f {mnt}", shell=True, check=True)
+    mnt = scratch(work).renew()
+    shutil.copyfile(os.path.join(inputs, drop_name), mnt + "/drop")
+    os.mkdir(mnt + "/staging")
+    subprocess.run(["sync", "-f", mnt], check=True)
     drop = os.open(mnt + "/drop", os.O_RDONLY)
     staging = os.open(mnt + "/staging", os.O_RDONLY | os.O_DIRECTORY)
     read_end, write_end = os.pipe()
@@ -72,7 +75,6 @@ def main():
     rounds, drop_name, builds = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
     fmt = next(f for suffix, f in sorted(FORMATS.items(), key=lambda kv: -len(kv[0])) if drop_name.endswith(suffix))
     work = tempfile.mkdtemp(prefix="airlock-decoder-alone.")
-    os.makedirs(work + "/mnt")
     inputs = make_inputs(work)
     results = {build: [] for build in builds}
     try:
@@ -82,7 +84,8 @@ def main():
                                       capture_output=True, text=True, check=True).stdout
                 results[build].append(json.loads(line))
     finally:
-        subprocess.run(f"umount {work}/mnt 2>/dev/null; rm -rf {work}", shell=True)
+        scratch(work).close()
+        shutil.rmtree(work, ignore_errors=True)
     for build, runs in results.items():
         print("%s: wall %.1f ms (min %.1f), user %.1f ms, sys %.1f ms, peak RSS %.1f MiB, accepted %d/%d, files %s" % (
             build, statistics.median(r["wall"] for r in runs), min(r["wall"] for r in runs),

@@ -3,8 +3,8 @@
 
     bench/phases.py ROUNDS BUILD_DIR...      (root: it mounts, and runs perf)
 
-Each run gets a new loop-mounted ext4 (journal on), as bench/ab.sh makes it, with
-small.zip in the inbox, and is recorded with perf's scheduler and system-call
+Each run gets a new filesystem from bench/scratch.py (ext4 with its journal
+unless BENCH_FILESYSTEM says xfs), with small.zip in the inbox, and is recorded with perf's scheduler and system-call
 tracepoints only (no sampling, so the program runs at its own speed). Builds
 alternate run by run. Prints per build the median of each phase, in ms from the
 supervisor's exec: the decoder template's exec, the fork of the drop's child, its
@@ -13,29 +13,30 @@ journal up to syncfs, syncfs to the outbox rename, and the rename to exit.
 """
 import os
 import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_inputs import make_inputs  # noqa: E402
+from scratch import scratch  # noqa: E402
 
 EVENTS = ["sched:sched_process_fork", "sched:sched_process_exec", "sched:sched_process_exit", "syscalls:sys_enter_syncfs",
           "syscalls:sys_enter_renameat2", "syscalls:sys_enter_landlock_restrict_self", "syscalls:sys_enter_exit_group"]
 
 
 def record(build, work, inputs):
-    mnt = work + "/mnt"
-    subprocess.run(f"umount {mnt} 2>/dev/null; rm -f {work}/img; truncate -s 2G {work}/img; mkfs.ext4 -q -F {work}/img;"
-                   f" mount -o loop,noinit_itable {work}/img {mnt}; {build}/airlock init --root {mnt}/root 2>/dev/null;"
-                   f" cp {inputs}/small.zip {mnt}/root/inbox/; sync -f {mnt}/root", shell=True, check=True)
+    mnt = scratch(work).renew()
+    subprocess.run([build + "/airlock", "init", "--root", mnt + "/root"], stderr=subprocess.DEVNULL, check=True)
+    shutil.copyfile(os.path.join(inputs, "small.zip"), mnt + "/root/inbox/small.zip")
+    subprocess.run(["sync", "-f", mnt + "/root"], check=True)
     command = ["perf", "record", "-q", "-o", work + "/perf.data"]
     for event in EVENTS:
         command += ["-e", event]
     subprocess.run(command + [build + "/airlock", "run", "--once", "--root", mnt + "/root"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     committed = len(os.listdir(mnt + "/root/outbox"))
-    subprocess.run(["umount", mnt], check=True)
     script = subprocess.run(["perf", "script", "-i", work + "/perf.data", "-F", "tid,time,event,trace"],
                             capture_output=True, text=True, check=True).stdout
     return phases(script), committed
@@ -74,7 +75,6 @@ def phases(script):
 def main():
     rounds, builds = int(sys.argv[1]), sys.argv[2:]
     work = tempfile.mkdtemp(prefix="airlock-phases.")
-    os.makedirs(work + "/mnt")
     inputs = make_inputs(work)
     results = {build: [] for build in builds}
     try:
@@ -85,7 +85,8 @@ def main():
                     print(f"WARNING: {build} committed {committed}")
                 results[build].append(measured)
     finally:
-        subprocess.run(f"umount {work}/mnt 2>/dev/null; rm -rf {work}", shell=True)
+        scratch(work).close()
+        shutil.rmtree(work, ignore_errors=True)
     for build, runs in results.items():
         print(build + ": " + ", ".join("%s %.1f" % (key, statistics.median(r[key] for r in runs)) for key in runs[0]))
 
