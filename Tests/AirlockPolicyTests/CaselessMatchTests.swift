@@ -66,8 +66,19 @@ struct PythonUnicode {
         return result
     }
 
-    func isUnassigned(_ code: UInt32) -> Bool {
-        unassigned.contains { $0.contains(code) }
+    /// The code points Python's Unicode database assigns, surrogates left out, as
+    /// ascending ranges: the complement of `unassigned`, which it lists in order.
+    var assigned: [ClosedRange<UInt32>] {
+        var ranges: [ClosedRange<UInt32>] = []
+        var next: UInt32 = 0
+        for gap in unassigned + [0x110000...0x110000] {
+            if gap.lowerBound > next { ranges.append(next...gap.lowerBound - 1) }
+            next = max(next, gap.upperBound + 1)
+        }
+        return ranges.flatMap { range -> [ClosedRange<UInt32>] in
+            guard range.overlaps(0xD800...0xDFFF) else { return [range] }
+            return [range.lowerBound..<0xD800, 0xE000..<range.upperBound + 1].compactMap { $0.isEmpty ? nil : ClosedRange($0) }
+        }
     }
 }
 
@@ -76,16 +87,20 @@ struct CaselessMatchTests {
     static let python = Result { try PythonUnicode.load() }
 
     /// Every scalar whose answer differs from Python's, except code points Python's
-    /// (possibly older) Unicode database does not assign yet.
+    /// (possibly older) Unicode database does not assign yet: those are not asked
+    /// at all (about 830,000 of the 1.1 million, whose answers could only be
+    /// ignored; asking them cost three quarters of the suite's time).
     func disagreements(_ ours: ([UInt32]) -> [UInt32], _ theirs: KeyPath<PythonUnicode, [UInt32: [UInt32]]>) throws -> [String] {
         let python = try CaselessMatchTests.python.get()
         #expect(python.fold.count > 1400 && python.nfd.count > 13000, "Python's answers did not arrive")
+        let assigned = python.assigned
+        #expect(assigned.reduce(0) { $0 + $1.count } > 270_000, "Python's database assigns too few code points: \(assigned.count) ranges")
         var wrong: [String] = []
         let answers = python[keyPath: theirs]
-        for code in UInt32(0)...0x10FFFF where !(0xD800...0xDFFF).contains(code) {
-            let expected = answers[code] ?? [code]
-            if ours([code]) != expected && !python.isUnassigned(code) {
-                wrong.append(String(code, radix: 16))
+        for range in assigned {
+            for code in range {
+                let expected = answers[code] ?? [code]
+                if ours([code]) != expected { wrong.append(String(code, radix: 16)) }
             }
         }
         return wrong
