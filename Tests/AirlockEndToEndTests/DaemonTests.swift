@@ -63,7 +63,9 @@ struct DaemonTests {
         }
     }
 
-    @Test("500 drops at once, with a small queue: each processed exactly once")
+    /// 200 drops are fifty times the queue's bound: most wait outside the queue,
+    /// as 500 did, at two fifths of the processor time (each costs a child).
+    @Test("200 drops at once, with a small queue: each processed exactly once")
     func flood() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -71,21 +73,21 @@ struct DaemonTests {
         let daemon = try RunningDaemon(sandbox)
         var names: [String] = []
         let valid = Samples.validZip, hostile = Samples.traversalZip
-        for index in 0..<500 {
+        for index in 0..<200 {
             let name = "drop-\(index).zip"
             let temporary = sandbox.inbox.appendingPathComponent(".\(name).tmp")
             try (index % 5 == 0 ? hostile : valid).write(to: temporary)
             #expect(rename(temporary.path, sandbox.inbox.appendingPathComponent(name).path) == 0)
             names.append(name)
         }
-        let verdicts = daemon.waitForVerdicts(500, seconds: 240)
+        let verdicts = daemon.waitForVerdicts(200, seconds: 240)
         expectExactlyOnce(verdicts, names: names)
-        #expect(verdicts.filter { $0.kind == .rejected }.count == 100)
+        #expect(verdicts.filter { $0.kind == .rejected }.count == 40)
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(seconds: 15) == 0)
         try sandbox.expectInvariants()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == 400)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count == 100)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == 160)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count == 40)
     }
 
     @Test("drops made while the daemon was stopped are processed when it starts")
