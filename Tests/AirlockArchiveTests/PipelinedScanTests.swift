@@ -9,13 +9,14 @@ import Testing
 import Glibc
 #endif
 
-/// A randomly named staging directory, removed at the end.
+/// A randomly named staging directory in the temporary directory (TMPDIR, as
+/// every other test's), removed at the end.
 private final class Staging {
     let path: String
     let descriptor: FileDescriptor
 
     init() throws {
-        var template = Array("/tmp/airlock-pipelined-XXXXXX".utf8CString)
+        var template = Array((NSTemporaryDirectory() + "/airlock-pipelined-XXXXXX").utf8CString)
         guard mkdtemp(&template) != nil else { throw Errno.current }
         path = String(cString: template)
         descriptor = try FileDescriptor.openDirectory(path: path)

@@ -1,4 +1,5 @@
 import AirlockSystem
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,9 +10,9 @@ func le32(_ value: UInt32) -> [UInt8] { le16(UInt16(value & 0xFFFF)) + le16(UInt
 /// Archive bytes in a file of their own, as a decoder is handed a drop.
 enum ScratchFile {
     /// An open, already unlinked file holding `bytes` (made in a directory of its
-    /// own, removed before this returns).
+    /// own in the temporary directory, removed before this returns).
     static func holding(_ bytes: [UInt8]) throws -> FileDescriptor {
-        var template = Array("/tmp/airlock-archive-test-XXXXXX".utf8CString)
+        var template = Array((NSTemporaryDirectory() + "/airlock-archive-test-XXXXXX").utf8CString)
         guard mkdtemp(&template) != nil else { throw Errno.current }
         let path = String(cString: template)
         defer { rmdir(path) }
