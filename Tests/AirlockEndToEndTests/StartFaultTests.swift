@@ -50,9 +50,9 @@ struct StartFaultTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         try sandbox.configure("watch", ["workers": 4])
-        // 60 drops (every tenth a keyed memo) reach each step often enough for
-        // several faults of every kind the case injects (the least frequent,
-        // template-dies:17, still fires); each drop costs a child's start.
+        // 60 drops (every tenth a keyed memo) are enough for each case to inject
+        // its faults several times (6 to 28 a case, 19 with every fault at once);
+        // the number proves no limit, and each drop costs a child's start.
         let count = 60
         let (events, faults, statuses) = try Self.flood(sandbox, count: count, environment: environment)
         let deferred = events.filter { $0.kind == .deferred }
