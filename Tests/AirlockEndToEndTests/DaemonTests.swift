@@ -64,7 +64,7 @@ struct DaemonTests {
     }
 
     /// 200 drops are fifty times the queue's bound: most wait outside the queue,
-    /// as 500 did, at two fifths of the processor time (each costs a child).
+    /// as 500 did, at under a third of the processor time (each costs a child).
     @Test("200 drops at once, with a small queue: each processed exactly once")
     func flood() throws {
         let sandbox = try Sandbox()
