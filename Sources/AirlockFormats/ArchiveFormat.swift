@@ -30,9 +30,15 @@ public enum ArchiveFormat: String, Sendable, CaseIterable {
     /// A compressed stream is taken to hold a tar; the decoder checks that it does.
     public static func sniff(_ prefix: [UInt8]) -> ArchiveFormat? {
         func starts(_ magic: [UInt8]) -> Bool { prefix.count >= magic.count && Array(prefix.prefix(magic.count)) == magic }
+        // Compressed streams first, as libarchive's filters take them before any format.
+        if let compressor = sniffCompressor(prefix) { return compressor }
+        // A whole ustar header whose checksum matches is a tar, whatever the first
+        // member's name starts with ("BZh9 notes", "070701-report.txt", "MSCF"):
+        // libarchive's bid for such a header outweighs every magic number below,
+        // so taking the magic would decode an honest tar as a format it is not.
+        if TarHeader.isChecksummedUstar(prefix) { return .tar }
         if starts([0x50, 0x4B, 0x03, 0x04]) || starts([0x50, 0x4B, 0x05, 0x06]) { return .zip }
         if starts([0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C]) { return .sevenZip }
-        if let compressor = sniffCompressor(prefix) { return compressor }
         if let optional = sniffOptional(prefix) { return optional }
         if TarHeader.starts(prefix) { return .tar }
         if sniffLegacyLzma(prefix) { return .tarLzma }
@@ -45,8 +51,13 @@ public enum ArchiveFormat: String, Sendable, CaseIterable {
         func starts(_ magic: [UInt8]) -> Bool { prefix.count >= magic.count && Array(prefix.prefix(magic.count)) == magic }
         // Every member of a multi-member gzip starts like the first.
         if starts([0x1F, 0x8B]) { return .tarGzip }
-        // "BZh" and the block size, 1 to 9.
-        if starts([0x42, 0x5A, 0x68]), prefix.count > 3, (0x31...0x39).contains(prefix[3]) { return .tarBzip2 }
+        // "BZh", the block size (1 to 9), then a block's magic (the digits of pi) or
+        // the stream end's (of sqrt(pi)): libarchive's bzip2 filter asks for all ten
+        // bytes, so a tar whose first member is named "BZh91.txt" stays a tar.
+        if starts([0x42, 0x5A, 0x68]), prefix.count >= 10, (0x31...0x39).contains(prefix[3]),
+           Array(prefix[4..<10]) == [0x31, 0x41, 0x59, 0x26, 0x53, 0x59] || Array(prefix[4..<10]) == [0x17, 0x72, 0x45, 0x38, 0x50, 0x90] {
+            return .tarBzip2
+        }
         if starts([0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) { return .tarXz }
         // A zstd frame, or a skippable frame (magic 0x184D2A50 to 0x184D2A5F) such
         // as the one pzstd writes first to record its frames' sizes.

@@ -141,6 +141,15 @@ package struct TarHeader {
         return value
     }
 
+    /// Whether `prefix` starts with a whole ustar (or GNU) header whose checksum matches.
+    package static func isChecksummedUstar(_ prefix: [UInt8]) -> Bool {
+        guard prefix.count >= blockSize else { return false }
+        return prefix.withUnsafeBytes { raw in
+            let header = TarHeader(bytes: UnsafeRawBufferPointer(rebasing: raw[0..<blockSize]))
+            return header.hasUstarMagic && header.checksumMatches
+        }
+    }
+
     /// Whether `prefix` starts with a tar header: the ustar magic, or, for V7
     /// tars that have none, a valid checksum over a header with a name.
     package static func starts(_ prefix: [UInt8]) -> Bool {

@@ -104,6 +104,27 @@ struct FormatTests {
         }
     }
 
+    /// Names a person gives files, which start with another format's magic number
+    /// (bzip2's "BZh" and a block size, cpio's "070701" and "070707", CAB's "MSCF"
+    /// and four zero bytes): a tar whose first member has one is still a tar.
+    @Test("a tar whose first member's name starts with another format's magic is decoded as a tar")
+    func magicLikeNames() throws {
+        let sandbox = try Self.sandbox(formats: Self.everything)
+        let names = ["BZh91-notes.txt", "070701-report.txt", "070707.csv", "MSCF"]
+        let run = try DropRun(sandbox, drops: names.enumerated().map { index, name in
+            (name: "named-\(index).tar", bytes: TarBuild(entries: [.init(name: Array(name.utf8), data: Array("first \(name)\n".utf8)),
+                                                                    .init(name: Array("second.txt".utf8), data: Array("second\n".utf8))]).bytes)
+        })
+        for (index, name) in names.enumerated() {
+            guard let event = run.events["named-\(index).tar"] else { continue }
+            #expect(event.kind == .accepted && event.output == "outbox/named-\(index)", "\(name): \(event)")
+            guard event.kind == .accepted else { continue }
+            let entry = sandbox.outbox.appendingPathComponent("named-\(index)")
+            #expect(try sandbox.listing(entry).sorted() == [name, "second.txt"].sorted(), "\(name)")
+            #expect(try Data(contentsOf: entry.appendingPathComponent(name)) == Data("first \(name)\n".utf8), "\(name)")
+        }
+    }
+
     /// A sandbox whose airlock.json has the top-level `formats` list `formats`, and `policy`.
     static func sandbox(formats: [String], policy: [String: Int] = [:]) throws -> Sandbox {
         let sandbox = try Sandbox()

@@ -71,7 +71,8 @@ struct FormatIdentificationTests {
         ([0x50, 0x4B, 0x05, 0x06], .zip),
         ([0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C], .sevenZip),
         ([0x1F, 0x8B], .tarGzip),
-        ([0x42, 0x5A, 0x68, 0x31], .tarBzip2),
+        ([0x42, 0x5A, 0x68, 0x31, 0x31, 0x41, 0x59, 0x26, 0x53, 0x59], .tarBzip2),
+        ([0x42, 0x5A, 0x68, 0x39, 0x17, 0x72, 0x45, 0x38, 0x50, 0x90], .tarBzip2),
         ([0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00], .tarXz),
         ([0x28, 0xB5, 0x2F, 0xFD], .tarZstd),
         ([0x4C, 0x5A, 0x49, 0x50, 0x01], .tarLzip),
@@ -135,6 +136,27 @@ struct FormatIdentificationTests {
         var block = Array(try fixtureBytes("archives/tar-ustar-valid.tar").prefix(512))
         block.replaceSubrange(0..<magic.count, with: magic)
         #expect(ArchiveFormat.sniff(block) == format)
+    }
+
+    /// Each name, and what its first bytes name once the header's checksum no longer matches.
+    @Test("a whole ustar header with a matching checksum is a tar, whatever magic its first member's name starts with",
+          arguments: [
+              (Array("BZh91-notes.txt".utf8), ArchiveFormat.tar), // no block magic after "BZh9": not bzip2 either way
+              (Array("070701-report.txt".utf8), .cpio),
+              (Array("070707.csv".utf8), .cpio),
+              (Array("MSCF".utf8), .cab),
+              ([0x50, 0x4B, 0x03, 0x04, 0x61], .zip),
+              ([0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C, 0x61], .sevenZip),
+          ] as [([UInt8], ArchiveFormat)])
+    func magicLikeName(_ name: [UInt8], _ unchecked: ArchiveFormat) throws {
+        var block = Array(try fixtureBytes("archives/tar-ustar-valid.tar").prefix(512))
+        block.replaceSubrange(0..<100, with: name + [UInt8](repeating: 0, count: 100 - name.count))
+        block.replaceSubrange(148..<156, with: [UInt8](repeating: 0x20, count: 8))
+        let sum = String(block.reduce(0) { $0 + Int($1) }, radix: 8)
+        block.replaceSubrange(148..<156, with: Array((String(repeating: "0", count: 6 - sum.count) + sum).utf8) + [0, 0x20])
+        #expect(ArchiveFormat.sniff(block) == .tar)
+        block[153] ^= 1 // the checksum's last digit: off by one, neither the unsigned nor the signed sum
+        #expect(ArchiveFormat.sniff(block) == unchecked, "the checksum broken")
     }
 
     @Test("a ZIP behind a stub is recognised by its end record only when the comment reaches the end")
