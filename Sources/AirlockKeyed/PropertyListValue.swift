@@ -79,48 +79,25 @@ package enum PropertyListValue: Equatable {
         }
     }
 
-    /// How a UID object of this build's Foundation is read, learnt once from keyed
-    /// archives Foundation writes itself: its class (internal to
-    /// swift-corelibs-foundation), and whether its `hash` is its value, as
-    /// CoreFoundation hashes a UID (`__CFKeyedArchiverUIDHash`). That is checked
-    /// against reflection on every UID of a sample archive; where it does not
-    /// hold, each value is read by reflection, as it always was (which cost a
-    /// keyed child 3.5% of its CPU samples: a Mirror per reference, its field's
-    /// type demangled each time). nil: the class could not be learnt, and it is
-    /// recognised by its name.
-    private struct ArchiverUID {
-        let type: ObjectIdentifier
-        let hashIsValue: Bool
-    }
-
-    private static let archiverUID: ArchiverUID? = {
-        let strings = (0..<40).map { "\($0)" as NSString } as NSArray
-        guard let data = try? NSKeyedArchiver.archivedData(withRootObject: strings, requiringSecureCoding: false),
+    /// The class of Foundation's UID objects, learnt once from a keyed archive
+    /// Foundation writes itself (the class is internal to swift-corelibs-foundation);
+    /// nil should that ever fail, and the class is then known by its name.
+    private static let archiverUIDType: ObjectIdentifier? = {
+        guard let data = try? NSKeyedArchiver.archivedData(withRootObject: "" as NSString, requiringSecureCoding: false),
               let top = (try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)) as? [String: Any],
               let root = (top["$top"] as? [String: Any])?["root"],
-              String(describing: type(of: root)).hasSuffix("KeyedArchiverUID"),
-              let objects = top["$objects"] as? [Any], objects.count > 1,
-              let array = objects[1] as? [String: Any], let members = array["NS.objects"] as? [Any] else { return nil }
-        let uids = [root] + members + [array["$class"] as Any]
-        let values = uids.map(reflectedValue)
-        let hashIsValue = Set(values.compactMap { $0 }).count == uids.count
-            && zip(uids, values).allSatisfy { uid, value in (uid as? NSObject)?.hash == value }
-        return ArchiverUID(type: ObjectIdentifier(type(of: root)), hashIsValue: hashIsValue)
+              String(describing: type(of: root)).hasSuffix("KeyedArchiverUID") else { return nil }
+        return ObjectIdentifier(type(of: root))
     }()
 
-    /// The value of Foundation's UID object; nil for any other object.
+    /// The value of Foundation's UID object, read through reflection. The class is
+    /// recognised by its identity, not by formatting its name for every object.
     private static func uidValue(_ object: Any) -> Int? {
-        guard let uid = archiverUID else {
+        if let uidType = archiverUIDType {
+            guard ObjectIdentifier(type(of: object)) == uidType else { return nil }
+        } else {
             guard String(describing: type(of: object)).hasSuffix("KeyedArchiverUID") else { return nil }
-            return reflectedValue(object)
         }
-        guard ObjectIdentifier(type(of: object)) == uid.type else { return nil }
-        if uid.hashIsValue, let object = object as? NSObject { return object.hash }
-        return reflectedValue(object)
-    }
-
-    /// A UID object's stored `value`, read through reflection.
-    private static func reflectedValue(_ object: Any) -> Int? {
         for child in Mirror(reflecting: object).children where child.label == "value" {
             if let number = child.value as? UInt32 { return Int(number) }
             if let number = child.value as? Int { return number }
