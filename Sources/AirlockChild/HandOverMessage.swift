@@ -27,6 +27,25 @@ public struct HandOverMessage: Sendable, Equatable {
         return bytes
     }
 
+    /// Whether `init(decoding:)` reads `bytes`, checked in place, with no argument
+    /// built. A template checks its request so before it forks and leaves the
+    /// decoding to the child: strings it built and freed after the fork would
+    /// write to heap pages it still shares with that child, each write a page copied.
+    public static func isWellFormed(_ bytes: [UInt8]) -> Bool {
+        guard bytes.first == Self.version else { return false }
+        let body = bytes.dropFirst()
+        guard body.isEmpty || body.last == 0 else { return false }
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = body.makeIterator()
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
+    }
+
     /// nil for another version, a last argument without its NUL, or bytes that are not UTF-8.
     public init?(decoding bytes: [UInt8]) {
         guard bytes.first == Self.version else { return nil }

@@ -124,7 +124,8 @@ public enum TemplateServer {
     /// the descriptors that came with it.
     /// A request a forked child serves: the message and the descriptors that came with it.
     private struct Request: ~Copyable {
-        let message: HandOverMessage
+        /// The message as received, checked well-formed; the child decodes it.
+        let message: [UInt8]
         var descriptors: OwnedDescriptors
     }
 
@@ -135,9 +136,10 @@ public enum TemplateServer {
         #endif
         while true {
             // Returning nil closes whatever came with the message.
+            // Checked here, decoded in the child: see HandOverMessage.isWellFormed.
             guard var received = try? socket.receive(limit: HandOverMessage.maxBytes),
                   received.descriptors.count == requestDescriptors,
-                  let message = HandOverMessage(decoding: received.bytes),
+                  HandOverMessage.isWellFormed(received.bytes),
                   let side = forkOnce() else { return nil }
             switch side {
             case .child:
@@ -147,7 +149,7 @@ public enum TemplateServer {
                     DecoderProgram.printError("decoder: forked by template \(template)")
                 }
                 #endif
-                return Request(message: message, descriptors: received.takeDescriptors())
+                return Request(message: received.bytes, descriptors: received.takeDescriptors())
             case .parent(let pid, let forked):
                 // The drop's descriptors leave the template before the supervisor hears of the child.
                 received.descriptors = OwnedDescriptors()
@@ -182,7 +184,7 @@ public enum TemplateServer {
     /// drop, staging and result descriptors in place. nil when no go-ahead comes.
     private static func childStart(_ request: consuming Request) -> ChildStart? {
         // Closed when this returns: those that matter are duplicated onto their places first.
-        let message = request.message
+        guard let message = HandOverMessage(decoding: request.message) else { return nil }
         let owned = request.descriptors
         let descriptors = (0..<owned.count).map { owned[$0] }
         do { try Confinement.tieForkedChild() } catch { return nil }

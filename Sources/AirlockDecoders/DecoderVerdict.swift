@@ -108,10 +108,11 @@ extension VerdictMessage {
         case refused(Refusal)
     }
 
-    /// Decodes a child's result pipe through the message's own keys.
+    /// Decodes a child's result pipe through the message's own keys, with
+    /// `JSONTreeDecoder` (Foundation's JSONDecoder cost ~3% of a keyed drop's CPU).
     package static func read(_ output: [UInt8]) -> Result<VerdictMessage, ReadFailure> {
         do {
-            return .success(try JSONDecoder().decode(VerdictMessage.self, from: Data(output)))
+            return .success(try JSONTreeDecoder.decode(VerdictMessage.self, from: output))
         } catch let refusal as Refusal {
             return .failure(.refused(refusal))
         } catch {

@@ -107,7 +107,7 @@ struct DropDecision: Sendable {
             // The hash (for the journal and reports) is computed beside the decoder,
             // on the other core, rather than before it: it reads the whole drop.
             let snapshot = context
-            let hashing = HashJob(drop: drop, limit: policy.maxDropBytes) { [self] sha256 in
+            let hashing = HashJob(drop: drop, size: opened.size, limit: policy.maxDropBytes) { [self] sha256 in
                 var claimed = snapshot
                 claimed.drop.sha256 = sha256
                 journalClaimed(claim, claimed)

@@ -33,21 +33,27 @@ package enum PropertyListValue: Equatable {
     case other(typeName: String)
 
     /// The value of what `PropertyListSerialization` returned.
+    ///
+    /// The containers and strings are tried first, the classes last: asked whether
+    /// a Swift array, dictionary or string is an `NSNumber`, the runtime first
+    /// bridges the whole value to its Foundation class (an `NSDictionary` of the
+    /// `$objects` table, in every child), only to find it is not one. The kinds are
+    /// disjoint, so the order changes nothing but the cost.
     package init(_ object: Any) {
-        if let number = object as? NSNumber {
-            self = PropertyListValue(number: number)
-        } else if let text = object as? String {
+        if let text = object as? String {
             self = .string(text)
-        } else if let bytes = object as? Data {
-            self = .data(bytes)
-        } else if let date = object as? Date {
-            self = .date(date)
         } else if let list = object as? [Any] {
             self = .array(list.map(PropertyListValue.init))
         } else if let fields = object as? [String: Any] {
             self = .dictionary(fields.mapValues(PropertyListValue.init))
         } else if let reference = PropertyListValue.uidValue(object) {
             self = .uid(reference)
+        } else if let number = object as? NSNumber {
+            self = PropertyListValue(number: number)
+        } else if let bytes = object as? Data {
+            self = .data(bytes)
+        } else if let date = object as? Date {
+            self = .date(date)
         } else {
             self = .other(typeName: "\(type(of: object))")
         }
@@ -58,22 +64,40 @@ package enum PropertyListValue: Equatable {
     /// every other number is an integer, and only an unsigned one ("Q", which
     /// Foundation reports only above `Int64.max`) can fail to fit an `Int`. Read
     /// this way rather than with `as? Int`, which costs a bridging cast for each of
-    /// the up to a million numbers a list can hold.
+    /// the up to a million numbers a list can hold; the type code is one character,
+    /// read in place.
     private init(number: NSNumber) {
-        switch String(cString: number.objCType) {
-        case "c": self = .boolean(number.boolValue)
-        case "d", "f": self = .real(number.doubleValue)
-        case "Q", "L", "I", "S", "C":
+        let type = number.objCType
+        let code = type[0] != 0 && type[1] == 0 ? UInt8(bitPattern: type[0]) : 0
+        switch code {
+        case UInt8(ascii: "c"): self = .boolean(number.boolValue)
+        case UInt8(ascii: "d"), UInt8(ascii: "f"): self = .real(number.doubleValue)
+        case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"), UInt8(ascii: "S"), UInt8(ascii: "C"):
             let value = number.uint64Value
             self = value <= UInt64(Int.max) ? .integer(Int(value)) : .largeInteger(value)
         default: self = .integer(number.intValue)
         }
     }
 
-    /// The value of Foundation's UID object, read through reflection: its class is
-    /// internal to swift-corelibs-foundation.
+    /// The class of Foundation's UID objects, learnt once from a keyed archive
+    /// Foundation writes itself (the class is internal to swift-corelibs-foundation);
+    /// nil should that ever fail, and the class is then known by its name.
+    private static let archiverUIDType: ObjectIdentifier? = {
+        guard let data = try? NSKeyedArchiver.archivedData(withRootObject: "" as NSString, requiringSecureCoding: false),
+              let top = (try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)) as? [String: Any],
+              let root = (top["$top"] as? [String: Any])?["root"],
+              String(describing: type(of: root)).hasSuffix("KeyedArchiverUID") else { return nil }
+        return ObjectIdentifier(type(of: root))
+    }()
+
+    /// The value of Foundation's UID object, read through reflection. The class is
+    /// recognised by its identity, not by formatting its name for every object.
     private static func uidValue(_ object: Any) -> Int? {
-        guard String(describing: type(of: object)).hasSuffix("KeyedArchiverUID") else { return nil }
+        if let uidType = archiverUIDType {
+            guard ObjectIdentifier(type(of: object)) == uidType else { return nil }
+        } else {
+            guard String(describing: type(of: object)).hasSuffix("KeyedArchiverUID") else { return nil }
+        }
         for child in Mirror(reflecting: object).children where child.label == "value" {
             if let number = child.value as? UInt32 { return Int(number) }
             if let number = child.value as? Int { return number }

@@ -18,4 +18,16 @@ struct HandOverMessageTests {
         #expect(HandOverMessage(decoding: [1, 0xFF, 0xFE, 0]) == nil)
         #expect(HandOverMessage(decoding: []) == nil)
     }
+
+    @Test("the check a template makes before it forks accepts exactly what decoding reads")
+    func wellFormed() {
+        let samples: [[UInt8]] = [
+            [], [1], [2, 0], [1, 0], [1, 0, 0], [1] + Array("zip".utf8), [1] + Array("zip".utf8) + [0],
+            [1, 0xFF, 0xFE, 0], [1, 0xC3, 0, 0xA9, 0], [1, 0xC3, 0xA9, 0], [1, 0xED, 0xA0, 0x80, 0], [1, 0xC0, 0xAF, 0],
+            [1, 0xF0, 0x9F, 0x98, 0x80, 0], [1, 0xF4, 0x90, 0x80, 0x80, 0], HandOverMessage(arguments: ["a", "", "Mémo"]).encoded,
+        ]
+        for bytes in samples {
+            #expect(HandOverMessage.isWellFormed(bytes) == (HandOverMessage(decoding: bytes) != nil), "\(bytes)")
+        }
+    }
 }

@@ -38,6 +38,23 @@ struct MemoRenderingTests {
         try MemoRendering.verify(rendered, memos, asArray: asArray)
     }
 
+    @Test("no records, many records and schemas of every width render as the generic writer renders them")
+    func recordCounts() throws {
+        let cases: [[ArchivedMemoValue]] = [
+            [],
+            (0..<12).map { ArchivedMemoValue(schema: $0 - 6, text: String(repeating: "\\/\"", count: $0)) },
+            [ArchivedMemoValue(schema: Int.min, text: "\u{0}"), ArchivedMemoValue(schema: Int.max, text: "\u{7F}\u{80}")],
+        ]
+        for memos in cases {
+            let rendered = try MemoRendering.render(memos, asArray: true)
+            #expect(rendered == (try generic(memos, asArray: true)), "\(memos.count) records")
+            try MemoRendering.verify(rendered, memos, asArray: true)
+            if let first = memos.first {
+                #expect(try MemoRendering.render([first], asArray: false) == (try generic([first], asArray: false)))
+            }
+        }
+    }
+
     @Test("a rendering whose text was renormalised, or of another version, does not verify")
     func memoMismatch() throws {
         let memos = [ArchivedMemoValue(schema: 1, text: "e\u{301}")]
