@@ -54,7 +54,7 @@ extension StagingAudit {
             guard opened.add(status.size) <= policy.maxTotalBytes else {
                 throw Failure(detail: "files holding more than \(policy.maxTotalBytes) bytes in all")
             }
-            try modes.set(on: fd)
+            try modes.set(on: fd, status: status)
             if fsyncEach { try fd.sync() }
             if let known = early?.sha256(for: status) { return StagedFile(path: path, size: status.size, sha256: known) }
             // The commit's syncfs (or fsync) waits for a large file's pages: start

@@ -19,7 +19,10 @@ import AirlockText
 /// O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, and the kind, link count, mode and size
 /// are judged on that descriptor's fstat: what is judged is what is then given
 /// the outbox's modes and group and hashed for the manifest, on the same
-/// descriptor (the files of each directory on every processor). Entries the
+/// descriptor (the files of each directory on every processor). A mode or group
+/// an entry already has is not set again: the child creates entries with the
+/// outbox's modes when asked (`Configuration.decoderPolicy`), so the commonest
+/// tree needs no fchmod at all. Entries the
 /// listing says are neither files nor directories are never opened: fstatat
 /// names what they are. Optionally fsyncs everything it visits, after its change.
 struct StagingAudit {
@@ -76,10 +79,10 @@ struct StagingAudit {
         return walk.findings
     }
 
-    /// The mode the child leaves every directory with, and the only one the audit admits.
-    var childDirectoryMode: FileMode { FileMode(Policy.stagedDirectoryMode) }
-    /// The mode the child leaves every file with, and the only one the audit admits.
-    var childFileMode: FileMode { FileMode(Policy.stagedFileMode) }
+    /// The mode the child was asked to create every directory with, and the only one the audit admits.
+    var childDirectoryMode: FileMode { FileMode(policy.stagedDirectoryMode) }
+    /// The mode the child was asked to create every file with, and the only one the audit admits.
+    var childFileMode: FileMode { FileMode(policy.stagedFileMode) }
 
     /// One walk's state: what it has counted and the names it has met.
     private struct Walk {
@@ -129,7 +132,7 @@ struct StagingAudit {
                 guard status.kind == .directory, status.permissions == audit.childDirectoryMode else {
                     throw Failure(detail: "directory \"\(EscapedName(child))\" has mode \(String(status.permissions, radix: 8))")
                 }
-                try audit.modes.set(onDirectory: owned.descriptor)
+                try audit.modes.set(onDirectory: owned.descriptor, status: status)
                 findings.totals.directories += 1
                 if try enter(owned.descriptor, path: child) == 0 { findings.totals.emptyDirectories += 1 }
                 if audit.fsyncEach { try owned.descriptor.sync() }

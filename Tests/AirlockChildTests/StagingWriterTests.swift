@@ -99,7 +99,7 @@ struct StagingWriterTests {
         try fixture.expectOutsideUntouched()
     }
 
-    @Test("files 0600 and directories 0700 whatever the policy's modes: the supervisor gives the outbox's")
+    @Test("files 0600 and directories 0700 whatever the policy's modes, unless other staged modes are asked")
     func privateModes() throws {
         let fixture = try StagingFixture()
         var policy = Policy()
@@ -109,6 +109,21 @@ struct StagingWriterTests {
         writer.close()
         #expect(fixture.mode("d") == 0o700)
         #expect(fixture.mode("d/f") == 0o600)
+    }
+
+    @Test("asked for staged modes (the outbox's), files and directories are created with exactly those")
+    func stagedModes() throws {
+        let fixture = try StagingFixture()
+        var policy = Policy()
+        policy.stagedFileMode = 0o640
+        policy.stagedDirectoryMode = 0o750
+        var writer = try fixture.writer(policy)
+        try writeFile(&writer, "d/e/f", "x")
+        try writer.makeDirectory(try entry("g/"))
+        writer.close()
+        for directory in ["d", "d/e", "g"] { #expect(fixture.mode(directory) == 0o750, "\(directory)") }
+        #expect(fixture.mode("d/e/f") == 0o640)
+        try fixture.expectOutsideUntouched()
     }
 
     @Test("a file already there is refused with EEXIST and keeps its bytes")

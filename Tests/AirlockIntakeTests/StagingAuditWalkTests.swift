@@ -65,6 +65,17 @@ struct StagingAuditWalkTests {
             }
         }
 
+        /// The inode change time of each of `names`: chmod and chown set it, even to the mode or group a file has.
+        func changeTimes(_ names: [String]) throws -> [String: [Int]] {
+            var times: [String: [Int]] = [:]
+            for name in names {
+                var st = stat()
+                guard lstat(path + "/" + name, &st) == 0 else { throw CocoaError(.fileReadUnknown) }
+                times[name] = [st.st_ctim.tv_sec, st.st_ctim.tv_nsec]
+            }
+            return times
+        }
+
         func mode(_ name: String) throws -> mode_t {
             var st = stat()
             guard lstat(path + "/" + name, &st) == 0 else { throw CocoaError(.fileReadUnknown) }
@@ -101,6 +112,37 @@ struct StagingAuditWalkTests {
                            "b.txt": "f2c82decdd7181cf98945929a62598db7e6b477e11f6e0eb0ae97020eff151ad"])
         #expect(try staging.mode("docs/a.txt") == 0o640 && staging.mode("b.txt") == 0o640)
         #expect(try staging.mode("docs") == 0o750 && staging.mode("empty") == 0o750 && staging.mode("") == 0o750)
+    }
+
+    /// The policy a child is given when asked to create entries with the outbox's modes.
+    static var stagedWithOutboxModes: Policy {
+        var policy = Policy()
+        policy.stagedFileMode = UInt32(outbox.fileMode)
+        policy.stagedDirectoryMode = UInt32(outbox.directoryMode)
+        return policy
+    }
+
+    @Test func entriesStagedWithTheOutboxModesPassWithoutAChangeOfMode() throws {
+        let names = ["docs", "docs/a.txt", "b.txt"]
+        let staging = try Staging([.directory("docs", mode: 0o750), .file("docs/a.txt", "alpha\n", mode: 0o640),
+                                   .file("b.txt", "beta\n", mode: 0o640)])
+        let before = try staging.changeTimes(names)
+        // Past the filesystem clock's granularity, so that a chmod to the same mode would show.
+        usleep(50_000)
+        let findings = try Self.audit(staging, policy: Self.stagedWithOutboxModes)
+        #expect(findings.totals.files == 2 && findings.totals.directories == 1 && findings.totals.bytes == 11)
+        #expect(try staging.changeTimes(names) == before)
+        #expect(try staging.mode("docs/a.txt") == 0o640 && staging.mode("b.txt") == 0o640 && staging.mode("docs") == 0o750)
+    }
+
+    @Test func onlyTheStagedModesTheChildWasGivenAreAdmitted() throws {
+        // Asked for the outbox's modes, a child that left entries private (or any other mode) is refused.
+        let file = try #require(try Self.refusal([.file("a.txt", "x", mode: 0o600)], policy: Self.stagedWithOutboxModes))
+        #expect(file.contains("mode 600"), "\(file)")
+        let directory = try #require(try Self.refusal([.directory("d", mode: 0o700)], policy: Self.stagedWithOutboxModes))
+        #expect(directory.contains("mode 700"), "\(directory)")
+        let wider = try #require(try Self.refusal([.file("a.txt", "x", mode: 0o644)], policy: Self.stagedWithOutboxModes))
+        #expect(wider.contains("mode 644"), "\(wider)")
     }
 
     @Test func aHardLinkIsRefused() throws {
