@@ -44,6 +44,9 @@ public struct StagingWriter: EntrySink {
 
     private let fileMode: FileMode
     private let directoryMode: FileMode
+    /// Whether a file whose directories this writer has made is created with
+    /// one openat2 from the root (false once the kernel or a filter refused it).
+    private var opensBeneath = true
 
     public init(root: FileDescriptor, policy: Policy) {
         self.directories = Root.Descent(Root(root), limit: Self.openLimit)
@@ -57,13 +60,37 @@ public struct StagingWriter: EntrySink {
 
     public mutating func beginFile(_ path: EntryPath) throws(SystemError) {
         precondition(file == nil, "beginFile while a file is open")
-        let parent = try directory(path.components.dropLast())
-        let name = path.components[path.components.count - 1]
-        file = SharedDescriptor(OwnedDescriptor(
-            try parent.open(name, [.writeOnly, .create, .exclusive, .noFollow], mode: fileMode)))
-        fileName = path.raw
         filePath = Array(path.components.joined(separator: [UInt8(ascii: "/")]))
+        let options: OpenOptions = [.writeOnly, .create, .exclusive, .noFollow]
+        if let opened = try openBeneath(path, options) {
+            file = SharedDescriptor(OwnedDescriptor(opened))
+        } else {
+            let parent = try directory(path.components.dropLast())
+            let name = path.components[path.components.count - 1]
+            file = SharedDescriptor(OwnedDescriptor(try parent.open(name, options, mode: fileMode)))
+        }
+        fileName = path.raw
         fileBytes = 0
+    }
+
+    /// The file at `path` created with one openat2 from the root, where every
+    /// directory above it is one this writer made or entered (so no link, and
+    /// nothing but a directory, stands on the way; openat2 refuses both anyway);
+    /// nil where it is not, or where openat2 is refused, so that the caller walks
+    /// from descriptor to descriptor. Archives that spread their files over more
+    /// directories than the descent keeps open (round robin, say) would pay an
+    /// openat and a close per component and file otherwise.
+    private mutating func openBeneath(_ path: EntryPath, _ options: OpenOptions) throws(SystemError) -> FileDescriptor? {
+        guard opensBeneath, path.components.count > 1 else { return nil }
+        let parent = Array(path.components.dropLast().joined(separator: [UInt8(ascii: "/")])) + [UInt8(ascii: "/")]
+        guard made.contains(parent) else { return nil }
+        do {
+            return try directories.root.directory.open(beneath: filePath, options, mode: fileMode)
+        } catch where error.errno == .notImplemented || error.errno == .notPermitted {
+            // A kernel before 5.6, or a system-call filter that refuses openat2.
+            opensBeneath = false
+            return nil
+        }
     }
 
     public mutating func write(_ chunk: UnsafeRawBufferPointer) throws(SystemError) {
