@@ -119,10 +119,13 @@ struct StagingWriterTests {
         policy.stagedDirectoryMode = 0o750
         var writer = try fixture.writer(policy)
         try writeFile(&writer, "d/e/f", "x")
+        // In a directory the writer made: created by one openat2 from the root.
+        try writeFile(&writer, "d/e/h", "y")
         try writer.makeDirectory(try entry("g/"))
         writer.close()
         for directory in ["d", "d/e", "g"] { #expect(fixture.mode(directory) == 0o750, "\(directory)") }
-        #expect(fixture.mode("d/e/f") == 0o640)
+        #expect(fixture.mode("d/e/f") == 0o640 && fixture.mode("d/e/h") == 0o640)
+        #expect(try String(contentsOf: fixture.staging.appendingPathComponent("d/e/h"), encoding: .utf8) == "y")
         try fixture.expectOutsideUntouched()
     }
 
@@ -165,6 +168,21 @@ struct StagingWriterTests {
         #expect(madeError?.errno == .notDirectory, "\(String(describing: madeError))")
         try fixture.expectOutsideUntouched()
         #expect(writer.directoriesMade == 0)
+    }
+
+    @Test("a directory the writer made, then replaced by a link to outside, is not followed by the files after it")
+    func madeDirectoryReplacedByLink() throws {
+        let fixture = try StagingFixture()
+        var writer = try fixture.writer()
+        try writeFile(&writer, "made/one.txt", "1\n")
+        let made = fixture.staging.appendingPathComponent("made")
+        try FileManager.default.moveItem(at: made, to: fixture.base.appendingPathComponent("was-made"))
+        try FileManager.default.createSymbolicLink(atPath: made.path, withDestinationPath: fixture.outside.path)
+        let error = systemError { try writeFile(&writer, "made/two.txt", "2\n") }
+        writer.close()
+        // openat2's RESOLVE_NO_SYMLINKS refuses the link on the way with ELOOP.
+        #expect(error?.errno == .tooManyLinks, "\(String(describing: error))")
+        try fixture.expectOutsideUntouched()
     }
 
     @Test("a file where a directory is wanted is refused with ENOTDIR and left alone")

@@ -145,6 +145,28 @@ struct StagingAuditWalkTests {
         #expect(wider.contains("mode 644"), "\(wider)")
     }
 
+    @Test func theFilesOfMoreDirectoriesThanTheWalkHoldsOpenAreAllReadiedInTheOrderMet() throws {
+        // 40 directories of two files: more than the walk holds open at once, so it readies them in several batches.
+        var entries: [Entry] = []
+        for index in 0..<40 { entries += [.directory("d\(index)"), .file("d\(index)/a", "a\(index)\n"), .file("d\(index)/b", "b\(index)\n")] }
+        let staging = try Staging(entries)
+        let findings = try Self.audit(staging)
+        #expect(findings.totals.files == 80 && findings.totals.directories == 40 && findings.totals.bytes == 80 * 3 + 60)
+        let paths = findings.files.map { String(decoding: $0.path, as: UTF8.self) }
+        #expect(Set(paths) == Set((0..<40).flatMap { ["d\($0)/a", "d\($0)/b"] }))
+        // A directory's files side by side, as the walk met them.
+        for pair in stride(from: 0, to: paths.count, by: 2) {
+            #expect(paths[pair].dropLast(2) == paths[pair + 1].dropLast(2), "\(paths)")
+        }
+        let hashes = Dictionary(uniqueKeysWithValues: findings.files.map { (String(decoding: $0.path, as: UTF8.self), $0.sha256) })
+        // sha256sum of "a0\n" and "b39\n".
+        #expect(hashes["d0/a"] == "1067d7695f0b3d77aa079a53abc12cd5bc18cb6525d88466f96b0223ce50000e")
+        #expect(hashes["d39/b"] == "12d612132e28cebfb96cbfa8e09aeafee030e6199e15edbdc4853ab81867fdbf")
+        for index in 0..<40 { #expect(try staging.mode("d\(index)/a") == 0o640 && staging.mode("d\(index)/b") == 0o640) }
+        let refused = try #require(try Self.refusal(entries + [.file("d39/c", "x", mode: 0o644)]))
+        #expect(refused.contains("\"d39/c\"") && refused.contains("mode 644"), "\(refused)")
+    }
+
     @Test func aHardLinkIsRefused() throws {
         let detail = try #require(try Self.refusal([.file("a.txt", "x"), .hardLink("b.txt", to: "a.txt")]))
         #expect(detail.contains("2 links"), "\(detail)")
