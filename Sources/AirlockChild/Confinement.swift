@@ -72,9 +72,10 @@ public enum Confinement {
         // Probed first: /proc and /sys are out of reach once Landlock is in force.
         let landlock = ConfinementProbe.landlock()
         let seccompObstacle = ConfinementProbe.seccompObstacle()
-        // What the staging writer creates 0600 and 0700 is then exactly that,
-        // whatever umask the child inherited: the audit admits nothing else.
-        CurrentProcess.restrictFileCreationMask()
+        // What the staging writer creates with the staged modes (within 0755) is
+        // then exactly that, whatever umask the child inherited: the audit admits
+        // nothing else. Nothing is created but beneath staging, which is private.
+        CurrentProcess.setFileCreationMask(0o022)
         try applyLimits(limits, tiedToSupervisor: tiedToSupervisor)
         var report = ConfinementReport()
         report.landlockABI = landlock.abi

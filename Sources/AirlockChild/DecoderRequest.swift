@@ -14,10 +14,10 @@ import AirlockPolicy
 /// (`refusedStatus`) it also restarts its templates from the programs on disk.
 public struct DecoderRequest: Sendable, Equatable {
     /// The version this build writes and the only one it reads.
-    /// 3: the child leaves every staged entry private (files 0600, directories
-    /// 0700); the supervisor gives them their modes. A child of version 2 set the
-    /// policy's modes itself, which the audit no longer admits.
-    public static let currentVersion: Int64 = 3
+    /// 4: the request names the modes the child creates staged entries with
+    /// (`staged_file_mode`, `staged_directory_mode`, octal); the audit admits
+    /// exactly those. A child of version 3 left every entry 0600 and 0700.
+    public static let currentVersion: Int64 = 4
     /// EX_PROTOCOL: the exit status of a child given a request of another version.
     public static let refusedStatus: Int32 = 76
 
@@ -81,6 +81,8 @@ public struct DecoderRequest: Sendable, Equatable {
         case maxRatio = "max_ratio"
         case ratioMinBytes = "ratio_min_bytes"
         case privateModes = "private_modes"
+        case stagedFileMode = "staged_file_mode"
+        case stagedDirectoryMode = "staged_directory_mode"
         case zipLegacyEncoding = "zip_legacy_encoding"
         case tarLegacyEncoding = "tar_legacy_encoding"
         case keyedClassNames = "keyed_class_names"
@@ -138,6 +140,8 @@ public struct DecoderRequest: Sendable, Equatable {
         case .maxRatio: return String(policy.maxRatio)
         case .ratioMinBytes: return String(policy.ratioMinBytes)
         case .privateModes: return policy.privateModes ? "1" : "0"
+        case .stagedFileMode: return String(policy.stagedFileMode, radix: 8)
+        case .stagedDirectoryMode: return String(policy.stagedDirectoryMode, radix: 8)
         case .zipLegacyEncoding: return Self.hex(zipLegacyEncoding)
         case .tarLegacyEncoding: return tarLegacyEncoding.map(Self.hex) ?? ""
         case .keyedClassNames: return keyed.classNames.map(Self.hex).joined(separator: ",")

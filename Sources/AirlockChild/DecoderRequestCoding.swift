@@ -112,7 +112,22 @@ private struct FieldReader {
         policy.maxRatio = try number(.maxRatio)
         policy.ratioMinBytes = try number(.ratioMinBytes)
         policy.privateModes = try flag(.privateModes)
+        policy.stagedFileMode = try octal(.stagedFileMode)
+        guard Policy.admitsStagedModes(file: policy.stagedFileMode, directory: 0o700) else {
+            throw .malformed(.stagedFileMode, try text(.stagedFileMode))
+        }
+        policy.stagedDirectoryMode = try octal(.stagedDirectoryMode)
+        guard Policy.admitsStagedModes(file: 0o600, directory: policy.stagedDirectoryMode) else {
+            throw .malformed(.stagedDirectoryMode, try text(.stagedDirectoryMode))
+        }
         return policy
+    }
+
+    /// Octal digits, as `String(_:radix: 8)` writes them.
+    func octal(_ key: Key) throws(DecoderRequest.Refusal) -> UInt32 {
+        let value = try text(key)
+        guard let mode = UInt32(value, radix: 8), String(mode, radix: 8) == value else { throw .malformed(key, value) }
+        return mode
     }
 
     func keyed() throws(DecoderRequest.Refusal) -> KeyedSettings {

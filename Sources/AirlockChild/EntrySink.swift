@@ -15,10 +15,11 @@ public protocol EntrySink {
 
 /// Writes entries beneath the staging directory, one component at a time from
 /// directory descriptors: O_NOFOLLOW on every open, O_EXCL on every file. Every
-/// entry is created private, files 0600 and directories 0700 (the child's umask
-/// is 077: see Confinement.apply), never with a mode from the archive: the
-/// supervisor's audit admits exactly these modes and gives each entry its outbox
-/// mode and group once it has judged it, so a mode set here would only be set again.
+/// entry is created with the staged modes the request names (`Policy.stagedFileMode`,
+/// `stagedDirectoryMode`: the outbox's, or 0600 and 0700), never with a mode from
+/// the archive. The child's umask, 022 (see Confinement.apply), takes nothing
+/// from modes within 0755, so each entry comes out with exactly that mode: the
+/// supervisor's audit admits no other, and then needs no fchmod.
 public struct StagingWriter: EntrySink {
     /// Directories kept open between entries, so entries spread over a few
     /// directories do not walk from the root each time. Bounded: the decoder's
@@ -41,8 +42,16 @@ public struct StagingWriter: EntrySink {
     public private(set) var filesWritten: Int64 = 0
     public private(set) var directoriesMade: Int64 = 0
 
+    private let fileMode: FileMode
+    private let directoryMode: FileMode
+    /// Whether a file whose directories this writer has made is created with
+    /// one openat2 from the root (false once the kernel or a filter refused it).
+    private var opensBeneath = true
+
     public init(root: FileDescriptor, policy: Policy) {
         self.directories = Root.Descent(Root(root), limit: Self.openLimit)
+        self.fileMode = FileMode(policy.stagedFileMode)
+        self.directoryMode = FileMode(policy.stagedDirectoryMode)
     }
 
     public mutating func makeDirectory(_ path: EntryPath) throws(SystemError) {
@@ -51,13 +60,37 @@ public struct StagingWriter: EntrySink {
 
     public mutating func beginFile(_ path: EntryPath) throws(SystemError) {
         precondition(file == nil, "beginFile while a file is open")
-        let parent = try directory(path.components.dropLast())
-        let name = path.components[path.components.count - 1]
-        file = SharedDescriptor(OwnedDescriptor(
-            try parent.open(name, [.writeOnly, .create, .exclusive, .noFollow], mode: FileMode(Policy.stagedFileMode))))
-        fileName = path.raw
         filePath = Array(path.components.joined(separator: [UInt8(ascii: "/")]))
+        let options: OpenOptions = [.writeOnly, .create, .exclusive, .noFollow]
+        if let opened = try openBeneath(path, options) {
+            file = SharedDescriptor(OwnedDescriptor(opened))
+        } else {
+            let parent = try directory(path.components.dropLast())
+            let name = path.components[path.components.count - 1]
+            file = SharedDescriptor(OwnedDescriptor(try parent.open(name, options, mode: fileMode)))
+        }
+        fileName = path.raw
         fileBytes = 0
+    }
+
+    /// The file at `path` created with one openat2 from the root, where every
+    /// directory above it is one this writer made or entered (so no link, and
+    /// nothing but a directory, stands on the way; openat2 refuses both anyway);
+    /// nil where it is not, or where openat2 is refused, so that the caller walks
+    /// from descriptor to descriptor. Archives that spread their files over more
+    /// directories than the descent keeps open (round robin, say) would pay an
+    /// openat and a close per component and file otherwise.
+    private mutating func openBeneath(_ path: EntryPath, _ options: OpenOptions) throws(SystemError) -> FileDescriptor? {
+        guard opensBeneath, path.components.count > 1 else { return nil }
+        let parent = Array(path.components.dropLast().joined(separator: [UInt8(ascii: "/")])) + [UInt8(ascii: "/")]
+        guard made.contains(parent) else { return nil }
+        do {
+            return try directories.root.directory.open(beneath: filePath, options, mode: fileMode)
+        } catch where error.errno == .notImplemented || error.errno == .notPermitted {
+            // A kernel before 5.6, or a system-call filter that refuses openat2.
+            opensBeneath = false
+            return nil
+        }
     }
 
     public mutating func write(_ chunk: UnsafeRawBufferPointer) throws(SystemError) {
@@ -103,11 +136,12 @@ public struct StagingWriter: EntrySink {
             self.directoriesMade = directoriesMade
         }
         var created = false
+        let directoryMode = self.directoryMode
         return try directories.directory(components, entering: { (parent, component, path) throws(SystemError) in
             created = false
             guard !made.contains(path) else { return }
             do throws(SystemError) {
-                try parent.makeDirectory(component, mode: FileMode(Policy.stagedDirectoryMode))
+                try parent.makeDirectory(component, mode: directoryMode)
                 created = true
             } catch where error.errno == .exists {
                 // Made by an earlier entry of this archive: staging holds nothing else.

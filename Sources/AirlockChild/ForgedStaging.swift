@@ -41,7 +41,7 @@ package enum ForgedStaging {
         let size = 2 << 20
         let name = Array("big.bin".utf8)
         do {
-            let fd = try staging.open(name, [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
+            let fd = try staging.open(name, [.readWrite, .create, .exclusive, .noFollow], mode: FileMode(policy.stagedFileMode))
             var mapping: UnsafeMutableRawBufferPointer?
             try fd.closeAfter { (fd) throws(SystemError) in
                 try fd.writeAll([UInt8](repeating: 0x61, count: size))
@@ -56,7 +56,7 @@ package enum ForgedStaging {
                 LateWrites.overwrite(mapping, with: 0x62)
             } else {
                 let other = Array("big.new".utf8)
-                try staging.open(other, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600).closeAfter { (fd) throws(SystemError) in
+                try staging.open(other, [.writeOnly, .create, .exclusive, .noFollow], mode: FileMode(policy.stagedFileMode)).closeAfter { (fd) throws(SystemError) in
                     try fd.writeAll([UInt8](repeating: 0x62, count: size))
                 }
                 try staging.rename(other, to: staging, name)
@@ -76,7 +76,7 @@ package enum ForgedStaging {
         var bytes: Int64 = 0
         for (name, content) in files {
             do {
-                let fd = try staging.open(Array(name.utf8), [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)
+                let fd = try staging.open(Array(name.utf8), [.writeOnly, .create, .exclusive, .noFollow], mode: FileMode(policy.stagedFileMode))
                 try fd.closeAfter { (fd) throws(SystemError) in
                     try fd.writeAll(content)
                 }

@@ -47,6 +47,16 @@ public struct Configuration: Sendable, Equatable {
         OutboxModes(fileMode: outboxFileMode ?? FileMode(policy.fileMode), directoryMode: outboxDirectoryMode ?? FileMode(policy.directoryMode),
                     group: outboxGroupID)
     }
+    /// `policy` as a decoder child is given it and its staging is audited by: the
+    /// child creates staged entries with the outbox's modes, so that the audit sets
+    /// no mode on what passes (only the group, where one is configured).
+    public var decoderPolicy: Policy {
+        var decoder = policy
+        let modes = outboxModes
+        decoder.stagedFileMode = UInt32(modes.fileMode)
+        decoder.stagedDirectoryMode = UInt32(modes.directoryMode)
+        return decoder
+    }
 
     /// Producers' receipts.
     public var receipts = ReceiptSettings()

@@ -69,7 +69,7 @@ extension Configuration {
     /// The request for a decoder child of `format` (`none` for a probe), every field from this configuration.
     package func decoderRequest(mode: DecoderRequest.Mode, format: String, progress: Bool = false) -> DecoderRequest {
         DecoderRequest(mode: mode, format: format, progress: progress,
-                       magicDatabase: content.runsLibmagic ? content.magicDatabase : nil, limits: decoderLimits, policy: policy,
+                       magicDatabase: content.runsLibmagic ? content.magicDatabase : nil, limits: decoderLimits, policy: decoderPolicy,
                        zipLegacyEncoding: legacyNames.zipEncoding, tarLegacyEncoding: legacyNames.tarEncoding.isEmpty ? nil : legacyNames.tarEncoding,
                        keyed: keyed)
     }

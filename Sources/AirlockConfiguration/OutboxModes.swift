@@ -49,6 +49,20 @@ public struct OutboxModes: Sendable, Equatable {
         if let group { try file.changeGroup(group) }
         try file.changeMode(fileMode)
     }
+
+    /// Gives one open directory the outbox's directory mode and group, where
+    /// `status` (its fstat) shows it has them not already.
+    package func set(onDirectory directory: FileDescriptor, status: FileStatus) throws(SystemError) {
+        if let group, status.group != group { try directory.changeGroup(group) }
+        if status.permissions != directoryMode { try directory.changeMode(directoryMode) }
+    }
+
+    /// Gives one open file the outbox's file mode and group, where `status` (its
+    /// fstat) shows it has them not already.
+    package func set(on file: FileDescriptor, status: FileStatus) throws(SystemError) {
+        if let group, status.group != group { try file.changeGroup(group) }
+        if status.permissions != fileMode { try file.changeMode(fileMode) }
+    }
 }
 
 extension Configuration {

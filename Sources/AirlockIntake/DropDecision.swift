@@ -224,7 +224,7 @@ struct DropDecision: Sendable {
         let findings: StagingAudit.Findings
         do {
             // The audit also gives each entry its outbox mode and group and hashes each file, in its one walk.
-            findings = try StagingAudit(policy: policy, fsyncEach: configuration.sync == .fsync, modes: configuration.outboxModes,
+            findings = try StagingAudit(policy: configuration.decoderPolicy, fsyncEach: configuration.sync == .fsync, modes: configuration.outboxModes,
                                         early: early).audit(staging)
         } catch let failure as StagingAudit.Failure {
             return .rejected(Rejection(.decoderFailed, "the decoder left something it must not: \(failure.detail)"))

@@ -15,22 +15,31 @@ final class ByteTally: Sendable {
 }
 
 extension StagingAudit {
-    /// Readies the regular files `files` names in `directory`, on as many threads
+    /// A regular file the walk has judged by name, to be readied.
+    struct WaitingFile {
+        /// The directory holding it, open until it is readied.
+        let directory: FileDescriptor
+        let name: [UInt8]
+        /// Its path beneath staging.
+        let path: [UInt8]
+    }
+
+    /// Readies the regular files `files` names, each in its directory, on as many threads
     /// as there are processors, and returns them in the same order: each is
     /// opened once, without following a link and without blocking on what is not
     /// a regular file; judged on its descriptor's fstat (a regular file, one
     /// link, the child's mode, within the per-file quota, and no file read once
     /// those opened hold more than the total allows); given the outbox's mode and
-    /// group; fsynced with `fsyncEach`; and hashed, unless `early` holds a hash
+    /// group where it lacks them; fsynced with `fsyncEach`; and hashed, unless `early` holds a hash
     /// of that inode still provably current.
     ///
     /// The first failure in `files`' order is thrown, so the same tree always gets
     /// the same verdict.
-    func ready(_ files: [(name: [UInt8], path: [UInt8])], in directory: FileDescriptor,
-               opened: ByteTally) throws -> [StagedFile] {
+    func ready(_ files: [WaitingFile], opened: ByteTally) throws -> [StagedFile] {
         let results = Mutex<[Result<StagedFile, any Error>?]>(Array(repeating: nil, count: files.count))
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
-            let result = Result { () throws -> StagedFile in try ready(files[index].name, at: files[index].path, in: directory, opened: opened) }
+            let file = files[index]
+            let result = Result { () throws -> StagedFile in try ready(file.name, at: file.path, in: file.directory, opened: opened) }
             results.withLock { $0[index] = result }
         }
         let readied = results.withLock { $0 }
@@ -54,7 +63,7 @@ extension StagingAudit {
             guard opened.add(status.size) <= policy.maxTotalBytes else {
                 throw Failure(detail: "files holding more than \(policy.maxTotalBytes) bytes in all")
             }
-            try modes.set(on: fd)
+            try modes.set(on: fd, status: status)
             if fsyncEach { try fd.sync() }
             if let known = early?.sha256(for: status) { return StagedFile(path: path, size: status.size, sha256: known) }
             // The commit's syncfs (or fsync) waits for a large file's pages: start

@@ -19,7 +19,10 @@ import AirlockText
 /// O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, and the kind, link count, mode and size
 /// are judged on that descriptor's fstat: what is judged is what is then given
 /// the outbox's modes and group and hashed for the manifest, on the same
-/// descriptor (the files of each directory on every processor). Entries the
+/// descriptor (the files of each directory on every processor). A mode or group
+/// an entry already has is not set again: the child creates entries with the
+/// outbox's modes when asked (`Configuration.decoderPolicy`), so the commonest
+/// tree needs no fchmod at all. Entries the
 /// listing says are neither files nor directories are never opened: fstatat
 /// names what they are. Optionally fsyncs everything it visits, after its change.
 struct StagingAudit {
@@ -66,7 +69,8 @@ struct StagingAudit {
         var walk = Walk(audit: self)
         try modes.set(onDirectory: staging)
         // No depth limit of its own: every name is judged (depth included) before the walk enters it.
-        _ = try walk.enter(staging, path: [])
+        _ = try walk.enter(staging, owner: nil, path: [])
+        try walk.readyWaiting()
         if fsyncEach { try staging.sync() }
         let totals = walk.findings.totals
         let fewest = Policy.fewestEntries(files: Int(totals.files), emptyDirectories: Int(totals.emptyDirectories))
@@ -76,10 +80,10 @@ struct StagingAudit {
         return walk.findings
     }
 
-    /// The mode the child leaves every directory with, and the only one the audit admits.
-    var childDirectoryMode: FileMode { FileMode(Policy.stagedDirectoryMode) }
-    /// The mode the child leaves every file with, and the only one the audit admits.
-    var childFileMode: FileMode { FileMode(Policy.stagedFileMode) }
+    /// The mode the child was asked to create every directory with, and the only one the audit admits.
+    var childDirectoryMode: FileMode { FileMode(policy.stagedDirectoryMode) }
+    /// The mode the child was asked to create every file with, and the only one the audit admits.
+    var childFileMode: FileMode { FileMode(policy.stagedFileMode) }
 
     /// One walk's state: what it has counted and the names it has met.
     private struct Walk {
@@ -90,13 +94,21 @@ struct StagingAudit {
         /// The bytes of every file opened so far, on every thread, so that no file
         /// is read once the files opened hold more than the total allows.
         let opened = ByteTally()
+        /// Files judged by name and not yet readied, in the order the walk met
+        /// them: readied together, so that every processor takes its share (a
+        /// directory's few files alone leave the other threads asleep).
+        var waiting: [WaitingFile] = []
+        /// The directories holding them, open until they are readied.
+        var holding: [SharedDescriptor] = []
 
         var policy: Policy { audit.policy }
 
-        /// Judges every entry of `directory` (at `path` beneath staging), readies
-        /// its files, then enters its directories in turn. Returns how many
-        /// entries it holds.
-        mutating func enter(_ directory: FileDescriptor, path: [UInt8]) throws -> Int {
+        /// Judges every entry of `directory` (at `path` beneath staging), queues
+        /// its files to be readied, then enters its directories in turn. Returns
+        /// how many entries it holds.
+        /// - Parameter owner: `directory`'s owner, kept while its files wait (nil
+        ///   for staging itself, which outlives the walk).
+        mutating func enter(_ directory: FileDescriptor, owner: SharedDescriptor?, path: [UInt8]) throws -> Int {
             let entries = try directory.entries()
             var files: [(name: [UInt8], path: [UInt8])] = []
             var directories: [(name: [UInt8], path: [UInt8])] = []
@@ -119,22 +131,44 @@ struct StagingAudit {
                     throw Failure(detail: "\"\(EscapedName(child))\" is a \(kind)")
                 }
             }
-            for file in try audit.ready(files, in: directory, opened: opened) {
-                try count(file.path, bytes: file.size)
-                findings.files.append(file)
+            if !files.isEmpty {
+                if holding.count >= Self.holdingLimit || waiting.count + files.count > Self.waitingLimit { try readyWaiting() }
+                if let owner { holding.append(owner) }
+                waiting += files.map { WaitingFile(directory: directory, name: $0.name, path: $0.path) }
             }
             for (name, child) in directories {
-                let owned = OwnedDescriptor(try directory.openDirectory(name))
-                let status = try owned.descriptor.status()
+                let opened = SharedDescriptor(OwnedDescriptor(try directory.openDirectory(name)))
+                let status = try opened.descriptor.status()
                 guard status.kind == .directory, status.permissions == audit.childDirectoryMode else {
                     throw Failure(detail: "directory \"\(EscapedName(child))\" has mode \(String(status.permissions, radix: 8))")
                 }
-                try audit.modes.set(onDirectory: owned.descriptor)
+                try audit.modes.set(onDirectory: opened.descriptor, status: status)
                 findings.totals.directories += 1
-                if try enter(owned.descriptor, path: child) == 0 { findings.totals.emptyDirectories += 1 }
-                if audit.fsyncEach { try owned.descriptor.sync() }
+                if try enter(opened.descriptor, owner: opened, path: child) == 0 { findings.totals.emptyDirectories += 1 }
+                // Its entries' names, which its files' readying does not change.
+                if audit.fsyncEach { try opened.descriptor.sync() }
             }
             return entries.count
+        }
+
+        /// At most this many directories are held open for files waiting to be
+        /// readied: few beside the daemon's other descriptors, with one walk per worker.
+        static let holdingLimit = 32
+        /// At most this many files wait to be readied.
+        static let waitingLimit = 4096
+
+        /// Readies every waiting file, on every processor, and counts them in the
+        /// order the walk met them; then lets their directories go.
+        mutating func readyWaiting() throws {
+            defer {
+                waiting.removeAll(keepingCapacity: true)
+                holding.removeAll()
+            }
+            guard !waiting.isEmpty else { return }
+            for file in try audit.ready(waiting, opened: opened) {
+                try count(file.path, bytes: file.size)
+                findings.files.append(file)
+            }
         }
 
         /// The path policy and the conflict rules, as the child applies them to the archive's names.

@@ -17,12 +17,21 @@ public struct Policy: Sendable, Equatable {
 
     public var fileMode: UInt32 { privateModes ? 0o600 : 0o644 }
 
-    /// The mode a decoder child leaves every staged file with, whatever `fileMode`
-    /// is: the supervisor's audit admits no other, and gives each file its outbox
-    /// mode once it has judged it.
-    public static let stagedFileMode: UInt32 = 0o600
-    /// The mode a decoder child leaves every staged directory with.
-    public static let stagedDirectoryMode: UInt32 = 0o700
+    /// The mode a decoder child creates every staged file with, and the only one
+    /// the supervisor's audit admits. The supervisor asks for the outbox's file
+    /// mode, so that what passes the audit needs no fchmod; 0600 unless asked.
+    /// Staging is private (its parent, the state directory, is 0700), so a file
+    /// that has its final mode there exposes nothing before the commit.
+    public var stagedFileMode: UInt32 = 0o600
+    /// The mode a decoder child creates every staged directory with (the outbox's
+    /// directory mode when the supervisor asks); 0700 unless asked.
+    public var stagedDirectoryMode: UInt32 = 0o700
+
+    /// Whether `file` and `directory` may be staged modes: the bounds of the
+    /// outbox's modes (within 0644 and 0755, keeping the owner's 0600 and 0700).
+    public static func admitsStagedModes(file: UInt32, directory: UInt32) -> Bool {
+        file & ~0o644 == 0 && file & 0o600 == 0o600 && directory & ~0o755 == 0 && directory & 0o700 == 0o700
+    }
     public var directoryMode: UInt32 { privateModes ? 0o700 : 0o755 }
 
     /// True when an entry of `size` bytes from `compressed` stored bytes breaks the ratio rule.

@@ -11,10 +11,10 @@ public enum CurrentProcess {
     /// once that one has died and this process was reparented.
     public static var parentID: Int32 { getppid() }
 
-    /// umask(2) 077: what this process creates is private to its user, with no
-    /// more than the mode it asks for.
-    public static func restrictFileCreationMask() {
-        _ = umask(0o077)
+    /// umask(2): the permission bits `mask` names are taken from every mode this
+    /// process creates files and directories with.
+    public static func setFileCreationMask(_ mask: mode_t) {
+        _ = umask(mask)
     }
 
     /// SIGKILL to this process: it dies here, as abruptly as a crash or an

@@ -6,6 +6,7 @@ import Glibc
 // of, a peer that did not answer), named so it need not spell the C constants.
 extension Errno {
     public static let invalidArgument = Errno(rawValue: EINVAL)
+    public static let notImplemented = Errno(rawValue: ENOSYS)
     public static let protocolError = Errno(rawValue: EPROTO)
     public static let ioError = Errno(rawValue: EIO)
     public static let timedOut = Errno(rawValue: ETIMEDOUT)

@@ -39,6 +39,18 @@ public struct OpenOptions: OptionSet, Sendable {
 }
 
 extension FileDescriptor {
+    /// openat2(2) of a relative path beneath this directory (`airlock_open_beneath`):
+    /// resolved in one call, never above this directory and through no link, so
+    /// a path of several components costs one call where a walk from descriptor
+    /// to descriptor costs one per component. Throws ENOSYS where the kernel
+    /// lacks openat2, and whatever a system-call filter answers for it.
+    public func open(beneath path: [UInt8], _ options: OpenOptions, mode: FileMode = 0) throws(SystemError) -> FileDescriptor {
+        let fd = try retrying("openat2", path) {
+            path.withNulTerminated { airlock_open_beneath(rawValue, $0, options.rawValue | O_CLOEXEC, UInt32(mode)) }
+        }
+        return FileDescriptor(rawValue: fd)
+    }
+
     /// openat(2) of one name beneath this directory, with typed options.
     public func open(_ name: [UInt8], _ options: OpenOptions, mode: FileMode = 0) throws(SystemError) -> FileDescriptor {
         try open(name, options.rawValue, mode: mode)

@@ -2,6 +2,9 @@
 #include "airlock_shims.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdint.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -17,6 +20,15 @@ int airlock_set_posix_acl(int fd, int is_default, const void *value, size_t size
 
 int airlock_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
     return renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
+}
+
+int airlock_open_beneath(int dirfd, const char *path, int flags, unsigned int mode) {
+    struct open_how how = {
+        .flags = (uint64_t)(unsigned int)flags,
+        .mode = (flags & O_CREAT) ? mode : 0,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+    };
+    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
 
 int airlock_open_path(int dirfd, const char *name) {

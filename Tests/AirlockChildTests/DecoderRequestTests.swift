@@ -11,6 +11,8 @@ struct DecoderRequestTests {
         var policy = Policy()
         policy.maxEntries = 5
         policy.privateModes = true
+        policy.stagedFileMode = 0o640
+        policy.stagedDirectoryMode = 0o750
         var keyed = KeyedSettings()
         keyed.classNames = ["Memo", "Notes,App.Memo=1"]
         keyed.keepOriginal = true
@@ -36,12 +38,12 @@ struct DecoderRequestTests {
     @Test("the bytes are pinned: version first, every key once, in Key order")
     func pinnedBytes() {
         let pinned = [
-            "request_version=3", "mode=decode", "format=zip", "progress=1",
+            "request_version=4", "mode=decode", "format=zip", "progress=1",
             "magic_database=2f7573722f6c69622f66696c652f6d616769632e6d6763",
             "limit_as=1073741824", "limit_cpu=60", "limit_nofile=64", "limit_fsize=99", "confinement=best-effort",
             "max_entries=5", "max_file_bytes=20971520", "max_total_bytes=104857600", "max_drop_bytes=104857600",
             "max_component_bytes=255", "max_path_bytes=1024", "max_depth=32", "max_ratio=100", "ratio_min_bytes=1048576",
-            "private_modes=1", "zip_legacy_encoding=4350343337", "tar_legacy_encoding=",
+            "private_modes=1", "staged_file_mode=640", "staged_directory_mode=750", "zip_legacy_encoding=4350343337", "tar_legacy_encoding=",
             "keyed_class_names=4d656d6f,4e6f7465732c4170702e4d656d6f3d31", "keyed_max_bytes=1048576", "keyed_max_items=1000",
             "keyed_max_text_units=4096", "keyed_keep_original=1",
         ]
@@ -78,7 +80,10 @@ struct DecoderRequestTests {
         }
         for (key, value) in [(DecoderRequest.Key.mode, "judge"), (.limitCPU, "0"), (.limitCPU, "-1"), (.maxEntries, "05"),
                              (.progress, "yes"), (.confinement, "maybe"), (.magicDatabase, "2F"), (.magicDatabase, "ff"),
-                             (.zipLegacyEncoding, ""), (.keyedClassNames, "4d,"), (.format, "")] {
+                             (.zipLegacyEncoding, ""), (.keyedClassNames, "4d,"), (.format, ""),
+                             // Staged modes: octal as written, within 0644 and 0755, keeping the owner's 0600 and 0700.
+                             (.stagedFileMode, "0640"), (.stagedFileMode, "9"), (.stagedFileMode, "666"), (.stagedFileMode, "400"),
+                             (.stagedFileMode, "4644"), (.stagedDirectoryMode, "777"), (.stagedDirectoryMode, "500"), (.stagedDirectoryMode, "")] {
             #expect(throws: DecoderRequest.Refusal.malformed(key, value)) { try DecoderRequest(decoding: replacing(key, value)) }
         }
     }

@@ -99,7 +99,7 @@ struct StagingWriterTests {
         try fixture.expectOutsideUntouched()
     }
 
-    @Test("files 0600 and directories 0700 whatever the policy's modes: the supervisor gives the outbox's")
+    @Test("files 0600 and directories 0700 whatever the policy's modes, unless other staged modes are asked")
     func privateModes() throws {
         let fixture = try StagingFixture()
         var policy = Policy()
@@ -109,6 +109,24 @@ struct StagingWriterTests {
         writer.close()
         #expect(fixture.mode("d") == 0o700)
         #expect(fixture.mode("d/f") == 0o600)
+    }
+
+    @Test("asked for staged modes (the outbox's), files and directories are created with exactly those")
+    func stagedModes() throws {
+        let fixture = try StagingFixture()
+        var policy = Policy()
+        policy.stagedFileMode = 0o640
+        policy.stagedDirectoryMode = 0o750
+        var writer = try fixture.writer(policy)
+        try writeFile(&writer, "d/e/f", "x")
+        // In a directory the writer made: created by one openat2 from the root.
+        try writeFile(&writer, "d/e/h", "y")
+        try writer.makeDirectory(try entry("g/"))
+        writer.close()
+        for directory in ["d", "d/e", "g"] { #expect(fixture.mode(directory) == 0o750, "\(directory)") }
+        #expect(fixture.mode("d/e/f") == 0o640 && fixture.mode("d/e/h") == 0o640)
+        #expect(try String(contentsOf: fixture.staging.appendingPathComponent("d/e/h"), encoding: .utf8) == "y")
+        try fixture.expectOutsideUntouched()
     }
 
     @Test("a file already there is refused with EEXIST and keeps its bytes")
@@ -150,6 +168,21 @@ struct StagingWriterTests {
         #expect(madeError?.errno == .notDirectory, "\(String(describing: madeError))")
         try fixture.expectOutsideUntouched()
         #expect(writer.directoriesMade == 0)
+    }
+
+    @Test("a directory the writer made, then replaced by a link to outside, is not followed by the files after it")
+    func madeDirectoryReplacedByLink() throws {
+        let fixture = try StagingFixture()
+        var writer = try fixture.writer()
+        try writeFile(&writer, "made/one.txt", "1\n")
+        let made = fixture.staging.appendingPathComponent("made")
+        try FileManager.default.moveItem(at: made, to: fixture.base.appendingPathComponent("was-made"))
+        try FileManager.default.createSymbolicLink(atPath: made.path, withDestinationPath: fixture.outside.path)
+        let error = systemError { try writeFile(&writer, "made/two.txt", "2\n") }
+        writer.close()
+        // openat2's RESOLVE_NO_SYMLINKS refuses the link on the way with ELOOP.
+        #expect(error?.errno == .tooManyLinks, "\(String(describing: error))")
+        try fixture.expectOutsideUntouched()
     }
 
     @Test("a file where a directory is wanted is refused with ENOTDIR and left alone")

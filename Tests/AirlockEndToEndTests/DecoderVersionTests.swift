@@ -44,7 +44,7 @@ struct DecoderVersionTests {
     }
 
     @Test("a decoder of a newer, then an older request version under a running daemon: deferred, templates restarted, then accepted once",
-          arguments: [4, 2])
+          arguments: [5, 3])
     func versionMismatchDefers(_ version: Int) throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
@@ -66,7 +66,7 @@ struct DecoderVersionTests {
         for event in deferred {
             #expect(event.detail?.contains("speaks another version") == true, "\(event)")
         }
-        #expect(daemon.stderr.contains("the request is version 3; this decoder reads version \(version)"))
+        #expect(daemon.stderr.contains("the request is version 4; this decoder reads version \(version)"))
         // Each attempt met a template started afresh from the program on disk.
         let templates = templatesTraced(daemon.stderr)
         #expect(Set(templates.suffix(2)).count == 2, "\(templates)")

@@ -65,6 +65,17 @@ struct StagingAuditWalkTests {
             }
         }
 
+        /// The inode change time of each of `names`: chmod and chown set it, even to the mode or group a file has.
+        func changeTimes(_ names: [String]) throws -> [String: [Int]] {
+            var times: [String: [Int]] = [:]
+            for name in names {
+                var st = stat()
+                guard lstat(path + "/" + name, &st) == 0 else { throw CocoaError(.fileReadUnknown) }
+                times[name] = [st.st_ctim.tv_sec, st.st_ctim.tv_nsec]
+            }
+            return times
+        }
+
         func mode(_ name: String) throws -> mode_t {
             var st = stat()
             guard lstat(path + "/" + name, &st) == 0 else { throw CocoaError(.fileReadUnknown) }
@@ -101,6 +112,59 @@ struct StagingAuditWalkTests {
                            "b.txt": "f2c82decdd7181cf98945929a62598db7e6b477e11f6e0eb0ae97020eff151ad"])
         #expect(try staging.mode("docs/a.txt") == 0o640 && staging.mode("b.txt") == 0o640)
         #expect(try staging.mode("docs") == 0o750 && staging.mode("empty") == 0o750 && staging.mode("") == 0o750)
+    }
+
+    /// The policy a child is given when asked to create entries with the outbox's modes.
+    static var stagedWithOutboxModes: Policy {
+        var policy = Policy()
+        policy.stagedFileMode = UInt32(outbox.fileMode)
+        policy.stagedDirectoryMode = UInt32(outbox.directoryMode)
+        return policy
+    }
+
+    @Test func entriesStagedWithTheOutboxModesPassWithoutAChangeOfMode() throws {
+        let names = ["docs", "docs/a.txt", "b.txt"]
+        let staging = try Staging([.directory("docs", mode: 0o750), .file("docs/a.txt", "alpha\n", mode: 0o640),
+                                   .file("b.txt", "beta\n", mode: 0o640)])
+        let before = try staging.changeTimes(names)
+        // Past the filesystem clock's granularity, so that a chmod to the same mode would show.
+        usleep(50_000)
+        let findings = try Self.audit(staging, policy: Self.stagedWithOutboxModes)
+        #expect(findings.totals.files == 2 && findings.totals.directories == 1 && findings.totals.bytes == 11)
+        #expect(try staging.changeTimes(names) == before)
+        #expect(try staging.mode("docs/a.txt") == 0o640 && staging.mode("b.txt") == 0o640 && staging.mode("docs") == 0o750)
+    }
+
+    @Test func onlyTheStagedModesTheChildWasGivenAreAdmitted() throws {
+        // Asked for the outbox's modes, a child that left entries private (or any other mode) is refused.
+        let file = try #require(try Self.refusal([.file("a.txt", "x", mode: 0o600)], policy: Self.stagedWithOutboxModes))
+        #expect(file.contains("mode 600"), "\(file)")
+        let directory = try #require(try Self.refusal([.directory("d", mode: 0o700)], policy: Self.stagedWithOutboxModes))
+        #expect(directory.contains("mode 700"), "\(directory)")
+        let wider = try #require(try Self.refusal([.file("a.txt", "x", mode: 0o644)], policy: Self.stagedWithOutboxModes))
+        #expect(wider.contains("mode 644"), "\(wider)")
+    }
+
+    @Test func theFilesOfMoreDirectoriesThanTheWalkHoldsOpenAreAllReadiedInTheOrderMet() throws {
+        // 40 directories of two files: more than the walk holds open at once, so it readies them in several batches.
+        var entries: [Entry] = []
+        for index in 0..<40 { entries += [.directory("d\(index)"), .file("d\(index)/a", "a\(index)\n"), .file("d\(index)/b", "b\(index)\n")] }
+        let staging = try Staging(entries)
+        let findings = try Self.audit(staging)
+        #expect(findings.totals.files == 80 && findings.totals.directories == 40 && findings.totals.bytes == 80 * 3 + 60)
+        let paths = findings.files.map { String(decoding: $0.path, as: UTF8.self) }
+        #expect(Set(paths) == Set((0..<40).flatMap { ["d\($0)/a", "d\($0)/b"] }))
+        // A directory's files side by side, as the walk met them.
+        for pair in stride(from: 0, to: paths.count, by: 2) {
+            #expect(paths[pair].dropLast(2) == paths[pair + 1].dropLast(2), "\(paths)")
+        }
+        let hashes = Dictionary(uniqueKeysWithValues: findings.files.map { (String(decoding: $0.path, as: UTF8.self), $0.sha256) })
+        // sha256sum of "a0\n" and "b39\n".
+        #expect(hashes["d0/a"] == "1067d7695f0b3d77aa079a53abc12cd5bc18cb6525d88466f96b0223ce50000e")
+        #expect(hashes["d39/b"] == "12d612132e28cebfb96cbfa8e09aeafee030e6199e15edbdc4853ab81867fdbf")
+        for index in 0..<40 { #expect(try staging.mode("d\(index)/a") == 0o640 && staging.mode("d\(index)/b") == 0o640) }
+        let refused = try #require(try Self.refusal(entries + [.file("d39/c", "x", mode: 0o644)]))
+        #expect(refused.contains("\"d39/c\"") && refused.contains("mode 644"), "\(refused)")
     }
 
     @Test func aHardLinkIsRefused() throws {

@@ -19,6 +19,12 @@ int airlock_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, 
 /// (as the directory of an *at call) but not read.
 int airlock_open_path(int dirfd, const char *name);
 
+/// openat2(2) of a relative path beneath dirfd with RESOLVE_BENEATH |
+/// RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV: the whole path
+/// resolved in one call, never above dirfd, through no link of any kind and on
+/// no other mount. -1 with ENOSYS where the kernel (before 5.6) lacks the call.
+int airlock_open_beneath(int dirfd, const char *path, int flags, unsigned int mode);
+
 /// readlinkat(2) of the link an O_PATH descriptor holds (empty path).
 ssize_t airlock_read_link(int fd, char *buffer, size_t size);
 
