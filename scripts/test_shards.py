@@ -110,9 +110,11 @@ def journaled_scratch():
         print("test_shards: not root, so the tests write in TMPDIR, not on a journaled ext4 of their own")
         return None
     work = tempfile.mkdtemp(prefix="airlock-test-scratch-")
+    # mkdtemp makes it 0700: the users the tests run as must pass through it to the mount.
+    os.chmod(work, 0o711)
     image, mount = os.path.join(work, "ext4.img"), os.path.join(work, "tmp")
     os.mkdir(mount)
-    with open(image, "wb") as f:
+    with open(os.open(image, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
         f.truncate(32 << 30)  # sparse: only what the tests write takes space, until it is removed
     for step in (["mkfs.ext4", "-q", "-F", image], ["mount", "-o", "loop,noinit_itable", image, mount]):
         result = subprocess.run(step, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

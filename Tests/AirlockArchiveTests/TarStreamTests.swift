@@ -66,8 +66,11 @@ struct TarStreamTests {
         #expect(ArchiveFormat.sniff([0x28, 0xB5, 0x2F, 0xFD] + pad) == .tarZstd)
         #expect(ArchiveFormat.sniff(Array("LZIP".utf8) + [1] + pad) == .tarLzip)
         #expect(ArchiveFormat.sniff(Array("LZIP".utf8) + [0] + pad) == nil)
-        #expect(ArchiveFormat.sniff(Array("BZh9".utf8) + pad) == .tarBzip2)
-        #expect(ArchiveFormat.sniff(Array("BZh0".utf8) + pad) == nil)
+        // bzip2: "BZh", the block size, then a block's magic or the stream end's (an empty stream).
+        #expect(ArchiveFormat.sniff(Array("BZh9".utf8) + [0x31, 0x41, 0x59, 0x26, 0x53, 0x59] + pad) == .tarBzip2)
+        #expect(ArchiveFormat.sniff(Array("BZh1".utf8) + [0x17, 0x72, 0x45, 0x38, 0x50, 0x90] + pad) == .tarBzip2)
+        #expect(ArchiveFormat.sniff(Array("BZh9".utf8) + pad) == nil, "no block after the size: libarchive's filter does not take it")
+        #expect(ArchiveFormat.sniff(Array("BZh0".utf8) + [0x31, 0x41, 0x59, 0x26, 0x53, 0x59] + pad) == nil)
         // lzma -6: properties 0x5D, 8 MiB dictionary, unknown size, range coder's zero byte.
         let lzma: [UInt8] = [0x5D, 0x00, 0x00, 0x80, 0x00] + [UInt8](repeating: 0xFF, count: 8) + [0x00]
         #expect(ArchiveFormat.sniff(lzma + pad) == .tarLzma)
