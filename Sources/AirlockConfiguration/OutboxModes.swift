@@ -38,30 +38,21 @@ public struct OutboxModes: Sendable, Equatable {
         return found
     }
 
-    /// Gives one open directory the outbox's directory mode and group.
-    package func set(onDirectory directory: FileDescriptor) throws(SystemError) {
-        if let group { try directory.changeGroup(group) }
-        try directory.changeMode(directoryMode)
+    /// Gives one open directory the outbox's directory mode and group; with its
+    /// fstat `status`, only what it does not have already.
+    package func set(onDirectory directory: FileDescriptor, status: FileStatus? = nil) throws(SystemError) {
+        try set(directory, mode: directoryMode, status: status)
     }
 
-    /// Gives one open file the outbox's file mode and group.
-    package func set(on file: FileDescriptor) throws(SystemError) {
-        if let group { try file.changeGroup(group) }
-        try file.changeMode(fileMode)
+    /// Gives one open file the outbox's file mode and group; with its fstat
+    /// `status`, only what it does not have already.
+    package func set(on file: FileDescriptor, status: FileStatus? = nil) throws(SystemError) {
+        try set(file, mode: fileMode, status: status)
     }
 
-    /// Gives one open directory the outbox's directory mode and group, where
-    /// `status` (its fstat) shows it has them not already.
-    package func set(onDirectory directory: FileDescriptor, status: FileStatus) throws(SystemError) {
-        if let group, status.group != group { try directory.changeGroup(group) }
-        if status.permissions != directoryMode { try directory.changeMode(directoryMode) }
-    }
-
-    /// Gives one open file the outbox's file mode and group, where `status` (its
-    /// fstat) shows it has them not already.
-    package func set(on file: FileDescriptor, status: FileStatus) throws(SystemError) {
-        if let group, status.group != group { try file.changeGroup(group) }
-        if status.permissions != fileMode { try file.changeMode(fileMode) }
+    private func set(_ fd: FileDescriptor, mode: FileMode, status: FileStatus?) throws(SystemError) {
+        if let group, status?.group != group { try fd.changeGroup(group) }
+        if status?.permissions != mode { try fd.changeMode(mode) }
     }
 }
 
