@@ -18,7 +18,7 @@ extension DecoderRequest {
             guard fields[key] == nil else { throw .repeated(key) }
             fields[key] = String(parts[1])
         }
-        var reader = FieldReader(fields: fields)
+        let reader = FieldReader(fields: fields)
         guard let mode = Mode(rawValue: try reader.text(.mode)) else { throw .malformed(.mode, fields[.mode]!) }
         let format = try reader.text(.format)
         guard !format.isEmpty else { throw .malformed(.format, format) }
@@ -112,21 +112,15 @@ private struct FieldReader {
         policy.maxRatio = try number(.maxRatio)
         policy.ratioMinBytes = try number(.ratioMinBytes)
         policy.privateModes = try flag(.privateModes)
-        policy.stagedFileMode = try octal(.stagedFileMode)
-        guard Policy.admitsStagedModes(file: policy.stagedFileMode, directory: 0o700) else {
-            throw .malformed(.stagedFileMode, try text(.stagedFileMode))
-        }
-        policy.stagedDirectoryMode = try octal(.stagedDirectoryMode)
-        guard Policy.admitsStagedModes(file: 0o600, directory: policy.stagedDirectoryMode) else {
-            throw .malformed(.stagedDirectoryMode, try text(.stagedDirectoryMode))
-        }
+        policy.stagedFileMode = try octal(.stagedFileMode, admitting: Policy.admitsStagedFileMode)
+        policy.stagedDirectoryMode = try octal(.stagedDirectoryMode, admitting: Policy.admitsStagedDirectoryMode)
         return policy
     }
 
-    /// Octal digits, as `String(_:radix: 8)` writes them.
-    func octal(_ key: Key) throws(DecoderRequest.Refusal) -> UInt32 {
+    /// A mode in octal digits, as `String(_:radix: 8)` writes them, that `admits` takes.
+    func octal(_ key: Key, admitting admits: (UInt32) -> Bool) throws(DecoderRequest.Refusal) -> UInt32 {
         let value = try text(key)
-        guard let mode = UInt32(value, radix: 8), String(mode, radix: 8) == value else { throw .malformed(key, value) }
+        guard let mode = UInt32(value, radix: 8), String(mode, radix: 8) == value, admits(mode) else { throw .malformed(key, value) }
         return mode
     }
 

@@ -27,11 +27,11 @@ public struct Policy: Sendable, Equatable {
     /// directory mode when the supervisor asks); 0700 unless asked.
     public var stagedDirectoryMode: UInt32 = 0o700
 
-    /// Whether `file` and `directory` may be staged modes: the bounds of the
-    /// outbox's modes (within 0644 and 0755, keeping the owner's 0600 and 0700).
-    public static func admitsStagedModes(file: UInt32, directory: UInt32) -> Bool {
-        file & ~0o644 == 0 && file & 0o600 == 0o600 && directory & ~0o755 == 0 && directory & 0o700 == 0o700
-    }
+    /// Whether `mode` may be a staged file's mode: within the outbox's bounds,
+    /// 0644 at most and keeping the owner's 0600.
+    public static func admitsStagedFileMode(_ mode: UInt32) -> Bool { mode & ~0o644 == 0 && mode & 0o600 == 0o600 }
+    /// Whether `mode` may be a staged directory's mode: 0755 at most, keeping the owner's 0700.
+    public static func admitsStagedDirectoryMode(_ mode: UInt32) -> Bool { mode & ~0o755 == 0 && mode & 0o700 == 0o700 }
     public var directoryMode: UInt32 { privateModes ? 0o700 : 0o755 }
 
     /// True when an entry of `size` bytes from `compressed` stored bytes breaks the ratio rule.
