@@ -7,28 +7,24 @@ import Testing
 struct SyncHeadStartTests {
     @Test("the decoder's exit after many small files (1,000 files, 4.5 MB) starts one call")
     func manyFiles() throws {
-        let scratch = try Scratch("head-start")
-        let directory = try FileDescriptor.openDirectory(path: scratch.path)
-        defer { directory.close() }
-        let headStart = SyncHeadStart(directory)
-        headStart.decoderExited(wroteAtLeast: 4_566_713, files: 1000)
-        headStart.close()
-        #expect(headStart.calls == 1)
+        #expect(try Self.calls(after: [(4_566_713, 1000)]) == 1)
     }
 
     @Test("a drop of a few small files (the flood's) starts none; 8 MiB in one file starts one")
     func fewFilesOrMuchData() throws {
+        #expect(try Self.calls(after: [(4311, 5), (SyncHeadStart.minimumBytes - 1, SyncHeadStart.minimumFiles - 1)]) == 0)
+        #expect(try Self.calls(after: [(SyncHeadStart.minimumBytes, 1)]) == 1)
+    }
+
+    /// The syncfs calls one head start made, on a scratch directory, for decoders
+    /// that exited having written these bytes and files.
+    static func calls(after exits: [(bytes: Int64, files: Int64)]) throws -> Int {
         let scratch = try Scratch("head-start")
         let directory = try FileDescriptor.openDirectory(path: scratch.path)
         defer { directory.close() }
-        let few = SyncHeadStart(directory)
-        few.decoderExited(wroteAtLeast: 4311, files: 5)
-        few.decoderExited(wroteAtLeast: SyncHeadStart.minimumBytes - 1, files: SyncHeadStart.minimumFiles - 1)
-        few.close()
-        #expect(few.calls == 0)
-        let large = SyncHeadStart(directory)
-        large.decoderExited(wroteAtLeast: SyncHeadStart.minimumBytes, files: 1)
-        large.close()
-        #expect(large.calls == 1)
+        let headStart = SyncHeadStart(directory)
+        for exit in exits { headStart.decoderExited(wroteAtLeast: exit.bytes, files: exit.files) }
+        headStart.close()
+        return headStart.calls
     }
 }
