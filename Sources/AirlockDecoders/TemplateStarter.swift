@@ -15,29 +15,64 @@ import Synchronization
 final class TemplateStarter: Sendable {
     static let shared = TemplateStarter()
 
-    private let thread = SerialThread()
-
-    /// What the thread answers one request with.
-    private final class Answer: Sendable {
-        let result = Mutex<Result<ChildProcess, SystemError>?>(nil)
+    private final class Request: Sendable {
+        let executable: String
+        let arguments: [String]
+        let environment: [String]
+        let descriptors: [ChildDescriptor]
+        let answer = Mutex<Result<ChildProcess, SystemError>?>(nil)
         let done = DispatchSemaphore(value: 0)
+
+        init(_ executable: String, _ arguments: [String], _ environment: [String], _ descriptors: [ChildDescriptor]) {
+            self.executable = executable
+            self.arguments = arguments
+            self.environment = environment
+            self.descriptors = descriptors
+        }
     }
 
+    private let requests = Mutex<[Request]>([])
+    private let pending = DispatchSemaphore(value: 0)
+    /// Whether the thread runs; it is started by the first request, and by a
+    /// later one when it could not be (a host out of tasks refuses threads too).
+    private let running = Mutex(false)
+
     private init() {}
+
+    /// Starts the thread unless it runs. - Throws: `pthread_create`'s refusal.
+    private func ensureRunning() throws(SystemError) {
+        let error = running.withLock { running -> SystemError? in
+            guard !running else { return nil }
+            let started = Result { () throws(SystemError) in try SystemThread.start { [self] in serve() } }
+            if case .failure(let error) = started { return error }
+            running = true
+            return nil
+        }
+        if let error { throw error }
+    }
+
+    private func serve() -> Never {
+        while true {
+            pending.wait()
+            guard let request = requests.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
+            let result = Result { () throws(SystemError) in
+                try ChildProcess.spawn(request.executable, arguments: request.arguments, environment: request.environment,
+                                       descriptors: request.descriptors)
+            }
+            request.answer.withLock { $0 = result }
+            request.done.signal()
+        }
+    }
 
     /// `ChildProcess.spawn` on the starter thread; waits for it.
     func spawn(_ executable: String, arguments: [String], environment: [String],
                descriptors: [ChildDescriptor]) throws(SystemError) -> ChildProcess {
-        let answer = Answer()
-        try thread.run {
-            let result = Result { () throws(SystemError) in
-                try ChildProcess.spawn(executable, arguments: arguments, environment: environment, descriptors: descriptors)
-            }
-            answer.result.withLock { $0 = result }
-            answer.done.signal()
-        }
-        answer.done.wait()
-        // The thread answers every job it takes before signalling.
-        return try answer.result.withLock { $0! }.get()
+        try ensureRunning()
+        let request = Request(executable, arguments, environment, descriptors)
+        requests.withLock { $0.append(request) }
+        pending.signal()
+        request.done.wait()
+        // The thread answers every request it takes before signalling.
+        return try request.answer.withLock { $0! }.get()
     }
 }

@@ -1,8 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
-import Synchronization
 
 /// Starting a thread in a way that can fail out loud. Foundation's `Thread.start`
 /// gives no error when pthread_create(3) is refused (EAGAIN on a host, or a pids
@@ -32,45 +30,6 @@ public enum SystemThread {
         guard error == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
             throw SystemError("pthread_create", nil, Errno(rawValue: error))
-        }
-    }
-}
-
-/// One thread, started by the first job handed to it and kept for the process's
-/// life, that runs its jobs one at a time in the order they came. A thread that
-/// never exits is what some work needs (the parent of children whose
-/// parent-death signal follows it); for the rest it saves a thread's start and
-/// end per job.
-public final class SerialThread: Sendable {
-    private struct State {
-        var jobs: [@Sendable () -> Void] = []
-        var running = false
-    }
-
-    private let state = Mutex(State())
-    private let pending = DispatchSemaphore(value: 0)
-    private let stackSize: Int
-
-    public init(stackSize: Int = 1 << 20) { self.stackSize = stackSize }
-
-    /// Queues `job` behind those handed over before it, starting the thread if it
-    /// does not run yet (a later job tries again where an earlier one could not).
-    /// - Throws: `pthread_create`'s refusal (a host out of tasks); `job` is then not queued.
-    public func run(_ job: @escaping @Sendable () -> Void) throws(SystemError) {
-        try state.withLock { (state) throws(SystemError) in
-            if !state.running {
-                try SystemThread.start(stackSize: stackSize) { [self] in serve() }
-                state.running = true
-            }
-            state.jobs.append(job)
-        }
-        pending.signal()
-    }
-
-    private func serve() -> Never {
-        while true {
-            pending.wait()
-            state.withLock { $0.jobs.removeFirst() }()
         }
     }
 }
