@@ -41,8 +41,9 @@ public final class ChildProcess: Sendable {
     ///
     /// Every signal's disposition is reset to its default and the signal mask is
     /// empty; the environment is exactly `environment`. Descriptors are set up as
-    /// `descriptors` says, in order; every other descriptor of this process is
-    /// close-on-exec and so stays behind.
+    /// `descriptors` says, in order; every descriptor above the highest target is
+    /// closed in the child, close-on-exec or not, so none of this process's
+    /// other descriptors (a library's included) stays open in it.
     /// - Throws: `posix_spawn` with the executable's name, `fcntl(F_DUPFD_CLOEXEC)`,
     ///   or `pidfd_open` (the child is then killed and reaped before this returns).
     public static func spawn(_ executable: String, arguments: [String], environment: [String],

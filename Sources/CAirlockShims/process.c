@@ -53,8 +53,10 @@ int airlock_spawn(pid_t *pid, const char *path, const int *actions, int action_c
         posix_spawn_file_actions_destroy(&files);
         return rc;
     }
+    int highest = STDERR_FILENO;
     for (int i = 0; rc == 0 && i + 1 < action_count; i += 2) {
         int source = actions[i], target = actions[i + 1];
+        if (target > highest) highest = target;
         if (source == -1) {
             rc = posix_spawn_file_actions_addopen(&files, target, "/dev/null", O_RDONLY, 0);
         } else if (source == -2) {
@@ -63,6 +65,10 @@ int airlock_spawn(pid_t *pid, const char *path, const int *actions, int action_c
             rc = posix_spawn_file_actions_adddup2(&files, source, target);
         }
     }
+    // Whatever the descriptors not set up above are, none reaches the child: a
+    // library's descriptor opened without O_CLOEXEC (Foundation's file writes
+    // are) would otherwise live on in it, holding a file open for writing.
+    if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&files, highest + 1);
     sigset_t empty, all;
     sigemptyset(&empty);
     sigfillset(&all);

@@ -40,7 +40,21 @@ struct EarlyDigestsTests {
             let period = (0..<256).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
             var data = Data(capacity: size)
             while data.count < size { data.append(contentsOf: period.prefix(size - data.count)) }
-            try data.write(to: URL(fileURLWithPath: (directory ?? path) + "/" + name))
+            // Written through a close-on-exec descriptor: Foundation's Data.write opens
+            // without O_CLOEXEC, and a process another suite starts meanwhile would
+            // inherit the writable descriptor and keep the lease from being granted.
+            let fd = open((directory ?? path) + "/" + name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw Scratch.Failure(operation: "open \(name)", code: errno) }
+            defer { close(fd) }
+            try data.withUnsafeBytes { bytes in
+                var done = 0
+                while done < bytes.count {
+                    let wrote = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+                    if wrote < 0 && errno == EINTR { continue }
+                    guard wrote > 0 else { throw Scratch.Failure(operation: "write \(name)", code: errno) }
+                    done += wrote
+                }
+            }
             return data
         }
 

@@ -1,4 +1,5 @@
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -26,6 +27,23 @@ struct ChildProcessTests {
             if n == 0 { return output }
             output += chunk[0..<n]
         }
+    }
+
+    @Test("a descriptor of this process opened without O_CLOEXEC (as Foundation's file writes are) is not the child's")
+    func descriptorsWithoutCloseOnExecStayBehind() throws {
+        let scratch = try Scratch("spawn-fds")
+        let leaky = open(scratch.path + "/written", O_WRONLY | O_CREAT, 0o600)
+        try #require(leaky >= 0)
+        defer { close(leaky) }
+        let (child, output) = try Self.shell("ls /proc/self/fd")
+        defer { output.close() }
+        defer { child.close() }
+        let listed = try #require(try Self.readToEnd(output))
+        let numbers = String(decoding: listed, as: UTF8.self).split(separator: "\n").compactMap { Int32($0) }
+        // 0 and 1 as set up, and the directory ls reads; nothing of this process's.
+        #expect(!numbers.contains(leaky), "the child holds descriptor \(leaky): \(numbers)")
+        #expect(numbers.contains(0) && numbers.contains(1))
+        #expect(try child.wait().termination == .exited(0))
     }
 
     @Test func waitGivesTheExitStatusAndTheOutputEnds() throws {

@@ -9,6 +9,11 @@ public final class Scratch {
         public let operation: String
         public let code: Int32
         public var description: String { "\(operation): \(String(cString: strerror(code)))" }
+
+        public init(operation: String, code: Int32) {
+            self.operation = operation
+            self.code = code
+        }
     }
 
     /// The directory's canonical path.

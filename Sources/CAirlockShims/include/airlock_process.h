@@ -21,7 +21,8 @@ int airlock_pidfd_wait(int pidfd, int *exited, int *code, long *max_rss_kib);
 
 /// posix_spawn(3) of `path` with descriptors set up by `actions` (pairs of
 /// source and target: `source` -1 opens /dev/null read-only at `target`, -2 opens
-/// it write-only, anything else is dup2'd onto `target`), every signal's
+/// it write-only, anything else is dup2'd onto `target`) and every descriptor
+/// above the highest target closed, every signal's
 /// disposition reset to its default and an empty signal mask. The new pid in
 /// `*pid`; 0, or the error number (posix_spawn leaves errno alone).
 int airlock_spawn(pid_t *pid, const char *path, const int *actions, int action_count,
