@@ -158,19 +158,19 @@ let package = Package(
         .executableTarget(name: "airlock-publisher", dependencies: [
             "AirlockPublisher", "AirlockConfiguration", "AirlockEvents", "AirlockRoot", "AirlockSystem",
         ]),
-        // What several test targets share: descriptorsOpen(beneath:) and Scratch.
+        // What the test targets share: the assertions, descriptorsOpen(beneath:) and Scratch.
         .target(name: "AirlockTestSupport", path: "Tests/AirlockTestSupport"),
-        .testTarget(name: "AirlockTextTests", dependencies: ["AirlockText"]),
+        .testTarget(name: "AirlockTextTests", dependencies: ["AirlockText", "AirlockTestSupport"]),
         .testTarget(name: "AirlockSystemTests", dependencies: ["AirlockSystem", "AirlockTestSupport"]),
-        .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockText"]),
-        .testTarget(name: "AirlockFormatsTests", dependencies: ["AirlockFormats"]),
+        .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockText", "AirlockTestSupport"]),
+        .testTarget(name: "AirlockFormatsTests", dependencies: ["AirlockFormats", "AirlockTestSupport"]),
         .testTarget(name: "AirlockChildTests", dependencies: ["AirlockChild", "AirlockPolicy", "AirlockSystem", "AirlockTestSupport"]),
-        .testTarget(name: "AirlockZipTests", dependencies: ["AirlockZip", "AirlockChild", "AirlockSystem"]),
+        .testTarget(name: "AirlockZipTests", dependencies: ["AirlockZip", "AirlockChild", "AirlockSystem", "AirlockTestSupport"]),
         .testTarget(name: "AirlockArchiveTests", dependencies: [
-            "AirlockArchive", "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockZip",
+            "AirlockArchive", "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockTestSupport", "AirlockZip",
         ]),
-        .testTarget(name: "AirlockKeyedTests", dependencies: ["AirlockKeyed", "AirlockPolicy"]),
-        .testTarget(name: "AirlockEventsTests", dependencies: ["AirlockEvents", "AirlockPolicy"]),
+        .testTarget(name: "AirlockKeyedTests", dependencies: ["AirlockKeyed", "AirlockPolicy", "AirlockTestSupport"]),
+        .testTarget(name: "AirlockEventsTests", dependencies: ["AirlockEvents", "AirlockPolicy", "AirlockTestSupport"]),
         .testTarget(name: "AirlockConfigurationTests", dependencies: [
             "AirlockConfiguration", "AirlockChild", "AirlockEvents", "AirlockPolicy", "AirlockQuarantine", "AirlockSystem",
             "AirlockTestSupport",
@@ -183,6 +183,7 @@ let package = Package(
         ]),
         .testTarget(name: "AirlockDecodersTests", dependencies: [
             "AirlockDecoders", "AirlockChild", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockSystem",
+            "AirlockTestSupport",
         ]),
         .testTarget(name: "AirlockQuarantineTests", dependencies: [
             "AirlockQuarantine", "AirlockConfiguration", "AirlockEvents", "AirlockPolicy", "AirlockRoot", "AirlockTestSupport",
@@ -195,6 +196,6 @@ let package = Package(
         .testTarget(name: "AirlockWatcherTests", dependencies: [
             "AirlockWatcher", "AirlockConfiguration", "AirlockIntake", "AirlockSystem", "AirlockTestSupport",
         ]),
-        .testTarget(name: "AirlockEndToEndTests", dependencies: ["AirlockSystem"]),
+        .testTarget(name: "AirlockEndToEndTests", dependencies: ["AirlockSystem", "AirlockTestSupport"]),
     ]
 )

@@ -1,6 +1,7 @@
 @testable import AirlockArchive
 import AirlockChild
 import AirlockSystem
+import AirlockTestSupport
 @testable import AirlockZip
 import Testing
 
@@ -52,36 +53,34 @@ private func cabinetVerdict(_ bytes: [UInt8]) throws -> String {
 struct ArchiveEndTests {
     @Test("a cpio padded with zeros to any block size is accepted", arguments: [1, 4, 512, 5120, 8192])
     func cpioPadding(block: Int) throws {
-        #expect(try cpioVerdict(newc([("a.txt", "hello")], block: block)) == "accepted 1")
+        try expectEqual(cpioVerdict(newc([("a.txt", "hello")], block: block)), "accepted 1")
     }
 
     @Test("bytes after a cpio's trailer are refused, a second archive included")
     func cpioAfterTrailer() throws {
         let first = newc([("a.txt", "hello")])
         // The trailer ends at byte 248 (a.txt's header, name and data, then the trailer's, each to 4 bytes).
-        #expect(try cpioVerdict(first + [1]) == "265 bytes follow the cpio trailer, not zero padding (byte 512)")
+        try expectEqual(cpioVerdict(first + [1]), "265 bytes follow the cpio trailer, not zero padding (byte 512)")
         let both = first + newc([("b.txt", "hidden")])
-        #expect(try cpioVerdict(both) == "776 bytes follow the cpio trailer, not zero padding (byte 512)")
+        try expectEqual(cpioVerdict(both), "776 bytes follow the cpio trailer, not zero padding (byte 512)")
     }
 
     @Test("a cpio without its trailer, or with a header of another format after the first, is refused")
     func cpioStructure() throws {
         let whole = newc([("a.txt", "hello")], block: 1)
-        #expect(try cpioVerdict(Array(whole[0..<124])) == "the cpio archive ends without its TRAILER!!! entry")
+        try expectEqual(cpioVerdict(Array(whole[0..<124])), "the cpio archive ends without its TRAILER!!! entry")
         var mixed = whole
         mixed.replaceSubrange(124..<130, with: Array("070707".utf8))
-        #expect(try cpioVerdict(mixed) == "a cpio header at byte 124 lacks the archive's magic")
+        try expectEqual(cpioVerdict(mixed), "a cpio header at byte 124 lacks the archive's magic")
     }
 
     @Test("a cabinet ends at cbCabinet, or at the end of the signature its reserve names")
     func cabinetEnd() throws {
-        #expect(try cabinetVerdict(cabinet(end: 100, size: 100)) == "accepted")
-        #expect(try cabinetVerdict(cabinet(end: 100, size: 116)) == "16 bytes follow the end of the cabinet, and they are not its signature")
-        #expect(try cabinetVerdict(cabinet(end: 100, size: 90)) == "the cabinet is truncated: it ends at 100, the drop at 90")
-        #expect(try cabinetVerdict(cabinet(end: 100, signature: (100, 50), size: 150)) == "accepted")
-        #expect(try cabinetVerdict(cabinet(end: 100, signature: (100, 40), size: 150))
-            == "50 bytes follow the end of the cabinet, and they are not its signature", "a signature that does not reach the end")
-        #expect(try cabinetVerdict(cabinet(end: 100, signature: (96, 54), size: 150))
-            == "50 bytes follow the end of the cabinet, and they are not its signature", "a signature that does not start at the end")
+        try expectEqual(cabinetVerdict(cabinet(end: 100, size: 100)), "accepted")
+        try expectEqual(cabinetVerdict(cabinet(end: 100, size: 116)), "16 bytes follow the end of the cabinet, and they are not its signature")
+        try expectEqual(cabinetVerdict(cabinet(end: 100, size: 90)), "the cabinet is truncated: it ends at 100, the drop at 90")
+        try expectEqual(cabinetVerdict(cabinet(end: 100, signature: (100, 50), size: 150)), "accepted")
+        try expectEqual(cabinetVerdict(cabinet(end: 100, signature: (100, 40), size: 150)), "50 bytes follow the end of the cabinet, and they are not its signature", "a signature that does not reach the end")
+        try expectEqual(cabinetVerdict(cabinet(end: 100, signature: (96, 54), size: 150)), "50 bytes follow the end of the cabinet, and they are not its signature", "a signature that does not start at the end")
     }
 }

@@ -3,6 +3,7 @@ import AirlockChild
 import AirlockFormats
 import AirlockPolicy
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -32,7 +33,7 @@ private final class Staging {
         var found: [String: [UInt8]?] = [:]
         for case let relative as String in FileManager.default.enumerator(atPath: path)! {
             var st = stat()
-            #expect(lstat(path + "/" + relative, &st) == 0)
+            expectEqual(lstat(path + "/" + relative, &st), 0)
             found[relative] = st.st_mode & S_IFMT == S_IFDIR ? .some(nil) : [UInt8](try Data(contentsOf: URL(fileURLWithPath: path + "/" + relative)))
         }
         return found
@@ -68,7 +69,7 @@ private struct Summary: Equatable {
 private func scan(_ bytes: [UInt8], _ format: ArchiveFormat, policy: Policy = Policy(), into staging: Staging, pipelined: Bool) throws -> ScanOutcome {
     let drop = try ScratchFile.holding(bytes)
     defer { drop.close() }
-    #expect(lseek(drop.rawValue, 0, SEEK_SET) == 0, "a tar is read from the descriptor's offset")
+    expectEqual(lseek(drop.rawValue, 0, SEEK_SET), 0, "a tar is read from the descriptor's offset")
     var scan = ArchiveScan(format: format, policy: policy, drop: drop, dropSize: Int64(bytes.count),
                            legacyNames: LegacyNames(zip: try TextConverter(from: "CP437"), tar: nil))
     var writer = StagingWriter(root: staging.descriptor, policy: policy)
@@ -101,7 +102,7 @@ struct PipelinedScanTests {
     @Test("every archive of the fixture corpus: outcome, reason, counts and staging identical, pipelined or serial")
     func corpusMatchesSerial() throws {
         let cases = try Self.corpus()
-        #expect(cases.count > 200)
+        expect(cases.count > 200)
         // Both writers get the same policy, with limits a twentieth of the defaults:
         // the cases made to pass the defaults' limits (100 MiB in all, 20 MiB a
         // file) then stop after 5 MiB, not 100, of writing, still mid-archive,
@@ -115,8 +116,8 @@ struct PipelinedScanTests {
             let serial = try Staging(), pipelined = try Staging()
             let expected = Summary(try scan(bytes, format, policy: policy, into: serial, pipelined: false))
             let found = Summary(try scan(bytes, format, policy: policy, into: pipelined, pipelined: true))
-            #expect(found == expected, "\(item.name)")
-            #expect(try pipelined.entries() == serial.entries(), "\(item.name)")
+            expectEqual(found, expected, "\(item.name)")
+            try expectEqual(pipelined.entries(), serial.entries(), "\(item.name)")
         }
     }
 
@@ -125,18 +126,18 @@ struct PipelinedScanTests {
         let archive = tar((0..<60).map { "d\($0 % 6)/file-\($0)" }, size: 3000)
         let serial = try Staging(), pipelined = try Staging()
         for staging in [serial, pipelined] {
-            #expect(mkdir(staging.path + "/d4", 0o700) == 0)
-            #expect(FileManager.default.createFile(atPath: staging.path + "/d4/file-34", contents: Data("planted".utf8)))
+            expectEqual(mkdir(staging.path + "/d4", 0o700), 0)
+            expect(FileManager.default.createFile(atPath: staging.path + "/d4/file-34", contents: Data("planted".utf8)))
         }
         let expected = try scan(archive, .tar, into: serial, pipelined: false)
         let found = try scan(archive, .tar, into: pipelined, pipelined: true)
         let error = try #require(expected.systemError)
-        #expect(error.errno == .exists)
-        #expect(found.systemError == error)
-        #expect(found.failedWhile == .writingStaging)
-        #expect(DecoderProgram.failure(found.systemError!).jsonText == DecoderProgram.failure(error).jsonText)
-        #expect(try pipelined.entries() == serial.entries())
-        #expect(try serial.entries()["d5/file-35"] == nil, "nothing after the refused create landed")
+        expectEqual(error.errno, .exists)
+        expectEqual(found.systemError, error)
+        expectEqual(found.failedWhile, .writingStaging)
+        expectEqual(DecoderProgram.failure(found.systemError!).jsonText, DecoderProgram.failure(error).jsonText)
+        try expectEqual(pipelined.entries(), serial.entries())
+        try expectEqual(serial.entries()["d5/file-35"], nil, "nothing after the refused create landed")
     }
 
     @Test("max_total_bytes passed at the 5th file: the same finding, the same bytes written, the same files in staging")
@@ -147,9 +148,9 @@ struct PipelinedScanTests {
         let serial = try Staging(), pipelined = try Staging()
         let expected = try scan(archive, .tar, policy: policy, into: serial, pipelined: false)
         let found = try scan(archive, .tar, policy: policy, into: pipelined, pipelined: true)
-        #expect(expected.findings.worst?.reason == .totalTooLarge)
-        #expect(Summary(found) == Summary(expected))
-        #expect(try pipelined.entries() == serial.entries())
-        #expect(try serial.entries().count == 1 + 5, "d/, four whole files and the fifth cut where the total was passed")
+        expectEqual(expected.findings.worst?.reason, .totalTooLarge)
+        expectEqual(Summary(found), Summary(expected))
+        try expectEqual(pipelined.entries(), serial.entries())
+        try expectEqual(serial.entries().count, 1 + 5, "d/, four whole files and the fifth cut where the total was passed")
     }
 }

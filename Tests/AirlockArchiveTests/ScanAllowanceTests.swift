@@ -2,6 +2,7 @@
 import AirlockChild
 import AirlockPolicy
 import AirlockSystem
+import AirlockTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -30,7 +31,7 @@ private struct CountingSink: EntrySink {
 private func scan(_ archive: [UInt8], _ policy: Policy) throws -> (outcome: ScanOutcome, sink: CountingSink) {
     let fd = try ScratchFile.holding(archive)
     defer { fd.close() }
-    #expect(lseek(fd.rawValue, 0, SEEK_SET) == 0)
+    expectEqual(lseek(fd.rawValue, 0, SEEK_SET), 0)
     var sink = CountingSink()
     let names = LegacyNames(zip: try TextConverter(from: "CP437"), tar: nil)
     let outcome = ArchiveScan(format: .tar, policy: policy, drop: fd, dropSize: Int64(archive.count), legacyNames: names).run(into: &sink)
@@ -49,18 +50,18 @@ struct ScanAllowanceTests {
     @Test("entries filling max_total_bytes exactly are written whole, in many chunks")
     func totalExactlyAtTheLimit() throws {
         let (outcome, sink) = try scan(tar([30_000, 30_000]), Self.policy(total: 60_000))
-        #expect(outcome.findings.isClean, "\(String(describing: outcome.findings.worst))")
-        #expect(outcome.bytesWritten == 60_000 && sink.bytes == 60_000)
-        #expect(sink.chunks > 2, "the data came in more chunks than entries")
+        expect(outcome.findings.isClean, "\(String(describing: outcome.findings.worst))")
+        expect(outcome.bytesWritten == 60_000 && sink.bytes == 60_000)
+        expect(sink.chunks > 2, "the data came in more chunks than entries")
     }
 
     @Test("one byte past max_total_bytes, in the last chunk of the last entry, is total-too-large")
     func totalOneByteOver() throws {
         let (outcome, sink) = try scan(tar([30_000, 30_001]), Self.policy(total: 60_000))
-        #expect(outcome.findings.worst?.reason == .totalTooLarge)
-        #expect(outcome.findings.worst?.detail == "more than 60000 bytes in all")
-        #expect(sink.bytes < 60_001, "the chunk that passes the total is never written")
-        #expect(outcome.bytesWritten == Int64(sink.bytes))
+        expectEqual(outcome.findings.worst?.reason, .totalTooLarge)
+        expectEqual(outcome.findings.worst?.detail, "more than 60000 bytes in all")
+        expect(sink.bytes < 60_001, "the chunk that passes the total is never written")
+        expectEqual(outcome.bytesWritten, Int64(sink.bytes))
     }
 
     @Test("limits at Int64.max let a drop through without an overflow")
@@ -70,7 +71,7 @@ struct ScanAllowanceTests {
         policy.maxTotalBytes = .max
         policy.maxRatio = .max
         let (outcome, sink) = try scan(tar([20_000, 1, 0]), policy)
-        #expect(outcome.findings.isClean, "\(String(describing: outcome.findings.worst))")
-        #expect(sink.bytes == 20_001)
+        expect(outcome.findings.isClean, "\(String(describing: outcome.findings.worst))")
+        expectEqual(sink.bytes, 20_001)
     }
 }

@@ -1,6 +1,7 @@
 @testable import AirlockArchive
 @testable import AirlockFormats
 import AirlockPolicy
+import AirlockTestSupport
 import Testing
 
 /// A tar built block by block: headers with a correct checksum, data padded to 512.
@@ -61,31 +62,31 @@ struct TarStreamTests {
     func compressorFramings() {
         let pad = [UInt8](repeating: 0, count: 20)
         for low in UInt8(0x50)...UInt8(0x5F) {
-            #expect(ArchiveFormat.sniff([low, 0x2A, 0x4D, 0x18] + pad) == .tarZstd, "skippable frame \(low)")
+            expectEqual(ArchiveFormat.sniff([low, 0x2A, 0x4D, 0x18] + pad), .tarZstd, "skippable frame \(low)")
         }
-        #expect(ArchiveFormat.sniff([0x28, 0xB5, 0x2F, 0xFD] + pad) == .tarZstd)
-        #expect(ArchiveFormat.sniff(Array("LZIP".utf8) + [1] + pad) == .tarLzip)
-        #expect(ArchiveFormat.sniff(Array("LZIP".utf8) + [0] + pad) == nil)
+        expectEqual(ArchiveFormat.sniff([0x28, 0xB5, 0x2F, 0xFD] + pad), .tarZstd)
+        expectEqual(ArchiveFormat.sniff(Array("LZIP".utf8) + [1] + pad), .tarLzip)
+        expectEqual(ArchiveFormat.sniff(Array("LZIP".utf8) + [0] + pad), nil)
         // bzip2: "BZh", the block size, then a block's magic or the stream end's (an empty stream).
-        #expect(ArchiveFormat.sniff(Array("BZh9".utf8) + [0x31, 0x41, 0x59, 0x26, 0x53, 0x59] + pad) == .tarBzip2)
-        #expect(ArchiveFormat.sniff(Array("BZh1".utf8) + [0x17, 0x72, 0x45, 0x38, 0x50, 0x90] + pad) == .tarBzip2)
-        #expect(ArchiveFormat.sniff(Array("BZh9".utf8) + pad) == nil, "no block after the size: libarchive's filter does not take it")
-        #expect(ArchiveFormat.sniff(Array("BZh0".utf8) + [0x31, 0x41, 0x59, 0x26, 0x53, 0x59] + pad) == nil)
+        expectEqual(ArchiveFormat.sniff(Array("BZh9".utf8) + [0x31, 0x41, 0x59, 0x26, 0x53, 0x59] + pad), .tarBzip2)
+        expectEqual(ArchiveFormat.sniff(Array("BZh1".utf8) + [0x17, 0x72, 0x45, 0x38, 0x50, 0x90] + pad), .tarBzip2)
+        expectEqual(ArchiveFormat.sniff(Array("BZh9".utf8) + pad), nil, "no block after the size: libarchive's filter does not take it")
+        expectEqual(ArchiveFormat.sniff(Array("BZh0".utf8) + [0x31, 0x41, 0x59, 0x26, 0x53, 0x59] + pad), nil)
         // lzma -6: properties 0x5D, 8 MiB dictionary, unknown size, range coder's zero byte.
         let lzma: [UInt8] = [0x5D, 0x00, 0x00, 0x80, 0x00] + [UInt8](repeating: 0xFF, count: 8) + [0x00]
-        #expect(ArchiveFormat.sniff(lzma + pad) == .tarLzma)
+        expectEqual(ArchiveFormat.sniff(lzma + pad), .tarLzma)
         var odd = lzma
         odd[3] = 0x81  // a dictionary size that is neither 2^n nor 2^n + 2^(n-1)
-        #expect(ArchiveFormat.sniff(odd + pad) == nil)
-        #expect(ArchiveFormat.sniff(Array("bplist00".utf8) + pad) == nil)
+        expectEqual(ArchiveFormat.sniff(odd + pad), nil)
+        expectEqual(ArchiveFormat.sniff(Array("bplist00".utf8) + pad), nil)
     }
 
     @Test("a V7 header, without the ustar magic, is a tar by its checksum alone")
     func v7ByChecksum() {
         var v7 = TarBuilder.header("a.txt", type: UInt8(ascii: "0"), size: 6, ustar: false)
-        #expect(ArchiveFormat.sniff(v7) == .tar)
+        expectEqual(ArchiveFormat.sniff(v7), .tar)
         v7[0] ^= 1
-        #expect(ArchiveFormat.sniff(v7) == nil)
+        expectEqual(ArchiveFormat.sniff(v7), nil)
     }
 
     @Test("the framing yields each entry's raw type, whatever the chunk sizes")
@@ -98,11 +99,11 @@ struct TarStreamTests {
         tar.end()
         for chunk in [1, 7, 512, 100_000] {
             var framing = frame(tar.bytes, chunk: chunk)
-            #expect(framing.failure == nil)
-            #expect(framing.ended)
+            expectEqual(framing.failure, nil)
+            expect(framing.ended)
             let kinds = [framing.next(), framing.next(), framing.next(), framing.next()].map { $0?.kind }
-            #expect(kinds == [.directory, .file, .unknown, .file], "chunk \(chunk)")
-            #expect(framing.next() == nil)
+            expectEqual(kinds, [.directory, .file, .unknown, .file], "chunk \(chunk)")
+            expect(framing.next() == nil)
         }
     }
 
@@ -115,14 +116,14 @@ struct TarStreamTests {
         second.end()
         var padded = first
         padded.end(padding: 10240)
-        #expect(frame(padded.bytes).failure == nil)
+        expectEqual(frame(padded.bytes).failure, nil)
         // A tar may end at a block boundary without the marker.
-        #expect(frame(first.bytes).failure == nil)
+        expectEqual(frame(first.bytes).failure, nil)
         var concatenated = first
         concatenated.end(padding: 512)  // one zero block is already an end for libarchive and tarfile
         concatenated.bytes += second.bytes
-        #expect(frame(concatenated.bytes).failure == "data follows the end-of-archive marker")
-        #expect(frame(Array(first.bytes.dropLast(1))).failure == "the tar stream ends inside an entry")
+        expectEqual(frame(concatenated.bytes).failure, "data follows the end-of-archive marker")
+        expectEqual(frame(Array(first.bytes.dropLast(1))).failure, "the tar stream ends inside an entry")
     }
 
     @Test("a header whose data size readers could read differently is a failure")
@@ -130,15 +131,15 @@ struct TarStreamTests {
         var directory = TarBuilder()
         directory.add("d/", type: UInt8(ascii: "5"), data: [UInt8](repeating: 0x41, count: 512))
         directory.end()
-        #expect(frame(directory.bytes).failure != nil)
+        expect(frame(directory.bytes).failure != nil)
         var global = TarBuilder()
         global.pax(["size": "512"], global: true)
         global.add("a.txt", data: [0x61])
-        #expect(frame(global.bytes).failure == "a global pax header sets size")
+        expectEqual(frame(global.bytes).failure, "a global pax header sets size")
         var corrupt = TarBuilder()
         corrupt.add("a.txt", data: [0x61])
         corrupt.bytes[0] ^= 1
-        #expect(frame(corrupt.bytes).failure == "a tar header's checksum does not match")
+        expectEqual(frame(corrupt.bytes).failure, "a tar header's checksum does not match")
     }
 
     @Test("extension headers readers resolve differently are a failure")
@@ -147,15 +148,15 @@ struct TarStreamTests {
         both.add("././@LongLink", type: UInt8(ascii: "L"), data: Array("long.txt\u{0}".utf8))
         both.pax(["path": "pax.txt"])
         both.add("a.txt", data: [0x61])
-        #expect(frame(both.bytes).failure == "both a GNU long name and a pax path name one entry")
+        expectEqual(frame(both.bytes).failure, "both a GNU long name and a pax path name one entry")
         var twice = TarBuilder()
         twice.pax(["mtime": "1"])
         twice.pax(["mtime": "2"])
         twice.add("a.txt", data: [0x61])
-        #expect(frame(twice.bytes).failure == "two pax headers for one entry")
+        expectEqual(frame(twice.bytes).failure, "two pax headers for one entry")
         var globalPath = TarBuilder()
         globalPath.pax(["path": "g.txt"], global: true)
-        #expect(frame(globalPath.bytes).failure == "a global pax header sets path")
+        expectEqual(frame(globalPath.bytes).failure, "a global pax header sets path")
         // Separate entries may each have their own.
         var separate = TarBuilder()
         separate.pax(["path": "one.txt"])
@@ -163,7 +164,7 @@ struct TarStreamTests {
         separate.pax(["path": "two.txt"])
         separate.add("b.txt", data: [0x62])
         separate.end()
-        #expect(frame(separate.bytes).failure == nil)
+        expectEqual(frame(separate.bytes).failure, nil)
     }
 
     @Test("each entry's name is the archive's bytes: a pax path, else a GNU long name, else the header's")
@@ -179,9 +180,9 @@ struct TarStreamTests {
         tar.end()
         for chunk in [1, 100, 512] {
             var framing = frame(tar.bytes, chunk: chunk)
-            #expect(framing.failure == nil)
+            expectEqual(framing.failure, nil)
             let names = [framing.next(), framing.next(), framing.next(), framing.next()].map { $0?.name }
-            #expect(names == [Array("cafe\u{301}.txt".utf8), Array("long/name.txt".utf8), Array("evil\u{0}.txt".utf8),
+            expectEqual(names, [Array("cafe\u{301}.txt".utf8), Array("long/name.txt".utf8), Array("evil\u{0}.txt".utf8),
                               Array("plain.txt".utf8)], "chunk \(chunk)")
         }
     }
@@ -194,41 +195,41 @@ struct TarStreamTests {
             tar.end()
             return frame(tar.bytes).failure
         }
-        #expect(failure {
+        expectEqual(failure {
             $0.add("././@LongLink", type: UInt8(ascii: "L"), data: Array("evil\u{0}.txt\u{0}".utf8))
             $0.add("evil", data: [0x61])
-        } == "a GNU long name holds bytes after its terminating NUL")
-        #expect(failure {
+        }, "a GNU long name holds bytes after its terminating NUL")
+        expectEqual(failure {
             $0.add("././@LongLink", type: UInt8(ascii: "L"), data: [0, 0])
             $0.add("a.txt", data: [0x61])
-        } == "an empty GNU long name")
-        #expect(failure {
+        }, "an empty GNU long name")
+        expectEqual(failure {
             $0.pax(["path": ""])
             $0.add("a.txt", data: [0x61])
-        } == "an empty pax path record")
-        #expect(failure {
+        }, "an empty pax path record")
+        expectEqual(failure {
             $0.pax(["linkpath": "target\u{0}.txt"])
             $0.add("link", type: UInt8(ascii: "2"))
-        } == "a link target holds a NUL byte")
-        #expect(failure {
+        }, "a link target holds a NUL byte")
+        expectEqual(failure {
             $0.pax(["path": "one.txt", "GNU.sparse.name": "two.txt"])
             $0.add("a.txt", data: [0x61])
-        } == "a pax path and a GNU.sparse.name record name one entry differently")
-        #expect(failure {
+        }, "a pax path and a GNU.sparse.name record name one entry differently")
+        expectEqual(failure {
             $0.pax(["path": "same.txt", "GNU.sparse.name": "same.txt"])
             $0.add("a.txt", data: [0x61])
-        } == nil)
+        }, nil)
     }
 
     @Test("a name prefix outside a POSIX ustar header is a failure")
     func prefixOutsideUstar() {
         var v7 = TarBuilder.header("a.txt", type: UInt8(ascii: "0"), size: 0, ustar: false)
-        #expect(frame(v7 + [UInt8](repeating: 0, count: 1024)).failure == nil)
+        expectEqual(frame(v7 + [UInt8](repeating: 0, count: 1024)).failure, nil)
         v7[345] = 0x65
         v7.replaceSubrange(148..<156, with: [UInt8](repeating: 0x20, count: 8))
         let sum = Array(String(v7.reduce(0) { $0 + Int($1) }, radix: 8).utf8)
         v7.replaceSubrange(148..<156, with: [UInt8](repeating: 0x30, count: 6 - sum.count) + sum + [0, 0x20])
-        #expect(frame(v7 + [UInt8](repeating: 0, count: 1024)).failure == "a tar header has fields only some readers read")
+        expectEqual(frame(v7 + [UInt8](repeating: 0, count: 1024)).failure, "a tar header has fields only some readers read")
     }
 
     @Test("a sparse map has one meaning or is a failure")
@@ -239,11 +240,11 @@ struct TarStreamTests {
             map.finish(stored: stored, logical: logical)
             return map.failure
         }
-        #expect(check(["65536", "4096", "262144", "0"], stored: 4096, logical: 262144) == nil)
-        #expect(check(["8192", "512", "0", "512"], stored: 1024, logical: 16384) != nil)
-        #expect(check(["65536", "4096"], stored: 512, logical: 262144) != nil)
-        #expect(check(["65536", "4096"], stored: 4096, logical: 4096) != nil)
-        #expect(check(["65536"], stored: 0, logical: 65536) != nil)
+        expect(check(["65536", "4096", "262144", "0"], stored: 4096, logical: 262144) == nil)
+        expect(check(["8192", "512", "0", "512"], stored: 1024, logical: 16384) != nil)
+        expect(check(["65536", "4096"], stored: 512, logical: 262144) != nil)
+        expect(check(["65536", "4096"], stored: 4096, logical: 4096) != nil)
+        expect(check(["65536"], stored: 0, logical: 65536) != nil)
     }
 
     @Test("a pax header must precede a POSIX ustar header")
@@ -252,7 +253,7 @@ struct TarStreamTests {
         tar.pax(["path": "p.txt"])
         tar.add("v7.txt", data: [0x61], ustar: false)
         tar.end()
-        #expect(frame(tar.bytes).failure == "a pax header is followed by a non-ustar header")
+        expectEqual(frame(tar.bytes).failure, "a pax header is followed by a non-ustar header")
     }
 
     @Test("a pax size record, not the header's, says how much data follows")
@@ -263,9 +264,9 @@ struct TarStreamTests {
         tar.add("after.txt", data: [1])
         tar.end()
         var framing = frame(tar.bytes)
-        #expect(framing.failure == nil)
-        #expect(framing.next()?.size == 600)
-        #expect(framing.next()?.name == Array("after.txt".utf8))
+        expectEqual(framing.failure, nil)
+        expectEqual(framing.next()?.size, 600)
+        expectEqual(framing.next()?.name, Array("after.txt".utf8))
     }
 
     @Test("volume labels and Solaris ACLs, which yield no entry, are remembered as unsupported")
@@ -275,7 +276,7 @@ struct TarStreamTests {
         tar.add("a.txt", data: [0x61])
         tar.end()
         var framing = frame(tar.bytes)
-        #expect(framing.unsupported?.typeFlag == "'V'")
-        #expect(framing.next()?.name == Array("a.txt".utf8))
+        expectEqual(framing.unsupported?.typeFlag, "'V'")
+        expectEqual(framing.next()?.name, Array("a.txt".utf8))
     }
 }

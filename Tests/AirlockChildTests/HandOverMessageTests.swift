@@ -1,4 +1,5 @@
 import AirlockChild
+import AirlockTestSupport
 import Testing
 
 @Suite("The message a decoder template is sent per drop: one encoder, one decoder")
@@ -7,16 +8,16 @@ struct HandOverMessageTests {
     func roundTrip() {
         for arguments in [[], ["zip", "--limit-cpu=30", "", "class_name=NotesApp.Mémo"], [""]] {
             let message = HandOverMessage(arguments: arguments)
-            #expect(HandOverMessage(decoding: message.encoded) == message, "\(arguments)")
+            expectEqual(HandOverMessage(decoding: message.encoded), message, "\(arguments)")
         }
     }
 
     @Test("another version, a last argument without its NUL, bytes that are not UTF-8 and nothing at all are refused")
     func malformed() {
-        #expect(HandOverMessage(decoding: [2] + Array("zip".utf8) + [0]) == nil)
-        #expect(HandOverMessage(decoding: [1] + Array("zip".utf8)) == nil)
-        #expect(HandOverMessage(decoding: [1, 0xFF, 0xFE, 0]) == nil)
-        #expect(HandOverMessage(decoding: []) == nil)
+        expectEqual(HandOverMessage(decoding: [2] + Array("zip".utf8) + [0]), nil)
+        expectEqual(HandOverMessage(decoding: [1] + Array("zip".utf8)), nil)
+        expectEqual(HandOverMessage(decoding: [1, 0xFF, 0xFE, 0]), nil)
+        expectEqual(HandOverMessage(decoding: []), nil)
     }
 
     @Test("the check a template makes before it forks accepts exactly what decoding reads")
@@ -27,7 +28,7 @@ struct HandOverMessageTests {
             [1, 0xF0, 0x9F, 0x98, 0x80, 0], [1, 0xF4, 0x90, 0x80, 0x80, 0], HandOverMessage(arguments: ["a", "", "Mémo"]).encoded,
         ]
         for bytes in samples {
-            #expect(HandOverMessage.isWellFormed(bytes) == (HandOverMessage(decoding: bytes) != nil), "\(bytes)")
+            expectEqual(HandOverMessage.isWellFormed(bytes), (HandOverMessage(decoding: bytes) != nil), "\(bytes)")
         }
     }
 }

@@ -1,6 +1,7 @@
 @testable import AirlockChild
 import AirlockPolicy
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -120,7 +121,7 @@ private func tree(_ root: URL) throws -> [String: ([UInt8]?, mode_t)] {
     for case let relative as String in FileManager.default.enumerator(atPath: root.path)! {
         var st = stat()
         let path = root.appendingPathComponent(relative).path
-        #expect(lstat(path, &st) == 0)
+        expectEqual(lstat(path, &st), 0)
         let isDirectory = st.st_mode & S_IFMT == S_IFDIR
         found[relative] = (isDirectory ? nil : [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))), st.st_mode & 0o7777)
     }
@@ -138,11 +139,11 @@ struct PipelinedSinkTests {
         let expected = steps(files: 1000, directories: 100, largeBytes: 2 << 20)
         let log = Log()
         var sink = try #require(PipelinedSink(RecordingSink(log)))
-        #expect(try play(expected, into: &sink) == nil)
+        try expect(play(expected, into: &sink) == nil)
         sink.close()
-        #expect(sink.failure == nil)
-        #expect(log.closed, "close() returns once the inner sink is closed")
-        #expect(log.steps == expected)
+        expectEqual(sink.failure, nil)
+        expect(log.closed, "close() returns once the inner sink is closed")
+        expectEqual(log.steps, expected)
     }
 
     @Test("staging holds the same entries, bytes and modes as the serial writer leaves, and nothing outside it changes")
@@ -150,17 +151,17 @@ struct PipelinedSinkTests {
         let steps = steps(files: 1000, directories: 100, largeBytes: 3 << 20)
         let serial = try StagingFixture(), pipelined = try StagingFixture()
         var writer = try serial.writer()
-        #expect(try play(steps, into: &writer) == nil)
+        try expect(play(steps, into: &writer) == nil)
         writer.close()
         var sink = try #require(PipelinedSink(try pipelined.writer()))
-        #expect(try play(steps, into: &sink) == nil)
+        try expect(play(steps, into: &sink) == nil)
         sink.close()
-        #expect(sink.failure == nil)
-        #expect(sink.inner.filesWritten == 1001 && sink.inner.directoriesMade == 100)
+        expectEqual(sink.failure, nil)
+        expect(sink.inner.filesWritten == 1001 && sink.inner.directoriesMade == 100)
         let expected = try tree(serial.staging)
-        #expect(expected.count == 1101)
-        #expect(sameTree(expected, try tree(pipelined.staging)))
-        #expect(pipelined.openDescriptors() == 1, "the staging root the test holds: the writing thread closed all it opened")
+        expectEqual(expected.count, 1101)
+        expect(sameTree(expected, try tree(pipelined.staging)))
+        expectEqual(pipelined.openDescriptors(), 1, "the staging root the test holds: the writing thread closed all it opened")
         try pipelined.expectOutsideUntouched()
     }
 
@@ -175,18 +176,18 @@ struct PipelinedSinkTests {
         var writer = try serial.writer()
         let serialFailure = try #require(try play(steps, into: &writer))
         writer.close()
-        #expect(serialFailure.error.errno == .exists)
+        expectEqual(serialFailure.error.errno, .exists)
 
         var sink = try #require(PipelinedSink(try pipelined.writer()))
         let thrown = try play(steps, into: &sink)
         sink.close()
-        #expect(sink.failure == serialFailure.error, "the same operation, entry and errno")
+        expectEqual(sink.failure, serialFailure.error, "the same operation, entry and errno")
         if let thrown {
-            #expect(thrown.error == serialFailure.error)
-            #expect(thrown.index >= serialFailure.index, "thrown at a later hand-over, never before the operation failed")
+            expectEqual(thrown.error, serialFailure.error)
+            expect(thrown.index >= serialFailure.index, "thrown at a later hand-over, never before the operation failed")
         }
-        #expect(sameTree(try tree(serial.staging), try tree(pipelined.staging)), "nothing after the failed create was performed")
-        #expect(pipelined.openDescriptors() == 1, "the staging root the test holds")
+        expect(sameTree(try tree(serial.staging), try tree(pipelined.staging)), "nothing after the failed create was performed")
+        expectEqual(pipelined.openDescriptors(), 1, "the staging root the test holds")
         try pipelined.expectOutsideUntouched()
     }
 
@@ -197,11 +198,11 @@ struct PipelinedSinkTests {
         var sink = try #require(PipelinedSink(RecordingSink(log, failing: 5)))
         let thrown = try #require(try play(steps, into: &sink), "a hand-over throws the failure once the queue is full at the latest")
         sink.close()
-        #expect(thrown.error == SystemError("write", Array("failing".utf8), .noSpace))
-        #expect(sink.failure == thrown.error)
-        #expect(thrown.index < PipelinedSink<RecordingSink>.maxQueuedOperations + 2 * PipelinedSink<RecordingSink>.batchOperations)
-        #expect(log.steps == Array(steps[..<5]), "operations 0 to 4 performed, 5 failed, none after")
-        #expect(log.closed)
+        expectEqual(thrown.error, SystemError("write", Array("failing".utf8), .noSpace))
+        expectEqual(sink.failure, thrown.error)
+        expect(thrown.index < PipelinedSink<RecordingSink>.maxQueuedOperations + 2 * PipelinedSink<RecordingSink>.batchOperations)
+        expectEqual(log.steps, Array(steps[..<5]), "operations 0 to 4 performed, 5 failed, none after")
+        expect(log.closed)
     }
 
     @Test("a slow disk: the bytes waiting never pass the queue's bound plus one batch, however much is handed over")
@@ -215,10 +216,10 @@ struct PipelinedSinkTests {
             mostWaiting = max(mostWaiting, handed - log.written)
         }
         sink.close()
-        #expect(thrown == nil && sink.failure == nil)
-        #expect(log.written == 6 << 20)
-        #expect(mostWaiting <= PipelinedSink<RecordingSink>.maxQueuedBytes + PipelinedSink<RecordingSink>.batchBytes + (64 << 10))
-        #expect(mostWaiting >= PipelinedSink<RecordingSink>.maxQueuedBytes / 2, "the slow sink did hold the scan back: \(mostWaiting)")
+        expect(thrown == nil && sink.failure == nil)
+        expectEqual(log.written, 6 << 20)
+        expect(mostWaiting <= PipelinedSink<RecordingSink>.maxQueuedBytes + PipelinedSink<RecordingSink>.batchBytes + (64 << 10))
+        expect(mostWaiting >= PipelinedSink<RecordingSink>.maxQueuedBytes / 2, "the slow sink did hold the scan back: \(mostWaiting)")
     }
 
     @Test("nothing handed over: close() ends the thread and closes the inner sink")
@@ -227,6 +228,6 @@ struct PipelinedSinkTests {
         var sink = try #require(PipelinedSink(RecordingSink(log)))
         sink.close()
         sink.close()
-        #expect(log.closed && log.steps.isEmpty && sink.failure == nil)
+        expect(log.closed && log.steps.isEmpty && sink.failure == nil)
     }
 }

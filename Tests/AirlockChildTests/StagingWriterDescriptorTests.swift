@@ -30,15 +30,15 @@ struct StagingWriterDescriptorTests {
         try writeFile(&writer, "a/c/two.txt", "two")
         try writeFile(&writer, "top.txt", "top")
         // The root, and a, a/b, a/c kept open between entries.
-        #expect(descriptorsOpen(beneath: staging.path).count == 4)
+        expectEqual(descriptorsOpen(beneath: staging.path).count, 4)
         writer.close()
-        #expect(descriptorsOpen(beneath: staging.path) == [staging.path])
-        #expect(writer.filesWritten == 3 && writer.directoriesMade == 3)
-        #expect(try String(contentsOfFile: staging.path + "/a/c/two.txt", encoding: .utf8) == "two")
+        expectEqual(descriptorsOpen(beneath: staging.path), [staging.path])
+        expect(writer.filesWritten == 3 && writer.directoriesMade == 3)
+        try expectEqual(String(contentsOfFile: staging.path + "/a/c/two.txt", encoding: .utf8), "two")
         let modes = try ["a", "a/b", "a/b/one.txt"].map {
             try #require(FileManager.default.attributesOfItem(atPath: staging.path + "/" + $0)[.posixPermissions] as? Int)
         }
-        #expect(modes == [0o700, 0o700, 0o600])
+        expectEqual(modes, [0o700, 0o700, 0o600])
     }
 
     @Test("a file that exists already, or a file where a directory must go, fails and leaks nothing")
@@ -51,10 +51,10 @@ struct StagingWriterDescriptorTests {
         #expect(throws: SystemError.self) { try writer.beginFile(entry("d/same.txt/under.txt")) }
         // A file left open by a scan that stops mid-entry is closed too.
         try writer.beginFile(entry("d/open.txt"))
-        #expect(descriptorsOpen(beneath: staging.path).contains(staging.path + "/d/open.txt"))
+        expect(descriptorsOpen(beneath: staging.path).contains(staging.path + "/d/open.txt"))
         writer.close()
-        #expect(descriptorsOpen(beneath: staging.path) == [staging.path])
-        #expect(try String(contentsOfFile: staging.path + "/d/same.txt", encoding: .utf8) == "first")
+        expectEqual(descriptorsOpen(beneath: staging.path), [staging.path])
+        try expectEqual(String(contentsOfFile: staging.path + "/d/same.txt", encoding: .utf8), "first")
     }
 
     @Test("more directories than it keeps open: it starts again from the root, never holding more than its bound")
@@ -68,10 +68,10 @@ struct StagingWriterDescriptorTests {
             most = max(most, descriptorsOpen(beneath: staging.path).count)
         }
         // The root plus at most 24 directories.
-        #expect(most <= 25 && most > 2)
+        expect(most <= 25 && most > 2)
         writer.close()
-        #expect(descriptorsOpen(beneath: staging.path) == [staging.path])
-        #expect(writer.filesWritten == 40 && writer.directoriesMade == 80)
-        #expect(try String(contentsOfFile: staging.path + "/d39/e/f.txt", encoding: .utf8) == "39")
+        expectEqual(descriptorsOpen(beneath: staging.path), [staging.path])
+        expect(writer.filesWritten == 40 && writer.directoriesMade == 80)
+        try expectEqual(String(contentsOfFile: staging.path + "/d39/e/f.txt", encoding: .utf8), "39")
     }
 }

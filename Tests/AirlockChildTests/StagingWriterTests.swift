@@ -40,8 +40,8 @@ final class StagingFixture {
 
     /// `outside/` holds the sentinel, unchanged, and nothing else.
     func expectOutsideUntouched(sourceLocation: SourceLocation = #_sourceLocation) throws {
-        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path) == ["sentinel"], sourceLocation: sourceLocation)
-        #expect(try Data(contentsOf: outside.appendingPathComponent("sentinel")) == sentinel, sourceLocation: sourceLocation)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: outside.path), ["sentinel"], sourceLocation: sourceLocation)
+        try expectEqual(Data(contentsOf: outside.appendingPathComponent("sentinel")), sentinel, sourceLocation: sourceLocation)
     }
 
     /// This process's descriptors that name something beneath the fixture.
@@ -88,14 +88,13 @@ struct StagingWriterTests {
         try writeFile(&writer, "docs/a/b/report.txt", "hello, staging: more than one chunk\n")
         try writeFile(&writer, "top.txt", "")
         writer.close()
-        #expect(try String(contentsOf: fixture.staging.appendingPathComponent("docs/a/b/report.txt"), encoding: .utf8)
-                == "hello, staging: more than one chunk\n")
-        #expect(try Data(contentsOf: fixture.staging.appendingPathComponent("top.txt")).isEmpty)
-        #expect(writer.filesWritten == 2)
-        #expect(writer.directoriesMade == 3, "docs, docs/a and docs/a/b")
-        for directory in ["docs", "docs/a", "docs/a/b"] { #expect(fixture.mode(directory) == 0o700, "\(directory)") }
-        #expect(fixture.mode("docs/a/b/report.txt") == 0o600)
-        #expect(fixture.mode("top.txt") == 0o600)
+        try expectEqual(String(contentsOf: fixture.staging.appendingPathComponent("docs/a/b/report.txt"), encoding: .utf8), "hello, staging: more than one chunk\n")
+        try expect(Data(contentsOf: fixture.staging.appendingPathComponent("top.txt")).isEmpty)
+        expectEqual(writer.filesWritten, 2)
+        expectEqual(writer.directoriesMade, 3, "docs, docs/a and docs/a/b")
+        for directory in ["docs", "docs/a", "docs/a/b"] { expectEqual(fixture.mode(directory), 0o700, "\(directory)") }
+        expectEqual(fixture.mode("docs/a/b/report.txt"), 0o600)
+        expectEqual(fixture.mode("top.txt"), 0o600)
         try fixture.expectOutsideUntouched()
     }
 
@@ -107,8 +106,8 @@ struct StagingWriterTests {
         var writer = try fixture.writer(policy)
         try writeFile(&writer, "d/f", "x")
         writer.close()
-        #expect(fixture.mode("d") == 0o700)
-        #expect(fixture.mode("d/f") == 0o600)
+        expectEqual(fixture.mode("d"), 0o700)
+        expectEqual(fixture.mode("d/f"), 0o600)
     }
 
     @Test("asked for staged modes (the outbox's), files and directories are created with exactly those")
@@ -123,9 +122,9 @@ struct StagingWriterTests {
         try writeFile(&writer, "d/e/h", "y")
         try writer.makeDirectory(try entry("g/"))
         writer.close()
-        for directory in ["d", "d/e", "g"] { #expect(fixture.mode(directory) == 0o750, "\(directory)") }
-        #expect(fixture.mode("d/e/f") == 0o640 && fixture.mode("d/e/h") == 0o640)
-        #expect(try String(contentsOf: fixture.staging.appendingPathComponent("d/e/h"), encoding: .utf8) == "y")
+        for directory in ["d", "d/e", "g"] { expectEqual(fixture.mode(directory), 0o750, "\(directory)") }
+        expect(fixture.mode("d/e/f") == 0o640 && fixture.mode("d/e/h") == 0o640)
+        try expectEqual(String(contentsOf: fixture.staging.appendingPathComponent("d/e/h"), encoding: .utf8), "y")
         try fixture.expectOutsideUntouched()
     }
 
@@ -136,9 +135,9 @@ struct StagingWriterTests {
         var writer = try fixture.writer()
         let error = systemError { try writer.beginFile(try entry("same.txt")) }
         writer.close()
-        #expect(error?.errno == .exists)
-        #expect(try String(contentsOf: fixture.staging.appendingPathComponent("same.txt"), encoding: .utf8) == "first\n")
-        #expect(writer.filesWritten == 0)
+        expectEqual(error?.errno, .exists)
+        try expectEqual(String(contentsOf: fixture.staging.appendingPathComponent("same.txt"), encoding: .utf8), "first\n")
+        expectEqual(writer.filesWritten, 0)
     }
 
     @Test("a link planted at a file's name is refused, and its target is neither written nor truncated")
@@ -149,7 +148,7 @@ struct StagingWriterTests {
         var writer = try fixture.writer()
         let error = systemError { try writeFile(&writer, "evil", "overwritten\n") }
         writer.close()
-        #expect(error?.errno == .exists)
+        expectEqual(error?.errno, .exists)
         try fixture.expectOutsideUntouched()
     }
 
@@ -164,10 +163,10 @@ struct StagingWriterTests {
         writer.close()
         // mkdirat meets the link (EEXIST, taken as a directory made earlier); then
         // openat with O_DIRECTORY | O_NOFOLLOW refuses it, and Linux says ENOTDIR.
-        #expect(error?.errno == .notDirectory, "\(String(describing: error))")
-        #expect(madeError?.errno == .notDirectory, "\(String(describing: madeError))")
+        expectEqual(error?.errno, .notDirectory, "\(String(describing: error))")
+        expectEqual(madeError?.errno, .notDirectory, "\(String(describing: madeError))")
         try fixture.expectOutsideUntouched()
-        #expect(writer.directoriesMade == 0)
+        expectEqual(writer.directoriesMade, 0)
     }
 
     @Test("a directory the writer made, then replaced by a link to outside, is not followed by the files after it")
@@ -181,7 +180,7 @@ struct StagingWriterTests {
         let error = systemError { try writeFile(&writer, "made/two.txt", "2\n") }
         writer.close()
         // openat2's RESOLVE_NO_SYMLINKS refuses the link on the way with ELOOP.
-        #expect(error?.errno == .tooManyLinks, "\(String(describing: error))")
+        expectEqual(error?.errno, .tooManyLinks, "\(String(describing: error))")
         try fixture.expectOutsideUntouched()
     }
 
@@ -192,8 +191,8 @@ struct StagingWriterTests {
         try writeFile(&writer, "a", "file\n")
         let error = systemError { try writeFile(&writer, "a/b", "under a file\n") }
         writer.close()
-        #expect(error?.errno == .notDirectory, "\(String(describing: error))")
-        #expect(try String(contentsOf: fixture.staging.appendingPathComponent("a"), encoding: .utf8) == "file\n")
+        expectEqual(error?.errno, .notDirectory, "\(String(describing: error))")
+        try expectEqual(String(contentsOf: fixture.staging.appendingPathComponent("a"), encoding: .utf8), "file\n")
     }
 
     @Test("writes follow the descriptor: staging renamed and replaced by another directory keeps receiving them")
@@ -207,10 +206,9 @@ struct StagingWriterTests {
         try writeFile(&writer, "before/two.txt", "2\n")
         try writeFile(&writer, "after/three.txt", "3\n")
         writer.close()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.staging.path) == [], "nothing went by path")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: moved.appendingPathComponent("before").path).sorted()
-                == ["one.txt", "two.txt"])
-        #expect(try String(contentsOf: moved.appendingPathComponent("after/three.txt"), encoding: .utf8) == "3\n")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: fixture.staging.path), [], "nothing went by path")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: moved.appendingPathComponent("before").path).sorted(), ["one.txt", "two.txt"])
+        try expectEqual(String(contentsOf: moved.appendingPathComponent("after/three.txt"), encoding: .utf8), "3\n")
         try fixture.expectOutsideUntouched()
     }
 
@@ -219,7 +217,7 @@ struct StagingWriterTests {
         let fixture = try StagingFixture()
         var writer = try fixture.writer()
         let baseline = fixture.openDescriptors()
-        #expect(baseline >= 1, "the descriptor of staging itself is seen")
+        expect(baseline >= 1, "the descriptor of staging itself is seen")
         var most = 0
         for index in 0..<60 {
             try writeFile(&writer, "spread/d\(index)/f.txt", "\(index)\n")
@@ -230,17 +228,16 @@ struct StagingWriterTests {
         most = max(most, fixture.openDescriptors() - baseline)
         // Its cache holds 24 directories, or one path's worth when a path is deeper
         // (30 here), and the file being written.
-        #expect(most <= 30 + 1, "\(most) descriptors open at once")
+        expect(most <= 30 + 1, "\(most) descriptors open at once")
         try writer.beginFile(try entry("left-open.txt"))
-        #expect(fixture.openDescriptors() > baseline)
+        expect(fixture.openDescriptors() > baseline)
         writer.close()
-        #expect(fixture.openDescriptors() == baseline, "close() left descriptors open")
-        #expect(writer.filesWritten == 61)
-        #expect(writer.directoriesMade == 1 + 60 + 30)
+        expectEqual(fixture.openDescriptors(), baseline, "close() left descriptors open")
+        expectEqual(writer.filesWritten, 61)
+        expectEqual(writer.directoriesMade, 1 + 60 + 30)
         for index in [0, 23, 24, 59] {
-            #expect(try String(contentsOf: fixture.staging.appendingPathComponent("spread/d\(index)/f.txt"), encoding: .utf8)
-                    == "\(index)\n")
+            try expectEqual(String(contentsOf: fixture.staging.appendingPathComponent("spread/d\(index)/f.txt"), encoding: .utf8), "\(index)\n")
         }
-        #expect(try String(contentsOf: fixture.staging.appendingPathComponent(deep + "/bottom.txt"), encoding: .utf8) == "deep\n")
+        try expectEqual(String(contentsOf: fixture.staging.appendingPathComponent(deep + "/bottom.txt"), encoding: .utf8), "deep\n")
     }
 }

@@ -1,4 +1,5 @@
 import AirlockChild
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -33,9 +34,9 @@ struct TypingThreadsTests {
         let threads = try #require(TypingThreads([try detector.sibling(), try detector.sibling()]))
         for (index, head) in heads.enumerated() { threads.submit(index, head) }
         let typed = threads.finish()
-        #expect(typed.count == heads.count)
-        #expect((0..<heads.count).map { typed[$0] } == expected)
-        #expect(Set(expected).count >= 5, "the samples are of several types: \(Set(expected))")
+        expectEqual(typed.count, heads.count)
+        expectEqual((0..<heads.count).map { typed[$0] }, expected)
+        expect(Set(expected).count >= 5, "the samples are of several types: \(Set(expected))")
     }
 
     @Test("heads of 64 KiB, far more than the queue holds: every file is typed, none lost to the bound")
@@ -46,12 +47,12 @@ struct TypingThreadsTests {
         let count = 300
         for index in 0..<count { threads.submit(index, head) }
         let typed = threads.finish()
-        #expect(typed.count == count)
-        #expect(Set(typed.values) == [detector.type(of: head)])
+        expectEqual(typed.count, count)
+        expectEqual(Set(typed.values), [detector.type(of: head)])
     }
 
     @Test("no detectors: no threads, and the caller types on its own thread")
     func noDetectorsNoThreads() {
-        #expect(TypingThreads([]) == nil)
+        expect(TypingThreads([]) == nil)
     }
 }

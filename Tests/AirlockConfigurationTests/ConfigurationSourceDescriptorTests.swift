@@ -13,15 +13,15 @@ struct ConfigurationSourceDescriptorTests {
         do {
             let source = try ConfigurationSource.locate(scratch.path + "/airlock.json")
             let copy = source
-            #expect(descriptorsOpen(beneath: scratch.path) == [scratch.path])
-            #expect(try source.read().root == "var")
-            #expect(descriptorsOpen(beneath: scratch.path) == [scratch.path])
+            expectEqual(descriptorsOpen(beneath: scratch.path), [scratch.path])
+            try expectEqual(source.read().root, "var")
+            expectEqual(descriptorsOpen(beneath: scratch.path), [scratch.path])
             withExtendedLifetime(source) {}
-            #expect(try copy.read().root == "var")
+            try expectEqual(copy.read().root, "var")
         }
-        #expect(descriptorsOpen(beneath: scratch.path).isEmpty)
-        #expect(try Configuration.load(path: scratch.path + "/airlock.json").root == "var")
-        #expect(descriptorsOpen(beneath: scratch.path).isEmpty)
+        expect(descriptorsOpen(beneath: scratch.path).isEmpty)
+        try expectEqual(Configuration.load(path: scratch.path + "/airlock.json").root, "var")
+        expect(descriptorsOpen(beneath: scratch.path).isEmpty)
     }
 
     @Test("a link, a directory or a missing file: refused, nothing left open")
@@ -32,9 +32,9 @@ struct ConfigurationSourceDescriptorTests {
         try FileManager.default.createDirectory(atPath: scratch.path + "/folder.json", withIntermediateDirectories: false)
         for name in ["airlock.json", "folder.json", "missing.json"] {
             #expect(throws: ConfigurationError.self) { try Configuration.load(path: scratch.path + "/" + name) }
-            #expect(descriptorsOpen(beneath: scratch.path).isEmpty, "\(name)")
+            expect(descriptorsOpen(beneath: scratch.path).isEmpty, "\(name)")
         }
         #expect(throws: ConfigurationError.self) { try Configuration.load(path: scratch.path + "/gone/airlock.json") }
-        #expect(descriptorsOpen(beneath: scratch.path).isEmpty)
+        expect(descriptorsOpen(beneath: scratch.path).isEmpty)
     }
 }

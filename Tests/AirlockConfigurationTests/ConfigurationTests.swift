@@ -1,6 +1,7 @@
 import AirlockConfiguration
 import AirlockPolicy
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -12,32 +13,32 @@ struct ConfigurationTests {
 
     @Test("an empty object gives every default")
     func defaults() throws {
-        #expect(try decode("{}") == Configuration())
+        try expectEqual(decode("{}"), Configuration())
     }
 
     @Test("workers \"auto\": more workers than cores, so waits on children and syncs leave no core idle, at most 8 more; a number is taken as it is")
     func workerCount() throws {
         let cores = Processors.online
         let automatic = try decode(#"{"watch": {"workers": "auto"}}"#).workerCount
-        #expect(automatic == cores + min(cores, 8))
-        #expect(automatic > cores)
-        #expect(try decode(#"{"watch": {"workers": 3}}"#).workerCount == 3)
+        expectEqual(automatic, cores + min(cores, 8))
+        expect(automatic > cores)
+        try expectEqual(decode(#"{"watch": {"workers": 3}}"#).workerCount, 3)
     }
 
     @Test("what init writes decodes back to the same configuration")
     func roundTrip() throws {
         var configuration = Configuration()
         configuration.root = "/srv/airlock"
-        #expect(try decode(configuration.rendered()) == configuration)
+        try expectEqual(decode(configuration.rendered()), configuration)
     }
 
     @Test("overrides are applied")
     func overrides() throws {
         let configuration = try decode(#"{"policy": {"max_entries": 5, "file_mode": "0600"}, "commit": {"sync": "fsync"}}"#)
-        #expect(configuration.policy.maxEntries == 5)
-        #expect(configuration.policy.fileMode == 0o600)
-        #expect(configuration.policy.directoryMode == 0o700)
-        #expect(configuration.sync == .fsync)
+        expectEqual(configuration.policy.maxEntries, 5)
+        expectEqual(configuration.policy.fileMode, 0o600)
+        expectEqual(configuration.policy.directoryMode, 0o700)
+        expectEqual(configuration.sync, .fsync)
     }
 
     @Test("bad values name their key", arguments: [
@@ -59,7 +60,7 @@ struct ConfigurationTests {
             _ = try decode(text)
             Issue.record("accepted \(text)")
         } catch {
-            #expect(error.message.hasPrefix(key + ":"), "message \(error.message)")
+            expect(error.message.hasPrefix(key + ":"), "message \(error.message)")
         }
     }
 
@@ -77,11 +78,11 @@ struct ExampleConfigurationTests {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("etc/airlock.json")
         var configuration = try Configuration(json: Data(contentsOf: url))
-        #expect(configuration.root == "/var/lib/airlock")
+        expectEqual(configuration.root, "/var/lib/airlock")
         configuration.root = nil
-        #expect(configuration == Configuration())
+        expectEqual(configuration, Configuration())
         var expected = Configuration()
         expected.root = "/var/lib/airlock"
-        #expect(String(decoding: try Data(contentsOf: url), as: UTF8.self) == expected.rendered())
+        expectEqual(String(decoding: try Data(contentsOf: url), as: UTF8.self), expected.rendered())
     }
 }

@@ -1,5 +1,6 @@
 import AirlockChild
 import AirlockConfiguration
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -7,14 +8,14 @@ import Testing
 struct DeploySettingsTests {
     @Test("decoder.confinement is required unless set to best-effort; anything else names the key")
     func confinementSetting() throws {
-        #expect(Configuration().decoderConfinementRequired)
-        #expect(try Configuration(json: Data(#"{"decoder": {"confinement": "best-effort"}}"#.utf8)).decoderConfinementRequired == false)
-        #expect(try Configuration(json: Data(#"{"decoder": {"confinement": "required"}}"#.utf8)).decoderConfinementRequired)
+        expect(Configuration().decoderConfinementRequired)
+        try expectEqual(Configuration(json: Data(#"{"decoder": {"confinement": "best-effort"}}"#.utf8)).decoderConfinementRequired, false)
+        try expect(Configuration(json: Data(#"{"decoder": {"confinement": "required"}}"#.utf8)).decoderConfinementRequired)
         do {
             _ = try Configuration(json: Data(#"{"decoder": {"confinement": "off"}}"#.utf8))
             Issue.record("accepted confinement \"off\"")
         } catch {
-            #expect(error.message.hasPrefix("decoder.confinement:"), "\(error.message)")
+            expect(error.message.hasPrefix("decoder.confinement:"), "\(error.message)")
         }
     }
 
@@ -23,7 +24,7 @@ struct DeploySettingsTests {
         var configuration = Configuration()
         configuration.decoderConfinementRequired = required
         let request = configuration.decoderRequest(mode: .decode, format: "zip")
-        #expect(try DecoderRequest(decoding: request.encoded).limits.requiresConfinement == required)
+        try expectEqual(DecoderRequest(decoding: request.encoded).limits.requiresConfinement, required)
         let without = request.encoded.filter { !$0.hasPrefix("confinement=") }
         #expect(throws: DecoderRequest.Refusal.missing(.confinement)) { try DecoderRequest(decoding: without) }
     }
@@ -31,12 +32,12 @@ struct DeploySettingsTests {
     @Test("outbox modes default to the policy's, take octal modes a consumer cannot write through, and a group that exists")
     func outboxSettings() throws {
         let defaults = Configuration().outboxModes
-        #expect(defaults == OutboxModes(fileMode: 0o644, directoryMode: 0o755, group: nil))
+        expectEqual(defaults, OutboxModes(fileMode: 0o644, directoryMode: 0o755, group: nil))
         let set = try Configuration(json: Data(#"{"outbox": {"file_mode": "0640", "directory_mode": "0750", "group": "root"}}"#.utf8))
-        #expect(set.outboxModes == OutboxModes(fileMode: 0o640, directoryMode: 0o750, group: 0))
-        #expect(try Configuration(json: Data(set.rendered().utf8)) == set)
+        expectEqual(set.outboxModes, OutboxModes(fileMode: 0o640, directoryMode: 0o750, group: 0))
+        try expectEqual(Configuration(json: Data(set.rendered().utf8)), set)
         let private_ = try Configuration(json: Data(#"{"policy": {"file_mode": "0600"}}"#.utf8))
-        #expect(private_.outboxModes == OutboxModes(fileMode: 0o600, directoryMode: 0o700, group: nil))
+        expectEqual(private_.outboxModes, OutboxModes(fileMode: 0o600, directoryMode: 0o700, group: nil))
         for (text, key) in [(#"{"outbox": {"file_mode": "0664"}}"#, "outbox.file_mode"), (#"{"outbox": {"file_mode": "0755"}}"#, "outbox.file_mode"),
                             (#"{"outbox": {"file_mode": "0400"}}"#, "outbox.file_mode"), (#"{"outbox": {"directory_mode": "0770"}}"#, "outbox.directory_mode"),
                             (#"{"outbox": {"directory_mode": "1755"}}"#, "outbox.directory_mode"), (#"{"outbox": {"directory_mode": "755"}}"#, "outbox.directory_mode"),
@@ -45,7 +46,7 @@ struct DeploySettingsTests {
                 _ = try Configuration(json: Data(text.utf8))
                 Issue.record("accepted \(text)")
             } catch {
-                #expect(error.message.hasPrefix(key + ":"), "\(error.message)")
+                expect(error.message.hasPrefix(key + ":"), "\(error.message)")
             }
         }
     }

@@ -1,4 +1,5 @@
 import AirlockConfiguration
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -15,8 +16,8 @@ struct JSONValueTests {
         for text in ["0", "1", "-7", "1.5", "0.1"] {
             guard case .number(let number) = try Self.read(text) else { Issue.record("\(text) is not a number"); continue }
             let read = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) as? NSNumber
-            #expect(number == read, "\(text)")
-            #expect("\(number)" == read.map { "\($0)" }, "\(text)")
+            expectEqual(number, read, "\(text)")
+            expectEqual("\(number)", read.map { "\($0)" }, "\(text)")
         }
     }
 

@@ -25,32 +25,32 @@ struct ReceiptDescriptorTests {
         let name = Array("receipts".utf8)
         do {
             let made = try Receipts.openOrMake(root.descriptor.descriptor, name, mode: 0o711)
-            #expect(try made.descriptor.status().permissions == 0o711)
-            #expect(descriptorsOpen(beneath: root.path) == [root.path, root.path + "/receipts"])
+            try expectEqual(made.descriptor.status().permissions, 0o711)
+            expectEqual(descriptorsOpen(beneath: root.path), [root.path, root.path + "/receipts"])
         }
         do {
             let found = try Receipts.openOrMake(root.descriptor.descriptor, name, mode: 0o711)
-            #expect(try found.descriptor.status().kind == .directory)
+            try expectEqual(found.descriptor.status().kind, .directory)
         }
-        #expect(descriptorsOpen(beneath: root.path) == [root.path])
+        expectEqual(descriptorsOpen(beneath: root.path), [root.path])
         try Data("x".utf8).write(to: URL(fileURLWithPath: root.path + "/file"))
         #expect(throws: SystemError.self) { try Receipts.openOrMake(root.descriptor.descriptor, Array("file".utf8), mode: 0o711) }
-        #expect(descriptorsOpen(beneath: root.path) == [root.path])
+        expectEqual(descriptorsOpen(beneath: root.path), [root.path])
     }
 
     @Test("expire removes old receipts and holds nothing open after, with receipts or without, or when a uid's directory is not one")
     func expireCloses() throws {
         let root = try PrivateRoot()
         let receipts = Receipts(root: root.descriptor.descriptor, settings: ReceiptSettings(), log: Log())
-        #expect(try receipts.expire(olderThan: Int64.max) == 0)
+        try expectEqual(receipts.expire(olderThan: Int64.max), 0)
         try FileManager.default.createDirectory(atPath: root.path + "/receipts/1000", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: root.path + "/receipts/1001", withIntermediateDirectories: true)
         try Data("{}".utf8).write(to: URL(fileURLWithPath: root.path + "/receipts/1000/a.json"))
         try Data("{}".utf8).write(to: URL(fileURLWithPath: root.path + "/receipts/1001/b.json"))
         try Data("{}".utf8).write(to: URL(fileURLWithPath: root.path + "/receipts/1002"))
-        #expect(try receipts.expire(olderThan: 0) == 0)
-        #expect(try receipts.expire(olderThan: Int64.max) == 2)
-        #expect(descriptorsOpen(beneath: root.path) == [root.path])
-        #expect(FileManager.default.fileExists(atPath: root.path + "/receipts/1000"))
+        try expectEqual(receipts.expire(olderThan: 0), 0)
+        try expectEqual(receipts.expire(olderThan: Int64.max), 2)
+        expectEqual(descriptorsOpen(beneath: root.path), [root.path])
+        expect(FileManager.default.fileExists(atPath: root.path + "/receipts/1000"))
     }
 }

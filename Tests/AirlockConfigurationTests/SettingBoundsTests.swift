@@ -1,5 +1,6 @@
 import AirlockConfiguration
 import AirlockQuarantine
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -23,9 +24,9 @@ struct SettingBoundsTests {
             Issue.record("\(setting.name) = \(value) was accepted as \(String(describing: setting.value(in: configuration)))",
                          sourceLocation: sourceLocation)
         } catch {
-            #expect(error.message.hasPrefix(setting.name + ": "), "\(error.message)", sourceLocation: sourceLocation)
+            expect(error.message.hasPrefix(setting.name + ": "), "\(error.message)", sourceLocation: sourceLocation)
             for text in mentioning {
-                #expect(error.message.contains(text), "\(error.message) lacks \(text)", sourceLocation: sourceLocation)
+                expect(error.message.contains(text), "\(error.message) lacks \(text)", sourceLocation: sourceLocation)
             }
         }
     }
@@ -33,14 +34,14 @@ struct SettingBoundsTests {
     @Test("the default lies within the range", arguments: names)
     func defaultInRange(_ name: String) throws {
         let setting = Self.setting(name)
-        if let value = setting.value(in: Configuration()) { #expect(setting.range.contains(value)) }
+        if let value = setting.value(in: Configuration()) { expect(setting.range.contains(value)) }
     }
 
     @Test("the maximum and the minimum are accepted as they are", arguments: names)
     func bounds(_ name: String) throws {
         let setting = Self.setting(name)
-        #expect(try setting.value(in: decode(setting, String(setting.range.upperBound))) == setting.range.upperBound)
-        #expect(try setting.value(in: decode(setting, String(setting.range.lowerBound))) == setting.range.lowerBound)
+        try expectEqual(setting.value(in: decode(setting, String(setting.range.upperBound))), setting.range.upperBound)
+        try expectEqual(setting.value(in: decode(setting, String(setting.range.lowerBound))), setting.range.lowerBound)
     }
 
     @Test("just past either end is refused with the key, the value and the range", arguments: names)
@@ -74,8 +75,8 @@ struct SettingBoundsTests {
         var document: [String: Any] = sections
         document["publish"] = ["nats": publish]
         let configuration = try Configuration(json: JSONSerialization.data(withJSONObject: document))
-        for setting in Configuration.numericSettings { #expect(setting.value(in: configuration) == setting.range.upperBound) }
-        #expect(try Configuration(json: Data(configuration.rendered().utf8)) == configuration)
+        for setting in Configuration.numericSettings { expectEqual(setting.value(in: configuration), setting.range.upperBound) }
+        try expectEqual(Configuration(json: Data(configuration.rendered().utf8)), configuration)
     }
 
     @Test("the README's configuration table gives every setting's range")
@@ -85,15 +86,15 @@ struct SettingBoundsTests {
         let rows = readme.split(separator: "\n").filter { $0.hasPrefix("| `") }
         for setting in Configuration.numericSettings {
             let row = rows.first { $0.hasPrefix("| `\(setting.name)` |") }
-            #expect(row != nil, "README has no row for \(setting.name)")
+            expect(row != nil, "README has no row for \(setting.name)")
             let bounds = setting.bounds.replacingOccurrences(of: "\"auto\"", with: "`\"auto\"`")
-            #expect(row?.contains("| \(bounds) |") == true, "README's row for \(setting.name) does not say \(bounds)")
+            expectEqual(row?.contains("| \(bounds) |"), true, "README's row for \(setting.name) does not say \(bounds)")
         }
     }
 
     @Test("keys beginning with // are comments; other unknown keys are still refused")
     func comments() throws {
-        #expect(try Configuration(json: Data(#"{"// note": 1, "watch": {"// workers": "x"}}"#.utf8)) == Configuration())
+        try expectEqual(Configuration(json: Data(#"{"// note": 1, "watch": {"// workers": "x"}}"#.utf8)), Configuration())
         #expect(throws: ConfigurationError.self) { try Configuration(json: Data(#"{"watch": {"/workers": 2}}"#.utf8)) }
     }
 
@@ -112,12 +113,12 @@ struct SettingBoundsTests {
 struct DurationTests {
     @Test("units, the longest accepted, and what is refused")
     func durations() {
-        #expect(DurationText.seconds("30s") == 30)
-        #expect(DurationText.seconds("2w") == 1_209_600)
-        #expect(DurationText.seconds("36500d") == DurationText.maxSeconds)
+        expectEqual(DurationText.seconds("30s"), 30)
+        expectEqual(DurationText.seconds("2w"), 1_209_600)
+        expectEqual(DurationText.seconds("36500d"), DurationText.maxSeconds)
         for text in ["36501d", "5215w", "99999999999999999w", "9223372036854775807d", "9223372036854775807s",
                      "99999999999999999999s", "-1d", "+1d", "1.5d", "d", "", "7", "7x", " 7d", "7d "] {
-            #expect(DurationText.seconds(text) == nil, "\(text)")
+            expectEqual(DurationText.seconds(text), nil, "\(text)")
         }
     }
 }

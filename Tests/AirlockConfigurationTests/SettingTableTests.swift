@@ -1,6 +1,7 @@
 @testable import AirlockConfiguration
 import AirlockPolicy
 import AirlockQuarantine
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -64,8 +65,8 @@ struct SettingTableTests {
 
     @Test("every key is defined once, and says what it does")
     func unique() {
-        #expect(Set(Self.table.map(\.name)).count == Self.table.count)
-        for setting in Self.table { #expect(setting.doc.count > 10, "\(setting.name) has no doc line") }
+        expectEqual(Set(Self.table.map(\.name)).count, Self.table.count)
+        for setting in Self.table { expect(setting.doc.count > 10, "\(setting.name) has no doc line") }
     }
 
     @Test("airlock.json(5) has an entry for every key of the table and no other")
@@ -73,7 +74,7 @@ struct SettingTableTests {
         let page = try String(contentsOf: Self.repository.appendingPathComponent("man/airlock.json.5.scd"), encoding: .utf8)
         let entries = page.split(separator: "\n").filter { $0.hasPrefix("*") && $0.hasSuffix("*") && !$0.contains(" ") }
             .map { $0.dropFirst().dropLast().replacingOccurrences(of: "\\_", with: "_") }
-        #expect(entries.sorted() == Self.table.map(\.name).sorted(), "run make docs")
+        expectEqual(entries.sorted(), Self.table.map(\.name).sorted(), "run make docs")
         // Keys the hand-written text names (in bold) must be keys of the table too.
         let sections = Set(Configuration.sections + ["publish"])
         for name in ["man/airlock.1.scd", "man/airlock.json.5.scd"] {
@@ -83,7 +84,7 @@ struct SettingTableTests {
                 let word = piece.replacingOccurrences(of: "\\_", with: "_")
                 guard let dot = word.firstIndex(of: "."), sections.contains(String(word[..<dot])),
                       word.allSatisfy({ $0.isLowercase || $0 == "." || $0 == "_" }) else { continue }
-                #expect(Self.table.contains { $0.name == word || $0.name.hasPrefix(word + ".") }, "\(name) names \(word), which is no key")
+                expect(Self.table.contains { $0.name == word || $0.name.hasPrefix(word + ".") }, "\(name) names \(word), which is no key")
             }
         }
     }
@@ -94,8 +95,8 @@ struct SettingTableTests {
         let keys = Mirror(reflecting: policy).children.compactMap(\.label)
         let section = Configuration.numericSettings.filter { $0.section == "policy" }.map(\.key)
             + Configuration.otherSettings.filter { $0.path.section == "policy" }.map(\.path.key)
-        #expect(keys.sorted() == section.sorted())
-        #expect(policy.text == "file_mode=0644 max_component_bytes=255 max_depth=32 max_drop_bytes=104857600 max_entries=1000 "
+        expectEqual(keys.sorted(), section.sorted())
+        expectEqual(policy.text, "file_mode=0644 max_component_bytes=255 max_depth=32 max_drop_bytes=104857600 max_entries=1000 "
                 + "max_file_bytes=20971520 max_path_bytes=1024 max_ratio=100 max_total_bytes=104857600 ratio_min_bytes=1048576")
     }
 
@@ -141,19 +142,19 @@ struct SettingTableTests {
                 }
             }
         }
-        #expect(spelled.isEmpty, "keys spelled outside the tables: \(spelled)")
+        expect(spelled.isEmpty, "keys spelled outside the tables: \(spelled)")
     }
 
     @Test("airlock(1), the completion and the README's reason codes list every reason code")
     func reasons() throws {
         let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
         let section = try #require(readme.components(separatedBy: "\n## Reason codes\n").dropFirst().first?.components(separatedBy: "\n## ").first)
-        for reason in Reason.allCases { #expect(section.contains("`\(reason.rawValue)`"), "README's reason codes lack \(reason.rawValue)") }
+        for reason in Reason.allCases { expect(section.contains("`\(reason.rawValue)`"), "README's reason codes lack \(reason.rawValue)") }
         let page = try String(contentsOf: Self.repository.appendingPathComponent("man/airlock.1.scd"), encoding: .utf8)
         let completion = try String(contentsOf: Self.repository.appendingPathComponent("completion/airlock.bash"), encoding: .utf8)
         for reason in Reason.allCases {
-            #expect(page.contains("*\(reason.rawValue)*"), "airlock(1) lacks \(reason.rawValue): run make docs")
-            #expect(completion.contains(" \(reason.rawValue) ") || completion.contains("\"\(reason.rawValue) ")
+            expect(page.contains("*\(reason.rawValue)*"), "airlock(1) lacks \(reason.rawValue): run make docs")
+            expect(completion.contains(" \(reason.rawValue) ") || completion.contains("\"\(reason.rawValue) ")
                     || completion.contains(" \(reason.rawValue)\""), "the completion lacks \(reason.rawValue): run make docs")
         }
     }
@@ -172,28 +173,28 @@ struct SettingTableTests {
         publishing.publish?.stream = "AIRLOCK"
         for (text, withPublish) in [(example, false), (configuration.rendered(), false), (publishing.rendered(), true)] {
             let names = renderedValues(text).map(\.name)
-            #expect(names.count == Set(names).count)
+            expectEqual(names.count, Set(names).count)
             let expected = Set(Self.table.map(\.name).filter { withPublish || !Self.isPublishKey($0) })
             let extra = Set(names).subtracting(expected), missing = expected.subtracting(names)
-            #expect(missing.isEmpty && extra.isEmpty, "not in the table: \(extra.sorted()); not in the file: \(missing.sorted())")
+            expect(missing.isEmpty && extra.isEmpty, "not in the table: \(extra.sorted()); not in the file: \(missing.sorted())")
         }
-        #expect(try Configuration(json: Data(publishing.rendered().utf8)) == publishing)
-        #expect(example == configuration.rendered(), "etc/airlock.json is not what airlock init writes for the root /var/lib/airlock")
+        try expectEqual(Configuration(json: Data(publishing.rendered().utf8)), publishing)
+        expectEqual(example, configuration.rendered(), "etc/airlock.json is not what airlock init writes for the root /var/lib/airlock")
     }
 
     @Test("the README's table has one row per key, giving the allowed values of the table and the default airlock init writes")
     func readme() throws {
         let rows = try Self.readmeRows()
-        #expect(rows.count == Set(rows.map(\.name)).count, "a key has two rows")
+        expectEqual(rows.count, Set(rows.map(\.name)).count, "a key has two rows")
         let missing = Set(Self.table.map(\.name)).subtracting(rows.map(\.name)), extra = Set(rows.map(\.name)).subtracting(Self.table.map(\.name))
-        #expect(missing.isEmpty && extra.isEmpty, "not in the README: \(missing.sorted()); not in the table: \(extra.sorted())")
+        expect(missing.isEmpty && extra.isEmpty, "not in the README: \(missing.sorted()); not in the table: \(extra.sorted())")
         let defaults = Dictionary(uniqueKeysWithValues: renderedValues(Configuration().rendered()).map { ($0.name, $0.value) })
         for row in rows {
             if let setting = Self.table.first(where: { $0.name == row.name }) {
-                #expect(row.allowed == setting.bounds, "README's row for \(row.name) allows \(row.allowed), the table \(setting.bounds)")
-                #expect(row.meaning == setting.doc, "README's row for \(row.name) says \(row.meaning), the table \(setting.doc)")
+                expectEqual(row.allowed, setting.bounds, "README's row for \(row.name) allows \(row.allowed), the table \(setting.bounds)")
+                expectEqual(row.meaning, setting.doc, "README's row for \(row.name) says \(row.meaning), the table \(setting.doc)")
             }
-            #expect(defaults[row.name] ?? "(none)" == row.defaultValue, "README's default for \(row.name) is \(row.defaultValue), airlock init writes \(defaults[row.name] ?? "(none)")")
+            expect(defaults[row.name] ?? "(none)" == row.defaultValue, "README's default for \(row.name) is \(row.defaultValue), airlock init writes \(defaults[row.name] ?? "(none)")")
         }
     }
 
@@ -217,7 +218,7 @@ struct SettingTableTests {
             _ = try Self.decode(setting, wrong)
             Issue.record("\(name) = \(wrong) was accepted")
         } catch {
-            #expect(error.message.hasPrefix(name + ": "), "\(error.message)")
+            expect(error.message.hasPrefix(name + ": "), "\(error.message)")
         }
     }
 
@@ -228,13 +229,13 @@ struct SettingTableTests {
         guard case .choice(let values) = setting.kind else { return }
         for value in values {
             let configuration = try Self.decode(setting, "\"\(value)\"")
-            #expect(renderedValues(configuration.rendered()).first { $0.name == name }?.value == "\"\(value)\"")
+            expectEqual(renderedValues(configuration.rendered()).first { $0.name == name }?.value, "\"\(value)\"")
         }
         do {
             _ = try Self.decode(setting, "\"other\"")
             Issue.record("\(name) = \"other\" was accepted")
         } catch {
-            for value in values { #expect(error.message.contains("\"\(value)\""), "\(error.message)") }
+            for value in values { expect(error.message.contains("\"\(value)\""), "\(error.message)") }
         }
     }
 }

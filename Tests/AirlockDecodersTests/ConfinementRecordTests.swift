@@ -1,6 +1,7 @@
 @testable import AirlockDecoders
 import AirlockEvents
 import AirlockSystem
+import AirlockTestSupport
 import Dispatch
 import Foundation
 import Testing
@@ -28,8 +29,8 @@ struct ConfinementRecordTests {
         try Self.withState { state, _ in
             DecoderConfinementState.record(Self.partial, log: Log(), state: state)
             DecoderConfinementState.record(Self.full, log: Log(), state: state, unlessObserved: true)
-            #expect(DecoderConfinementState.current == Self.partial)
-            #expect(DecoderConfinementState.recorded(in: state) == Self.partial)
+            expectEqual(DecoderConfinementState.current, Self.partial)
+            expectEqual(DecoderConfinementState.recorded(in: state), Self.partial)
         }
     }
 
@@ -39,9 +40,9 @@ struct ConfinementRecordTests {
                 DecoderConfinementState.record(index % 2 == 0 ? Self.full : Self.partial, log: Log(), state: state,
                                                unlessObserved: index % 7 == 0)
             }
-            #expect(DecoderConfinementState.recorded(in: state) == DecoderConfinementState.current)
+            expectEqual(DecoderConfinementState.recorded(in: state), DecoderConfinementState.current)
             let left = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-            #expect(left == ["decoder-confinement"])
+            expectEqual(left, ["decoder-confinement"])
         }
     }
 }

@@ -2,6 +2,7 @@ import AirlockChild
 @testable import AirlockDecoders
 import AirlockPolicy
 import AirlockSystem
+import AirlockTestSupport
 import Glibc
 import Testing
 
@@ -23,7 +24,7 @@ struct DecoderVerdictTests {
             Issue.record("expected a deferral, got \(verdict)")
             return
         }
-        #expect(detail.hasPrefix("reading the drop failed"))
+        expect(detail.hasPrefix("reading the drop failed"))
     }
 
     @Test("any other errno while reading the drop is the decoder's failure, not a verdict on the bytes")
@@ -33,12 +34,12 @@ struct DecoderVerdictTests {
             Issue.record("expected decoder-failed, got \(verdict)")
             return
         }
-        #expect(rejection.reason == .decoderFailed)
+        expectEqual(rejection.reason, .decoderFailed)
     }
 
     @Test("a full disk while writing staging still defers, named as a write")
     func writingStagingDefers() {
         let verdict = interpret(SystemError("write", Array("a".utf8), .noSpace), while: .writingStaging)
-        #expect(verdict == .deferred("writing to staging failed: write \"a\": \(Errno.noSpace)"))
+        expectEqual(verdict, .deferred("writing to staging failed: write \"a\": \(Errno.noSpace)"))
     }
 }

@@ -1,6 +1,7 @@
 @testable import AirlockDecoders
 import AirlockEvents
 import AirlockPolicy
+import AirlockTestSupport
 import Testing
 
 /// A rejection crosses the process boundary as one wire message, made from the
@@ -14,7 +15,7 @@ struct RejectionShapesTests {
         /// Names escaped as every report escapes them.
         func escaped(_ name: [UInt8]) -> String { DropIdentity(id: "", name: name).escapedName }
         let rejected = VerdictMessage.Rejected(violation, entries: 5, bytesWritten: 12)
-        #expect(rejected == VerdictMessage.Rejected(reason: "path-conflict", detail: violation.detail, entry: escaped(violation.entry!),
+        expectEqual(rejected, VerdictMessage.Rejected(reason: "path-conflict", detail: violation.detail, entry: escaped(violation.entry!),
                                                     otherEntry: escaped(violation.other!), index: 3, entries: 5, bytesWritten: 12))
         let wire = VerdictMessage(.rejected(rejected)).jsonText
         guard case .success(let read) = VerdictMessage.read(Array(wire.utf8)), case .rejected(let received) = read.outcome else {
@@ -22,16 +23,16 @@ struct RejectionShapesTests {
             return
         }
         let rejection = try #require(Rejection(received))
-        #expect(rejection.reason == .pathConflict)
-        #expect(rejection.detail == violation.detail)
-        #expect(rejection.entry == escaped(violation.entry!))
-        #expect(rejection.otherEntry == escaped(violation.other!))
-        #expect(rejection.entryIndex == 3)
-        #expect(rejection.bytesWritten == 12)
+        expectEqual(rejection.reason, .pathConflict)
+        expectEqual(rejection.detail, violation.detail)
+        expectEqual(rejection.entry, escaped(violation.entry!))
+        expectEqual(rejection.otherEntry, escaped(violation.other!))
+        expectEqual(rejection.entryIndex, 3)
+        expectEqual(rejection.bytesWritten, 12)
     }
 
     @Test("a reason no decoder may give makes no rejection of its own", arguments: ["changed-during-ingest", "not-a-reason"])
     func reasonsADecoderMayNotGive(_ reason: String) {
-        #expect(Rejection(VerdictMessage.Rejected(reason: reason, detail: "x")) == nil)
+        expectEqual(Rejection(VerdictMessage.Rejected(reason: reason, detail: "x")), nil)
     }
 }

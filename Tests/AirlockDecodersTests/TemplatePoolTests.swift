@@ -1,6 +1,7 @@
 import AirlockChild
 @testable import AirlockDecoders
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -31,25 +32,25 @@ struct TemplatePoolTests {
             let (forked, output) = try probe(templates, decoder)
             let child = try #require(forked)
             defer { child.close() }
-            #expect(DecoderPrograms.parent(of: child.pid) == CurrentProcess.id, "the supervisor's own child, not the template's")
-            #expect(try child.wait().termination == .exited(0), "\(output)")
-            #expect(output.contains("\"limit_cpu\":"), "\(output)")
+            expectEqual(DecoderPrograms.parent(of: child.pid), CurrentProcess.id, "the supervisor's own child, not the template's")
+            try expectEqual(child.wait().termination, .exited(0), "\(output)")
+            expect(output.contains("\"limit_cpu\":"), "\(output)")
             let current = templates.templatePid(decoder, startUp: [])
-            #expect(current != nil && current != child.pid)
-            #expect(templatePid == nil || templatePid == current, "one template serves both")
+            expect(current != nil && current != child.pid)
+            expect(templatePid == nil || templatePid == current, "one template serves both")
             templatePid = current
         }
         let pid = try #require(templatePid)
         templates.stop()
-        #expect(!DecoderPrograms.exists(pid), "killed and reaped")
-        #expect(try probe(templates, decoder).0 == nil, "none after stop")
+        expect(!DecoderPrograms.exists(pid), "killed and reaped")
+        try expect(probe(templates, decoder).0 == nil, "none after stop")
     }
 
     /// A program that notes each start in `directory`/starts and exits: it never answers a request.
     func noTemplate(in directory: URL) throws -> URL {
         let program = directory.appendingPathComponent("no-template")
         try "#!/bin/sh\necho started >> \(directory.path)/starts\n".write(to: program, atomically: true, encoding: .utf8)
-        #expect(chmod(program.path, 0o755) == 0)
+        expectEqual(chmod(program.path, 0o755), 0)
         return program
     }
 
@@ -67,12 +68,12 @@ struct TemplatePoolTests {
         let templates = TemplatePool()
         defer { templates.stop() }
         let started = Date()
-        #expect(try probe(templates, program.path).0 == nil)
-        #expect(templates.templatePid(program.path, startUp: []) == nil)
-        #expect(try probe(templates, program.path).0 == nil)
-        #expect(Date().timeIntervalSince(started) < 5, "its end-of-file ends the wait for a reply")
+        try expect(probe(templates, program.path).0 == nil)
+        expectEqual(templates.templatePid(program.path, startUp: []), nil)
+        try expect(probe(templates, program.path).0 == nil)
+        expect(Date().timeIntervalSince(started) < 5, "its end-of-file ends the wait for a reply")
         let starts = try String(contentsOf: directory.appendingPathComponent("starts"), encoding: .utf8)
-        #expect(starts == "started\n", "started once, not once per drop")
+        expectEqual(starts, "started\n", "started once, not once per drop")
     }
 
     @Test("replaceAll (a reload) ends the running template, the next request starts a fresh one, and a failed program is tried again at once")
@@ -85,23 +86,23 @@ struct TemplatePoolTests {
             let (forked, output) = try probe(templates, decoder)
             let child = try #require(forked)
             defer { child.close() }
-            #expect(try child.wait().termination == .exited(0), "\(output)")
+            try expectEqual(child.wait().termination, .exited(0), "\(output)")
             pids.append(try #require(templates.templatePid(decoder, startUp: [])))
             if round == 0 {
                 templates.replaceAll()
-                #expect(!DecoderPrograms.exists(pids[0]), "killed and reaped")
-                #expect(templates.templatePid(decoder, startUp: []) == nil)
+                expect(!DecoderPrograms.exists(pids[0]), "killed and reaped")
+                expectEqual(templates.templatePid(decoder, startUp: []), nil)
             }
         }
-        #expect(pids[0] != pids[1], "a fresh template served the request after the reload")
+        expect(pids[0] != pids[1], "a fresh template served the request after the reload")
 
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let program = try noTemplate(in: directory)
-        #expect(try probe(templates, program.path).0 == nil)
+        try expect(probe(templates, program.path).0 == nil)
         templates.replaceAll()
-        #expect(try probe(templates, program.path).0 == nil)
+        try expect(probe(templates, program.path).0 == nil)
         let starts = try String(contentsOf: directory.appendingPathComponent("starts"), encoding: .utf8)
-        #expect(starts == "started\nstarted\n", "not left waiting out its failure after the reload")
+        expectEqual(starts, "started\nstarted\n", "not left waiting out its failure after the reload")
     }
 }

@@ -3,6 +3,7 @@ import AirlockChild
 @testable import AirlockEvents
 import AirlockPolicy
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -60,32 +61,30 @@ struct VerdictMessageTests {
 
     @Test("every kind of verdict decodes to the value that was encoded", arguments: messages)
     func roundTrip(_ message: VerdictMessage) throws {
-        #expect(try Self.decode(message.jsonText) == message)
+        try expectEqual(Self.decode(message.jsonText), message)
     }
 
     @Test("the encoding is pinned: version first, the fields in the order the supervisor has always been sent them")
     func pinnedBytes() {
-        #expect(Self.messages[0].jsonText == #"{"version":2,"types":{"a.txt":"text/plain","b\\x01.png":"image/png"},"#
+        expectEqual(Self.messages[0].jsonText, #"{"version":2,"types":{"a.txt":"text/plain","b\\x01.png":"image/png"},"#
             + #""classes":{"run.sh":"executable script"},"#
             + #""verdict":"accepted","files":3,"directories":1,"entries":4,"bytes_written":1234,"#
             + #""landlock_abi":4,"landlock":1,"seccomp":0,"landlock_state":"in-force","seccomp_state":"refused","#
             + #""confinement_problems":"seccomp: EPERM"}"#)
-        #expect(Self.messages[3].jsonText
-            == #"{"version":2,"verdict":"rejected","reason":"file-too-large","detail":"the kernel refused a write"}"#)
-        #expect(ListedEntry(entry: "a", entryType: "file", entrySize: 1, linkTarget: "b", encrypted: true).jsonText
-            == #"{"encrypted":true,"entry":"a","entry_size":1,"entry_type":"file","link_target":"b"}"#)
+        expectEqual(Self.messages[3].jsonText, #"{"version":2,"verdict":"rejected","reason":"file-too-large","detail":"the kernel refused a write"}"#)
+        expectEqual(ListedEntry(entry: "a", entryType: "file", entrySize: 1, linkTarget: "b", encrypted: true).jsonText, #"{"encrypted":true,"entry":"a","entry_size":1,"entry_type":"file","link_target":"b"}"#)
     }
 
     @Test("accepted and rejected verdicts reach the supervisor with their counts, reason and entries")
     func interpreted() {
-        #expect(Self.interpret(Self.messages[0].jsonText) == .accepted(files: 3, bytes: 1234))
+        expectEqual(Self.interpret(Self.messages[0].jsonText), .accepted(files: 3, bytes: 1234))
         guard case .rejected(let rejection) = Self.interpret(Self.messages[2].jsonText) else {
             Issue.record("expected a rejection")
             return
         }
-        #expect(rejection.reason == .unsafePath && rejection.detail == "'..' path component")
-        #expect(rejection.entry == "../x" && rejection.otherEntry == "y \"q\"" && rejection.entryIndex == 7 && rejection.bytesWritten == 99)
-        #expect(Self.interpret(Self.messages[7].jsonText) == .deferred("cannot load /usr/share/misc/magic.mgc"))
+        expect(rejection.reason == .unsafePath && rejection.detail == "'..' path component")
+        expect(rejection.entry == "../x" && rejection.otherEntry == "y \"q\"" && rejection.entryIndex == 7 && rejection.bytesWritten == 99)
+        expectEqual(Self.interpret(Self.messages[7].jsonText), .deferred("cannot load /usr/share/misc/magic.mgc"))
     }
 
     @Test("a verdict of another version is refused and defers the drop: the decoder on disk is of another build",
@@ -99,7 +98,7 @@ struct VerdictMessageTests {
             Issue.record("a verdict of version \(version) was taken as a verdict")
             return
         }
-        #expect(detail.contains("speaks another version"), "\(detail)")
+        expect(detail.contains("speaks another version"), "\(detail)")
     }
 
     @Test("a child that never said it took its drop gives no verdict, whatever it wrote or however it ended",
@@ -110,11 +109,11 @@ struct VerdictMessageTests {
             Issue.record("a child that never took its drop gave a verdict")
             return
         }
-        #expect(detail.contains("before it took the drop"), "\(detail)")
+        expect(detail.contains("before it took the drop"), "\(detail)")
         let refused = DecoderProcess.Run(termination: .exited(DecoderRequest.refusedStatus), output: [], timedOut: false)
-        #expect(refused.speaksAnotherVersion)
+        expect(refused.speaksAnotherVersion)
         let takenOther = DecoderProcess.Run(termination: .exited(0), output: [], timedOut: false, taken: VerdictMessage.currentVersion + 1)
-        #expect(takenOther.speaksAnotherVersion)
+        expect(takenOther.speaksAnotherVersion)
     }
 
     @Test("a verdict without a version, or with one that is not an integer, is unreadable",
@@ -122,29 +121,28 @@ struct VerdictMessageTests {
     func malformedVersion(_ version: String?) {
         var fields = Array(Self.acceptedFields.dropFirst())
         if let version { fields.insert(("version", version), at: 0) }
-        #expect(Self.interpret(Self.object(fields)) == .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
+        expectEqual(Self.interpret(Self.object(fields)), .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
     }
 
     @Test("classes that are not content classes make the verdict unreadable", arguments: ["\"program\"", "\"script script\"", "\"\"", "[\"script\"]"])
     func unknownClasses(_ value: String) {
         var fields = Self.acceptedFields
         fields.insert(("classes", "{\"a\":" + value + "}"), at: 1)
-        #expect(Self.interpret(Self.object(fields)) == .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
+        expectEqual(Self.interpret(Self.object(fields)), .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
     }
 
     @Test("an unknown verdict kind is refused by name")
     func unknownVerdict() {
         var fields = Self.acceptedFields
         fields[1].1 = "\"maybe\""
-        #expect(Self.interpret(Self.object(fields))
-            == .rejected(Rejection(.decoderFailed, "the decoder gave an unknown verdict \"maybe\"")))
+        expectEqual(Self.interpret(Self.object(fields)), .rejected(Rejection(.decoderFailed, "the decoder gave an unknown verdict \"maybe\"")))
     }
 
     @Test("an accepted verdict missing any of its fields is unreadable", arguments: 1..<acceptedFields.count)
     func missingField(_ index: Int) {
         var fields = Self.acceptedFields
         fields.remove(at: index)
-        #expect(Self.interpret(Self.object(fields)) == .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
+        expectEqual(Self.interpret(Self.object(fields)), .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
     }
 
     @Test("a field of the wrong type is unreadable, however plausible its text",
@@ -165,24 +163,24 @@ struct VerdictMessageTests {
     func illTyped(_ fields: [(String, String)]) {
         let text = Self.object([("version", "2")] + fields)
         #expect(throws: (any Error).self) { try Self.decode(text) }
-        #expect(Self.interpret(text) == .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
+        expectEqual(Self.interpret(text), .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
     }
 
     @Test("what is not a JSON object at all is unreadable", arguments: ["", "[]", "1", "{\"version\":2", "{\"version\":2}{}"])
     func notAnObject(_ text: String) {
-        #expect(Self.interpret(text) == .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
+        expectEqual(Self.interpret(text), .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
     }
 
     @Test("a probe or a listing is no verdict on a drop")
     func notADropVerdict() {
         for message in Self.messages[8...] {
-            #expect(Self.interpret(message.jsonText) == .rejected(Rejection(.decoderFailed, "the decoder gave an unknown verdict")))
+            expectEqual(Self.interpret(message.jsonText), .rejected(Rejection(.decoderFailed, "the decoder gave an unknown verdict")))
         }
     }
 
     @Test("a rejection with a reason no decoder may give is refused")
     func foreignReason() {
         let text = VerdictMessage(.rejected(.init(reason: "malware-found", detail: "x"))).jsonText
-        #expect(Self.interpret(text) == .rejected(Rejection(.decoderFailed, "the decoder gave an unknown reason")))
+        expectEqual(Self.interpret(text), .rejected(Rejection(.decoderFailed, "the decoder gave an unknown reason")))
     }
 }

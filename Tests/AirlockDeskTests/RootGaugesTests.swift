@@ -38,10 +38,10 @@ struct RootGaugesTests {
     func freshRoot() throws {
         let root = try Root()
         let gauges = try RootGauges.measure(root.layout, Configuration())
-        #expect(gauges.quarantineEntries == 0 && gauges.quarantineBytes == 0)
-        #expect(gauges.claimedDrops == 0 && gauges.oldestClaimSeconds == 0 && gauges.oldestInboxSeconds == 0)
-        #expect(gauges.abandoned == AbandonedUploads())
-        #expect(gauges.freeBytes > 0)
+        expect(gauges.quarantineEntries == 0 && gauges.quarantineBytes == 0)
+        expect(gauges.claimedDrops == 0 && gauges.oldestClaimSeconds == 0 && gauges.oldestInboxSeconds == 0)
+        expectEqual(gauges.abandoned, AbandonedUploads())
+        expect(gauges.freeBytes > 0)
     }
 
     @Test("quarantine entries and bytes, claims, the oldest inbox drop and temporary names are counted apart")
@@ -54,15 +54,15 @@ struct RootGaugesTests {
         try root.write("inbox/old.zip", "zip", age: 600)
         try root.write("inbox/new.zip.part", "partial", age: 3600)
         let gauges = try RootGauges.measure(root.layout, Configuration())
-        #expect(gauges.quarantineEntries == 1)
-        #expect(gauges.quarantineBytes == 7)
-        #expect(gauges.claimedDrops == 1)
+        expectEqual(gauges.quarantineEntries, 1)
+        expectEqual(gauges.quarantineBytes, 7)
+        expectEqual(gauges.claimedDrops, 1)
         // The temporary name is older, but it is an upload in progress, not a drop waiting.
-        #expect((600..<900).contains(gauges.oldestInboxSeconds))
-        #expect(gauges.abandoned.count == 1)
-        #expect(gauges.abandoned.oldestSeconds >= 3600)
+        expect((600..<900).contains(gauges.oldestInboxSeconds))
+        expectEqual(gauges.abandoned.count, 1)
+        expect(gauges.abandoned.oldestSeconds >= 3600)
         // Given the quarantine's totals (from its index), the walk is skipped.
         let indexed = try RootGauges.measure(root.layout, Configuration(), quarantine: (entries: 9, bytes: 99))
-        #expect(indexed.quarantineEntries == 9 && indexed.quarantineBytes == 99)
+        expect(indexed.quarantineEntries == 9 && indexed.quarantineBytes == 99)
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -61,8 +62,8 @@ struct CapabilityTests {
                                        under: UnitCapabilities.wrapper(filter: filter))
         let supervisor = try #require(UnitCapabilities.sets(daemon.process.processIdentifier))
         let wanted: UInt64 = (1 << 2) | (1 << 28)
-        #expect(supervisor["CapEff"] == wanted, "premise: the daemon holds CAP_DAC_READ_SEARCH and CAP_LEASE: \(supervisor)")
-        #expect(supervisor["CapAmb"] == 0 && supervisor["CapInh"] == 0, "the daemon passes nothing on: \(supervisor)")
+        expectEqual(supervisor["CapEff"], wanted, "premise: the daemon holds CAP_DAC_READ_SEARCH and CAP_LEASE: \(supervisor)")
+        expect(supervisor["CapAmb"] == 0 && supervisor["CapInh"] == 0, "the daemon passes nothing on: \(supervisor)")
 
         try UnitCapabilities.dropPrivately(Self.zip, sandbox.inbox.path, as: "private.zip")
         // The drop's decoder sleeps 2 s after confining itself ("delay"); every decoder
@@ -78,19 +79,19 @@ struct CapabilityTests {
             }
             return !daemon.events.isEmpty
         }
-        #expect(decided, "no verdict within 30 s: \(daemon.stderr)")
-        #expect(decodingSeen, "the decoding child was seen holding the drop: \(seen)")
+        expect(decided, "no verdict within 30 s: \(daemon.stderr)")
+        expect(decodingSeen, "the decoding child was seen holding the drop: \(seen)")
         for (pid, sets) in seen {
             for set in ["CapEff", "CapPrm", "CapInh", "CapAmb"] {
-                #expect(sets[set] == 0, "decoder \(pid) has \(set) \(String(sets[set] ?? 0, radix: 16))")
+                expectEqual(sets[set], 0, "decoder \(pid) has \(set) \(String(sets[set] ?? 0, radix: 16))")
             }
         }
         let events = daemon.waitForVerdicts(1)
-        #expect(events.count == 1 && events.first?.kind == .accepted, "\(events) \(daemon.stderr)")
-        #expect(events.first?.accepted?.sha256 == (try sha256(Self.zip)))
-        #expect(events.first?.accepted?.uploader == Parties.producer)
+        expect(events.count == 1 && events.first?.kind == .accepted, "\(events) \(daemon.stderr)")
+        expectEqual(events.first?.accepted?.sha256, (try sha256(Self.zip)))
+        expectEqual(events.first?.accepted?.uploader, Parties.producer)
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 30) == 0)
+        expectEqual(daemon.waitForExit(seconds: 30), 0)
         try sandbox.expectInvariants()
     }
 
@@ -99,24 +100,24 @@ struct CapabilityTests {
         let sandbox = try Sandbox()
         try PermissionTests.layOut(sandbox)
         let refused = try airlock(["run", "--root", sandbox.root.path], under: UnitCapabilities.wrapper(capabilities: nil))
-        #expect(refused.status == 77, "\(refused.stderr)")
+        expectEqual(refused.status, 77, "\(refused.stderr)")
         for words in ["CAP_LEASE", "AmbientCapabilities=CAP_LEASE", "setpriv", "--ambient-caps=+lease", "\"completion\": \"renamed\""] {
-            #expect(refused.stderr.contains(words), "the refusal names \(words): \(refused.stderr)")
+            expect(refused.stderr.contains(words), "the refusal names \(words): \(refused.stderr)")
         }
-        #expect(!refused.stderr.contains("the kernel refuses read leases"))
+        expect(!refused.stderr.contains("the kernel refuses read leases"))
 
         try sandbox.configure("watch", ["completion": "renamed", "settle_milliseconds": 100])
         let daemon = try RunningDaemon(sandbox, under: UnitCapabilities.wrapper(capabilities: nil))
         try PermissionTests.allowed(Parties.producer, "drop by rename",
                                     #"cp "$1" "$2/.r.zip.part" && mv "$2/.r.zip.part" "$2/r.zip""#, [Self.zip, sandbox.inbox.path])
         let events = daemon.waitForVerdicts(1)
-        #expect(events.first?.kind == .accepted, "\(events) \(daemon.stderr)")
+        expectEqual(events.first?.kind, .accepted, "\(events) \(daemon.stderr)")
         let status = try airlock(["status", "--root", sandbox.root.path])
-        #expect(status.stdout.contains("completion:    renamed"), "\(status.stdout)")
+        expect(status.stdout.contains("completion:    renamed"), "\(status.stdout)")
         let doctor = try airlock(["doctor", "--root", sandbox.root.path])
-        #expect(doctor.stdout.contains("completion:    renamed"), "\(doctor.stdout)")
+        expect(doctor.stdout.contains("completion:    renamed"), "\(doctor.stdout)")
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 30) == 0)
+        expectEqual(daemon.waitForExit(seconds: 30), 0)
     }
 
     @Test("a quarantined mode-0600 drop: contents says why it cannot be read without the capability and lists it as root; released, it is read again")
@@ -126,19 +127,19 @@ struct CapabilityTests {
         let traversal = Samples.fixture("zip-traversal.zip").path
         try UnitCapabilities.dropPrivately(traversal, sandbox.inbox.path, as: "evil.zip")
         let first = try airlock(["run", "--once", "--root", sandbox.root.path], under: UnitCapabilities.wrapper())
-        #expect(first.events.first?.reason == "unsafe-path", "\(first.stdout) \(first.stderr)")
+        expectEqual(first.events.first?.reason, "unsafe-path", "\(first.stdout) \(first.stderr)")
         let id = try #require(first.events.first?.id)
 
         let plain = try airlock(["quarantine", "contents", id, "--root", sandbox.root.path], under: UnitCapabilities.wrapper(capabilities: nil))
-        #expect(plain.status != 0)
-        #expect(!plain.stderr.contains("holds no drop"), "\(plain.stderr)")
-        #expect(plain.stderr.contains("mode 0600") && plain.stderr.contains("CAP_DAC_READ_SEARCH"), "\(plain.stderr)")
+        expect(plain.status != 0)
+        expect(!plain.stderr.contains("holds no drop"), "\(plain.stderr)")
+        expect(plain.stderr.contains("mode 0600") && plain.stderr.contains("CAP_DAC_READ_SEARCH"), "\(plain.stderr)")
         let asRoot = try airlock(["quarantine", "contents", id, "--root", sandbox.root.path])
-        #expect(asRoot.status == 0 && asRoot.stdout.contains("outside"), "\(asRoot.stdout) \(asRoot.stderr)")
+        expect(asRoot.status == 0 && asRoot.stdout.contains("outside"), "\(asRoot.stdout) \(asRoot.stderr)")
 
-        #expect(try airlock(["quarantine", "release", id, "--root", sandbox.root.path]).status == 0)
+        try expectEqual(airlock(["quarantine", "release", id, "--root", sandbox.root.path]).status, 0)
         let second = try airlock(["run", "--once", "--root", sandbox.root.path], under: UnitCapabilities.wrapper())
-        #expect(second.events.count == 1 && second.events.first?.reason == "unsafe-path",
+        expect(second.events.count == 1 && second.events.first?.reason == "unsafe-path",
                 "read again, judged on its bytes: \(second.stdout) \(second.stderr)")
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -116,7 +117,7 @@ final class SilentSocketServer {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        #expect(bound == 0 && listen(fd, 64) == 0, "cannot listen on \(path)")
+        expect(bound == 0 && listen(fd, 64) == 0, "cannot listen on \(path)")
     }
 
     deinit {
@@ -172,14 +173,14 @@ struct ClamdTests {
         let text = try ContentFiles.sample("text").data, pdf = try ContentFiles.sample("pdf").data
         try sandbox.drop(try ContentFiles.archive("zip", [("a.txt", text), ("docs/b.pdf", pdf)]), as: "clean.zip")
         let clean = try sandbox.runOnce()
-        #expect(clean.events.first?.kind == .accepted, "\(clean.events) \(clean.stderr)")
-        #expect(try sandbox.listing(sandbox.outbox) == ["clean/", "clean/a.txt", "clean/docs/", "clean/docs/b.pdf"])
+        expectEqual(clean.events.first?.kind, .accepted, "\(clean.events) \(clean.stderr)")
+        try expectEqual(sandbox.listing(sandbox.outbox), ["clean/", "clean/a.txt", "clean/docs/", "clean/docs/b.pdf"])
         try FileManager.default.removeItem(at: sandbox.outbox.appendingPathComponent("clean"))
 
         let infected = try ContentFiles.archive("zip", [("a.txt", text), ("docs/eicar.com", ContentFiles.eicar), ("z.pdf", pdf)])
         try sandbox.drop(infected, as: "infected.zip")
         let report = try sandbox.expectRejected(try sandbox.runOnce(), "malware-found", entry: "docs/eicar.com", original: infected)
-        #expect((report?.detail ?? "").contains("Airlock-Test-EICAR"), "\(String(describing: report))")
+        expect((report?.detail ?? "").contains("Airlock-Test-EICAR"), "\(String(describing: report))")
     }
 
     @Test("a signature of our own is found in a tar drop too")
@@ -189,7 +190,7 @@ struct ClamdTests {
         let archive = try ContentFiles.archive("tar", [("readme.txt", try ContentFiles.sample("text").data), ("marked.bin", Clamd.ownSample)])
         try sandbox.drop(archive, as: "marked.tar")
         let report = try sandbox.expectRejected(try sandbox.runOnce(), "malware-found", entry: "marked.bin", original: archive)
-        #expect((report?.detail ?? "").contains("Airlock-Test-Own"), "\(String(describing: report))")
+        expect((report?.detail ?? "").contains("Airlock-Test-Own"), "\(String(describing: report))")
     }
 
     @Test("a file past clamd's own MaxFileSize is never passed half-scanned: with AlertExceedsMax it is malware-found")
@@ -205,7 +206,7 @@ struct ClamdTests {
         let archive = try ContentFiles.archive("zip", [("a.txt", try ContentFiles.sample("text").data), ("big.txt", big)])
         try sandbox.drop(archive, as: "big.zip")
         let report = try sandbox.expectRejected(try sandbox.runOnce(), "malware-found", entry: "big.txt", original: archive)
-        #expect((report?.detail ?? "").contains("Heuristics.Limits.Exceeded"), "\(String(describing: report))")
+        expect((report?.detail ?? "").contains("Heuristics.Limits.Exceeded"), "\(String(describing: report))")
     }
 
     @Test("clamd stopped mid-run defers the drops (never accepted unscanned); the daemon accepts them once clamd is back", .needsLeases)
@@ -217,28 +218,28 @@ struct ClamdTests {
         let daemon = try RunningDaemon(sandbox)
         let text = try ContentFiles.sample("text").data
         try sandbox.drop(try ContentFiles.archive("zip", [("a.txt", text)]), as: "first.zip")
-        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted)
+        expectEqual(daemon.waitForVerdicts(1).first?.kind, .accepted)
         clamd.stop()
         for name in ["second", "third"] {
             try sandbox.drop(try ContentFiles.archive("zip", [("\(name).txt", text)]), as: "\(name).zip")
         }
-        #expect(waitFor(seconds: 30) { daemon.events.filter { $0.kind == .deferred }.count >= 2 })
-        #expect(try sandbox.listing(sandbox.outbox) == ["first/", "first/a.txt"], "nothing was accepted unscanned")
+        expect(waitFor(seconds: 30) { daemon.events.filter { $0.kind == .deferred }.count >= 2 })
+        try expectEqual(sandbox.listing(sandbox.outbox), ["first/", "first/a.txt"], "nothing was accepted unscanned")
         let metrics = sandbox.root.appendingPathComponent("metrics/airlock.prom")
-        #expect(waitFor(seconds: 10) { ((try? String(contentsOf: metrics, encoding: .utf8)) ?? "").contains("airlock_scan_up 0") })
-        #expect(daemon.stderr.contains("virus scanning is down"), "\(daemon.stderr)")
+        expect(waitFor(seconds: 10) { ((try? String(contentsOf: metrics, encoding: .utf8)) ?? "").contains("airlock_scan_up 0") })
+        expect(daemon.stderr.contains("virus scanning is down"), "\(daemon.stderr)")
         let status = try airlock(["status", "--root", sandbox.root.path])
-        #expect(status.stdout.split(separator: "\n").contains { $0.hasPrefix("scanning:") && $0.contains("DOWN") }, "\(status.stdout)")
+        expect(status.stdout.split(separator: "\n").contains { $0.hasPrefix("scanning:") && $0.contains("DOWN") }, "\(status.stdout)")
         let doctor = try airlock(["doctor", "--root", sandbox.root.path])
-        #expect(doctor.stdout.split(separator: "\n").contains { $0.hasPrefix("scanning:") && $0.contains("DOWN") }, "\(doctor.stdout)")
+        expect(doctor.stdout.split(separator: "\n").contains { $0.hasPrefix("scanning:") && $0.contains("DOWN") }, "\(doctor.stdout)")
 
         try clamd.start()
         let verdicts = daemon.waitForVerdicts(3)
-        #expect(verdicts.map { $0.kind.rawValue } == ["accepted", "accepted", "accepted"], "\(verdicts)")
-        #expect(try sandbox.listing(sandbox.outbox) == ["first/", "first/a.txt", "second/", "second/second.txt", "third/", "third/third.txt"])
-        #expect(waitFor(seconds: 10) { ((try? String(contentsOf: metrics, encoding: .utf8)) ?? "").contains("airlock_scan_up 1") })
+        expectEqual(verdicts.map { $0.kind.rawValue }, ["accepted", "accepted", "accepted"], "\(verdicts)")
+        try expectEqual(sandbox.listing(sandbox.outbox), ["first/", "first/a.txt", "second/", "second/second.txt", "third/", "third/third.txt"])
+        expect(waitFor(seconds: 10) { ((try? String(contentsOf: metrics, encoding: .utf8)) ?? "").contains("airlock_scan_up 1") })
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 30) == 0)
+        expectEqual(daemon.waitForExit(seconds: 30), 0)
         try sandbox.expectInvariants()
     }
 
@@ -248,13 +249,13 @@ struct ClamdTests {
         let server = ReplyingSocketServer(path: clamd.socketURL.path, reply: "fd[9]: Can't open file or directory ERROR")
         try sandbox.drop(try ContentFiles.archive("zip", [("a.txt", try ContentFiles.sample("text").data)]), as: "waits.zip")
         let result = try sandbox.runOnce()
-        #expect(result.status == 75, "\(result.stderr)")
+        expectEqual(result.status, 75, "\(result.stderr)")
         let event = try #require(result.events.first)
-        #expect(event.kind == .deferred, "\(event)")
-        #expect((event.detail ?? "").contains("Can't open file or directory ERROR"), "\(event)")
-        #expect(try sandbox.listing(sandbox.outbox) == [])
-        #expect(try sandbox.listing(sandbox.staging) == [])
-        #expect(try sandbox.listing(sandbox.claimed).contains { $0.hasSuffix("/drop") })
+        expectEqual(event.kind, .deferred, "\(event)")
+        expect((event.detail ?? "").contains("Can't open file or directory ERROR"), "\(event)")
+        try expectEqual(sandbox.listing(sandbox.outbox), [])
+        try expectEqual(sandbox.listing(sandbox.staging), [])
+        try expect(sandbox.listing(sandbox.claimed).contains { $0.hasSuffix("/drop") })
         withExtendedLifetime(server) {}
     }
 
@@ -265,14 +266,14 @@ struct ClamdTests {
         try sandbox.drop(try ContentFiles.archive("zip", [("a.txt", try ContentFiles.sample("text").data)]), as: "waits.zip")
         let started = Date()
         let result = try sandbox.runOnce()
-        #expect(Date().timeIntervalSince(started) < 30)
-        #expect(result.status == 75, "\(result.stderr)")
+        expect(Date().timeIntervalSince(started) < 30)
+        expectEqual(result.status, 75, "\(result.stderr)")
         let event = try #require(result.events.first)
-        #expect(event.kind == .deferred, "\(event)")
-        #expect((event.detail ?? "").contains("did not answer within 2 seconds"), "\(event)")
-        #expect(try sandbox.listing(sandbox.outbox) == [])
-        #expect(try sandbox.listing(sandbox.staging) == [])
-        #expect(try sandbox.listing(sandbox.claimed).contains { $0.hasSuffix("/drop") })
+        expectEqual(event.kind, .deferred, "\(event)")
+        expect((event.detail ?? "").contains("did not answer within 2 seconds"), "\(event)")
+        try expectEqual(sandbox.listing(sandbox.outbox), [])
+        try expectEqual(sandbox.listing(sandbox.staging), [])
+        try expect(sandbox.listing(sandbox.claimed).contains { $0.hasSuffix("/drop") })
         withExtendedLifetime(server) {}
     }
 }

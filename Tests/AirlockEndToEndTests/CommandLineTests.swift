@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ struct CommandLineTests {
     /// Nothing that looks like a crash or a stack trace.
     func expectClean(_ outcome: Outcome, sourceLocation: SourceLocation = #_sourceLocation) {
         for marker in ["Fatal error", "Stack dump", "backtrace", "Swift runtime failure"] {
-            #expect(!outcome.stderr.contains(marker), "\(outcome.stderr)", sourceLocation: sourceLocation)
+            expect(!outcome.stderr.contains(marker), "\(outcome.stderr)", sourceLocation: sourceLocation)
         }
     }
 
@@ -19,21 +20,21 @@ struct CommandLineTests {
         try sandbox.initialise()
         let config = try Data(contentsOf: sandbox.root.appendingPathComponent("airlock.json"))
         let again = try airlock(["init", "--root", sandbox.root.path])
-        #expect(again.status == 0)
-        #expect(try Data(contentsOf: sandbox.root.appendingPathComponent("airlock.json")) == config)
+        expectEqual(again.status, 0)
+        try expectEqual(Data(contentsOf: sandbox.root.appendingPathComponent("airlock.json")), config)
         var st = stat()
-        #expect(stat(sandbox.root.appendingPathComponent("state").path, &st) == 0)
-        #expect(st.st_mode & 0o777 == 0o700)
+        expectEqual(stat(sandbox.root.appendingPathComponent("state").path, &st), 0)
+        expectEqual(st.st_mode & 0o777, 0o700)
         for name in ["inbox", "outbox", "quarantine", "state/claimed", "state/staging"] {
             var isDirectory: ObjCBool = false
-            #expect(FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent(name).path, isDirectory: &isDirectory))
-            #expect(isDirectory.boolValue)
+            expect(FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent(name).path, isDirectory: &isDirectory))
+            expect(isDirectory.boolValue)
         }
         let text = String(decoding: config, as: UTF8.self)
         for key in ["max_entries", "max_file_bytes", "max_total_bytes", "max_drop_bytes", "max_component_bytes", "max_path_bytes",
                     "max_depth", "max_ratio", "ratio_min_bytes", "file_mode", "timeout_seconds", "address_space_bytes",
                     "cpu_seconds", "open_files", "sync"] {
-            #expect(text.contains("\"\(key)\""), "airlock.json lacks \(key)")
+            expect(text.contains("\"\(key)\""), "airlock.json lacks \(key)")
         }
     }
 
@@ -47,12 +48,12 @@ struct CommandLineTests {
         try #require(mount == 0, "mounting a tmpfs failed, though this process holds CAP_SYS_ADMIN")
         defer { _ = try? airlockShell("/bin/umount", [outbox.path]) }
         let result = try airlock(["init", "--root", sandbox.root.path])
-        #expect(result.status == 78)
-        #expect(result.stderr.contains("another filesystem"), "\(result.stderr)")
+        expectEqual(result.status, 78)
+        expect(result.stderr.contains("another filesystem"), "\(result.stderr)")
         expectClean(result)
         let run = try airlock(["run", "--once", "--root", sandbox.root.path])
-        #expect(run.status == 78)
-        #expect(run.stderr.contains("another filesystem"), "\(run.stderr)")
+        expectEqual(run.status, 78)
+        expect(run.stderr.contains("another filesystem"), "\(run.stderr)")
     }
 
     @Test("a bad configuration exits 78 naming the key", arguments: [
@@ -68,10 +69,10 @@ struct CommandLineTests {
         try Data(text.utf8).write(to: sandbox.root.appendingPathComponent("airlock.json"))
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         let result = try sandbox.runOnce()
-        #expect(result.status == 78)
-        #expect(result.stderr.contains(mention), "\(result.stderr)")
+        expectEqual(result.status, 78)
+        expect(result.stderr.contains(mention), "\(result.stderr)")
         expectClean(result)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path) == ["photos.zip"], "nothing was processed")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path), ["photos.zip"], "nothing was processed")
     }
 
     @Test("--config names the root")
@@ -80,8 +81,8 @@ struct CommandLineTests {
         try sandbox.initialise()
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         let result = try airlock(["run", "--config", sandbox.root.appendingPathComponent("airlock.json").path, "--once"])
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.events.first?.kind == .accepted)
+        expectEqual(result.status, 0, "\(result.stderr)")
+        expectEqual(result.events.first?.kind, .accepted)
         try sandbox.expectInvariants()
     }
 
@@ -89,8 +90,8 @@ struct CommandLineTests {
     func missingRoot() throws {
         let sandbox = try Sandbox()
         let result = try airlock(["run", "--once", "--root", sandbox.root.path])
-        #expect(result.status == 78)
-        #expect(result.stderr.contains("airlock init"))
+        expectEqual(result.status, 78)
+        expect(result.stderr.contains("airlock init"))
         expectClean(result)
     }
 
@@ -100,21 +101,21 @@ struct CommandLineTests {
     ])
     func usageErrors(_ arguments: [String]) throws {
         let result = try airlock(arguments)
-        #expect(result.status == 64, "\(arguments) → \(result.status)")
-        #expect(result.stderr.contains("airlock: error:"))
+        expectEqual(result.status, 64, "\(arguments) → \(result.status)")
+        expect(result.stderr.contains("airlock: error:"))
         expectClean(result)
     }
 
     @Test("check-path passes the documented good names and fails each bad one with exit 65")
     func checkPath() throws {
         let good = try airlock(["check-path", "docs/readme.txt", "docs/", "report..txt"])
-        #expect(good.status == 0)
-        #expect(good.stdout.split(separator: "\n").count == 3)
+        expectEqual(good.status, 0)
+        expectEqual(good.stdout.split(separator: "\n").count, 3)
         for bad in ["../outside.txt", "docs/../../outside.txt", "/tmp/outside.txt", "docs//readme.txt", "docs/./readme.txt",
                     "docs\\..\\outside.txt", "C:/outside.txt"] {
             let result = try airlock(["check-path", "docs/readme.txt", "--", bad])
-            #expect(result.status == 65, "\(bad)")
-            #expect(result.stdout.contains("unsafe-path"), "\(bad): \(result.stdout)")
+            expectEqual(result.status, 65, "\(bad)")
+            expect(result.stdout.contains("unsafe-path"), "\(bad): \(result.stdout)")
         }
     }
 
@@ -124,15 +125,15 @@ struct CommandLineTests {
         try sandbox.initialise()
         let before = try sandbox.listing(sandbox.base)
         let good = try airlock(["inspect", Samples.fixture("zip-deflate-valid.zip").path, "--root", sandbox.root.path])
-        #expect(good.status == 0, "\(good.stderr)")
-        #expect(good.events.first?.verdict == .accepted)
-        #expect(good.events.first?.files == 5)
+        expectEqual(good.status, 0, "\(good.stderr)")
+        expectEqual(good.events.first?.verdict, .accepted)
+        expectEqual(good.events.first?.files, 5)
         let bad = try airlock(["inspect", Samples.fixture("zip-traversal.zip").path, "--root", sandbox.root.path])
-        #expect(bad.status == 65)
-        #expect(bad.events.first?.reason == "unsafe-path")
+        expectEqual(bad.status, 65)
+        expectEqual(bad.events.first?.reason, "unsafe-path")
         let bomb = try airlock(["inspect", Samples.fixture("targz-bomb.tar.gz").path, "--root", sandbox.root.path])
-        #expect(bomb.events.first?.reason == "ratio-too-high")
-        #expect(try sandbox.listing(sandbox.base) == before, "inspect wrote something")
+        expectEqual(bomb.events.first?.reason, "ratio-too-high")
+        try expectEqual(sandbox.listing(sandbox.base), before, "inspect wrote something")
         try sandbox.expectInvariants()
     }
 
@@ -140,12 +141,12 @@ struct CommandLineTests {
     func inspectSpecial() throws {
         let sandbox = try Sandbox()
         let fifo = sandbox.base.appendingPathComponent("pipe")
-        #expect(mkfifo(fifo.path, 0o644) == 0)
+        expectEqual(mkfifo(fifo.path, 0o644), 0)
         let result = try airlock(["inspect", fifo.path])
-        #expect(result.status == 65)
-        #expect(result.events.first?.reason == "not-regular-file")
+        expectEqual(result.status, 65)
+        expectEqual(result.events.first?.reason, "not-regular-file")
         let missing = try airlock(["inspect", sandbox.base.appendingPathComponent("absent.zip").path])
-        #expect(missing.status == 66)
+        expectEqual(missing.status, 66)
         expectClean(missing)
     }
 }

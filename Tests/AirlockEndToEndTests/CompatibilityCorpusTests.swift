@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -17,21 +18,21 @@ struct CompatibilityCorpusTests {
     func manifestCoversWriters() throws {
         let cases = FixtureCase.compatibility
         let tools = Set(cases.compactMap(\.tool))
-        for writer in Self.writers { #expect(tools.contains(writer), "no archive written by \(writer)") }
+        for writer in Self.writers { expect(tools.contains(writer), "no archive written by \(writer)") }
         for item in cases {
-            #expect(item.tool != nil && item.format != nil, "\(item.name) does not say what wrote it")
-            #expect(FileManager.default.fileExists(atPath: item.fixture.path), "\(item.file) is missing")
+            expect(item.tool != nil && item.format != nil, "\(item.name) does not say what wrote it")
+            expect(FileManager.default.fileExists(atPath: item.fixture.path), "\(item.file) is missing")
             // Only archives every reader refuses may be expected to be rejected, or
             // those airlock refuses on purpose, each with the reason written down.
-            #expect(item.verdict == "accepted" || item.bsdtar == "refused" || !(item.departure ?? "").isEmpty,
+            expect(item.verdict == "accepted" || item.bsdtar == "refused" || !(item.departure ?? "").isEmpty,
                     "\(item.name) is valid but expected rejected")
-            if item.departure != nil { #expect(item.bsdtar == "accepted" && item.verdict == "rejected") }
-            if item.verdict == "accepted" { #expect(item.bsdtar == "accepted" && !item.files.isEmpty) }
+            if item.departure != nil { expect(item.bsdtar == "accepted" && item.verdict == "rejected") }
+            if item.verdict == "accepted" { expect(item.bsdtar == "accepted" && !item.files.isEmpty) }
         }
         let directory = Binary.repository.appendingPathComponent("fixtures/compat/archives")
         let onDisk = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-        #expect(onDisk == cases.map(\.file).sorted())
-        #expect(cases.filter { $0.verdict == "accepted" }.count >= 60)
+        expectEqual(onDisk, cases.map(\.file).sorted())
+        expect(cases.filter { $0.verdict == "accepted" }.count >= 60)
     }
 
     /// One root and one `run --once` per policy the manifest names, each case's

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -19,14 +20,14 @@ struct ConfigurationOwnerTests {
     func layOut() throws -> (Sandbox, secretDirectory: URL) {
         let sandbox = try Sandbox()
         try sandbox.initialise()
-        #expect(chmod(sandbox.base.path, 0o711) == 0)
+        expectEqual(chmod(sandbox.base.path, 0o711), 0)
         let chowned = try runTool("/bin/chown", ["-R", "\(Parties.service):\(Parties.service)", sandbox.root.path])
         try #require(chowned.status == 0, "\(chowned.output)")
         let secrets = sandbox.logs.appendingPathComponent("secrets")
         try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: false)
-        #expect(chmod(secrets.path, 0o700) == 0)
+        expectEqual(chmod(secrets.path, 0o700), 0)
         try Data("\(Self.token) is not JSON\n".utf8).write(to: secrets.appendingPathComponent("shadow.json"))
-        #expect(chmod(secrets.appendingPathComponent("shadow.json").path, 0o600) == 0)
+        expectEqual(chmod(secrets.appendingPathComponent("shadow.json").path, 0o600), 0)
         return (sandbox, secrets)
     }
 
@@ -34,7 +35,7 @@ struct ConfigurationOwnerTests {
     func plant(_ path: URL, to target: URL) throws {
         try FileManager.default.createSymbolicLink(atPath: path.path, withDestinationPath: target.path)
         let service = getpwnam(Parties.service).pointee
-        #expect(lchown(path.path, service.pw_uid, service.pw_gid) == 0)
+        expectEqual(lchown(path.path, service.pw_uid, service.pw_gid), 0)
     }
 
     @Test("a configuration that is a link the service user planted is refused, 78, and nothing of its target is shown")
@@ -44,9 +45,9 @@ struct ConfigurationOwnerTests {
         try plant(evil, to: secrets.appendingPathComponent("shadow.json"))
         for command in [["status"], ["quarantine", "list"], ["doctor"], ["history"]] {
             let result = try airlock(command + ["--config", evil.path])
-            #expect(result.status == 78, "\(command): \(result.status) \(result.stderr)")
-            #expect(result.stderr.contains("is a symbolic link"), "\(command): \(result.stderr)")
-            #expect(!(result.stdout + result.stderr).contains(Self.token), "\(command): the secret leaked")
+            expectEqual(result.status, 78, "\(command): \(result.status) \(result.stderr)")
+            expect(result.stderr.contains("is a symbolic link"), "\(command): \(result.stderr)")
+            expect(!(result.stdout + result.stderr).contains(Self.token), "\(command): the secret leaked")
         }
         try sandbox.expectInvariants()
     }
@@ -57,13 +58,13 @@ struct ConfigurationOwnerTests {
         let link = sandbox.root.appendingPathComponent("etc")
         try plant(link, to: secrets)
         let result = try airlock(["status", "--config", link.appendingPathComponent("shadow.json").path])
-        #expect(result.status == 77, "\(result.status) \(result.stderr)")
-        #expect(result.stderr.contains("refuse to follow a link owned by uid"), "\(result.stderr)")
-        #expect(!(result.stdout + result.stderr).contains(Self.token))
+        expectEqual(result.status, 77, "\(result.status) \(result.stderr)")
+        expect(result.stderr.contains("refuse to follow a link owned by uid"), "\(result.stderr)")
+        expect(!(result.stdout + result.stderr).contains(Self.token))
         let rootLink = sandbox.base.appendingPathComponent("logs/root-link")
         try plant(rootLink, to: sandbox.root)
         let viaRoot = try airlock(["status", "--root", rootLink.path])
-        #expect(viaRoot.status == 77, "a root reached through another user's link: \(viaRoot.status) \(viaRoot.stderr)")
+        expectEqual(viaRoot.status, 77, "a root reached through another user's link: \(viaRoot.status) \(viaRoot.stderr)")
     }
 
     @Test("a configuration owned by neither its directory's owner nor root is refused, 77")
@@ -72,10 +73,10 @@ struct ConfigurationOwnerTests {
         let file = sandbox.root.appendingPathComponent("planted.json")
         try Data("{\"root\": \"\(sandbox.root.path)\"}".utf8).write(to: file)
         let consumer = getpwnam(Parties.consumer).pointee
-        #expect(chown(file.path, consumer.pw_uid, consumer.pw_gid) == 0)
+        expectEqual(chown(file.path, consumer.pw_uid, consumer.pw_gid), 0)
         let result = try airlock(["status", "--config", file.path])
-        #expect(result.status == 77, "\(result.status) \(result.stderr)")
-        #expect(result.stderr.contains("neither its directory's owner"), "\(result.stderr)")
+        expectEqual(result.status, 77, "\(result.status) \(result.stderr)")
+        expect(result.stderr.contains("neither its directory's owner"), "\(result.stderr)")
     }
 
     @Test("the service user's configuration is read as the service user, and its root key cannot make root act as root")
@@ -85,24 +86,24 @@ struct ConfigurationOwnerTests {
         let other = try Sandbox()
         try other.initialise()
         try other.drop(Samples.traversalZip, as: "private-\(Self.token).zip")
-        #expect(try other.runOnce().status == 0)
-        #expect(chmod(other.base.path, 0o711) == 0)
+        try expectEqual(other.runOnce().status, 0)
+        expectEqual(chmod(other.base.path, 0o711), 0)
         let file = sandbox.root.appendingPathComponent("aimed.json")
         try Data("{\"root\": \"\(other.root.path)\"}".utf8).write(to: file)
         let service = getpwnam(Parties.service).pointee
-        #expect(chown(file.path, service.pw_uid, service.pw_gid) == 0)
+        expectEqual(chown(file.path, service.pw_uid, service.pw_gid), 0)
         let result = try airlock(["quarantine", "list", "--config", file.path])
-        #expect(result.stderr.contains("acting as \(Parties.service)"), "\(result.stderr)")
-        #expect(result.status == 77, "\(result.status) \(result.stderr)")
-        #expect(!result.stdout.contains(Self.token), "root's private quarantine was listed for the service user")
+        expect(result.stderr.contains("acting as \(Parties.service)"), "\(result.stderr)")
+        expectEqual(result.status, 77, "\(result.status) \(result.stderr)")
+        expect(!result.stdout.contains(Self.token), "root's private quarantine was listed for the service user")
 
         // Its own configuration, naming its own root, works as before.
         let own = sandbox.root.appendingPathComponent("own.json")
         try Data("{\"root\": \"\(sandbox.root.path)\"}".utf8).write(to: own)
-        #expect(chown(own.path, service.pw_uid, service.pw_gid) == 0)
+        expectEqual(chown(own.path, service.pw_uid, service.pw_gid), 0)
         let status = try airlock(["status", "--config", own.path])
-        #expect(status.status == 0, "\(status.stderr)")
-        #expect(status.stderr.contains("acting as \(Parties.service)"), "\(status.stderr)")
-        #expect(try RootOwnerTests.rootOwned(sandbox.root).filter { !$0.hasSuffix(".json") } == [])
+        expectEqual(status.status, 0, "\(status.stderr)")
+        expect(status.stderr.contains("acting as \(Parties.service)"), "\(status.stderr)")
+        try expectEqual(RootOwnerTests.rootOwned(sandbox.root).filter { !$0.hasSuffix(".json") }, [])
     }
 }

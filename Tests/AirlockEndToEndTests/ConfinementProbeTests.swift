@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -37,11 +38,11 @@ struct ConfinementProbeTests {
         try sandbox.drop(Samples.validZip, as: "a.zip")
         try sandbox.drop(Samples.validZip, as: "b.zip")
         let (result, decoders) = try Self.tracedRun(sandbox)
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.events.map(\.kind) == [.accepted, .accepted], "\(result.stdout)")
-        #expect(decoders == 2, "one decoder per drop, and no probe: \(decoders)")
+        expectEqual(result.status, 0, "\(result.stderr)")
+        expectEqual(result.events.map(\.kind), [.accepted, .accepted], "\(result.stdout)")
+        expectEqual(decoders, 2, "one decoder per drop, and no probe: \(decoders)")
         let (recorded, found) = try Self.recordedAndFound(sandbox)
-        #expect(recorded.landlockState == found.landlockState && recorded.seccompState == found.seccompState, "\(recorded) \(found)")
+        expect(recorded.landlockState == found.landlockState && recorded.seccompState == found.seccompState, "\(recorded) \(found)")
         try sandbox.expectInvariants()
     }
 
@@ -53,11 +54,11 @@ struct ConfinementProbeTests {
         try sandbox.initialise(policy: tooLargeDrop ? ["max_drop_bytes": 16] : [:])
         if tooLargeDrop { try sandbox.drop(Samples.validZip, as: "big.zip") }
         let (result, decoders) = try Self.tracedRun(sandbox)
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.events.map(\.reason) == (tooLargeDrop ? ["drop-too-large"] : []), "\(result.stdout)")
-        #expect(decoders == 1, "the probe alone: \(decoders)")
+        expectEqual(result.status, 0, "\(result.stderr)")
+        expectEqual(result.events.map(\.reason), (tooLargeDrop ? ["drop-too-large"] : []), "\(result.stdout)")
+        expectEqual(decoders, 1, "the probe alone: \(decoders)")
         let (recorded, found) = try Self.recordedAndFound(sandbox)
-        #expect(recorded.landlockState == found.landlockState && recorded.seccompState == found.seccompState, "\(recorded) \(found)")
+        expect(recorded.landlockState == found.landlockState && recorded.seccompState == found.seccompState, "\(recorded) \(found)")
         try sandbox.expectInvariants()
     }
 }

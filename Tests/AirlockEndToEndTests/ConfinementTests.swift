@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -79,22 +80,22 @@ struct ConfinementTests {
         let tmpBefore = try FileManager.default.contentsOfDirectory(atPath: "/tmp").filter { $0.hasPrefix("airlock-escape") }
         try sandbox.drop(Samples.validZip, as: "\(item.mode).zip")
         let result = try sandbox.runOnce(environment: environment.merging(["AIRLOCK_TEST_DECODER_FAULT": item.mode]) { $1 })
-        #expect(result.status == 0, "\(result.stderr)")
+        expectEqual(result.status, 0, "\(result.stderr)")
         let event = try #require(result.events.first)
-        #expect(event.reason == item.reason, "\(event)")
+        expectEqual(event.reason, item.reason, "\(event)")
         let detail = event.detail ?? ""
         let endedByErrno = item.errnos.contains { result.stderr.contains("test escape \(item.mode): failed with \($0)") }
         let endedBySignal = item.signal.map { detail.contains($0) } ?? false
-        #expect(endedByErrno || endedBySignal, "stderr: \(result.stderr) detail: \(detail)")
-        #expect(!result.stderr.contains("SUCCEEDED"), "\(result.stderr)")
+        expect(endedByErrno || endedBySignal, "stderr: \(result.stderr) detail: \(detail)")
+        expect(!result.stderr.contains("SUCCEEDED"), "\(result.stderr)")
         try sandbox.expectInvariants()
-        #expect(!FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("escape-in-root").path))
-        #expect(!FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("state/escape-beside-staging").path))
+        expect(!FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("escape-in-root").path))
+        expect(!FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("state/escape-beside-staging").path))
         let tmpAfter = try FileManager.default.contentsOfDirectory(atPath: "/tmp").filter { $0.hasPrefix("airlock-escape") }
-        #expect(tmpAfter == tmpBefore)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        expectEqual(tmpAfter, tmpBefore)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(try Data(contentsOf: quarantined.drop) == Samples.validZip)
+        try expectEqual(Data(contentsOf: quarantined.drop), Samples.validZip)
         return result
     }
 
@@ -125,26 +126,26 @@ struct ConfinementTests {
         try FileManager.default.createDirectory(at: metrics, withIntermediateDirectories: false)
         try sandbox.configure("metrics", ["path": metrics.appendingPathComponent("airlock.prom").path, "interval_seconds": 1])
         let daemon = try RunningDaemon(sandbox)
-        #expect(daemon.stderr.contains("the supervisor may write only beneath \(sandbox.root.path) and the metrics directory"),
+        expect(daemon.stderr.contains("the supervisor may write only beneath \(sandbox.root.path) and the metrics directory"),
                 "\(daemon.stderr)")
         try sandbox.drop(Samples.validZip, as: "fine.zip")
-        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted)
+        expectEqual(daemon.waitForVerdicts(1).first?.kind, .accepted)
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
-        #expect(FileManager.default.fileExists(atPath: metrics.appendingPathComponent("airlock.prom").path))
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
+        expect(FileManager.default.fileExists(atPath: metrics.appendingPathComponent("airlock.prom").path))
         try sandbox.expectInvariants()
     }
 
     @Test("airlock doctor reports the Landlock ABI, seccomp and the limits")
     func doctor() throws {
         let text = try airlock(["doctor"])
-        #expect(text.status == 0, "\(text.stderr)")
+        expectEqual(text.status, 0, "\(text.stderr)")
         for label in ["landlock:", "seccomp:", "limits:", "address space 1073741824 bytes", "CPU 60 s", "open files 64"] {
-            #expect(text.stdout.contains(label), "\(text.stdout)")
+            expect(text.stdout.contains(label), "\(text.stdout)")
         }
         let report = try KernelConfinement.requireDoctor()
-        #expect(report.landlockABI != nil)
-        #expect(report.limitFileSizeBytes == Int64(20 * 1024 * 1024 + 1))
+        expect(report.landlockABI != nil)
+        expectEqual(report.limitFileSizeBytes, Int64(20 * 1024 * 1024 + 1))
     }
 
     @Test("a decoder whose supervisor is gone before it could tie its life to it kills itself before reading the drop, which is deferred")
@@ -154,18 +155,18 @@ struct ConfinementTests {
         try sandbox.drop(Samples.validZip, as: "orphan.zip")
         // pid 1 is never the supervisor: the child sees itself orphaned, as after a SIGKILL of its parent.
         let result = try sandbox.runOnce(environment: ["AIRLOCK_TEST_SUPERVISOR_PID": "1"])
-        #expect(result.status == 75, "\(result.stderr)")
+        expectEqual(result.status, 75, "\(result.stderr)")
         let event = try #require(result.events.first)
         // It died before it took its drop: no verdict on the drop, which stays claimed.
-        #expect(event.kind == .deferred, "\(event)")
-        #expect((event.detail ?? "").contains("SIGKILL"), "\(event)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == 1)
+        expectEqual(event.kind, .deferred, "\(event)")
+        expect((event.detail ?? "").contains("SIGKILL"), "\(event)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path), [])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count, 1)
         // With a supervisor the child can tie itself to, the drop lands.
         let again = try sandbox.runOnce()
-        #expect(again.status == 0, "\(again.stderr)")
-        #expect(again.events.first?.kind == .accepted)
+        expectEqual(again.status, 0, "\(again.stderr)")
+        expectEqual(again.events.first?.kind, .accepted)
         try sandbox.expectInvariants()
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -52,10 +53,10 @@ struct ContentClassEndToEndTests {
     private func runCorpus(_ sandbox: Sandbox, _ cases: [EvasionCase]) throws -> [String: Event] {
         for item in cases { try sandbox.drop(Data(item.zip), as: item.dropName) }
         let result = try sandbox.runOnce()
-        #expect(result.status == 0, "\(result.stderr)")
+        expectEqual(result.status, 0, "\(result.stderr)")
         var events: [String: Event] = [:]
         for event in result.events { events[event.drop] = event }
-        #expect(events.count == cases.count, "one event per drop: \(result.stdout)")
+        expectEqual(events.count, cases.count, "one event per drop: \(result.stdout)")
         try sandbox.expectInvariants()
         return events
     }
@@ -63,21 +64,21 @@ struct ContentClassEndToEndTests {
     /// The manifest's classes of the one file in an accepted case's entry, and its bytes there.
     private func landed(_ sandbox: Sandbox, _ event: Event, _ item: EvasionCase) throws -> (classes: [String]?, mime: String?) {
         let entry = sandbox.root.appendingPathComponent(try #require(event.output))
-        #expect(try sandbox.listing(entry) == [item.file], "exactly the case's file lands")
-        #expect(try [UInt8](Data(contentsOf: entry.appendingPathComponent(item.file))) == item.bytes, "byte for byte")
+        try expectEqual(sandbox.listing(entry), [item.file], "exactly the case's file lands")
+        try expectEqual([UInt8](Data(contentsOf: entry.appendingPathComponent(item.file))), item.bytes, "byte for byte")
         let file = try #require(try Manifest.read(in: entry).outboxFiles.first)
         return (file.classes, file.mimeType)
     }
 
     /// A rejected case: disallowed-type naming the entry and one of its denied classes; the original kept.
     private func expectDenied(_ sandbox: Sandbox, _ event: Event, _ item: EvasionCase, denied: Set<String>) throws {
-        #expect(event.kind == .rejected && event.reason == "disallowed-type", "\(item): \(event)")
-        #expect(event.entry == item.file, "\(item): \(event)")
+        expect(event.kind == .rejected && event.reason == "disallowed-type", "\(item): \(event)")
+        expectEqual(event.entry, item.file, "\(item): \(event)")
         let id = try #require(event.id)
         let directory = sandbox.quarantine.appendingPathComponent(id)
-        #expect(try [UInt8](Data(contentsOf: directory.appendingPathComponent("drop"))) == item.zip, "\(item): the original is kept")
+        try expectEqual([UInt8](Data(contentsOf: directory.appendingPathComponent("drop"))), item.zip, "\(item): the original is kept")
         let detail = try Report.read(directory.appendingPathComponent("report.json")).detail
-        #expect(detail.contains("content.deny_classes") && denied.contains { detail.contains("is \($0),") }, "\(item): \(detail)")
+        expect(detail.contains("content.deny_classes") && denied.contains { detail.contains("is \($0),") }, "\(item): \(detail)")
     }
 
     @Test("no-executables: every case reaches its verdict by class, without libmagic; accepted ones land with their classes")
@@ -91,15 +92,14 @@ struct ContentClassEndToEndTests {
             if item.noExecutables == "rejected" {
                 try expectDenied(sandbox, event, item, denied: ["executable", "script", "macro-document"])
             } else {
-                #expect(event.kind == .accepted, "\(item): \(event)")
+                expectEqual(event.kind, .accepted, "\(item): \(event)")
                 guard event.kind == .accepted else { continue }
                 let (classes, mime) = try landed(sandbox, event, item)
-                #expect(classes == item.classes, "\(item)")
-                #expect(mime == nil, "\(item): libmagic ran although no rule names a MIME type")
+                expectEqual(classes, item.classes, "\(item)")
+                expectEqual(mime, nil, "\(item): libmagic ran although no rule names a MIME type")
             }
         }
-        #expect(try sandbox.listing(sandbox.outbox).filter { !$0.hasSuffix("/") }.count
-                == EvasionCase.all.filter { $0.noExecutables == "accepted" }.count)
+        try expectEqual(sandbox.listing(sandbox.outbox).filter { !$0.hasSuffix("/") }.count, EvasionCase.all.filter { $0.noExecutables == "accepted" }.count)
     }
 
     @Test("images: polyglots and scripted SVG are disallowed-type as active-content whatever libmagic says; clean images land")
@@ -108,17 +108,17 @@ struct ContentClassEndToEndTests {
         try sandbox.initialise()
         try sandbox.configure("content", try shippedProfile("content-images.json"))
         let cases = EvasionCase.all.filter { item in [".svg", ".gif", ".jpg"].contains { item.file.hasSuffix($0) } }
-        #expect(cases.count >= 7)
+        expect(cases.count >= 7)
         let events = try runCorpus(sandbox, cases)
         for item in cases {
             let event = try #require(events[item.dropName], "\(item)")
             if item.imagesClasses == "rejected" {
                 try expectDenied(sandbox, event, item, denied: ["active-content"])
             } else {
-                #expect(event.kind == .accepted, "\(item): \(event)")
+                expectEqual(event.kind, .accepted, "\(item): \(event)")
                 guard event.kind == .accepted else { continue }
                 let (classes, mime) = try landed(sandbox, event, item)
-                #expect(classes == [] && (mime as? String ?? "").hasPrefix("image/"), "\(item): \(String(describing: classes)) \(String(describing: mime))")
+                expect(classes == [] && (mime as? String ?? "").hasPrefix("image/"), "\(item): \(String(describing: classes)) \(String(describing: mime))")
             }
         }
     }
@@ -135,7 +135,7 @@ struct ContentClassEndToEndTests {
             try Data(item.zip).write(to: copy)
             let result = try airlock(["inspect", copy.path, "--root", sandbox.root.path])
             let event = try #require(result.events.first)
-            #expect(result.status == 65 && event.reason == "disallowed-type" && event.entry == file,
+            expect(result.status == 65 && event.reason == "disallowed-type" && event.entry == file,
                     "\(result.status) \(event)")
         }
     }
@@ -146,20 +146,20 @@ struct ContentClassEndToEndTests {
         try sandbox.initialise()
         let item = try #require(EvasionCase.all.first { $0.file == "shebang-python" })
         let quiet = try airlock(["status", "--root", sandbox.root.path])
-        #expect(quiet.stdout.contains("libmagic does not run") && quiet.stdout.contains("content.deny_classes denies none"), "\(quiet.stdout)")
+        expect(quiet.stdout.contains("libmagic does not run") && quiet.stdout.contains("content.deny_classes denies none"), "\(quiet.stdout)")
         try sandbox.drop(Data(item.zip), as: "first.zip")
         let event = try #require(try sandbox.runOnce().events.first)
-        #expect(event.kind == .accepted, "\(event)")
+        expectEqual(event.kind, .accepted, "\(event)")
         let (classes, mime) = try landed(sandbox, event, item)
-        #expect(classes == ["executable", "script"] && mime == nil, "\(String(describing: classes)) \(String(describing: mime))")
-        #expect(try sandbox.lastJournalRecord(.accepted)?.accepted?.types == nil)
+        expect(classes == ["executable", "script"] && mime == nil, "\(String(describing: classes)) \(String(describing: mime))")
+        try expectEqual(sandbox.lastJournalRecord(.accepted)?.accepted?.types, nil)
         try sandbox.configure("content", ["detect_types": true])
         let loud = try airlock(["status", "--root", sandbox.root.path])
-        #expect(loud.stdout.contains("libmagic runs (content.detect_types is true)"), "\(loud.stdout)")
+        expect(loud.stdout.contains("libmagic runs (content.detect_types is true)"), "\(loud.stdout)")
         try sandbox.drop(Data(item.zip), as: "second.zip")
         _ = try sandbox.runOnce()
         let record = try #require(try sandbox.lastJournalRecord(.accepted))
-        #expect(record.accepted?.types?["shebang-python"]?.contains("python") == true, "\(record)")
+        expectEqual(record.accepted?.types?["shebang-python"]?.contains("python"), true, "\(record)")
         try sandbox.expectInvariants()
     }
 
@@ -172,14 +172,14 @@ struct ContentClassEndToEndTests {
         let zip = ZipBuild(entries: names.map { .init(name: Array($0.utf8), data: Array("print(1)\n".utf8)) }).bytes
         try sandbox.drop(zip, as: "tools.zip")
         let event = try #require(try sandbox.runOnce().events.first)
-        #expect(event.kind == .accepted, "\(event)")
+        expectEqual(event.kind, .accepted, "\(event)")
         let entry = sandbox.root.appendingPathComponent(try #require(event.output))
         let files = try Manifest.read(in: entry).outboxFiles
-        #expect(files.count == 1000 && files.allSatisfy { $0.classes == ["script"] })
+        expect(files.count == 1000 && files.allSatisfy { $0.classes == ["script"] })
         try FileManager.default.removeItem(at: entry)
         try sandbox.configure("content", try shippedProfile("content-no-executables.json"))
         try sandbox.drop(zip, as: "tools.zip")
         let report = try sandbox.expectRejected(try sandbox.runOnce(), "disallowed-type", entry: names[0], original: zip)
-        #expect((report?.detail ?? "").contains("is script, which content.deny_classes names"))
+        expect((report?.detail ?? "").contains("is script, which content.deny_classes names"))
     }
 }

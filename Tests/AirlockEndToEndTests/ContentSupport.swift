@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -84,7 +85,7 @@ enum ContentFiles {
         try stdin.fileHandleForWriting.close()
         let data = stdout.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "python3 failed")
+        expectEqual(process.terminationStatus, 0, "python3 failed")
         return data
     }
 }
@@ -100,13 +101,13 @@ extension Sandbox {
     func expectRejected(_ outcome: Outcome, _ reason: String, entry: String, original: Data,
                         sourceLocation: SourceLocation = #_sourceLocation) throws -> Report? {
         let event = try #require(outcome.events.first, "no event: \(outcome.stderr)", sourceLocation: sourceLocation)
-        #expect(outcome.events.count == 1, "\(outcome.events) \(outcome.stderr)", sourceLocation: sourceLocation)
-        #expect(event.reason == reason, "\(event)", sourceLocation: sourceLocation)
-        #expect(event.entry == entry, "\(event)", sourceLocation: sourceLocation)
+        expectEqual(outcome.events.count, 1, "\(outcome.events) \(outcome.stderr)", sourceLocation: sourceLocation)
+        expectEqual(event.reason, reason, "\(event)", sourceLocation: sourceLocation)
+        expectEqual(event.entry, entry, "\(event)", sourceLocation: sourceLocation)
         try expectInvariants(sourceLocation: sourceLocation)
-        #expect(try listing(outbox) == [], sourceLocation: sourceLocation)
+        try expectEqual(listing(outbox), [], sourceLocation: sourceLocation)
         guard let (_, report, drop) = try onlyQuarantined(sourceLocation: sourceLocation) else { return nil }
-        #expect(try Data(contentsOf: drop) == original, "the original is kept in quarantine", sourceLocation: sourceLocation)
+        try expectEqual(Data(contentsOf: drop), original, "the original is kept in quarantine", sourceLocation: sourceLocation)
         return report
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -24,12 +25,12 @@ struct ContentTypeTests {
         }
         try sandbox.drop(try ContentFiles.archive(format, entries), as: "mixed.\(format)")
         let result = try sandbox.runOnce()
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.events.first?.kind == .accepted, "\(result.events)")
+        expectEqual(result.status, 0, "\(result.stderr)")
+        expectEqual(result.events.first?.kind, .accepted, "\(result.events)")
         let record = try sandbox.lastJournalRecord(.accepted)
-        #expect(record?.accepted?.types == expected)
+        expectEqual(record?.accepted?.types, expected)
         try sandbox.expectInvariants()
-        #expect(try sandbox.listing(sandbox.outbox).count == entries.count + 2)
+        try expectEqual(sandbox.listing(sandbox.outbox).count, entries.count + 2)
     }
 
     @Test("content.deny names a type: an executable among documents is disallowed-type, in ZIP and tar", arguments: ["zip", "tar"])
@@ -44,12 +45,12 @@ struct ContentTypeTests {
         try FileManager.default.createDirectory(at: sandbox.logs, withIntermediateDirectories: true)
         try archive.write(to: copy)
         let inspected = try #require(try airlock(["inspect", copy.path, "--root", sandbox.root.path]).events.first)
-        #expect(inspected.reason == "disallowed-type" && inspected.entry == "bin/tool", "\(inspected)")
+        expect(inspected.reason == "disallowed-type" && inspected.entry == "bin/tool", "\(inspected)")
         try sandbox.drop(archive, as: "tools.\(format)")
         let report = try sandbox.expectRejected(try sandbox.runOnce(), "disallowed-type", entry: "bin/tool", original: archive)
         let detail = report?.detail ?? ""
-        #expect(detail.contains("application/x-sharedlib") && detail.contains("content.deny"), "\(detail)")
-        #expect(report?.types == ["a.txt": "text/plain", "bin/tool": "application/x-sharedlib"])
+        expect(detail.contains("application/x-sharedlib") && detail.contains("content.deny"), "\(detail)")
+        expectEqual(report?.types, ["a.txt": "text/plain", "bin/tool": "application/x-sharedlib"])
     }
 
     @Test("content.allow with image/*: a text file among images is disallowed-type naming the rule", arguments: ["zip", "tar"])
@@ -61,12 +62,12 @@ struct ContentTypeTests {
         let good = try ContentFiles.archive(format, [("a.png", png), ("b.png", png)])
         try sandbox.drop(good, as: "good.\(format)")
         let first = try sandbox.runOnce()
-        #expect(first.events.first?.kind == .accepted, "\(first.events) \(first.stderr)")
+        expectEqual(first.events.first?.kind, .accepted, "\(first.events) \(first.stderr)")
         try FileManager.default.removeItem(at: sandbox.outbox.appendingPathComponent("good"))
         let bad = try ContentFiles.archive(format, [("a.png", png), ("z.txt", try ContentFiles.sample("text").data)])
         try sandbox.drop(bad, as: "bad.\(format)")
         let report = try sandbox.expectRejected(try sandbox.runOnce(), "disallowed-type", entry: "z.txt", original: bad)
-        #expect((report?.detail ?? "").contains("content.allow does not name (image/*)"), "\(String(describing: report))")
+        expect((report?.detail ?? "").contains("content.allow does not name (image/*)"), "\(String(describing: report))")
     }
 
     @Test("extension_must_match: HTML named .pdf is type-mismatch; a real PDF, a text .txt and an extensionless ELF pass",
@@ -80,14 +81,14 @@ struct ContentTypeTests {
                                                      ("program", try ContentFiles.sample("elf").data)])
         try sandbox.drop(fine, as: "fine.\(format)")
         let first = try sandbox.runOnce()
-        #expect(first.events.first?.kind == .accepted, "\(first.events) \(first.stderr)")
+        expectEqual(first.events.first?.kind, .accepted, "\(first.events) \(first.stderr)")
         try FileManager.default.removeItem(at: sandbox.outbox.appendingPathComponent("fine"))
         let bad = try ContentFiles.archive(format, [("paper.pdf", try ContentFiles.sample("pdf").data),
                                                     ("report.pdf", try ContentFiles.sample("html").data)])
         try sandbox.drop(bad, as: "bad.\(format)")
         let report = try sandbox.expectRejected(try sandbox.runOnce(), "type-mismatch", entry: "report.pdf", original: bad)
         let detail = report?.detail ?? ""
-        #expect(detail.contains("text/html") && detail.contains(".pdf names application/pdf") && detail.contains("extension_must_match"), "\(detail)")
+        expect(detail.contains("text/html") && detail.contains(".pdf names application/pdf") && detail.contains("extension_must_match"), "\(detail)")
     }
 
     /// Entries that break an archive rule and content rules at once, in both orders.
@@ -127,19 +128,19 @@ struct ContentTypeTests {
         let archive = try ContentFiles.archive("zip", [("a.txt", try ContentFiles.sample("text").data)])
         try sandbox.drop(archive, as: "waits.zip")
         let result = try sandbox.runOnce()
-        #expect(result.status == 75, "deferred drops make --once exit EX_TEMPFAIL: \(result.stderr)")
+        expectEqual(result.status, 75, "deferred drops make --once exit EX_TEMPFAIL: \(result.stderr)")
         let event = try #require(result.events.first)
-        #expect(event.kind == .deferred, "\(event)")
-        #expect((event.detail ?? "").contains("cannot load the magic database \(path)"), "\(event)")
-        #expect(try sandbox.listing(sandbox.outbox) == [])
-        #expect(try sandbox.listing(sandbox.quarantine) == [])
-        #expect(try sandbox.listing(sandbox.staging) == [])
+        expectEqual(event.kind, .deferred, "\(event)")
+        expect((event.detail ?? "").contains("cannot load the magic database \(path)"), "\(event)")
+        try expectEqual(sandbox.listing(sandbox.outbox), [])
+        try expectEqual(sandbox.listing(sandbox.quarantine), [])
+        try expectEqual(sandbox.listing(sandbox.staging), [])
         let claims = try sandbox.listing(sandbox.claimed)
-        #expect(claims.contains { $0.hasSuffix("/drop") }, "the drop stays claimed: \(claims)")
+        expect(claims.contains { $0.hasSuffix("/drop") }, "the drop stays claimed: \(claims)")
         // With the database back, the same drop is accepted.
         try sandbox.configure("content", ["magic_database": "/usr/lib/file/magic.mgc"])
         let again = try sandbox.runOnce()
-        #expect(again.events.first?.kind == .accepted, "\(again.events) \(again.stderr)")
+        expectEqual(again.events.first?.kind, .accepted, "\(again.events) \(again.stderr)")
         try sandbox.expectInvariants()
     }
 
@@ -151,8 +152,8 @@ struct ContentTypeTests {
         let memo = try Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/keyed/memo-binary.plist"))
         try sandbox.drop(memo, as: "memo.plist")
         let first = try sandbox.runOnce()
-        #expect(first.events.first?.kind == .accepted, "\(first.events) \(first.stderr)")
-        #expect(try sandbox.lastJournalRecord(.accepted)?.accepted?.types == ["memo.json": "application/json"])
+        expectEqual(first.events.first?.kind, .accepted, "\(first.events) \(first.stderr)")
+        try expectEqual(sandbox.lastJournalRecord(.accepted)?.accepted?.types, ["memo.json": "application/json"])
         try FileManager.default.removeItem(at: sandbox.outbox.appendingPathComponent("memo"))
         try sandbox.configure("content", ["allow": ["image/*"]])
         try sandbox.drop(memo, as: "memo.plist")
@@ -170,8 +171,8 @@ struct ContentTypeTests {
             let saved = try Data(contentsOf: sandbox.root.appendingPathComponent("airlock.json"))
             try sandbox.configure("content", values)
             let result = try sandbox.runOnce()
-            #expect(result.status == 78, "\(values): \(result.stderr)")
-            #expect(result.stderr.contains(message), "\(result.stderr)")
+            expectEqual(result.status, 78, "\(values): \(result.stderr)")
+            expect(result.stderr.contains(message), "\(result.stderr)")
             try saved.write(to: sandbox.root.appendingPathComponent("airlock.json"))
         }
     }

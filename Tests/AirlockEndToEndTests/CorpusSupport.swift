@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -114,7 +115,7 @@ struct DropRun {
         try #require(originals.count == drops.count, "two drops share a name", sourceLocation: sourceLocation)
         for drop in drops { try sandbox.drop(drop.bytes, as: drop.name) }
         let result = try sandbox.runOnce()
-        #expect(result.status == 0, "run --once failed: \(result.stderr)", sourceLocation: sourceLocation)
+        expectEqual(result.status, 0, "run --once failed: \(result.stderr)", sourceLocation: sourceLocation)
         let all = result.events
         let grouped = Dictionary(grouping: all, by: \.drop)
         var events: [String: Event] = [:]
@@ -128,10 +129,10 @@ struct DropRun {
         self.events = events
         try sandbox.expectInvariants(sourceLocation: sourceLocation)
         let outputs = all.compactMap(\.output).map { String($0.dropFirst("outbox/".count)) }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == (existing + outputs).sorted(),
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted(), (existing + outputs).sorted(),
                 "the outbox holds what was accepted, and only that", sourceLocation: sourceLocation)
         let rejected = all.filter { $0.kind == .rejected }.compactMap(\.id)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).sorted() == rejected.sorted(),
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).sorted(), rejected.sorted(),
                 "the quarantine holds what was rejected, and only that", sourceLocation: sourceLocation)
     }
 
@@ -139,8 +140,8 @@ struct DropRun {
     func quarantined(_ name: String, _ event: Event, sourceLocation: SourceLocation = #_sourceLocation) throws -> Report? {
         guard event.kind == .rejected, let id = event.id else { return nil }
         let entry = try QuarantinedDrop(sandbox, id: id)
-        #expect(entry.contents == ["drop", "report.json"], "\(name)", sourceLocation: sourceLocation)
-        #expect(try Data(contentsOf: entry.drop) == originals[name], "\(name): the quarantined bytes are not the original",
+        expectEqual(entry.contents, ["drop", "report.json"], "\(name)", sourceLocation: sourceLocation)
+        try expectEqual(Data(contentsOf: entry.drop), originals[name], "\(name): the quarantined bytes are not the original",
                 sourceLocation: sourceLocation)
         return entry.report
     }
@@ -180,39 +181,39 @@ private func expectAccepted(_ item: FixtureCase, _ event: Event, _ sandbox: Sand
         Issue.record("\(item.file) was not accepted: \(reason) at \(entry): \(detail)")
         return
     }
-    #expect(event.output == "outbox/" + output, "\(item.file): \(event)")
+    expectEqual(event.output, "outbox/" + output, "\(item.file): \(event)")
     let entry = sandbox.outbox.appendingPathComponent(output)
     let listing = try sandbox.listing(entry)
     let expected = (item.dirs.map { $0 + "/" } + item.files.keys).sorted()
-    #expect(listing.sorted() == expected, "\(item.file)")
+    expectEqual(listing.sorted(), expected, "\(item.file)")
     let hashes = try sha256Hexes(Array(item.files.keys), in: entry)
-    #expect(hashes == item.files, "\(item.file): file contents differ")
-    #expect(event.files == Int64(item.files.count), "\(item.file)")
+    expectEqual(hashes, item.files, "\(item.file): file contents differ")
+    expectEqual(event.files, Int64(item.files.count), "\(item.file)")
     try expectSafeModes(entry, listing, item.file)
     if harmlessFiles {
         let files = try Manifest.read(in: entry).outboxFiles
-        #expect(files.count == item.files.count, "\(item.file)")
+        expectEqual(files.count, item.files.count, "\(item.file)")
         for file in files {
             let expected = file.entry.hasSuffix(".tar") ? ["archive"] : []
-            #expect(file.classes == expected, "\(item.file): \(file.entry) has classes \(file.classes)")
+            expectEqual(file.classes, expected, "\(item.file): \(file.entry) has classes \(file.classes)")
         }
     }
 }
 
 /// A rejected case: the manifest's reason, and the original bytes beside a full report in quarantine.
 private func expectRejected(_ item: FixtureCase, _ event: Event, _ run: DropRun) throws {
-    #expect(event.kind == .rejected, "\(item.file): \(event)")
-    #expect(event.reason == item.reason, "\(item.file): \(event)")
-    if let entry = item.entry { #expect(event.entry == entry, "\(item.file): \(event)") }
+    expectEqual(event.kind, .rejected, "\(item.file): \(event)")
+    expectEqual(event.reason, item.reason, "\(item.file): \(event)")
+    if let entry = item.entry { expectEqual(event.entry, entry, "\(item.file): \(event)") }
     guard let report = try run.quarantined(item.file, event) else { return }
-    #expect(report.reason == item.reason, "\(item.file)")
-    #expect(report.drop == item.file)
-    #expect(report.size == Int64(run.originals[item.file]?.count ?? -1), "\(item.file)")
-    #expect(report.sha256?.count == 64, "\(item.file)")
-    if let entry = item.entry { #expect(report.entry == entry, "\(item.file)") }
+    expectEqual(report.reason, item.reason, "\(item.file)")
+    expectEqual(report.drop, item.file)
+    expectEqual(report.size, Int64(run.originals[item.file]?.count ?? -1), "\(item.file)")
+    expectEqual(report.sha256?.count, 64, "\(item.file)")
+    if let entry = item.entry { expectEqual(report.entry, entry, "\(item.file)") }
     // id, detail, bytes_written, policy, received_at, decided_at and airlock_version: required by Report.
-    #expect(report.id == event.id, "\(item.file)")
-    #expect(!report.detail.isEmpty, "\(item.file)")
+    expectEqual(report.id, event.id, "\(item.file)")
+    expect(!report.detail.isEmpty, "\(item.file)")
 }
 
 /// One quarantine entry, found by its id: what it holds, its report and the original's path.
@@ -233,15 +234,15 @@ struct QuarantinedDrop {
 private func expectSafeModes(_ entry: URL, _ listing: [String], _ file: String) throws {
     for relative in listing {
         var st = stat()
-        #expect(lstat(entry.appendingPathComponent(relative).path, &st) == 0)
+        expectEqual(lstat(entry.appendingPathComponent(relative).path, &st), 0)
         let type = st.st_mode & S_IFMT
         if relative.hasSuffix("/") {
-            #expect(type == S_IFDIR)
-            #expect(st.st_mode & 0o7777 == 0o755, "\(file): \(relative) mode \(String(st.st_mode & 0o7777, radix: 8))")
+            expectEqual(type, S_IFDIR)
+            expectEqual(st.st_mode & 0o7777, 0o755, "\(file): \(relative) mode \(String(st.st_mode & 0o7777, radix: 8))")
         } else {
-            #expect(type == S_IFREG, "\(file): \(relative) is not a regular file")
-            #expect(st.st_nlink == 1, "\(file): \(relative)")
-            #expect(st.st_mode & 0o7777 == 0o644, "\(file): \(relative) mode \(String(st.st_mode & 0o7777, radix: 8))")
+            expectEqual(type, S_IFREG, "\(file): \(relative) is not a regular file")
+            expectEqual(st.st_nlink, 1, "\(file): \(relative)")
+            expectEqual(st.st_mode & 0o7777, 0o644, "\(file): \(relative) mode \(String(st.st_mode & 0o7777, radix: 8))")
         }
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -53,15 +54,15 @@ struct IntakeCrashPointTests {
         try sandbox.drop(bytes, as: "photos.zip")
         for stop in crash.stops {
             let run = try sandbox.runOnce(environment: ["AIRLOCK_TEST_CRASH_AT": stop])
-            #expect(run.status == crashed, "the run was to be killed at \(stop): \(run.status) \(run.stderr)")
-            #expect(try recordCount(sandbox, terminal) <= 1, "two terminal records after a stop at \(stop)")
+            expectEqual(run.status, crashed, "the run was to be killed at \(stop): \(run.status) \(run.stderr)")
+            try expect(recordCount(sandbox, terminal) <= 1, "two terminal records after a stop at \(stop)")
         }
         let clean = try sandbox.runOnce()
-        #expect(clean.status == 0, "\(clean.stderr)")
+        expectEqual(clean.status, 0, "\(clean.stderr)")
         try expectOneOutcome(sandbox, hostile: crash.hostile, bytes: bytes)
         // Once more: nothing left to do, nothing written.
         let again = try sandbox.runOnce()
-        #expect(again.status == 0 && again.events.isEmpty)
+        expect(again.status == 0 && again.events.isEmpty)
         try expectOneOutcome(sandbox, hostile: crash.hostile, bytes: bytes)
     }
 
@@ -72,12 +73,12 @@ struct IntakeCrashPointTests {
         try sandbox.initialise()
         try sandbox.drop(Samples.traversalZip, as: "photos.zip")
         let daemon = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_DECODER_FAULT": "hang"])
-        #expect(waitFor(seconds: 20) { ((try? FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path))?.count ?? 0) == 1 })
+        expect(waitFor(seconds: 20) { ((try? FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path))?.count ?? 0) == 1 })
         daemon.signal(SIGKILL)
-        #expect(daemon.waitForExit(seconds: 10) != nil)
-        #expect(try recordCount(sandbox, terminal) == 0, "a record for a drop that was never decided")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == 1)
-        #expect(try sandbox.runOnce().status == 0)
+        expect(daemon.waitForExit(seconds: 10) != nil)
+        try expectEqual(recordCount(sandbox, terminal), 0, "a record for a drop that was never decided")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count, 1)
+        try expectEqual(sandbox.runOnce().status, 0)
         try expectOneOutcome(sandbox, hostile: true, bytes: Samples.traversalZip)
     }
 
@@ -85,19 +86,19 @@ struct IntakeCrashPointTests {
                                   sourceLocation: SourceLocation = #_sourceLocation) throws {
         try sandbox.expectInvariants(sourceLocation: sourceLocation)
         let records = try journalRecords(sandbox).filter { terminal.contains($0.kind.rawValue) }
-        #expect(records.count == 1, "terminal records: \(records)", sourceLocation: sourceLocation)
-        #expect(records.first?.kind.rawValue == (hostile ? "rejected" : "accepted"), sourceLocation: sourceLocation)
+        expectEqual(records.count, 1, "terminal records: \(records)", sourceLocation: sourceLocation)
+        expectEqual(records.first?.kind.rawValue, (hostile ? "rejected" : "accepted"), sourceLocation: sourceLocation)
         if hostile {
             let quarantined = try #require(try sandbox.onlyQuarantined(sourceLocation: sourceLocation))
-            #expect(try Data(contentsOf: quarantined.drop) == bytes, sourceLocation: sourceLocation)
-            #expect(records.first?.id == quarantined.id, sourceLocation: sourceLocation)
-            #expect(records.first?.reason == "unsafe-path", sourceLocation: sourceLocation)
-            #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [], sourceLocation: sourceLocation)
+            try expectEqual(Data(contentsOf: quarantined.drop), bytes, sourceLocation: sourceLocation)
+            expectEqual(records.first?.id, quarantined.id, sourceLocation: sourceLocation)
+            expectEqual(records.first?.reason, "unsafe-path", sourceLocation: sourceLocation)
+            try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [], sourceLocation: sourceLocation)
         } else {
-            #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"], sourceLocation: sourceLocation)
-            #expect(records.first?.output == "outbox/photos", sourceLocation: sourceLocation)
-            #expect(records.first?.files != nil, "the record carries the totals", sourceLocation: sourceLocation)
-            #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [], sourceLocation: sourceLocation)
+            try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["photos"], sourceLocation: sourceLocation)
+            expectEqual(records.first?.output, "outbox/photos", sourceLocation: sourceLocation)
+            expect(records.first?.files != nil, "the record carries the totals", sourceLocation: sourceLocation)
+            try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path), [], sourceLocation: sourceLocation)
         }
     }
 }
@@ -110,7 +111,7 @@ struct DeskCrashPointTests {
     private func quarantined(_ sandbox: Sandbox) throws -> String {
         try sandbox.initialise()
         try sandbox.drop(Samples.traversalZip, as: "evil.zip")
-        #expect(try sandbox.runOnce().status == 0)
+        try expectEqual(sandbox.runOnce().status, 0)
         return try #require(try sandbox.onlyQuarantined()).id
     }
 
@@ -121,30 +122,30 @@ struct DeskCrashPointTests {
         let sandbox = try Sandbox()
         let id = try quarantined(sandbox)
         let killed = try airlock(["quarantine", "release", id] + root(sandbox), environment: ["AIRLOCK_TEST_CRASH_AT": stop])
-        #expect(killed.status == crashed, "\(killed.status) \(killed.stderr)")
-        #expect(try recordCount(sandbox, ["released"], id: id) <= 1)
+        expectEqual(killed.status, crashed, "\(killed.status) \(killed.stderr)")
+        try expect(recordCount(sandbox, ["released"], id: id) <= 1)
         // The start of an intake recovers; a release that never moved the drop is undone and can be asked again.
-        #expect(try sandbox.runOnce().status == 0)
+        try expectEqual(sandbox.runOnce().status, 0)
         let entry = sandbox.quarantine.appendingPathComponent(id)
         if FileManager.default.fileExists(atPath: entry.appendingPathComponent("drop").path) {
-            #expect(stop == "release-marked", "the drop was moved before \(stop)")
-            #expect(try recordCount(sandbox, ["released"], id: id) == 0, "a record for a release that did not happen")
-            #expect(try airlock(["quarantine", "release", id] + root(sandbox)).status == 0)
-            #expect(try sandbox.runOnce().status == 0)
+            expectEqual(stop, "release-marked", "the drop was moved before \(stop)")
+            try expectEqual(recordCount(sandbox, ["released"], id: id), 0, "a record for a release that did not happen")
+            try expectEqual(airlock(["quarantine", "release", id] + root(sandbox)).status, 0)
+            try expectEqual(sandbox.runOnce().status, 0)
         }
-        #expect(try recordCount(sandbox, ["released"], id: id) == 1)
+        try expectEqual(recordCount(sandbox, ["released"], id: id), 1)
         let history = try Report.read(entry.appendingPathComponent("report.json")).history ?? []
-        #expect(history.filter { $0.action == "released" }.count == 1)
-        #expect(!FileManager.default.fileExists(atPath: entry.appendingPathComponent("drop").path))
+        expectEqual(history.filter { $0.action == "released" }.count, 1)
+        expect(!FileManager.default.fileExists(atPath: entry.appendingPathComponent("drop").path))
         // The released drop went through intake again: one new entry with the original bytes.
         let entries = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).filter { $0 != id }
-        #expect(entries.count == 1)
+        expectEqual(entries.count, 1)
         if let again = entries.first {
-            #expect(try Data(contentsOf: sandbox.quarantine.appendingPathComponent(again).appendingPathComponent("drop")) == Samples.traversalZip)
-            #expect(try recordCount(sandbox, terminal, id: again) == 1)
+            try expectEqual(Data(contentsOf: sandbox.quarantine.appendingPathComponent(again).appendingPathComponent("drop")), Samples.traversalZip)
+            try expectEqual(recordCount(sandbox, terminal, id: again), 1)
         }
-        #expect(try listing(sandbox, "state/releasing") == [])
-        #expect(try airlock(["quarantine", "release", id] + root(sandbox)).status == 65, "a second release is refused")
+        try expectEqual(listing(sandbox, "state/releasing"), [])
+        try expectEqual(airlock(["quarantine", "release", id] + root(sandbox)).status, 65, "a second release is refused")
         try sandbox.expectInvariants()
     }
 
@@ -153,14 +154,14 @@ struct DeskCrashPointTests {
         let sandbox = try Sandbox()
         let id = try quarantined(sandbox)
         let killed = try airlock(["quarantine", "purge", id] + root(sandbox), environment: ["AIRLOCK_TEST_CRASH_AT": stop])
-        #expect(killed.status == crashed, "\(killed.status) \(killed.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [], "the entry is out of view")
+        expectEqual(killed.status, crashed, "\(killed.status) \(killed.stderr)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path), [], "the entry is out of view")
         // Another purge (here of nothing older than a week) recovers first.
-        #expect(try airlock(["quarantine", "purge", "--older-than", "7d"] + root(sandbox)).status == 0)
-        #expect(try recordCount(sandbox, ["purged"], id: id) == 1)
-        #expect(try listing(sandbox, "state/purging") == [])
-        #expect(try sandbox.runOnce().status == 0)
-        #expect(try recordCount(sandbox, ["purged"], id: id) == 1)
+        try expectEqual(airlock(["quarantine", "purge", "--older-than", "7d"] + root(sandbox)).status, 0)
+        try expectEqual(recordCount(sandbox, ["purged"], id: id), 1)
+        try expectEqual(listing(sandbox, "state/purging"), [])
+        try expectEqual(sandbox.runOnce().status, 0)
+        try expectEqual(recordCount(sandbox, ["purged"], id: id), 1)
         try sandbox.expectInvariants()
     }
 

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -84,7 +85,7 @@ final class RunningDaemon {
             verdicts = self.events.filter { $0.kind != .deferred }
             return verdicts.count >= count
         }
-        #expect(arrived, "\(verdicts.count) of \(count) verdicts within \(seconds) s: \(self.stderr)", sourceLocation: sourceLocation)
+        expect(arrived, "\(verdicts.count) of \(count) verdicts within \(seconds) s: \(self.stderr)", sourceLocation: sourceLocation)
         return verdicts
     }
 

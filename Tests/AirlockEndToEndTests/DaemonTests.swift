@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ struct DaemonTests {
     /// Each name ends accepted or rejected exactly once.
     func expectExactlyOnce(_ verdicts: [Event], names: [String], sourceLocation: SourceLocation = #_sourceLocation) {
         let dropped = verdicts.map(\.drop)
-        #expect(dropped.sorted() == names.sorted(), sourceLocation: sourceLocation)
+        expectEqual(dropped.sorted(), names.sorted(), sourceLocation: sourceLocation)
     }
 
     @Test("temporary name then rename, one write, cp, a slow writer and a writer that reopens to append: each whole, once")
@@ -22,11 +23,11 @@ struct DaemonTests {
         // A temporary name, then a rename.
         try zip.write(to: sandbox.inbox.appendingPathComponent("renamed.zip.part"))
         usleep(700_000)
-        #expect(rename(sandbox.inbox.appendingPathComponent("renamed.zip.part").path, sandbox.inbox.appendingPathComponent("renamed.zip").path) == 0)
+        expectEqual(rename(sandbox.inbox.appendingPathComponent("renamed.zip.part").path, sandbox.inbox.appendingPathComponent("renamed.zip").path), 0)
         // One write and close.
         try zip.write(to: sandbox.inbox.appendingPathComponent("single.zip"))
         // cp.
-        #expect(try airlockShell("/bin/cp", [Samples.fixture("zip-deflate-valid.zip").path, sandbox.inbox.appendingPathComponent("copied.zip").path]) == 0)
+        try expectEqual(airlockShell("/bin/cp", [Samples.fixture("zip-deflate-valid.zip").path, sandbox.inbox.appendingPathComponent("copied.zip").path]), 0)
         // A slow writer: three chunks, pausing longer than the settle interval, the file open throughout.
         let slow = try FileHandle(forWritingTo: { () -> URL in
             let url = sandbox.inbox.appendingPathComponent("slow.zip")
@@ -52,14 +53,14 @@ struct DaemonTests {
         let verdicts = daemon.waitForVerdicts(5)
         expectExactlyOnce(verdicts, names: ["renamed.zip", "single.zip", "copied.zip", "slow.zip", "appended.zip"])
         for verdict in verdicts {
-            #expect(verdict.kind == .accepted, "\(verdict)")
+            expectEqual(verdict.kind, .accepted, "\(verdict)")
         }
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
         try sandbox.expectInvariants()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["appended", "copied", "renamed", "single", "slow"])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted(), ["appended", "copied", "renamed", "single", "slow"])
         for name in ["appended", "slow"] {
-            #expect(try sandbox.listing(sandbox.outbox.appendingPathComponent(name)).count == 9, "\(name) is not whole")
+            try expectEqual(sandbox.listing(sandbox.outbox.appendingPathComponent(name)).count, 9, "\(name) is not whole")
         }
     }
 
@@ -77,17 +78,17 @@ struct DaemonTests {
             let name = "drop-\(index).zip"
             let temporary = sandbox.inbox.appendingPathComponent(".\(name).tmp")
             try (index % 5 == 0 ? hostile : valid).write(to: temporary)
-            #expect(rename(temporary.path, sandbox.inbox.appendingPathComponent(name).path) == 0)
+            expectEqual(rename(temporary.path, sandbox.inbox.appendingPathComponent(name).path), 0)
             names.append(name)
         }
         let verdicts = daemon.waitForVerdicts(200, seconds: 240)
         expectExactlyOnce(verdicts, names: names)
-        #expect(verdicts.filter { $0.kind == .rejected }.count == 40)
+        expectEqual(verdicts.filter { $0.kind == .rejected }.count, 40)
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
         try sandbox.expectInvariants()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == 160)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count == 40)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count, 160)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count, 40)
     }
 
     @Test("drops made while the daemon was stopped are processed when it starts")
@@ -100,7 +101,7 @@ struct DaemonTests {
         let verdicts = daemon.waitForVerdicts(40)
         expectExactlyOnce(verdicts, names: names)
         daemon.signal(SIGINT)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
         try sandbox.expectInvariants()
     }
 
@@ -112,29 +113,29 @@ struct DaemonTests {
         let tar = TarBuilder.archive(files)
         let daemon = try RunningDaemon(sandbox)
         try tar.write(to: sandbox.logs.appendingPathComponent("big.tar.tmp"))
-        #expect(rename(sandbox.logs.appendingPathComponent("big.tar.tmp").path, sandbox.inbox.appendingPathComponent("big.tar").path) == 0)
+        expectEqual(rename(sandbox.logs.appendingPathComponent("big.tar.tmp").path, sandbox.inbox.appendingPathComponent("big.tar").path), 0)
         let extracting = waitFor(seconds: 30) {
             guard let ids = try? FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path), let id = ids.first else { return false }
             let part = sandbox.staging.appendingPathComponent(id).appendingPathComponent("big")
             return ((try? FileManager.default.contentsOfDirectory(atPath: part.path))?.count ?? 0) >= 2
         }
-        #expect(extracting, "extraction never started")
+        expect(extracting, "extraction never started")
         daemon.signal(SIGKILL)
-        #expect(daemon.waitForExit(seconds: 10) != nil)
+        expect(daemon.waitForExit(seconds: 10) != nil)
         // The decoder dies with its parent (PR_SET_PDEATHSIG).
-        #expect(waitFor(seconds: 5) { decodersWriting(into: sandbox.staging).isEmpty })
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        expect(waitFor(seconds: 5) { decodersWriting(into: sandbox.staging).isEmpty })
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
 
         let restarted = try RunningDaemon(sandbox, label: "restarted")
         let verdicts = restarted.waitForVerdicts(1, seconds: 120)
-        #expect(verdicts.count == 1)
-        #expect(verdicts.first?.kind == .accepted, "\(verdicts)")
+        expectEqual(verdicts.count, 1)
+        expectEqual(verdicts.first?.kind, .accepted, "\(verdicts)")
         restarted.signal(SIGTERM)
-        #expect(restarted.waitForExit(seconds: 30) == 0)
+        expectEqual(restarted.waitForExit(seconds: 30), 0)
         try sandbox.expectInvariants()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["big"])
-        #expect(try sandbox.listing(sandbox.outbox.appendingPathComponent("big")).count == 13)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["big"])
+        try expectEqual(sandbox.listing(sandbox.outbox.appendingPathComponent("big")).count, 13)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path), [])
     }
 
     @Test("SIGTERM with work in flight: the drop finishes within the grace period and the exit is clean")
@@ -143,12 +144,12 @@ struct DaemonTests {
         try sandbox.initialise()
         let daemon = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_DECODER_FAULT": "delay"])
         try sandbox.drop(Samples.validZip, as: "slow.zip")
-        #expect(waitFor(seconds: 10) { ((try? FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path))?.count ?? 0) == 1 })
+        expect(waitFor(seconds: 10) { ((try? FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path))?.count ?? 0) == 1 })
         let started = Date()
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
-        #expect(Date().timeIntervalSince(started) < 10)
-        #expect(daemon.events.first?.kind == .accepted)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
+        expect(Date().timeIntervalSince(started) < 10)
+        expectEqual(daemon.events.first?.kind, .accepted)
         try sandbox.expectInvariants()
     }
 
@@ -159,21 +160,21 @@ struct DaemonTests {
         try sandbox.configure("watch", ["grace_seconds": 1])
         let daemon = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_DECODER_FAULT": "hang"])
         try sandbox.drop(Samples.validZip, as: "stuck.zip")
-        #expect(waitFor(seconds: 10) { ((try? FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path))?.count ?? 0) == 1 })
+        expect(waitFor(seconds: 10) { ((try? FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path))?.count ?? 0) == 1 })
         let started = Date()
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
-        #expect(Date().timeIntervalSince(started) < 8)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path) == [])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == 1, "the drop stays claimed")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [], "an abandoned drop is not judged")
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
+        expect(Date().timeIntervalSince(started) < 8)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path), [])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count, 1, "the drop stays claimed")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path), [], "an abandoned drop is not judged")
 
         let restarted = try RunningDaemon(sandbox, label: "restarted")
         let verdicts = restarted.waitForVerdicts(1)
-        #expect(verdicts.first?.kind == .accepted)
-        #expect(verdicts.first?.drop == "stuck.zip")
+        expectEqual(verdicts.first?.kind, .accepted)
+        expectEqual(verdicts.first?.drop, "stuck.zip")
         restarted.signal(SIGTERM)
-        #expect(restarted.waitForExit(seconds: 15) == 0)
+        expectEqual(restarted.waitForExit(seconds: 15), 0)
         try sandbox.expectInvariants()
     }
 
@@ -185,14 +186,14 @@ struct DaemonTests {
         try sandbox.drop(Samples.validZip, as: "before.zip")
         daemon.waitForVerdicts(1)
         try FileManager.default.removeItem(at: sandbox.inbox)
-        #expect(waitFor(seconds: 10) { daemon.stderr.contains("went away") })
+        expect(waitFor(seconds: 10) { daemon.stderr.contains("went away") })
         try FileManager.default.createDirectory(at: sandbox.inbox, withIntermediateDirectories: false)
-        #expect(waitFor(seconds: 10) { daemon.stderr.contains("is back") })
+        expect(waitFor(seconds: 10) { daemon.stderr.contains("is back") })
         try sandbox.drop(Samples.validZip, as: "after.zip")
         let verdicts = daemon.waitForVerdicts(2)
         expectExactlyOnce(verdicts, names: ["before.zip", "after.zip"])
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
         try sandbox.expectInvariants()
     }
 
@@ -204,15 +205,15 @@ struct DaemonTests {
         let daemon = try RunningDaemon(sandbox)
         try #require(try airlockShell("/usr/bin/chattr", ["+i", sandbox.outbox.path]) == 0, "chattr +i on the outbox failed, though it worked on a probe directory")
         try sandbox.drop(Samples.validZip, as: "later.zip")
-        #expect(waitFor(seconds: 20) { daemon.events.contains { $0.kind == .deferred } })
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == 1)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path) == [])
+        expect(waitFor(seconds: 20) { daemon.events.contains { $0.kind == .deferred } })
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count, 1)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.staging.path), [])
         _ = try airlockShell("/usr/bin/chattr", ["-i", sandbox.outbox.path])
         let verdicts = daemon.waitForVerdicts(1, seconds: 30)
-        #expect(verdicts.first?.kind == .accepted)
-        #expect(verdicts.first?.id == daemon.events.first?.id, "the same claim, retried")
+        expectEqual(verdicts.first?.kind, .accepted)
+        expectEqual(verdicts.first?.id, daemon.events.first?.id, "the same claim, retried")
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
         try sandbox.expectInvariants()
     }
 
@@ -225,15 +226,15 @@ struct DaemonTests {
         try sandbox.drop(Samples.validZip, as: "counted.zip")
         daemon.waitForVerdicts(1)
         var received: [String] = []
-        #expect(waitFor(seconds: 5) {
+        expect(waitFor(seconds: 5) {
             received += socket.messages()
             return received.contains { $0.contains("1 accepted") } && received.filter { $0 == "WATCHDOG=1" }.count >= 2
         }, "\(received)")
-        #expect(received.first == "READY=1", "\(received)")
+        expectEqual(received.first, "READY=1", "\(received)")
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
         received += socket.messages()
-        #expect(received.contains("STOPPING=1"))
+        expect(received.contains("STOPPING=1"))
         try sandbox.expectInvariants()
     }
 
@@ -244,17 +245,17 @@ struct DaemonTests {
         let daemon = try RunningDaemon(sandbox)
         try sandbox.configure("policy", ["max_entries": 2])
         daemon.signal(SIGHUP)
-        #expect(waitFor(seconds: 10) { daemon.stderr.contains("configuration reloaded") })
+        expect(waitFor(seconds: 10) { daemon.stderr.contains("configuration reloaded") })
         try sandbox.drop(Samples.validZip, as: "strict.zip")
-        #expect(daemon.waitForVerdicts(1).first?.reason == "too-many-entries")
+        expectEqual(daemon.waitForVerdicts(1).first?.reason, "too-many-entries")
 
         try Data(#"{"policy": {"max_entries": -3}}"#.utf8).write(to: sandbox.root.appendingPathComponent("airlock.json"))
         daemon.signal(SIGHUP)
-        #expect(waitFor(seconds: 10) { daemon.stderr.contains("keeping the configuration in force") })
+        expect(waitFor(seconds: 10) { daemon.stderr.contains("keeping the configuration in force") })
         try sandbox.drop(Samples.validZip, as: "still-strict.zip")
-        #expect(daemon.waitForVerdicts(2).last?.reason == "too-many-entries")
+        expectEqual(daemon.waitForVerdicts(2).last?.reason, "too-many-entries")
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
         try sandbox.expectInvariants()
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -89,18 +90,18 @@ struct DecoderTemplateTests {
             try sandbox.initialise()
             for (path, name) in Self.corpus { try sandbox.drop(UnitFilterTests.fixture(path), as: name) }
             let result = try sandbox.runOnce(environment: environment)
-            #expect(result.status == 0, "\(result.stderr)")
+            expectEqual(result.status, 0, "\(result.stderr)")
             let forked = templatesTraced(result.stderr)
-            #expect(forked.count == (environment["AIRLOCK_TEST_DECODER_TEMPLATES"] == nil ? Self.corpus.count : 0), "\(result.stderr)")
+            expectEqual(forked.count, (environment["AIRLOCK_TEST_DECODER_TEMPLATES"] == nil ? Self.corpus.count : 0), "\(result.stderr)")
             outcomes.append(Self.verdicts(result.events))
             let files = try sandbox.listing(sandbox.outbox).filter { !$0.hasSuffix("/") }
             outboxes.append(try sha256Hexes(files, in: sandbox.outbox))
             try sandbox.expectInvariants()
         }
-        #expect(outcomes[0].count == Self.corpus.count)
-        #expect(outcomes[0] == outcomes[1])
-        #expect(outboxes[0] == outboxes[1])
-        #expect(!outboxes[0].isEmpty)
+        expectEqual(outcomes[0].count, Self.corpus.count)
+        expectEqual(outcomes[0], outcomes[1])
+        expectEqual(outboxes[0], outboxes[1])
+        expect(!outboxes[0].isEmpty)
     }
 
     @Test("an escaping child forked by a template is refused like a fresh one",
@@ -108,7 +109,7 @@ struct DecoderTemplateTests {
           arguments: ConfinementTests.landlockCases + ConfinementTests.seccompCases + ConfinementTests.limitCases)
     func escapes(_ item: EscapeCase) throws {
         let result = try ConfinementTests().attempt(item, environment: Self.trace)
-        #expect(templatesTraced(result.stderr).count == 1, "the drop's child came from a template: \(result.stderr)")
+        expectEqual(templatesTraced(result.stderr).count, 1, "the drop's child came from a template: \(result.stderr)")
     }
 
     @Test("an escaping child started with posix_spawn, where no template serves, is refused like a forked one",
@@ -116,7 +117,7 @@ struct DecoderTemplateTests {
           arguments: ConfinementTests.landlockCases + ConfinementTests.seccompCases + ConfinementTests.limitCases)
     func spawnedEscapes(_ item: EscapeCase) throws {
         let result = try ConfinementTests().attempt(item, environment: Self.trace.merging(Self.noTemplates) { $1 })
-        #expect(templatesTraced(result.stderr).isEmpty, "the drop's child was spawned, not forked: \(result.stderr)")
+        expect(templatesTraced(result.stderr).isEmpty, "the drop's child was spawned, not forked: \(result.stderr)")
     }
 
     @Test("while its child decodes, the template holds none of the drop's descriptors; both die with the supervisor, and the drop is not lost", .needsLeases)
@@ -128,27 +129,27 @@ struct DecoderTemplateTests {
         let processes = TemplateProcesses(supervisor: daemon.process.processIdentifier)
         try sandbox.drop(Samples.validZip, as: "held.zip")
         var child: Int32?
-        #expect(waitFor(seconds: 30) {
+        expect(waitFor(seconds: 30) {
             child = processes.pids.first { TemplateProcesses.isConfinedChild($0, sandbox) }
             return child != nil
         }, "no forked child holds the staging directory: \(daemon.stderr)")
         let templates = processes.pids.subtracting(child.map { [$0] } ?? [])
-        #expect(templates.count == 1, "one template for the archive decoder: \(templates) child \(String(describing: child)) \(TemplateProcesses.everyTemplate()) \(daemon.stderr)")
+        expectEqual(templates.count, 1, "one template for the archive decoder: \(templates) child \(String(describing: child)) \(TemplateProcesses.everyTemplate()) \(daemon.stderr)")
         for template in templates {
             let held = TemplateProcesses.descriptors(template)
-            #expect(Set(held.keys) == [0, 1, 2, 3, 4, 5, 6], "template \(template), child \(String(describing: child)): \(held) \(child.map(TemplateProcesses.descriptors) ?? [:])")
-            #expect([0, 1, 3, 4, 5].allSatisfy { held[$0] == "/dev/null" }, "\(held)")
-            #expect(held[6]?.hasPrefix("socket:") == true, "\(held)")
-            #expect(!held.values.contains { $0.contains("/\(sandbox.base.lastPathComponent)/root") || $0.hasPrefix("pipe:") }, "\(held)")
+            expectEqual(Set(held.keys), [0, 1, 2, 3, 4, 5, 6], "template \(template), child \(String(describing: child)): \(held) \(child.map(TemplateProcesses.descriptors) ?? [:])")
+            expect([0, 1, 3, 4, 5].allSatisfy { held[$0] == "/dev/null" }, "\(held)")
+            expectEqual(held[6]?.hasPrefix("socket:"), true, "\(held)")
+            expect(!held.values.contains { $0.contains("/\(sandbox.base.lastPathComponent)/root") || $0.hasPrefix("pipe:") }, "\(held)")
         }
         let everyone = templates.union(child.map { [$0] } ?? [])
         daemon.signal(SIGKILL)
         _ = daemon.waitForExit(seconds: 15)
-        #expect(waitFor(seconds: 15) { everyone.allSatisfy { !TemplateProcesses.isAlive($0) } }, "a decoder outlived its supervisor")
+        expect(waitFor(seconds: 15) { everyone.allSatisfy { !TemplateProcesses.isAlive($0) } }, "a decoder outlived its supervisor")
         // The drop stayed claimed; the next run takes it.
         let rerun = try sandbox.runOnce()
-        #expect(rerun.events.map { $0.kind.rawValue } == ["accepted"], "\(rerun.stdout) \(rerun.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["held"])
+        expectEqual(rerun.events.map { $0.kind.rawValue }, ["accepted"], "\(rerun.stdout) \(rerun.stderr)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["held"])
         try sandbox.expectInvariants()
     }
 
@@ -161,18 +162,18 @@ struct DecoderTemplateTests {
         let processes = TemplateProcesses(supervisor: daemon.process.processIdentifier)
         let count = 40
         for index in 0..<count { try sandbox.drop(Samples.validZip, as: "d\(index).zip") }
-        #expect(waitFor(seconds: 60) { daemon.events.count >= 3 }, "\(daemon.stderr)")
+        expect(waitFor(seconds: 60) { daemon.events.count >= 3 }, "\(daemon.stderr)")
         let first = try #require(templatesTraced(daemon.stderr).first.flatMap(Int32.init))
-        #expect(kill(first, SIGKILL) == 0)
+        expectEqual(kill(first, SIGKILL), 0)
         let verdicts = daemon.waitForVerdicts(count, seconds: 120)
-        #expect(verdicts.count == count && verdicts.allSatisfy { $0.kind == .accepted }, "\(daemon.stderr)")
+        expect(verdicts.count == count && verdicts.allSatisfy { $0.kind == .accepted }, "\(daemon.stderr)")
         let traced = Set(templatesTraced(daemon.stderr))
-        #expect(traced.count >= 2 && traced.contains(String(first)), "a second template took over: \(traced)")
+        expect(traced.count >= 2 && traced.contains(String(first)), "a second template took over: \(traced)")
         let running = processes.pids
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 60) == 0, "\(daemon.stderr)")
-        #expect(running.allSatisfy { !TemplateProcesses.isAlive($0) }, "a template outlived the daemon")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == count)
+        expectEqual(daemon.waitForExit(seconds: 60), 0, "\(daemon.stderr)")
+        expect(running.allSatisfy { !TemplateProcesses.isAlive($0) }, "a template outlived the daemon")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count, count)
         try sandbox.expectInvariants()
     }
 
@@ -185,28 +186,28 @@ struct DecoderTemplateTests {
         let daemon = try RunningDaemon(sandbox, environment: Self.trace)
         let processes = TemplateProcesses(supervisor: daemon.process.processIdentifier)
         try sandbox.drop(Samples.validZip, as: "before.zip")
-        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted, "\(daemon.stderr)")
+        expectEqual(daemon.waitForVerdicts(1).first?.kind, .accepted, "\(daemon.stderr)")
         let first = try #require(templatesTraced(daemon.stderr).first.flatMap(Int32.init))
-        #expect(TemplateProcesses.isAlive(first))
+        expect(TemplateProcesses.isAlive(first))
 
         let database = sandbox.base.appendingPathComponent("magic-copy.mgc")
         try FileManager.default.copyItem(atPath: "/usr/lib/file/magic.mgc", toPath: database.path)
         try sandbox.configure("content", ["magic_database": database.path])
         daemon.signal(SIGHUP)
-        #expect(waitFor(seconds: 10) { daemon.stderr.contains("configuration reloaded") }, "\(daemon.stderr)")
-        #expect(waitFor(seconds: 5) { !TemplateProcesses.isAlive(first) }, "the old template is gone: \(TemplateProcesses.everyTemplate())")
+        expect(waitFor(seconds: 10) { daemon.stderr.contains("configuration reloaded") }, "\(daemon.stderr)")
+        expect(waitFor(seconds: 5) { !TemplateProcesses.isAlive(first) }, "the old template is gone: \(TemplateProcesses.everyTemplate())")
 
         try sandbox.drop(Samples.validZip, as: "after.zip")
         let verdicts = daemon.waitForVerdicts(2)
-        #expect(verdicts.count == 2 && verdicts.allSatisfy { $0.kind == .accepted }, "\(daemon.stderr)")
+        expect(verdicts.count == 2 && verdicts.allSatisfy { $0.kind == .accepted }, "\(daemon.stderr)")
         let traced = templatesTraced(daemon.stderr).compactMap(Int32.init)
         let second = try #require(traced.last)
-        #expect(traced.count == 2 && second != first, "\(traced)")
+        expect(traced.count == 2 && second != first, "\(traced)")
         let onNewDatabase = ProcessTable.processes(commandLineContaining: database.path, parent: processes.supervisor)
-        #expect(processes.pids.contains(second) && onNewDatabase.contains(second), "\(TemplateProcesses.everyTemplate())")
+        expect(processes.pids.contains(second) && onNewDatabase.contains(second), "\(TemplateProcesses.everyTemplate())")
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0, "\(daemon.stderr)")
-        #expect(!TemplateProcesses.isAlive(second), "a template outlived the daemon")
+        expectEqual(daemon.waitForExit(seconds: 15), 0, "\(daemon.stderr)")
+        expect(!TemplateProcesses.isAlive(second), "a template outlived the daemon")
         // The test's own file beside the root, not anything airlock wrote there.
         try FileManager.default.removeItem(at: database)
         try sandbox.expectInvariants()
@@ -219,11 +220,11 @@ struct DecoderTemplateTests {
         try sandbox.configure("watch", ["workers": 1])
         for index in 0..<7 { try sandbox.drop(Samples.validZip, as: "d\(index).zip") }
         let result = try sandbox.runOnce(environment: Self.trace.merging(["AIRLOCK_TEST_TEMPLATE_CHILDREN": "3"]) { $1 })
-        #expect(result.events.count == 7 && result.events.allSatisfy { $0.kind == .accepted }, "\(result.stderr)")
+        expect(result.events.count == 7 && result.events.allSatisfy { $0.kind == .accepted }, "\(result.stderr)")
         let traced = templatesTraced(result.stderr)
-        #expect(traced.count == 7)
+        expectEqual(traced.count, 7)
         let perTemplate = Dictionary(grouping: traced, by: { $0 }).mapValues(\.count)
-        #expect(perTemplate.count == 3 && perTemplate.values.allSatisfy { $0 <= 3 }, "\(perTemplate)")
+        expect(perTemplate.count == 3 && perTemplate.values.allSatisfy { $0 <= 3 }, "\(perTemplate)")
         try sandbox.expectInvariants()
     }
 
@@ -238,13 +239,13 @@ struct DecoderTemplateTests {
         let wrapper = try filter.wrapper(in: sandbox.logs)
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         let refused = try airlock(["run", "--once", "--root", sandbox.root.path], environment: Self.trace, under: wrapper)
-        #expect(refused.status == 75, "\(refused.stderr)")
-        #expect(templatesTraced(refused.stderr).count == 1, "the drop's child came from a template: \(refused.stderr)")
-        #expect(refused.events.map { $0.kind.rawValue } == ["deferred"], "\(refused.stdout)")
-        #expect(try sandbox.listing(sandbox.outbox) == [] && sandbox.listing(sandbox.quarantine) == [] && sandbox.listing(sandbox.staging) == [])
+        expectEqual(refused.status, 75, "\(refused.stderr)")
+        expectEqual(templatesTraced(refused.stderr).count, 1, "the drop's child came from a template: \(refused.stderr)")
+        expectEqual(refused.events.map { $0.kind.rawValue }, ["deferred"], "\(refused.stdout)")
+        try expect(sandbox.listing(sandbox.outbox) == [] && sandbox.listing(sandbox.quarantine) == [] && sandbox.listing(sandbox.staging) == [])
         let claims = try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path)
-        #expect(claims.count == 1)
-        #expect(try Data(contentsOf: sandbox.claimed.appendingPathComponent(claims[0]).appendingPathComponent("drop")) == Samples.validZip)
+        expectEqual(claims.count, 1)
+        try expectEqual(Data(contentsOf: sandbox.claimed.appendingPathComponent(claims[0]).appendingPathComponent("drop")), Samples.validZip)
     }
 
     @Test("where clone3 is refused with ENOSYS, as systemd's RestrictNamespaces= does, templates fork with clone under the unit's filter",
@@ -255,15 +256,15 @@ struct DecoderTemplateTests {
             let sandbox = try Sandbox()
             try sandbox.initialise()
             var filter = try UnitFilter.load()
-            #expect(filter.allowed.isSuperset(of: ["clone", "clone3", "pidfd_open", "pidfd_send_signal", "waitid"]))
+            expect(filter.allowed.isSuperset(of: ["clone", "clone3", "pidfd_open", "pidfd_send_signal", "waitid"]))
             if refuseClone3 { filter = UnitFilter(allowed: filter.allowed.subtracting(["clone3"]), errorNumber: 38) }
             let wrapper = try filter.wrapper(in: sandbox.logs)
             for (path, name) in Self.corpus { try sandbox.drop(UnitFilterTests.fixture(path), as: name) }
             let result = try airlock(["run", "--once", "--root", sandbox.root.path], environment: Self.trace, under: wrapper)
-            #expect(result.status == 0, "\(result.stderr)")
-            #expect(templatesTraced(result.stderr).count == Self.corpus.count, "\(result.stderr)")
-            #expect(Self.verdicts(result.events).values.filter { $0.hasPrefix("accepted") }.count == 4, "\(result.stdout)")
-            #expect(!result.stderr.contains("partial confinement") && !result.stderr.contains("not confined"), "\(result.stderr)")
+            expectEqual(result.status, 0, "\(result.stderr)")
+            expectEqual(templatesTraced(result.stderr).count, Self.corpus.count, "\(result.stderr)")
+            expectEqual(Self.verdicts(result.events).values.filter { $0.hasPrefix("accepted") }.count, 4, "\(result.stdout)")
+            expect(!result.stderr.contains("partial confinement") && !result.stderr.contains("not confined"), "\(result.stderr)")
             try sandbox.expectInvariants()
         }
     }

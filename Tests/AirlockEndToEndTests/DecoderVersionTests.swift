@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -33,14 +34,14 @@ struct DecoderVersionTests {
         let temporary = directory.appendingPathComponent(".airlock-decoder.new")
         try Data(script.utf8).write(to: temporary)
         chmod(temporary.path, 0o755)
-        #expect(rename(temporary.path, directory.appendingPathComponent("airlock-decoder").path) == 0)
+        expectEqual(rename(temporary.path, directory.appendingPathComponent("airlock-decoder").path), 0)
     }
 
     /// Puts the real decoder back, by rename.
     static func restoreDecoder(in directory: URL) throws {
         let temporary = directory.appendingPathComponent(".airlock-decoder.new")
         try FileManager.default.copyItem(at: directory.appendingPathComponent("airlock-decoder.real"), to: temporary)
-        #expect(rename(temporary.path, directory.appendingPathComponent("airlock-decoder").path) == 0)
+        expectEqual(rename(temporary.path, directory.appendingPathComponent("airlock-decoder").path), 0)
     }
 
     @Test("a decoder of a newer, then an older request version under a running daemon: deferred, templates restarted, then accepted once",
@@ -52,35 +53,35 @@ struct DecoderVersionTests {
         let airlock = try Self.install(into: installed)
         let daemon = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_TEMPLATE_TRACE": "1"], executable: airlock)
         try sandbox.drop(Samples.validZip, as: "before.zip")
-        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted)
+        expectEqual(daemon.waitForVerdicts(1).first?.kind, .accepted)
 
         try Self.replaceDecoder(in: installed, readingVersion: version)
         // A reload ends the templates, so the next drop's child comes from what is on disk now.
         daemon.signal(SIGHUP)
-        #expect(waitFor(seconds: 10) { daemon.stderr.contains("configuration reloaded") })
+        expect(waitFor(seconds: 10) { daemon.stderr.contains("configuration reloaded") })
         try sandbox.drop(Samples.validZip, as: "during.zip")
-        #expect(waitFor(seconds: 30) {
+        expect(waitFor(seconds: 30) {
             daemon.events.filter { $0.kind == .deferred && $0.drop == "during.zip" }.count >= 2
         }, "\(daemon.stderr.suffix(3000))")
         let deferred = daemon.events.filter { $0.kind == .deferred }
         for event in deferred {
-            #expect(event.detail?.contains("speaks another version") == true, "\(event)")
+            expectEqual(event.detail?.contains("speaks another version"), true, "\(event)")
         }
-        #expect(daemon.stderr.contains("the request is version 4; this decoder reads version \(version)"))
+        expect(daemon.stderr.contains("the request is version 4; this decoder reads version \(version)"))
         // Each attempt met a template started afresh from the program on disk.
         let templates = templatesTraced(daemon.stderr)
-        #expect(Set(templates.suffix(2)).count == 2, "\(templates)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == 1)
+        expectEqual(Set(templates.suffix(2)).count, 2, "\(templates)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count, 1)
 
         try Self.restoreDecoder(in: installed)
-        #expect(waitFor(seconds: 60) {
+        expect(waitFor(seconds: 60) {
             daemon.events.contains { $0.kind == .accepted && $0.drop == "during.zip" }
         }, "\(daemon.stderr.suffix(3000))")
-        #expect(daemon.events.filter { $0.kind == .rejected }.isEmpty)
-        #expect(daemon.events.filter { $0.kind == .accepted }.count == 2)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).isEmpty)
+        expect(daemon.events.filter { $0.kind == .rejected }.isEmpty)
+        expectEqual(daemon.events.filter { $0.kind == .accepted }.count, 2)
+        try expect(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).isEmpty)
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 30) == 0)
+        expectEqual(daemon.waitForExit(seconds: 30), 0)
         try sandbox.expectInvariants()
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -19,7 +20,7 @@ struct DeployTests {
         let file = sandbox.base.appendingPathComponent(name)
         try text.write(to: file, atomically: true, encoding: .utf8)
         let result = try runTool(analyze, ["verify", file.path])
-        #expect(result.status == 0, "\(result.output)")
-        #expect(!result.output.contains(name), "warnings about the unit: \(result.output)")
+        expectEqual(result.status, 0, "\(result.output)")
+        expect(!result.output.contains(name), "warnings about the unit: \(result.output)")
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -20,23 +21,23 @@ struct DropFaultTests {
         try sandbox.drop(try Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/keyed/memo-binary.plist")),
                          as: "memo.plist")
         let faulty = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": "drop-eio"])
-        #expect(faulty.events.count == DropFaultTests.drops.count + 1, "\(faulty.stdout)")
+        expectEqual(faulty.events.count, DropFaultTests.drops.count + 1, "\(faulty.stdout)")
         for event in faulty.events {
-            #expect(event.kind == .deferred, "\(event)")
-            #expect(event.detail?.contains("EIO") == true, "\(event)")
+            expectEqual(event.kind, .deferred, "\(event)")
+            expectEqual(event.detail?.contains("EIO"), true, "\(event)")
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
-        #expect(try sandbox.listing(sandbox.staging) == [])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == DropFaultTests.drops.count + 1)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path), [])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
+        try expectEqual(sandbox.listing(sandbox.staging), [])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count, DropFaultTests.drops.count + 1)
 
         let healthy = try sandbox.runOnce()
-        #expect(healthy.status == 0, "\(healthy.stderr)")
+        expectEqual(healthy.status, 0, "\(healthy.stderr)")
         let verdicts = healthy.events.filter { $0.kind != .deferred }
-        #expect(verdicts.count == DropFaultTests.drops.count + 1, "\(healthy.stdout)")
-        #expect(verdicts.allSatisfy { $0.kind == .accepted }, "\(healthy.stdout)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == DropFaultTests.drops.count + 1)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
+        expectEqual(verdicts.count, DropFaultTests.drops.count + 1, "\(healthy.stdout)")
+        expect(verdicts.allSatisfy { $0.kind == .accepted }, "\(healthy.stdout)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count, DropFaultTests.drops.count + 1)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path), [])
         try sandbox.expectInvariants()
     }
 }
@@ -52,13 +53,13 @@ struct MacZipNameTests {
         try sandbox.initialise()
         try sandbox.drop(try Data(contentsOf: Samples.fixture(drop)), as: drop)
         let result = try sandbox.runOnce()
-        #expect(result.events.first?.kind == .accepted, "\(result.stdout)")
+        expectEqual(result.events.first?.kind, .accepted, "\(result.stdout)")
         let output = sandbox.outbox.appendingPathComponent(String(drop.dropLast(4)))
         let names = try sandbox.listing(output).map { Array($0.utf8) }
         let decomposed = Array(expected.utf8)
-        #expect(decomposed.contains(0xCC), "the expected name is itself NFD")
-        #expect(names.contains(decomposed), "landed: \(names.map { String(decoding: $0, as: UTF8.self).unicodeScalars.map { String($0.value, radix: 16) } })")
-        #expect(!names.contains(Array(expected.precomposedStringWithCanonicalMapping.utf8)))
+        expect(decomposed.contains(0xCC), "the expected name is itself NFD")
+        expect(names.contains(decomposed), "landed: \(names.map { String(decoding: $0, as: UTF8.self).unicodeScalars.map { String($0.value, radix: 16) } })")
+        expect(!names.contains(Array(expected.precomposedStringWithCanonicalMapping.utf8)))
         try sandbox.expectInvariants()
     }
 }

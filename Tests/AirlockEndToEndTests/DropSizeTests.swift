@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -12,32 +13,32 @@ struct DropSizeTests {
         try sandbox.initialise()
         let drop = sandbox.inbox.appendingPathComponent("huge.zip")
         try Data([0x50, 0x4B, 0x03, 0x04]).write(to: drop)
-        #expect(truncate(drop.path, 20 << 30) == 0)
+        expectEqual(truncate(drop.path, 20 << 30), 0)
         let started = Date()
         let result = try sandbox.runOnce()
         let seconds = Date().timeIntervalSince(started)
-        #expect(result.status == 0, "\(result.stderr)")
+        expectEqual(result.status, 0, "\(result.stderr)")
         // Hashing 20 GiB of holes took about a minute of CPU; judging the size takes nothing.
-        #expect(seconds < 15, "run --once took \(seconds) s")
-        #expect(result.events.first?.reason == "drop-too-large")
+        expect(seconds < 15, "run --once took \(seconds) s")
+        expectEqual(result.events.first?.reason, "drop-too-large")
         try sandbox.expectInvariants()
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(quarantined.report.reason == "drop-too-large")
-        #expect(quarantined.report.sha256 == nil)
-        #expect(quarantined.report.size == 20 << 30)
+        expectEqual(quarantined.report.reason, "drop-too-large")
+        expectEqual(quarantined.report.sha256, nil)
+        expectEqual(quarantined.report.size, 20 << 30)
         let attributes = try FileManager.default.attributesOfItem(atPath: quarantined.drop.path)
-        #expect((attributes[.size] as? NSNumber)?.int64Value == 20 << 30, "the original is in quarantine as it was")
+        expectEqual((attributes[.size] as? NSNumber)?.int64Value, 20 << 30, "the original is in quarantine as it was")
         let head = try FileHandle(forReadingFrom: quarantined.drop).read(upToCount: 4)
-        #expect(head == Data([0x50, 0x4B, 0x03, 0x04]))
+        expectEqual(head, Data([0x50, 0x4B, 0x03, 0x04]))
         let claimed = try sandbox.journal().filter { $0.kind == .claimed }
-        #expect(claimed.count == 1)
-        if case .claimed(let record)? = claimed.first { #expect(record.sha256 == nil, "the claim hashed the drop") }
+        expectEqual(claimed.count, 1)
+        if case .claimed(let record)? = claimed.first { expectEqual(record.sha256, nil, "the claim hashed the drop") }
         // inspect judges the size first too.
         let inspectStarted = Date()
         let inspect = try airlock(["inspect", quarantined.drop.path, "--root", sandbox.root.path])
-        #expect(inspect.status == 65)
-        #expect(inspect.events.first?.reason == "drop-too-large")
-        #expect(Date().timeIntervalSince(inspectStarted) < 15)
+        expectEqual(inspect.status, 65)
+        expectEqual(inspect.events.first?.reason, "drop-too-large")
+        expect(Date().timeIntervalSince(inspectStarted) < 15)
     }
 
     @Test("a drop of exactly max_drop_bytes is hashed; one byte over is rejected unhashed", arguments: [0, 1])
@@ -47,17 +48,17 @@ struct DropSizeTests {
         try sandbox.initialise(policy: ["max_drop_bytes": bytes.count - over])
         try sandbox.drop(bytes, as: "evil.zip")
         let result = try sandbox.runOnce()
-        #expect(result.status == 0, "\(result.stderr)")
+        expectEqual(result.status, 0, "\(result.stderr)")
         try sandbox.expectInvariants()
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(try Data(contentsOf: quarantined.drop) == bytes)
+        try expectEqual(Data(contentsOf: quarantined.drop), bytes)
         if over == 0 {
-            #expect(quarantined.report.reason == "unsafe-path")
+            expectEqual(quarantined.report.reason, "unsafe-path")
             let expected = try sha256Hexes(["drop"], in: quarantined.drop.deletingLastPathComponent())["drop"]
-            #expect(quarantined.report.sha256 == expected)
+            expectEqual(quarantined.report.sha256, expected)
         } else {
-            #expect(quarantined.report.reason == "drop-too-large")
-            #expect(quarantined.report.sha256 == nil)
+            expectEqual(quarantined.report.reason, "drop-too-large")
+            expectEqual(quarantined.report.sha256, nil)
         }
     }
 
@@ -70,12 +71,12 @@ struct DropSizeTests {
         bytes.append(Data(repeating: 0, count: 8192))
         try sandbox.drop(bytes, as: "memo.plist")
         let result = try sandbox.runOnce()
-        #expect(result.status == 0, "\(result.stderr)")
+        expectEqual(result.status, 0, "\(result.stderr)")
         try sandbox.expectInvariants()
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(quarantined.report.reason == "drop-too-large")
-        #expect(quarantined.report.format != nil)
-        #expect(quarantined.report.sha256 == nil)
-        #expect(try Data(contentsOf: quarantined.drop) == bytes)
+        expectEqual(quarantined.report.reason, "drop-too-large")
+        expect(quarantined.report.format != nil)
+        expectEqual(quarantined.report.sha256, nil)
+        try expectEqual(Data(contentsOf: quarantined.drop), bytes)
     }
 }

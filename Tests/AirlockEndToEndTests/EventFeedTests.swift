@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -17,7 +18,7 @@ struct EventFeedTests {
     func dropBatch(_ sandbox: Sandbox, _ tag: String, count: Int = 4) throws {
         for index in 0..<count { try sandbox.drop(Samples.validZip, as: "\(tag)-\(index).zip") }
         try sandbox.drop(Samples.traversalZip, as: "\(tag)-evil.zip")
-        #expect(try sandbox.runOnce().status == 0)
+        try expectEqual(sandbox.runOnce().status, 0)
     }
 
     /// A record's identity, without its cursor.
@@ -31,25 +32,25 @@ struct EventFeedTests {
         let root = ["--root", sandbox.root.path]
         try dropBatch(sandbox, "a")
         let first = try airlock(["events"] + root)
-        #expect(first.status == 0, "\(first.stderr)")
+        expectEqual(first.status, 0, "\(first.stderr)")
         let seen = first.events
-        #expect(seen.count >= 10)
-        #expect(seen.allSatisfy { ($0.cursor)?.contains(":") == true })
+        expect(seen.count >= 10)
+        expect(seen.allSatisfy { ($0.cursor)?.contains(":") == true })
         let resumeAt = seen.count / 2
         let cursor = try #require(seen[resumeAt].cursor)
         try dropBatch(sandbox, "b")
         try dropBatch(sandbox, "c")
-        #expect(FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("state/journal.3.jsonl").path),
+        expect(FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("state/journal.3.jsonl").path),
                 "the journal rotated several times")
         let all = try airlock(["events"] + root).events
         let resumed = try airlock(["events", "--after", cursor] + root)
-        #expect(resumed.status == 0, "\(resumed.stderr)")
-        #expect(resumed.events.map(key) == all.dropFirst(resumeAt + 1).map(key))
-        #expect(Array(all.prefix(seen.count)).map(key) == seen.map(key), "rotation changed no record")
-        #expect(Set(all.map(key)).count == all.count, "each record once")
+        expectEqual(resumed.status, 0, "\(resumed.stderr)")
+        expectEqual(resumed.events.map(key), all.dropFirst(resumeAt + 1).map(key))
+        expectEqual(Array(all.prefix(seen.count)).map(key), seen.map(key), "rotation changed no record")
+        expectEqual(Set(all.map(key)).count, all.count, "each record once")
         let last = try #require(all.last?.cursor)
         let nothing = try airlock(["events", "--after", last] + root)
-        #expect(nothing.status == 0 && nothing.stdout.isEmpty)
+        expect(nothing.status == 0 && nothing.stdout.isEmpty)
     }
 
     @Test("--follow stopped and started again from its last cursor delivers every record once")
@@ -73,7 +74,7 @@ struct EventFeedTests {
             let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
             return Event.lines(String(text[..<(text.lastIndex(of: "\n").map(text.index(after:)) ?? text.startIndex)]))
         }
-        #expect(waitFor(seconds: 20) { lines().count >= expected }, "the follower printed \(lines().count) of \(expected)")
+        expect(waitFor(seconds: 20) { lines().count >= expected }, "the follower printed \(lines().count) of \(expected)")
         follower.terminate()
         follower.waitUntilExit()
         try handle.close()
@@ -82,8 +83,8 @@ struct EventFeedTests {
         try dropBatch(sandbox, "c")
         let secondRun = try airlock(["events", "--after", cursor] + root).events
         let all = try airlock(["events"] + root).events
-        #expect((firstRun + secondRun).map(key) == all.map(key), "every record once, in order")
-        #expect(!secondRun.isEmpty)
+        expectEqual((firstRun + secondRun).map(key), all.map(key), "every record once, in order")
+        expect(!secondRun.isEmpty)
     }
 
     @Test("a cursor whose file was rotated away is refused with 65; a malformed one is a usage error")
@@ -96,8 +97,8 @@ struct EventFeedTests {
         let cursor = try #require(try airlock(["events"] + root).events.first?.cursor)
         try dropBatch(sandbox, "b")
         let stale = try airlock(["events", "--after", cursor] + root)
-        #expect(stale.status == 65, "\(stale.stdout)")
-        #expect(stale.stderr.contains("rotated away"))
-        #expect(try airlock(["events", "--after", "soon"] + root).status == 64)
+        expectEqual(stale.status, 65, "\(stale.stdout)")
+        expect(stale.stderr.contains("rotated away"))
+        try expectEqual(airlock(["events", "--after", "soon"] + root).status, 64)
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -26,26 +27,26 @@ struct FeedAccessTests {
         let zip = Binary.repository.appendingPathComponent("fixtures/archives/zip-deflate-valid.zip").path
         try PermissionTests.allowed(Parties.producer, "drop", #"cat "$1" > "$2/one.zip" && cat "$1" > "$2/two.zip""#, [zip, sandbox.inbox.path])
         let ran = try Parties.run(Parties.service, #"umask 077; exec "$1" run --once --root "$2""#, [Binary.airlock, root])
-        #expect(ran.status == 0, "\(ran.output)")
+        expectEqual(ran.status, 0, "\(ran.output)")
 
         var st = stat()
         try #require(lstat(root + "/state", &st) == 0)
         let consumers = try #require(getgrnam(Parties.consumers)).pointee.gr_gid
-        #expect(st.st_mode & 0o7777 == 0o710 && st.st_gid == consumers, "state/: \(String(st.st_mode & 0o7777, radix: 8)) gid \(st.st_gid)")
+        expect(st.st_mode & 0o7777 == 0o710 && st.st_gid == consumers, "state/: \(String(st.st_mode & 0o7777, radix: 8)) gid \(st.st_gid)")
         let journals = try FileManager.default.contentsOfDirectory(atPath: root + "/state").filter { $0.hasSuffix(".jsonl") }
-        #expect(journals.count > 1, "the journal rotated: \(journals)")
+        expect(journals.count > 1, "the journal rotated: \(journals)")
         for name in journals + ["journal.generations"] {
             try #require(lstat(root + "/state/" + name, &st) == 0, "\(name)")
-            #expect(st.st_mode & 0o777 == 0o640 && st.st_gid == consumers, "\(name): \(String(st.st_mode & 0o777, radix: 8)) gid \(st.st_gid)")
+            expect(st.st_mode & 0o777 == 0o640 && st.st_gid == consumers, "\(name): \(String(st.st_mode & 0o777, radix: 8)) gid \(st.st_gid)")
         }
 
         let events = try Self.airlockAs(Parties.consumer, "events", root)
-        #expect(events.status == 0, "\(events.output)")
+        expectEqual(events.status, 0, "\(events.output)")
         let lines = events.output.split(separator: "\n").filter { $0.hasPrefix("{") }
-        #expect(lines.filter { $0.contains(#""event":"rejected""#) }.count == 2, "\(events.output)")
+        expectEqual(lines.filter { $0.contains(#""event":"rejected""#) }.count, 2, "\(events.output)")
         let firstCursor = try #require(lines.first.flatMap { Event.lines(String($0)).first?.cursor })
         let resumed = try Self.airlockAs(Parties.consumer, "events --after \(firstCursor)", root)
-        #expect(resumed.status == 0 && resumed.output.split(separator: "\n").filter { $0.hasPrefix("{") }.count == lines.count - 1,
+        expect(resumed.status == 0 && resumed.output.split(separator: "\n").filter { $0.hasPrefix("{") }.count == lines.count - 1,
                 "\(resumed.output)")
 
         let cons = Parties.consumer
@@ -60,7 +61,7 @@ struct FeedAccessTests {
         try PermissionTests.refused(cons, "list the inbox", #"ls "$1/inbox""#, [root])
         try PermissionTests.refused(cons, "list the quarantine", #"ls "$1/quarantine""#, [root])
         let status = try Self.airlockAs(cons, "status", root)
-        #expect(status.status == 77, "\(status.output)")
+        expectEqual(status.status, 77, "\(status.output)")
         try sandbox.expectInvariants()
     }
 
@@ -70,23 +71,23 @@ struct FeedAccessTests {
         try PermissionTests.layOut(sandbox)
         let root = sandbox.root.path
         let ran = try Parties.run(Parties.service, #"umask 077; exec "$1" run --once --root "$2""#, [Binary.airlock, root])
-        #expect(ran.status == 0, "\(ran.output)")
+        expectEqual(ran.status, 0, "\(ran.output)")
         try PermissionTests.allowed(Parties.service, "write a record", #"exec "$1" quarantine purge --older-than 1d --root "$2""#,
                                     [Binary.airlock, root])
-        #expect(try Self.airlockAs(Parties.consumer, "events", root).status == 0)
+        try expectEqual(Self.airlockAs(Parties.consumer, "events", root).status, 0)
 
         let producer = try Self.airlockAs(Parties.producer, "events", root)
-        #expect(producer.status == 77, "\(producer.output)")
-        #expect(producer.output.contains("permission denied: \(root)/state/journal.jsonl") && producer.output.contains(#"outbox.group ("\#(Parties.consumers)")"#),
+        expectEqual(producer.status, 77, "\(producer.output)")
+        expect(producer.output.contains("permission denied: \(root)/state/journal.jsonl") && producer.output.contains(#"outbox.group ("\#(Parties.consumers)")"#),
                 "\(producer.output)")
 
         try sandbox.configure("outbox", ["group": ""])
         let initialised = try Parties.run(Parties.service, #"exec "$1" init --root "$2""#, [Binary.airlock, root])
-        #expect(initialised.status == 0, "\(initialised.output)")
+        expectEqual(initialised.status, 0, "\(initialised.output)")
         var st = stat()
         try #require(lstat(root + "/state", &st) == 0)
-        #expect(st.st_mode & 0o7777 == 0o700)
+        expectEqual(st.st_mode & 0o7777, 0o700)
         let revoked = try Self.airlockAs(Parties.consumer, "events", root)
-        #expect(revoked.status == 77, "\(revoked.output)")
+        expectEqual(revoked.status, 77, "\(revoked.output)")
     }
 }

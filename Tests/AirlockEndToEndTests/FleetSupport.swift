@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -30,14 +31,14 @@ extension Sandbox {
     /// inbox empty, nothing claimed or staged by any instance.
     func expectFleetInvariants(sourceLocation: SourceLocation = #_sourceLocation) throws {
         for url in [root.appendingPathComponent("sentinel.txt"), base.appendingPathComponent("sentinel-outside.txt")] {
-            #expect(((try? String(contentsOf: url, encoding: .utf8)) ?? "").hasPrefix("sentinel "), "sentinel \(url.lastPathComponent) changed",
+            expect(((try? String(contentsOf: url, encoding: .utf8)) ?? "").hasPrefix("sentinel "), "sentinel \(url.lastPathComponent) changed",
                     sourceLocation: sourceLocation)
         }
-        #expect(try held(claimed) == [], "claims left behind", sourceLocation: sourceLocation)
-        #expect(try held(staging) == [], "staging left behind", sourceLocation: sourceLocation)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: inbox.path).filter { !$0.hasPrefix(".") } == [],
+        try expectEqual(held(claimed), [], "claims left behind", sourceLocation: sourceLocation)
+        try expectEqual(held(staging), [], "staging left behind", sourceLocation: sourceLocation)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: inbox.path).filter { !$0.hasPrefix(".") }, [],
                 "the inbox still holds drops", sourceLocation: sourceLocation)
-        #expect(!FileManager.default.fileExists(atPath: root.deletingLastPathComponent().appendingPathComponent("outside.txt").path),
+        expect(!FileManager.default.fileExists(atPath: root.deletingLastPathComponent().appendingPathComponent("outside.txt").path),
                 sourceLocation: sourceLocation)
     }
 

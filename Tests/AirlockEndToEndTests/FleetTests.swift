@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -21,39 +22,39 @@ struct FleetTests {
         let b = try RunningDaemon(sandbox, label: "b", extra: ["--instance", "b"])
         for index in 0..<8 { try sandbox.drop(Samples.validZip, as: "valid\(index).zip") }
         for index in 0..<4 { try sandbox.drop(Samples.traversalZip, as: "evil\(index).zip") }
-        #expect(waitFor(seconds: 60) { ((try? sandbox.terminalRecords().count) ?? 0) >= 12 }, "\(a.stderr)\n\(b.stderr)")
+        expect(waitFor(seconds: 60) { ((try? sandbox.terminalRecords().count) ?? 0) >= 12 }, "\(a.stderr)\n\(b.stderr)")
         a.signal(SIGTERM)
         b.signal(SIGTERM)
-        #expect(a.waitForExit(seconds: 30) == 0 && b.waitForExit(seconds: 30) == 0)
+        expect(a.waitForExit(seconds: 30) == 0 && b.waitForExit(seconds: 30) == 0)
         try sandbox.expectFleetInvariants()
         let records = try sandbox.terminalRecords()
-        #expect(records.count == 12, "\(records.map(\.record))")
-        #expect(Set(records.map(\.record.drop)).count == 12, "a drop ended twice")
-        #expect(Set(records.map(\.journal)).isSubset(of: ["a", "b"]), "records outside the instances' journals")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == (0..<8).map { "valid\($0)" })
+        expectEqual(records.count, 12, "\(records.map(\.record))")
+        expectEqual(Set(records.map(\.record.drop)).count, 12, "a drop ended twice")
+        expect(Set(records.map(\.journal)).isSubset(of: ["a", "b"]), "records outside the instances' journals")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted(), (0..<8).map { "valid\($0)" })
         let quarantined = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path)
-        #expect(quarantined.count == 4)
+        expectEqual(quarantined.count, 4)
         for id in quarantined {
-            #expect(id.hasSuffix("-a") || id.hasSuffix("-b"), "quarantine ids carry the instance: \(id)")
-            #expect(try Data(contentsOf: sandbox.quarantine.appendingPathComponent(id).appendingPathComponent("drop")) == Samples.traversalZip)
+            expect(id.hasSuffix("-a") || id.hasSuffix("-b"), "quarantine ids carry the instance: \(id)")
+            try expectEqual(Data(contentsOf: sandbox.quarantine.appendingPathComponent(id).appendingPathComponent("drop")), Samples.traversalZip)
         }
         let status = try airlock(["status", "--root", sandbox.root.path, "--json"])
         let document = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
         let instances = try #require(document["instances"] as? [[String: Any]])
-        #expect(instances.compactMap { $0["name"] as? String } == ["a", "b"])
-        #expect(instances.allSatisfy { $0["state"] as? String == "stopped" && $0["running"] as? Bool == false })
-        #expect((document["totals"] as? [String: Any])?["accepted"] as? Int == 8)
+        expectEqual(instances.compactMap { $0["name"] as? String }, ["a", "b"])
+        expect(instances.allSatisfy { $0["state"] as? String == "stopped" && $0["running"] as? Bool == false })
+        expect((document["totals"] as? [String: Any])?["accepted"] as? Int == 8)
         let schema = try FieldSchema()
-        #expect(schema.violations(document, "status --json").isEmpty, "\(schema.violations(document, "status --json"))")
+        expect(schema.violations(document, "status --json").isEmpty, "\(schema.violations(document, "status --json"))")
         let doctor = try #require(try JSONSerialization.jsonObject(with: Data(airlock(["doctor", "--root", sandbox.root.path, "--json"]).stdout.utf8)) as? [String: Any])
-        #expect(schema.violations(doctor, "doctor --json").isEmpty, "\(schema.violations(doctor, "doctor --json"))")
+        expect(schema.violations(doctor, "doctor --json").isEmpty, "\(schema.violations(doctor, "doctor --json"))")
         // The feed reads both journals; resuming after any record yields exactly the rest.
         let feed = try airlock(["events", "--root", sandbox.root.path]).events.filter { terminal.contains($0.kind.rawValue) }
-        #expect(feed.count == 12)
+        expectEqual(feed.count, 12)
         let middle = try #require(feed[5].cursor)
         let rest = try airlock(["events", "--root", sandbox.root.path, "--after", middle]).events
             .filter { terminal.contains($0.kind.rawValue) }
-        #expect(rest.compactMap(\.id) == feed[6...].compactMap(\.id))
+        expectEqual(rest.compactMap(\.id), feed[6...].compactMap(\.id))
     }
 
     struct Stop: CustomStringConvertible, Sendable {
@@ -74,26 +75,26 @@ struct FleetTests {
         try sandbox.drop(bytes, as: "photos.zip")
         let environment = stop.rename ? ["AIRLOCK_TEST_COMMIT_MODE": "rename"] : [:]
         let killed = try sandbox.runOnce(instance: "a", environment: environment.merging(["AIRLOCK_TEST_CRASH_AT": stop.step]) { $1 })
-        #expect(killed.status == Int32(SIGKILL), "\(killed.stderr)")
-        #expect(try sandbox.held(sandbox.claimed).count == 1 && sandbox.held(sandbox.claimed)[0].hasPrefix("a/"))
+        expectEqual(killed.status, Int32(SIGKILL), "\(killed.stderr)")
+        try expect(sandbox.held(sandbox.claimed).count == 1 && sandbox.held(sandbox.claimed)[0].hasPrefix("a/"))
         let taker = try sandbox.runOnce(instance: "b", environment: environment)
-        #expect(taker.status == 0, "\(taker.stderr)")
-        #expect(taker.stderr.contains("take-over: instance a by b"), "\(taker.stderr)")
+        expectEqual(taker.status, 0, "\(taker.stderr)")
+        expect(taker.stderr.contains("take-over: instance a by b"), "\(taker.stderr)")
         try sandbox.expectFleetInvariants()
         let records = try sandbox.terminalRecords()
-        #expect(records.count == 1, "\(records.map(\.record))")
-        #expect(records.first?.record.kind == (stop.hostile ? .rejected : .accepted))
+        expectEqual(records.count, 1, "\(records.map(\.record))")
+        expectEqual(records.first?.record.kind, (stop.hostile ? .rejected : .accepted))
         if stop.hostile {
             let quarantined = try #require(try sandbox.onlyQuarantined())
-            #expect(try Data(contentsOf: quarantined.drop) == bytes)
+            try expectEqual(Data(contentsOf: quarantined.drop), bytes)
         } else {
-            #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"])
+            try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["photos"])
         }
         let record = try sandbox.instanceRecord("a")
-        #expect(record["state"] as? String == "taken-over" && record["taken_over_by"] as? String == "b" && record["generation"] as? Int == 2)
+        expect(record["state"] as? String == "taken-over" && record["taken_over_by"] as? String == "b" && record["generation"] as? Int == 2)
         // A second run of either changes nothing.
-        #expect(try sandbox.runOnce(instance: "a").status == 0)
-        #expect(try sandbox.terminalRecords().count == 1)
+        try expectEqual(sandbox.runOnce(instance: "a").status, 0)
+        try expectEqual(sandbox.terminalRecords().count, 1)
     }
 
     @Test("a commit made through another host's mount (another device number) is found by its inode and manifest: the drop ends once")
@@ -102,9 +103,9 @@ struct FleetTests {
         try sandbox.initialise()
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         let killed = try sandbox.runOnce(instance: "a", environment: ["AIRLOCK_TEST_CRASH_AT": "accepted-renamed"])
-        #expect(killed.status == Int32(SIGKILL), "\(killed.stderr)")
+        expectEqual(killed.status, Int32(SIGKILL), "\(killed.stderr)")
         let held = try sandbox.held(sandbox.claimed)
-        #expect(held.count == 1 && held[0].hasPrefix("a/"))
+        expect(held.count == 1 && held[0].hasPrefix("a/"))
         // Each ceph-fuse or NFS mount has a device number of its own: rewrite the
         // note as instance a's host would have written it.
         let note = sandbox.claimed.appendingPathComponent(held[0]).appendingPathComponent("commit")
@@ -112,11 +113,11 @@ struct FleetTests {
         fields[0] = String((UInt64(fields[0]) ?? 0) + 4242)
         try fields.joined(separator: " ").write(to: note, atomically: false, encoding: .utf8)
         let taker = try sandbox.runOnce(instance: "b")
-        #expect(taker.status == 0, "\(taker.stderr)")
+        expectEqual(taker.status, 0, "\(taker.stderr)")
         try sandbox.expectFleetInvariants()
         let records = try sandbox.terminalRecords()
-        #expect(records.count == 1 && records.first?.record.kind == .accepted, "\(records.map(\.record))")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"], "committed twice")
+        expect(records.count == 1 && records.first?.record.kind == .accepted, "\(records.map(\.record))")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["photos"], "committed twice")
     }
 
     @Test("a commit note whose inode now belongs to another drop's entry is not taken for this drop's commit")
@@ -124,7 +125,7 @@ struct FleetTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         try sandbox.drop(Samples.validZip, as: "photos.zip")
-        #expect(try sandbox.runOnce(instance: "a", environment: ["AIRLOCK_TEST_CRASH_AT": "accepted-renamed"]).status == Int32(SIGKILL))
+        try expectEqual(sandbox.runOnce(instance: "a", environment: ["AIRLOCK_TEST_CRASH_AT": "accepted-renamed"]).status, Int32(SIGKILL))
         // As if the staging directory had been removed in a take-over and its inode
         // given to another instance's commit of another drop: the entry's manifest
         // names that drop.
@@ -133,11 +134,11 @@ struct FleetTests {
         let text = try String(contentsOf: manifest, encoding: .utf8)
         try text.replacingOccurrences(of: claimID, with: "20261201T000000Z-00000000-c").write(to: manifest, atomically: false, encoding: .utf8)
         let taker = try sandbox.runOnce(instance: "b")
-        #expect(taker.status == 0, "\(taker.stderr)")
+        expectEqual(taker.status, 0, "\(taker.stderr)")
         try sandbox.expectFleetInvariants()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["photos", "photos-2"])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted(), ["photos", "photos-2"])
         let records = try sandbox.terminalRecords()
-        #expect(records.count == 1 && records.first?.record.output == "outbox/photos-2", "\(records.map(\.record))")
+        expect(records.count == 1 && records.first?.record.output == "outbox/photos-2", "\(records.map(\.record))")
     }
 
     @Test("an instance frozen past its take-over commits nothing when it wakes, and exits 75")
@@ -150,28 +151,28 @@ struct FleetTests {
         let a = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_INSTANCE_LOCK_HELD": "1", "AIRLOCK_TEST_DECODER_FAULT": "delay"],
                                   label: "a", extra: ["--instance", "a"])
         try sandbox.drop(Samples.validZip, as: "photos.zip")
-        #expect(waitFor(seconds: 20) { ((try? sandbox.held(sandbox.staging)) ?? []).count == 1 }, "\(a.stderr)")
+        expect(waitFor(seconds: 20) { ((try? sandbox.held(sandbox.staging)) ?? []).count == 1 }, "\(a.stderr)")
         a.signal(SIGSTOP)
         // kill(2) returns before the process has stopped: wait until all its threads have.
-        #expect(waitFor(seconds: 10) { isStopped(a.process.processIdentifier) })
+        expect(waitFor(seconds: 10) { isStopped(a.process.processIdentifier) })
         let journal = sandbox.root.appendingPathComponent("state/journal/a.jsonl")
         let before = (try? Data(contentsOf: journal)) ?? Data()
         holder.release()
         let taker = try sandbox.runOnce(instance: "b")
-        #expect(taker.status == 0 && taker.stderr.contains("take-over: instance a by b"), "\(taker.stderr)")
+        expect(taker.status == 0 && taker.stderr.contains("take-over: instance a by b"), "\(taker.stderr)")
         a.signal(SIGCONT)
-        #expect(a.waitForExit(seconds: 30) == 75, "\(a.stderr)")
-        #expect(a.stderr.contains("instance a was taken over"), "\(a.stderr)")
+        expectEqual(a.waitForExit(seconds: 30), 75, "\(a.stderr)")
+        expect(a.stderr.contains("instance a was taken over"), "\(a.stderr)")
         // Nothing it decides: no terminal record. (A `claimed` line the freeze caught
         // half-way through its append may still land: it decides nothing.)
         let after = (try? Data(contentsOf: journal)) ?? Data()
         let written = String(decoding: after.dropFirst(before.count), as: UTF8.self)
-        #expect(!written.contains("\"event\":\"accepted\"") && !written.contains("\"event\":\"rejected\"")
+        expect(!written.contains("\"event\":\"accepted\"") && !written.contains("\"event\":\"rejected\"")
                 && !written.contains("\"event\":\"deferred\""), "the fenced instance journalled an outcome: \(written)")
         try sandbox.expectFleetInvariants()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["photos"])
         let records = try sandbox.terminalRecords()
-        #expect(records.count == 1 && records.first?.journal == "b", "\(records.map(\.record))")
+        expect(records.count == 1 && records.first?.journal == "b", "\(records.map(\.record))")
     }
 
     @Test("where RENAME_NOREPLACE is refused, a plain rename of the never-empty staging directory commits, a taken name gets the next")
@@ -185,17 +186,17 @@ struct FleetTests {
         try sandbox.drop(Samples.traversalZip, as: "evil.zip")
         let environment = ["AIRLOCK_TEST_COMMIT_MODE": "rename"]
         let run = try sandbox.runOnce(instance: "a", environment: environment)
-        #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stderr.contains("rename(2) of a never-empty directory"), "\(run.stderr)")
+        expectEqual(run.status, 0, "\(run.stderr)")
+        expect(run.stderr.contains("rename(2) of a never-empty directory"), "\(run.stderr)")
         try sandbox.expectFleetInvariants()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["photos", "photos-2"])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: taken.path) == ["kept.txt"], "an existing entry was replaced")
-        #expect(try sandbox.listing(sandbox.outbox.appendingPathComponent("photos-2")).isEmpty == false)
-        #expect(try sandbox.onlyQuarantined().map { try Data(contentsOf: $0.drop) } == Samples.traversalZip)
-        #expect(try sandbox.instanceRecord("a")["commit_mode"] as? String == "rename")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted(), ["photos", "photos-2"])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: taken.path), ["kept.txt"], "an existing entry was replaced")
+        try expectEqual(sandbox.listing(sandbox.outbox.appendingPathComponent("photos-2")).isEmpty, false)
+        try expectEqual(sandbox.onlyQuarantined().map { try Data(contentsOf: $0.drop) }, Samples.traversalZip)
+        try expect(sandbox.instanceRecord("a")["commit_mode"] as? String == "rename")
         let doctor = try airlock(["doctor", "--root", sandbox.root.path, "--json"], environment: environment)
         let line = try #require(try JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [String: Any])
-        #expect(line["commit_mode"] as? String == "rename" && line["cluster_shared_suggested"] as? Bool == true, "\(doctor.stdout)")
+        expect(line["commit_mode"] as? String == "rename" && line["cluster_shared_suggested"] as? Bool == true, "\(doctor.stdout)")
     }
 
     @Test("a single daemon's root becomes a fleet's in place: its claim ends once, old cursors still work")
@@ -203,26 +204,26 @@ struct FleetTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         try sandbox.drop(Samples.validZip, as: "first.zip")
-        #expect(try sandbox.runOnce().status == 0)
+        try expectEqual(sandbox.runOnce().status, 0)
         let cursor = try #require(try airlock(["events", "--root", sandbox.root.path]).events.last?.cursor)
         try sandbox.drop(Samples.traversalZip, as: "evil.zip")
-        #expect(try sandbox.runOnce(environment: ["AIRLOCK_TEST_CRASH_AT": "rejected-reported"]).status == Int32(SIGKILL))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == 1)
+        try expectEqual(sandbox.runOnce(environment: ["AIRLOCK_TEST_CRASH_AT": "rejected-reported"]).status, Int32(SIGKILL))
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count, 1)
         let upgraded = try sandbox.runOnce(instance: "a")
-        #expect(upgraded.status == 0, "\(upgraded.stderr)")
-        #expect(upgraded.stderr.contains("upgrade: 1 claims of the single daemon adopted by instance a"), "\(upgraded.stderr)")
+        expectEqual(upgraded.status, 0, "\(upgraded.stderr)")
+        expect(upgraded.stderr.contains("upgrade: 1 claims of the single daemon adopted by instance a"), "\(upgraded.stderr)")
         try sandbox.expectFleetInvariants()
         let records = try sandbox.terminalRecords()
-        #expect(records.count == 2, "\(records.map(\.record))")
-        #expect(records.map(\.journal) == ["-", "a"])
+        expectEqual(records.count, 2, "\(records.map(\.record))")
+        expectEqual(records.map(\.journal), ["-", "a"])
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(try Data(contentsOf: quarantined.drop) == Samples.traversalZip)
+        try expectEqual(Data(contentsOf: quarantined.drop), Samples.traversalZip)
         // The cursor printed before the upgrade resumes after `first.zip`, across both journals.
         let after = try airlock(["events", "--root", sandbox.root.path, "--after", cursor])
-        #expect(after.status == 0, "\(after.stderr)")
+        expectEqual(after.status, 0, "\(after.stderr)")
         let ended = after.events.filter { terminal.contains($0.kind.rawValue) }
-        #expect(ended.map(\.drop) == ["evil.zip"], "\(after.stdout)")
-        #expect(ended.first?.cursor?.contains("a@") == true)
+        expectEqual(ended.map(\.drop), ["evil.zip"], "\(after.stdout)")
+        expectEqual(ended.first?.cursor?.contains("a@"), true)
     }
 
     @Test("a single daemon and an instance of a fleet never run on one root together")
@@ -231,16 +232,16 @@ struct FleetTests {
         try sandbox.initialise()
         let a = try RunningDaemon(sandbox, label: "a", extra: ["--instance", "a"])
         let single = try sandbox.runOnce()
-        #expect(single.status == 75, "\(single.stderr)")
+        expectEqual(single.status, 75, "\(single.stderr)")
         let twin = try sandbox.runOnce(instance: "a")
-        #expect(twin.status == 75 && twin.stderr.contains("runs as this instance"), "\(twin.stderr)")
+        expect(twin.status == 75 && twin.stderr.contains("runs as this instance"), "\(twin.stderr)")
         a.signal(SIGTERM)
-        #expect(a.waitForExit(seconds: 30) == 0)
+        expectEqual(a.waitForExit(seconds: 30), 0)
         let daemon = try RunningDaemon(sandbox, label: "single")
         let instance = try sandbox.runOnce(instance: "b")
-        #expect(instance.status == 75 && instance.stderr.contains("a single airlock"), "\(instance.stderr)")
+        expect(instance.status == 75 && instance.stderr.contains("a single airlock"), "\(instance.stderr)")
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 30) == 0)
+        expectEqual(daemon.waitForExit(seconds: 30), 0)
     }
 
     @Test("the publisher reads every instance's journal and resumes from its cursor across them: each outcome once in the stream")
@@ -254,27 +255,27 @@ struct FleetTests {
         let b = try RunningDaemon(sandbox, label: "b", extra: ["--instance", "b"])
         let publisher = try RunningPublisher(sandbox)
         let first = try sandbox.flood(30, prefix: "one")
-        #expect(waitFor(seconds: 90) { ((try? sandbox.terminalRecords().count) ?? 0) >= first.count })
-        #expect(waitFor(seconds: 60) { usleep(200_000); return StreamContents.count(server) >= first.count })
-        #expect(publisher.stop() == 0)
+        expect(waitFor(seconds: 90) { ((try? sandbox.terminalRecords().count) ?? 0) >= first.count })
+        expect(waitFor(seconds: 60) { usleep(200_000); return StreamContents.count(server) >= first.count })
+        expectEqual(publisher.stop(), 0)
         let second = try sandbox.flood(20, prefix: "two")
-        #expect(waitFor(seconds: 90) { ((try? sandbox.terminalRecords().count) ?? 0) >= first.count + second.count })
+        expect(waitFor(seconds: 90) { ((try? sandbox.terminalRecords().count) ?? 0) >= first.count + second.count })
         let again = try RunningPublisher(sandbox, label: "publisher-again")
-        #expect(waitFor(seconds: 60) { usleep(200_000); return StreamContents.count(server) >= first.count + second.count })
+        expect(waitFor(seconds: 60) { usleep(200_000); return StreamContents.count(server) >= first.count + second.count })
         usleep(1_500_000)
-        #expect(again.stop() == 0)
+        expectEqual(again.stop(), 0)
         a.signal(SIGTERM)
         b.signal(SIGTERM)
-        #expect(a.waitForExit(seconds: 30) == 0 && b.waitForExit(seconds: 30) == 0)
+        expect(a.waitForExit(seconds: 30) == 0 && b.waitForExit(seconds: 30) == 0)
         let expected = Set(try sandbox.terminalRecords().compactMap { entry in
             entry.record.id.map { $0 + ":" + entry.record.kind.rawValue }
         })
-        #expect(expected.count == 50)
+        expectEqual(expected.count, 50)
         let ids = try StreamContents.read(server).messages.map(\.id)
-        #expect(ids.count == Set(ids).count, "stored twice: \(ids.count - Set(ids).count)")
-        #expect(Set(ids) == expected, "missing: \(expected.subtracting(ids).sorted().prefix(5))")
+        expectEqual(ids.count, Set(ids).count, "stored twice: \(ids.count - Set(ids).count)")
+        expectEqual(Set(ids), expected, "missing: \(expected.subtracting(ids).sorted().prefix(5))")
         let progress = try String(contentsOf: sandbox.root.appendingPathComponent("state/publish-nats-test%2Ehost.json"), encoding: .utf8)
-        #expect(progress.contains("a@") && progress.contains("b@"), "the saved cursor names both journals: \(progress)")
+        expect(progress.contains("a@") && progress.contains("b@"), "the saved cursor names both journals: \(progress)")
     }
 
     @Test("on a shared root a drop written in place waits for its rename unless cluster.settled_writes; a renamed one is taken",
@@ -288,26 +289,26 @@ struct FleetTests {
         try sandbox.drop(Samples.validZip, as: "written.zip")
         let temporary = sandbox.inbox.appendingPathComponent("renamed.zip.part")
         try Samples.validZip.write(to: temporary)
-        #expect(rename(temporary.path, sandbox.inbox.appendingPathComponent("renamed.zip").path) == 0)
-        #expect(waitFor(seconds: 30) { FileManager.default.fileExists(atPath: sandbox.outbox.appendingPathComponent("renamed").path) })
+        expectEqual(rename(temporary.path, sandbox.inbox.appendingPathComponent("renamed.zip").path), 0)
+        expect(waitFor(seconds: 30) { FileManager.default.fileExists(atPath: sandbox.outbox.appendingPathComponent("renamed").path) })
         if settledWrites {
-            #expect(waitFor(seconds: 30) { FileManager.default.fileExists(atPath: sandbox.outbox.appendingPathComponent("written").path) })
+            expect(waitFor(seconds: 30) { FileManager.default.fileExists(atPath: sandbox.outbox.appendingPathComponent("written").path) })
         } else {
             usleep(3_500_000)  // three polls and more
-            #expect(FileManager.default.fileExists(atPath: sandbox.inbox.appendingPathComponent("written.zip").path), "\(a.stderr)")
+            expect(FileManager.default.fileExists(atPath: sandbox.inbox.appendingPathComponent("written.zip").path), "\(a.stderr)")
             // Renamed, it is taken.
-            #expect(rename(sandbox.inbox.appendingPathComponent("written.zip").path, sandbox.inbox.appendingPathComponent("written2.zip").path) == 0)
-            #expect(waitFor(seconds: 30) { FileManager.default.fileExists(atPath: sandbox.outbox.appendingPathComponent("written2").path) })
+            expectEqual(rename(sandbox.inbox.appendingPathComponent("written.zip").path, sandbox.inbox.appendingPathComponent("written2.zip").path), 0)
+            expect(waitFor(seconds: 30) { FileManager.default.fileExists(atPath: sandbox.outbox.appendingPathComponent("written2").path) })
         }
         a.signal(SIGTERM)
-        #expect(a.waitForExit(seconds: 30) == 0)
+        expectEqual(a.waitForExit(seconds: 30), 0)
         try sandbox.expectFleetInvariants()
-        #expect(try sandbox.terminalRecords().count == 2)
+        try expectEqual(sandbox.terminalRecords().count, 2)
     }
 
     @Test("--instance takes only a name that can name an instance", arguments: ["", ".hidden", "a/b", "20260101T000000Z-1", String(repeating: "x", count: 65)])
     func badInstanceName(_ name: String) throws {
         let result = try airlock(["run", "--once", "--root", "/nonexistent", "--instance", name])
-        #expect(result.status == 64, "\(result.stderr)")
+        expectEqual(result.status, 64, "\(result.stderr)")
     }
 }

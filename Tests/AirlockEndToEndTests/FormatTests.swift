@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -41,8 +42,8 @@ struct FormatTests {
     @Test("the manifest covers every optional format, valid and hostile")
     func manifestCoversFormats() {
         for prefix in ["iso-", "cab-", "cpio-newc-", "cpio-odc-"] {
-            #expect(FormatCase.all.contains { $0.name.hasPrefix(prefix) && $0.verdict == "accepted" }, "no valid \(prefix) case")
-            #expect(FormatCase.all.contains { $0.name.hasPrefix(prefix) && $0.verdict == "rejected" }, "no hostile \(prefix) case")
+            expect(FormatCase.all.contains { $0.name.hasPrefix(prefix) && $0.verdict == "accepted" }, "no valid \(prefix) case")
+            expect(FormatCase.all.contains { $0.name.hasPrefix(prefix) && $0.verdict == "rejected" }, "no hostile \(prefix) case")
         }
     }
 
@@ -57,17 +58,17 @@ struct FormatTests {
             guard let event = run.events[item.file] else { continue }
             if item.verdict == "accepted" {
                 let output = String(item.file[..<item.file.lastIndex(of: ".")!])
-                #expect(event.kind == .accepted, "\(item.file): \(event)")
-                #expect(event.output == "outbox/" + output, "\(item.file): \(event)")
+                expectEqual(event.kind, .accepted, "\(item.file): \(event)")
+                expectEqual(event.output, "outbox/" + output, "\(item.file): \(event)")
                 guard event.kind == .accepted else { continue }
                 let entry = sandbox.outbox.appendingPathComponent(output)
                 let listed = try sandbox.listing(entry).filter { !$0.hasSuffix("/") }
-                #expect(listed.sorted() == item.files.keys.sorted(), "\(item.file)")
-                #expect(try sha256Hexes(Array(item.files.keys), in: entry) == item.files, "\(item.file): file contents differ")
+                expectEqual(listed.sorted(), item.files.keys.sorted(), "\(item.file)")
+                try expectEqual(sha256Hexes(Array(item.files.keys), in: entry), item.files, "\(item.file): file contents differ")
             } else {
-                #expect(event.kind == .rejected, "\(item.file): \(event)")
-                #expect(event.reason == item.reason, "\(item.file): \(event)")
-                #expect(try run.quarantined(item.file, event)?.reason == item.reason, "\(item.file)")
+                expectEqual(event.kind, .rejected, "\(item.file): \(event)")
+                expectEqual(event.reason, item.reason, "\(item.file): \(event)")
+                try expectEqual(run.quarantined(item.file, event)?.reason, item.reason, "\(item.file)")
             }
         }
     }
@@ -81,11 +82,11 @@ struct FormatTests {
         let run = try DropRun(sandbox, drops: valid.map { (name: $0.file, bytes: try Data(contentsOf: $0.fixture)) })
         for item in valid {
             guard let event = run.events[item.file] else { continue }
-            #expect(event.reason == "unsupported-format", "\(item.file): \(event)")
-            #expect(event.detail?.contains("\"formats\"") == true, "\(item.file): \(event)")
-            #expect(try run.quarantined(item.file, event) != nil, "\(item.file): not quarantined")
+            expectEqual(event.reason, "unsupported-format", "\(item.file): \(event)")
+            expectEqual(event.detail?.contains("\"formats\""), true, "\(item.file): \(event)")
+            try expect(run.quarantined(item.file, event) != nil, "\(item.file): not quarantined")
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
     }
 
     @Test("a default format left out of the list is refused too, and an unknown name is a configuration error")
@@ -94,13 +95,13 @@ struct FormatTests {
         let zip = ZipBuild(entries: [.init(name: Array("a.txt".utf8), data: Array("a".utf8))]).bytes
         try sandbox.drop(zip, as: "a.zip")
         let result = try sandbox.runOnce()
-        #expect(result.events.first?.reason == "unsupported-format", "\(result.stdout)")
+        expectEqual(result.events.first?.reason, "unsupported-format", "\(result.stdout)")
         try sandbox.expectInvariants()
         for bad in [["mtree"], ["raw"], [], ["zip", "zip"]] {
             let refused = try Self.sandbox(formats: bad)
             let run = try refused.runOnce()
-            #expect(run.status == 78, "\(bad): \(run.stderr)")
-            #expect(run.stderr.contains("formats"), "\(run.stderr)")
+            expectEqual(run.status, 78, "\(bad): \(run.stderr)")
+            expect(run.stderr.contains("formats"), "\(run.stderr)")
         }
     }
 
@@ -117,11 +118,11 @@ struct FormatTests {
         })
         for (index, name) in names.enumerated() {
             guard let event = run.events["named-\(index).tar"] else { continue }
-            #expect(event.kind == .accepted && event.output == "outbox/named-\(index)", "\(name): \(event)")
+            expect(event.kind == .accepted && event.output == "outbox/named-\(index)", "\(name): \(event)")
             guard event.kind == .accepted else { continue }
             let entry = sandbox.outbox.appendingPathComponent("named-\(index)")
-            #expect(try sandbox.listing(entry).sorted() == [name, "second.txt"].sorted(), "\(name)")
-            #expect(try Data(contentsOf: entry.appendingPathComponent(name)) == Data("first \(name)\n".utf8), "\(name)")
+            try expectEqual(sandbox.listing(entry).sorted(), [name, "second.txt"].sorted(), "\(name)")
+            try expectEqual(Data(contentsOf: entry.appendingPathComponent(name)), Data("first \(name)\n".utf8), "\(name)")
         }
     }
 

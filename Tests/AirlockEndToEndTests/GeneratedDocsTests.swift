@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -18,18 +19,18 @@ struct GeneratedDocsTests {
           arguments: manPages + ["README.md"])
     func manPage(_ path: String) throws {
         let result = try airlock(["help", "--man", Binary.repository.appendingPathComponent(path).path])
-        #expect(result.status == 0, "\(result.stderr)")
+        expectEqual(result.status, 0, "\(result.stderr)")
         let committed = try Self.committed(path)
-        #expect(committed.contains("; generated: "), "\(path) has no generated region")
-        #expect(result.stdout == committed, "\(path) differs from the tables: run make docs")
+        expect(committed.contains("; generated: "), "\(path) has no generated region")
+        expectEqual(result.stdout, committed, "\(path) differs from the tables: run make docs")
     }
 
     @Test("the committed completion is what airlock help --completion gives (run make docs after changing a table)")
     func completion() throws {
         let result = try airlock(["help", "--completion"])
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout == (try Self.committed("completion/airlock.bash")), "completion/airlock.bash differs: run make docs")
-        #expect(try runTool("/bin/bash", ["-n", Self.completionScript.path]).status == 0)
+        expectEqual(result.status, 0, "\(result.stderr)")
+        expectEqual(result.stdout, (try Self.committed("completion/airlock.bash")), "completion/airlock.bash differs: run make docs")
+        try expectEqual(runTool("/bin/bash", ["-n", Self.completionScript.path]).status, 0)
     }
 
     @Test("every command, its actions and its options are in airlock(1) and the completion")
@@ -38,8 +39,8 @@ struct GeneratedDocsTests {
         let script = try Self.committed("completion/airlock.bash")
         let words = Set(script.split { !($0.isLetter || $0 == "-") }.map(String.init))
         for command in HelpTests.commands {
-            #expect(page.contains("*airlock* *\(command)*"), "airlock(1)'s synopsis lacks \(command)")
-            #expect(script.contains("        \(command))\n"), "the completion lacks \(command)")
+            expect(page.contains("*airlock* *\(command)*"), "airlock(1)'s synopsis lacks \(command)")
+            expect(script.contains("        \(command))\n"), "the completion lacks \(command)")
             let usage = try airlock(["help", command]).stdout
             let synopsis = usage.split(separator: "\n", omittingEmptySubsequences: false).prefix { !$0.isEmpty }
             for line in synopsis {
@@ -47,13 +48,13 @@ struct GeneratedDocsTests {
                 guard let name = all.firstIndex(of: Substring(command)) else { continue }
                 let rest = all[(name + 1)...]
                 if let action = rest.first, action.allSatisfy({ $0.isLowercase }) {
-                    #expect(page.contains("*airlock* *\(command)* *\(action)*"), "airlock(1) lacks \(command) \(action)")
-                    #expect(words.contains(String(action)), "the completion lacks \(command) \(action)")
+                    expect(page.contains("*airlock* *\(command)* *\(action)*"), "airlock(1) lacks \(command) \(action)")
+                    expect(words.contains(String(action)), "the completion lacks \(command) \(action)")
                 }
                 for option in rest where option.hasPrefix("[--") || option.hasPrefix("--") {
                     let name = option.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-                    #expect(page.contains("*\(name)*"), "airlock(1) lacks \(command) \(name)")
-                    #expect(words.contains(name), "the completion lacks \(command) \(name)")
+                    expect(page.contains("*\(name)*"), "airlock(1) lacks \(command) \(name)")
+                    expect(words.contains(name), "the completion lacks \(command) \(name)")
                 }
             }
         }
@@ -63,15 +64,15 @@ struct GeneratedDocsTests {
     func badInput() throws {
         let sandbox = try Sandbox()
         let missing = try airlock(["help", "--man", sandbox.base.appendingPathComponent("absent.scd").path])
-        #expect(missing.status == 66, "\(missing.stderr)")
+        expectEqual(missing.status, 66, "\(missing.stderr)")
         let page = sandbox.base.appendingPathComponent("page.scd")
         try Data("x(1)\n\n; generated: nonsense\n; end of generated text\n".utf8).write(to: page)
         let unknown = try airlock(["help", "--man", page.path])
-        #expect(unknown.status == 65, "\(unknown.stderr)")
-        #expect(unknown.stderr.contains("nonsense"), "\(unknown.stderr)")
+        expectEqual(unknown.status, 65, "\(unknown.stderr)")
+        expect(unknown.stderr.contains("nonsense"), "\(unknown.stderr)")
         try Data("x(1)\n\n; generated: reasons\n".utf8).write(to: page)
         let unended = try airlock(["help", "--man", page.path])
-        #expect(unended.status == 65, "\(unended.stderr)")
+        expectEqual(unended.status, 65, "\(unended.stderr)")
     }
 
     @Test("scdoc renders both pages", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/scdoc"), "needs scdoc"),
@@ -86,8 +87,8 @@ struct GeneratedDocsTests {
         try process.run()
         let roff = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "scdoc refused \(path)")
-        #expect(String(decoding: roff, as: UTF8.self).contains(".TH "), "\(path)")
+        expectEqual(process.terminationStatus, 0, "scdoc refused \(path)")
+        expect(String(decoding: roff, as: UTF8.self).contains(".TH "), "\(path)")
     }
 
     /// What the completion offers for the command line `line` (the cursor at its end).
@@ -103,20 +104,20 @@ struct GeneratedDocsTests {
             printf 'offered:%s\\n' "${COMPREPLY[@]}"
             """
         let result = try runTool("/bin/bash", ["-c", script])
-        #expect(result.status == 0, "\(line): \(result.output)")
+        expectEqual(result.status, 0, "\(line): \(result.output)")
         return Set(result.output.split(separator: "\n").filter { $0.hasPrefix("offered:") }.map { String($0.dropFirst(8)) }.filter { !$0.isEmpty })
     }
 
     @Test("the completion offers events, quarantine contents, every reason and each command's options",
           .enabled(if: FileManager.default.fileExists(atPath: bashCompletion), "needs bash-completion"))
     func completes() throws {
-        #expect(try offered("airlock ev") == ["events"])
-        #expect(try offered("airlock quarantine ").isSuperset(of: ["list", "show", "contents", "release", "purge", "reindex"]))
-        #expect(try offered("airlock quarantine list --reason ma") == ["malware-found"])
-        #expect(try offered("airlock quarantine list --reason ").isSuperset(of: ["unreadable-drop", "disallowed-type", "type-mismatch", "malware-found"]))
-        #expect(try offered("airlock events --") == ["--follow", "--after", "--root", "--config"])
-        #expect(try offered("airlock quarantine purge x --") .isSuperset(of: ["--reason", "--dry-run", "--older-than"]))
-        #expect(try offered("airlock outbox ") == ["sweep"])
-        #expect(try offered("airlock help ev") == ["events"])
+        try expectEqual(offered("airlock ev"), ["events"])
+        try expect(offered("airlock quarantine ").isSuperset(of: ["list", "show", "contents", "release", "purge", "reindex"]))
+        try expectEqual(offered("airlock quarantine list --reason ma"), ["malware-found"])
+        try expect(offered("airlock quarantine list --reason ").isSuperset(of: ["unreadable-drop", "disallowed-type", "type-mismatch", "malware-found"]))
+        try expectEqual(offered("airlock events --"), ["--follow", "--after", "--root", "--config"])
+        try expect(offered("airlock quarantine purge x --") .isSuperset(of: ["--reason", "--dry-run", "--older-than"]))
+        try expectEqual(offered("airlock outbox "), ["sweep"])
+        try expectEqual(offered("airlock help ev"), ["events"])
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -24,8 +25,8 @@ struct HandBackTests {
         try PermissionTests.layOut(sandbox)
         for name in names { try sandbox.drop(Samples.validZip, as: name + ".zip") }
         let ran = try service(#"umask 077; exec "$1" run --once --root "$2""#, sandbox)
-        #expect(ran.status == 0, "\(ran.output)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == names.sorted(), "\(ran.output)")
+        expectEqual(ran.status, 0, "\(ran.output)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted(), names.sorted(), "\(ran.output)")
         return sandbox
     }
 
@@ -54,10 +55,10 @@ struct HandBackTests {
         try PermissionTests.refused(consumer, "write into acks/", #"touch "$1/acks/x""#, [sandbox.root.path])
         try PermissionTests.refused(consumer, "list its group's acknowledgements", #"ls "$1/acks/$2""#,
                                     [sandbox.root.path, Parties.consumers])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: outbox) == ["report"])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: outbox), ["report"])
         var st = stat()
-        #expect(lstat(sandbox.root.appendingPathComponent("acks/\(Parties.consumers)").path, &st) == 0)
-        #expect(st.st_mode & 0o7777 == 0o1730 && st.st_gid == getgrnam(Parties.consumers).pointee.gr_gid)
+        expectEqual(lstat(sandbox.root.appendingPathComponent("acks/\(Parties.consumers)").path, &st), 0)
+        expect(st.st_mode & 0o7777 == 0o1730 && st.st_gid == getgrnam(Parties.consumers).pointee.gr_gid)
         try sandbox.expectInvariants()
     }
 
@@ -74,17 +75,17 @@ struct HandBackTests {
         try PermissionTests.refused(Parties.consumer, "replace another group's acknowledgement",
                                     #"touch "$1/acks/$2/.x"; mv -f "$1/acks/$2/.x" "$1/acks/$3/$4"; s=$?; rm -f "$1/acks/$2/.x"; exit $s"#,
                                     [root, Parties.consumers, Parties.otherConsumers, id])
-        #expect(FileManager.default.fileExists(atPath: "\(root)/acks/\(Parties.otherConsumers)/\(id)"))
+        expect(FileManager.default.fileExists(atPath: "\(root)/acks/\(Parties.otherConsumers)/\(id)"))
 
         let waiting = try sweep(sandbox)
-        #expect(waiting.status == 0, "\(waiting.output)")
-        #expect(waiting.output.contains("removed 0, 1 waiting"), "one group has not acknowledged yet: \(waiting.output)")
+        expectEqual(waiting.status, 0, "\(waiting.output)")
+        expect(waiting.output.contains("removed 0, 1 waiting"), "one group has not acknowledged yet: \(waiting.output)")
         try acknowledge(Parties.consumer, Parties.consumers, id, in: sandbox)
         let swept = try sweep(sandbox)
-        #expect(swept.status == 0, "\(swept.output)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        expectEqual(swept.status, 0, "\(swept.output)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
         for group in [Parties.consumers, Parties.otherConsumers] {
-            #expect(try FileManager.default.contentsOfDirectory(atPath: "\(root)/acks/\(group)") == [], "acknowledgements removed with the entry")
+            try expectEqual(FileManager.default.contentsOfDirectory(atPath: "\(root)/acks/\(group)"), [], "acknowledgements removed with the entry")
         }
         try sandbox.expectInvariants()
     }
@@ -105,18 +106,18 @@ struct HandBackTests {
                                     [sandbox.root.path, Parties.otherConsumers, id])
         sleep(1)
         let healthy = try service(#"exec "$1" run --once --root "$2""#, sandbox)
-        #expect(healthy.output.contains("\"accepted\""), "\(healthy.output)")
+        expect(healthy.output.contains("\"accepted\""), "\(healthy.output)")
 
         let early = try sweep(sandbox)
-        #expect(early.status == 0, "\(early.output)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["early"], "\(early.output)")
-        #expect(early.output.contains("did not change after its entry landed"), "\(early.output)")
+        expectEqual(early.status, 0, "\(early.output)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["early"], "\(early.output)")
+        expect(early.output.contains("did not change after its entry landed"), "\(early.output)")
 
         try acknowledge(Parties.consumer, Parties.consumers, id, in: sandbox)
         try acknowledge(Parties.otherConsumer, Parties.otherConsumers, id, in: sandbox)
         let swept = try sweep(sandbox)
-        #expect(swept.status == 0, "\(swept.output)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        expectEqual(swept.status, 0, "\(swept.output)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
         try sandbox.expectInvariants()
     }
 
@@ -136,17 +137,17 @@ struct HandBackTests {
         let planted = sandbox.outbox.appendingPathComponent("planted")
         try FileManager.default.createDirectory(at: planted, withIntermediateDirectories: false)
         let consumer = getpwnam(Parties.consumer).pointee
-        #expect(chown(planted.path, consumer.pw_uid, consumer.pw_gid) == 0)
+        expectEqual(chown(planted.path, consumer.pw_uid, consumer.pw_gid), 0)
 
         let swept = try sweep(sandbox)
-        #expect(swept.status == 74, "\(swept.output)")
-        #expect(swept.output.contains("outbox/b could not be removed"), "\(swept.output)")
-        #expect(swept.output.contains("outbox/planted could not be removed: not an entry airlock made"), "\(swept.output)")
+        expectEqual(swept.status, 74, "\(swept.output)")
+        expect(swept.output.contains("outbox/b could not be removed"), "\(swept.output)")
+        expect(swept.output.contains("outbox/planted could not be removed: not an entry airlock made"), "\(swept.output)")
         let left = try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted()
-        #expect(left == ["b", "planted"], "a and c removed whatever b and planted did: \(left)")
+        expectEqual(left, ["b", "planted"], "a and c removed whatever b and planted did: \(left)")
         try FileManager.default.removeItem(at: stuck)
         let again = try sweep(sandbox)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["planted"],
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["planted"],
                 "b, half removed, keeps its manifest and its acknowledgements count on the next sweep: \(again.output)")
     }
 
@@ -164,19 +165,19 @@ struct HandBackTests {
                                     #"mkdir -p "$1/.x/l" && chmod 000 "$1/.x/l""#, [outbox])
 
         let upgraded = try service(#"exec "$1" init --root "$2""#, sandbox)
-        #expect(upgraded.status == 0, "\(upgraded.output)")
+        expectEqual(upgraded.status, 0, "\(upgraded.output)")
         var st = stat()
-        #expect(lstat(outbox, &st) == 0 && st.st_mode & 0o7777 == 0o750, "outbox mode \(String(st.st_mode & 0o7777, radix: 8))")
+        expect(lstat(outbox, &st) == 0 && st.st_mode & 0o7777 == 0o750, "outbox mode \(String(st.st_mode & 0o7777, radix: 8))")
         for group in [Parties.consumers, Parties.otherConsumers] {
-            #expect(lstat(sandbox.root.appendingPathComponent("acks/\(group)").path, &st) == 0 && st.st_mode & 0o7777 == 0o1730, "\(upgraded.output)")
+            expect(lstat(sandbox.root.appendingPathComponent("acks/\(group)").path, &st) == 0 && st.st_mode & 0o7777 == 0o1730, "\(upgraded.output)")
         }
         try PermissionTests.refused(Parties.consumer, "rename an entry after the upgrade", #"mv "$1/kept" "$1/.kept""#, [outbox])
 
         let swept = try sweep(sandbox)
-        #expect(swept.status == 74, "the entry it could not remove is reported: \(swept.output)")
-        #expect(swept.output.contains("outbox/.x could not be removed"), "\(swept.output)")
+        expectEqual(swept.status, 74, "the entry it could not remove is reported: \(swept.output)")
+        expect(swept.output.contains("outbox/.x could not be removed"), "\(swept.output)")
         let left = try FileManager.default.contentsOfDirectory(atPath: outbox).sorted()
-        #expect(left == [".x", "kept"], "both renamed hand-backs removed despite .x: \(left)")
+        expectEqual(left, [".x", "kept"], "both renamed hand-backs removed despite .x: \(left)")
         try sandbox.expectInvariants()
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -20,43 +21,43 @@ struct HelpTests {
     @Test("help COMMAND and COMMAND --help print the same usage, a sentence per option, on stdout, exit 0", arguments: commands)
     func commandHelp(_ command: String) throws {
         let asked = try airlock(["help", command])
-        #expect(asked.status == 0, "\(asked.stderr)")
-        #expect(asked.stderr.isEmpty, "\(asked.stderr)")
-        #expect(asked.stdout.hasPrefix("usage: airlock \(command)"), "\(asked.stdout)")
+        expectEqual(asked.status, 0, "\(asked.stderr)")
+        expect(asked.stderr.isEmpty, "\(asked.stderr)")
+        expect(asked.stdout.hasPrefix("usage: airlock \(command)"), "\(asked.stdout)")
         for flag in ["--help", "-h"] where command != "help" {
             let viaFlag = try airlock([command, flag])
-            #expect(viaFlag.status == 0, "\(command) \(flag): \(viaFlag.stderr)")
-            #expect(viaFlag.stdout == asked.stdout, "\(command) \(flag) differs from help \(command)")
+            expectEqual(viaFlag.status, 0, "\(command) \(flag): \(viaFlag.stderr)")
+            expectEqual(viaFlag.stdout, asked.stdout, "\(command) \(flag) differs from help \(command)")
         }
         let lines = asked.stdout.split(separator: "\n").map(String.init)
         for option in synopsisOptions(asked.stdout) {
             let explained = lines.first { $0.hasPrefix("  \(option) ") || $0 == "  \(option)" }
-            #expect(explained != nil, "\(command): \(option) has no sentence")
-            #expect(explained?.hasSuffix(".") == true || explained?.hasSuffix(")") == true, "\(command): \(explained ?? "")")
+            expect(explained != nil, "\(command): \(option) has no sentence")
+            expect(explained?.hasSuffix(".") == true || explained?.hasSuffix(")") == true, "\(command): \(explained ?? "")")
         }
         if !["help", "version", "check-path", "init"].contains(command) {
-            #expect(asked.stdout.contains("  --root DIR "), "\(command) works on a root and says how to name it")
+            expect(asked.stdout.contains("  --root DIR "), "\(command) works on a root and says how to name it")
         }
     }
 
     @Test("--help after other options and anywhere before -- still asks for help")
     func helpAmongOptions() throws {
         let result = try airlock(["quarantine", "list", "--json", "--help"])
-        #expect(result.status == 0)
-        #expect(result.stdout.hasPrefix("usage: airlock quarantine list"))
+        expectEqual(result.status, 0)
+        expect(result.stdout.hasPrefix("usage: airlock quarantine list"))
         let operand = try airlock(["check-path", "--", "--help"])
-        #expect(operand.status == 0, "after -- it is a name to judge")
-        #expect(operand.stdout == "ok\t--help\n", "\(operand.stdout)")
+        expectEqual(operand.status, 0, "after -- it is a name to judge")
+        expectEqual(operand.stdout, "ok\t--help\n", "\(operand.stdout)")
     }
 
     @Test("airlock --help, -h and help list every command")
     func overview() throws {
         for arguments in [["--help"], ["-h"], ["help"]] {
             let result = try airlock(arguments)
-            #expect(result.status == 0)
-            #expect(result.stderr.isEmpty)
+            expectEqual(result.status, 0)
+            expect(result.stderr.isEmpty)
             for command in Self.commands {
-                #expect(result.stdout.contains("\n  \(command) "), "\(arguments) does not list \(command)")
+                expect(result.stdout.contains("\n  \(command) "), "\(arguments) does not list \(command)")
             }
         }
     }
@@ -67,19 +68,19 @@ struct HelpTests {
     @Test("every command's parser reads only options its help lists", arguments: commands.filter { !["help", "version", "check-path"].contains($0) })
     func parserOptionsInHelp(_ command: String) throws {
         let result = try airlock([command, "--bogus"])
-        #expect(result.status == 64, "\(command): \(result.status) \(result.stderr)")
-        #expect(result.stderr.contains("unknown option '--bogus'"), "\(command): \(result.stderr)")
+        expectEqual(result.status, 64, "\(command): \(result.status) \(result.stderr)")
+        expect(result.stderr.contains("unknown option '--bogus'"), "\(command): \(result.stderr)")
     }
 
     @Test("the list gives each command's first sentence whole, not cut at a dot inside a word")
     func firstSentences() throws {
         let overview = try airlock(["help"]).stdout
         let initLine = try #require(overview.split(separator: "\n").first { $0.hasPrefix("  init ") })
-        #expect(initLine.contains("airlock.json"), "\(initLine)")
+        expect(initLine.contains("airlock.json"), "\(initLine)")
         for command in Self.commands {
             let line = try #require(overview.split(separator: "\n").first { $0.hasPrefix("  \(command) ") })
-            #expect(line.hasSuffix("."), "\(line)")
-            #expect(line.count < 160, "\(command)'s first sentence is too long for a list: \(line)")
+            expect(line.hasSuffix("."), "\(line)")
+            expect(line.count < 160, "\(command)'s first sentence is too long for a list: \(line)")
         }
     }
 
@@ -89,7 +90,7 @@ struct HelpTests {
         let first = try #require(changelog.split(separator: "\n").first)
         let version = try #require(first.split(separator: "(").dropFirst().first?.split(separator: ")").first)
         let printed = try airlock(["version"])
-        #expect(printed.stdout == "airlock \(version)\n", "debian/changelog says \(version), airlock says \(printed.stdout)")
+        expectEqual(printed.stdout, "airlock \(version)\n", "debian/changelog says \(version), airlock says \(printed.stdout)")
     }
 
     @Test("a usage error is one line on stderr naming the problem and the help to read, exit 64", arguments: [
@@ -110,13 +111,13 @@ struct HelpTests {
     ])
     func usageError(_ arguments: [String], _ problem: String, _ pointer: String) throws {
         let result = try airlock(arguments)
-        #expect(result.status == 64, "\(arguments) → \(result.status)")
-        #expect(result.stdout.isEmpty)
+        expectEqual(result.status, 64, "\(arguments) → \(result.status)")
+        expect(result.stdout.isEmpty)
         let lines = result.stderr.split(separator: "\n")
-        #expect(lines.count == 1, "\(arguments): \(result.stderr)")
-        #expect(result.stderr.hasPrefix("airlock: error: "))
-        #expect(result.stderr.contains(problem), "\(arguments): \(result.stderr)")
-        #expect(result.stderr.contains(pointer), "\(arguments): \(result.stderr)")
-        #expect(!result.stderr.contains("usage:"))
+        expectEqual(lines.count, 1, "\(arguments): \(result.stderr)")
+        expect(result.stderr.hasPrefix("airlock: error: "))
+        expect(result.stderr.contains(problem), "\(arguments): \(result.stderr)")
+        expect(result.stderr.contains(pointer), "\(arguments): \(result.stderr)")
+        expect(!result.stderr.contains("usage:"))
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -21,11 +22,11 @@ struct InspectAgreementTests {
                 Issue.record("\(item.file): no event: \(result.stderr)")
                 continue
             }
-            #expect(event.verdict?.rawValue == item.verdict, "\(item.file): \(event) \(result.stderr)")
-            #expect(event.reason == item.reason, "\(item.file): \(event)")
-            #expect(result.status == (item.verdict == "accepted" ? 0 : 65), "\(item.file): \(result.stderr)")
+            expectEqual(event.verdict?.rawValue, item.verdict, "\(item.file): \(event) \(result.stderr)")
+            expectEqual(event.reason, item.reason, "\(item.file): \(event)")
+            expectEqual(result.status, (item.verdict == "accepted" ? 0 : 65), "\(item.file): \(result.stderr)")
             try sandbox.expectInvariants()
-            #expect(try sandbox.listing(sandbox.outbox) == [] && sandbox.listing(sandbox.quarantine) == [],
+            try expect(sandbox.listing(sandbox.outbox) == [] && sandbox.listing(sandbox.quarantine) == [],
                     "\(item.file): inspect wrote something")
         }
     }

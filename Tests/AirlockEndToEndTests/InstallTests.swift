@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -35,43 +36,43 @@ struct InstallTests {
             var isDirectory: ObjCBool = false
             return FileManager.default.fileExists(atPath: destdir.appendingPathComponent(path).path, isDirectory: &isDirectory) && !isDirectory.boolValue
         })
-        #expect(files == Set(Self.expected))
+        expectEqual(files, Set(Self.expected))
         for path in Self.expected where path.hasPrefix("usr/lib/") || path.hasPrefix("usr/share/airlock") || path.hasPrefix("etc/") {
             let text = try String(contentsOf: destdir.appendingPathComponent(path), encoding: .utf8)
-            #expect(!text.contains("/usr/local"), "\(path) still names /usr/local")
+            expect(!text.contains("/usr/local"), "\(path) still names /usr/local")
         }
         let unit = try String(contentsOf: destdir.appendingPathComponent("usr/lib/systemd/system/airlock.service"), encoding: .utf8)
-        #expect(unit.contains("ExecStart=/usr/bin/airlock run\n"), "the root comes from /etc/airlock/airlock.json")
-        #expect(unit.contains("Documentation=file:///usr/share/doc/airlock/README.md"))
+        expect(unit.contains("ExecStart=/usr/bin/airlock run\n"), "the root comes from /etc/airlock/airlock.json")
+        expect(unit.contains("Documentation=file:///usr/share/doc/airlock/README.md"))
         // The page and the sudo rule name the installed airlock and the system root.
         let page = try String(contentsOf: destdir.appendingPathComponent("usr/share/cockpit/airlock/airlock.js"), encoding: .utf8)
-        #expect(page.contains(#"command: "/usr/bin/airlock", user: "airlock", root: "/var/lib/airlock""#))
+        expect(page.contains(#"command: "/usr/bin/airlock", user: "airlock", root: "/var/lib/airlock""#))
         let rule = try String(contentsOf: destdir.appendingPathComponent("etc/sudoers.d/airlock"), encoding: .utf8)
-        #expect(rule.contains("= /usr/bin/airlock ^(quarantine") && rule.contains(" --root /var/lib/airlock$"), "\(rule)")
+        expect(rule.contains("= /usr/bin/airlock ^(quarantine") && rule.contains(" --root /var/lib/airlock$"), "\(rule)")
         let tmpfiles = try String(contentsOf: destdir.appendingPathComponent("usr/lib/tmpfiles.d/airlock.conf"), encoding: .utf8)
-        #expect(!tmpfiles.contains("/var/lib/airlock/airlock.json"), "the configuration lives in /etc/airlock, not in the root")
+        expect(!tmpfiles.contains("/var/lib/airlock/airlock.json"), "the configuration lives in /etc/airlock, not in the root")
         let man = try String(contentsOf: destdir.appendingPathComponent("usr/share/man/man1/airlock.1"), encoding: .utf8)
-        #expect(man.contains(".TH \"airlock\" \"1\""), "scdoc output: \(man.prefix(200))")
-        #expect(try runTool("/bin/bash", ["-n", destdir.appendingPathComponent("usr/share/bash-completion/completions/airlock").path]).status == 0)
+        expect(man.contains(".TH \"airlock\" \"1\""), "scdoc output: \(man.prefix(200))")
+        try expectEqual(runTool("/bin/bash", ["-n", destdir.appendingPathComponent("usr/share/bash-completion/completions/airlock").path]).status, 0)
 
         // The installed binary, not the build tree's: its decoders are found from its own path.
         let airlockPath = destdir.appendingPathComponent("usr/bin/airlock").path
         try sandbox.initialise()
         let doctor = try runTool(airlockPath, ["doctor", "--json", "--root", sandbox.root.path])
-        #expect(doctor.status == 0 && doctor.output.contains(#"/logs/destdir/usr/libexec/airlock","#), "\(doctor.output)")
+        expect(doctor.status == 0 && doctor.output.contains(#"/logs/destdir/usr/libexec/airlock","#), "\(doctor.output)")
         try sandbox.drop(Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/archives/zip-deflate-valid.zip")), as: "a.zip")
         let ran = try runTool(airlockPath, ["run", "--once", "--root", sandbox.root.path])
-        #expect(ran.status == 0, "\(ran.output)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["a"])
+        expectEqual(ran.status, 0, "\(ran.output)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["a"])
         try sandbox.expectInvariants()
 
         let removed = try runTool("/usr/bin/make", ["-C", Binary.repository.path, "--no-print-directory", "uninstall",
                                                    "PREFIX=/usr", "DESTDIR=\(destdir.path)"])
-        #expect(removed.status == 0, "\(removed.output)")
+        expectEqual(removed.status, 0, "\(removed.output)")
         let left = try FileManager.default.subpathsOfDirectory(atPath: destdir.path).filter { path in
             var isDirectory: ObjCBool = false
             return FileManager.default.fileExists(atPath: destdir.appendingPathComponent(path).path, isDirectory: &isDirectory) && !isDirectory.boolValue
         }
-        #expect(left == ["etc/airlock/airlock.json"], "left after uninstall (only the operator's configuration): \(left)")
+        expectEqual(left, ["etc/airlock/airlock.json"], "left after uninstall (only the operator's configuration): \(left)")
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -22,38 +23,38 @@ struct IntakeTests {
         let outsideTarget = sandbox.base.appendingPathComponent("sentinel-outside.txt")
         try FileManager.default.createSymbolicLink(atPath: sandbox.inbox.appendingPathComponent("link.zip").path,
                                                    withDestinationPath: outsideTarget.path)
-        #expect(mkfifo(sandbox.inbox.appendingPathComponent("pipe.zip").path, 0o644) == 0)
+        expectEqual(mkfifo(sandbox.inbox.appendingPathComponent("pipe.zip").path, 0o644), 0)
         try FileManager.default.createDirectory(at: sandbox.inbox.appendingPathComponent("folder.zip"), withIntermediateDirectories: false)
         try sandbox.drop(Samples.validZip, as: "linked.zip")
-        #expect(link(sandbox.inbox.appendingPathComponent("linked.zip").path, sandbox.root.appendingPathComponent("partner").path) == 0)
+        expectEqual(link(sandbox.inbox.appendingPathComponent("linked.zip").path, sandbox.root.appendingPathComponent("partner").path), 0)
 
         let result = try sandbox.runOnce()
-        #expect(result.status == 0, "\(result.stderr)")
+        expectEqual(result.status, 0, "\(result.stderr)")
         let events = result.events
-        #expect(events.count == 4)
+        expectEqual(events.count, 4)
         for event in events {
-            #expect(event.kind == .rejected)
-            #expect(event.reason == "not-regular-file", "\(event)")
+            expectEqual(event.kind, .rejected)
+            expectEqual(event.reason, "not-regular-file", "\(event)")
         }
         try sandbox.expectInvariants()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
         let quarantined = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path)
-        #expect(quarantined.count == 4)
+        expectEqual(quarantined.count, 4)
         var kinds: [mode_t] = []
         for id in quarantined {
             let directory = sandbox.quarantine.appendingPathComponent(id)
             let report = try Report.read(directory.appendingPathComponent("report.json"))
-            #expect(report.reason == "not-regular-file")
+            expectEqual(report.reason, "not-regular-file")
             var st = stat()
-            #expect(lstat(directory.appendingPathComponent("drop").path, &st) == 0)
+            expectEqual(lstat(directory.appendingPathComponent("drop").path, &st), 0)
             kinds.append(st.st_mode & S_IFMT)
             if st.st_mode & S_IFMT == S_IFLNK {
                 let target = try FileManager.default.destinationOfSymbolicLink(atPath: directory.appendingPathComponent("drop").path)
-                #expect(target == outsideTarget.path, "the symlink itself was moved")
-                #expect(report.sha256 == nil, "a link is never read, so it has no hash")
+                expectEqual(target, outsideTarget.path, "the symlink itself was moved")
+                expectEqual(report.sha256, nil, "a link is never read, so it has no hash")
             }
         }
-        #expect(Set(kinds) == [S_IFLNK, S_IFIFO, S_IFDIR, S_IFREG])
+        expectEqual(Set(kinds), [S_IFLNK, S_IFIFO, S_IFDIR, S_IFREG])
     }
 
     @Test("temporary names are left alone until renamed", arguments: [".hidden.zip", "upload.zip.part", "upload.tmp", "upload.zip~"])
@@ -62,10 +63,10 @@ struct IntakeTests {
         try sandbox.initialise()
         try sandbox.drop(Samples.validZip, as: name)
         let result = try sandbox.runOnce()
-        #expect(result.status == 0)
-        #expect(result.events.isEmpty)
-        #expect(try Data(contentsOf: sandbox.inbox.appendingPathComponent(name)) == Samples.validZip)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        expectEqual(result.status, 0)
+        expect(result.events.isEmpty)
+        try expectEqual(Data(contentsOf: sandbox.inbox.appendingPathComponent(name)), Samples.validZip)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
         try sandbox.expectInvariants()
     }
 
@@ -75,14 +76,14 @@ struct IntakeTests {
         try sandbox.initialise()
         try sandbox.drop(Samples.validZip, as: "crash.zip")
         let result = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": "abort"])
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.events.first?.reason == "decoder-failed")
-        #expect((result.events.first?.detail)?.contains("SIGABRT") == true)
+        expectEqual(result.status, 0, "\(result.stderr)")
+        expectEqual(result.events.first?.reason, "decoder-failed")
+        expectEqual((result.events.first?.detail)?.contains("SIGABRT"), true)
         try sandbox.expectInvariants()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(try Data(contentsOf: quarantined.drop) == Samples.validZip)
-        #expect(quarantined.report.reason == "decoder-failed")
+        try expectEqual(Data(contentsOf: quarantined.drop), Samples.validZip)
+        expectEqual(quarantined.report.reason, "decoder-failed")
     }
 
     @Test("a decoder past its wall-clock limit is killed and the drop quarantined")
@@ -92,12 +93,12 @@ struct IntakeTests {
         try sandbox.drop(Samples.validZip, as: "slow.zip")
         let started = Date()
         let result = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": "hang"])
-        #expect(Date().timeIntervalSince(started) < 30)
-        #expect(result.events.first?.reason == "decoder-failed")
-        #expect((result.events.first?.detail)?.contains("limit") == true)
+        expect(Date().timeIntervalSince(started) < 30)
+        expectEqual(result.events.first?.reason, "decoder-failed")
+        expectEqual((result.events.first?.detail)?.contains("limit"), true)
         try sandbox.expectInvariants()
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(try Data(contentsOf: quarantined.drop) == Samples.validZip)
+        try expectEqual(Data(contentsOf: quarantined.drop), Samples.validZip)
     }
 
     @Test("a drop written to while it is decoded is changed-during-ingest")
@@ -127,15 +128,15 @@ struct IntakeTests {
             }
             return false
         }
-        #expect(appended, "the claimed drop never appeared")
+        expect(appended, "the claimed drop never appeared")
         let stdout = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let event = try #require(Outcome(status: 0, stdout: String(decoding: stdout, as: UTF8.self), stderr: "").events.first)
-        #expect(event.reason == "changed-during-ingest", "\(event)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+        expectEqual(event.reason, "changed-during-ingest", "\(event)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
         try sandbox.expectInvariants()
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(try Data(contentsOf: quarantined.drop) == Samples.validZip + Data("appended by a late writer".utf8))
+        try expectEqual(Data(contentsOf: quarantined.drop), Samples.validZip + Data("appended by a late writer".utf8))
     }
 
     @Test("a second drop of one name gets name-2; existing outbox entries are never touched")
@@ -148,14 +149,14 @@ struct IntakeTests {
         try Data("mine".utf8).write(to: foreign.appendingPathComponent("keep.txt"))
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         let first = try sandbox.runOnce()
-        #expect(first.events.first?.output == "outbox/photos-2")
+        expectEqual(first.events.first?.output, "outbox/photos-2")
         let before = try sandbox.listing(sandbox.outbox.appendingPathComponent("photos-2"))
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         let second = try sandbox.runOnce()
-        #expect(second.events.first?.output == "outbox/photos-3")
-        #expect(try sandbox.listing(foreign) == ["keep.txt"])
-        #expect(try Data(contentsOf: foreign.appendingPathComponent("keep.txt")) == Data("mine".utf8))
-        #expect(try sandbox.listing(sandbox.outbox.appendingPathComponent("photos-2")) == before)
+        expectEqual(second.events.first?.output, "outbox/photos-3")
+        try expectEqual(sandbox.listing(foreign), ["keep.txt"])
+        try expectEqual(Data(contentsOf: foreign.appendingPathComponent("keep.txt")), Data("mine".utf8))
+        try expectEqual(sandbox.listing(sandbox.outbox.appendingPathComponent("photos-2")), before)
         try sandbox.expectInvariants()
     }
 
@@ -166,10 +167,10 @@ struct IntakeTests {
         try sandbox.drop(Samples.validZip, as: "bad\nname:.zip")
         let result = try sandbox.runOnce()
         let event = try #require(result.events.first)
-        #expect(event.drop == "bad\\x0aname:.zip")
+        expectEqual(event.drop, "bad\\x0aname:.zip")
         let id = try #require(event.id)
-        #expect(event.output == "outbox/" + id)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [id])
+        expectEqual(event.output, "outbox/" + id)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [id])
         try sandbox.expectInvariants()
     }
 
@@ -179,10 +180,10 @@ struct IntakeTests {
         try sandbox.initialise(policy: ["max_drop_bytes": 100])
         try sandbox.drop(Samples.validZip, as: "big.zip")
         let result = try sandbox.runOnce()
-        #expect(result.events.first?.reason == "drop-too-large")
+        expectEqual(result.events.first?.reason, "drop-too-large")
         try sandbox.expectInvariants()
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(try Data(contentsOf: quarantined.drop) == Samples.validZip)
+        try expectEqual(Data(contentsOf: quarantined.drop), Samples.validZip)
     }
 
     @Test("many drops at once: each ends in exactly one place")
@@ -194,14 +195,14 @@ struct IntakeTests {
         }
         let result = try sandbox.runOnce()
         let events = result.events
-        #expect(events.count == 12)
-        #expect(Set(events.compactMap { $0.drop }).count == 12)
-        #expect(events.filter { $0.kind == .rejected }.count == 4)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == 8)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count == 4)
+        expectEqual(events.count, 12)
+        expectEqual(Set(events.compactMap { $0.drop }).count, 12)
+        expectEqual(events.filter { $0.kind == .rejected }.count, 4)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count, 8)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count, 4)
         try sandbox.expectInvariants()
         let again = try sandbox.runOnce()
-        #expect(again.events.isEmpty, "nothing is processed twice")
+        expect(again.events.isEmpty, "nothing is processed twice")
     }
 
     @Test("an empty inbox is a quiet success")
@@ -209,8 +210,8 @@ struct IntakeTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         let result = try sandbox.runOnce()
-        #expect(result.status == 0)
-        #expect(result.stdout.isEmpty)
+        expectEqual(result.status, 0)
+        expect(result.stdout.isEmpty)
         try sandbox.expectInvariants()
     }
 }
@@ -236,12 +237,12 @@ struct RecoveryTests {
                                                    withDestinationPath: sandbox.base.path)
         _ = try makeClaim(sandbox, id: "20260101T000000Z-deadbeef", name: "photos.zip", data: Samples.validZip)
         let result = try sandbox.runOnce()
-        #expect(result.events.count == 1)
-        #expect(result.events.first?.kind == .accepted)
-        #expect(result.events.first?.id == "20260101T000000Z-deadbeef")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"])
+        expectEqual(result.events.count, 1)
+        expectEqual(result.events.first?.kind, .accepted)
+        expectEqual(result.events.first?.id, "20260101T000000Z-deadbeef")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["photos"])
         try sandbox.expectInvariants()
-        #expect(try sandbox.runOnce().events.isEmpty)
+        try expect(sandbox.runOnce().events.isEmpty)
     }
 
     @Test("a claim whose commit already happened is removed, not committed twice")
@@ -251,16 +252,16 @@ struct RecoveryTests {
         let output = sandbox.outbox.appendingPathComponent("photos")
         try FileManager.default.createDirectory(at: output, withIntermediateDirectories: false)
         var st = stat()
-        #expect(stat(output.path, &st) == 0)
+        expectEqual(stat(output.path, &st), 0)
         let claim = try makeClaim(sandbox, id: "20260101T000000Z-0000beef", name: "photos.zip", data: Samples.validZip)
         try Data("\(st.st_dev) \(st.st_ino)\n".utf8).write(to: claim.appendingPathComponent("commit"))
         let result = try sandbox.runOnce()
-        #expect(result.events.isEmpty, "\(result.stdout)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"])
+        expect(result.events.isEmpty, "\(result.stdout)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["photos"])
         try sandbox.expectInvariants()
         // The stop came before the verdict's journal record: recovery writes it.
         let history = try airlock(["history", "--json", "--root", sandbox.root.path]).events
-        #expect(history.filter { $0.kind == .accepted && $0.id == "20260101T000000Z-0000beef" }.count == 1)
+        expectEqual(history.filter { $0.kind == .accepted && $0.id == "20260101T000000Z-0000beef" }.count, 1)
     }
 
     @Test("a claim whose commit did not happen is processed again")
@@ -270,8 +271,8 @@ struct RecoveryTests {
         let claim = try makeClaim(sandbox, id: "20260101T000000Z-1111beef", name: "photos.zip", data: Samples.validZip)
         try Data("1 999999999\n".utf8).write(to: claim.appendingPathComponent("commit"))
         let result = try sandbox.runOnce()
-        #expect(result.events.first?.kind == .accepted)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["photos"])
+        expectEqual(result.events.first?.kind, .accepted)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["photos"])
         try sandbox.expectInvariants()
     }
 
@@ -283,10 +284,10 @@ struct RecoveryTests {
         try Data(#"{"id": "20260101T000000Z-2222beef", "reason": "unsafe-path"}"#.utf8).write(to: claim.appendingPathComponent("report.json"))
         _ = try sandbox.runOnce()
         // The report stays the partial one the claim held, so it is not read as a whole Report here.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == ["20260101T000000Z-2222beef"])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path), ["20260101T000000Z-2222beef"])
         let entry = sandbox.quarantine.appendingPathComponent("20260101T000000Z-2222beef")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: entry.path).sorted() == ["drop", "report.json"])
-        #expect(try Data(contentsOf: entry.appendingPathComponent("drop")) == Samples.traversalZip)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: entry.path).sorted(), ["drop", "report.json"])
+        try expectEqual(Data(contentsOf: entry.appendingPathComponent("drop")), Samples.traversalZip)
         try sandbox.expectInvariants()
     }
 }
@@ -301,16 +302,16 @@ struct GzipMemberTests {
         let half = sandbox.logs.appendingPathComponent("first"), rest = sandbox.logs.appendingPathComponent("second")
         try tar[0..<250_000].write(to: half)
         try tar[250_000...].write(to: rest)
-        #expect(try airlockShell("/bin/gzip", ["-1", half.path]) == 0)
-        #expect(try airlockShell("/bin/gzip", ["-9", rest.path]) == 0)
+        try expectEqual(airlockShell("/bin/gzip", ["-1", half.path]), 0)
+        try expectEqual(airlockShell("/bin/gzip", ["-9", rest.path]), 0)
         let joined = try Data(contentsOf: URL(fileURLWithPath: half.path + ".gz")) + Data(contentsOf: URL(fileURLWithPath: rest.path + ".gz"))
         try sandbox.drop(joined, as: "members.tar.gz")
         try sandbox.drop(joined + Data("trailing bytes that are no gzip member".utf8), as: "trailing.tar.gz")
         let result = try sandbox.runOnce()
         let byDrop = Dictionary(uniqueKeysWithValues: result.events.map { ($0.drop, $0) })
-        #expect(byDrop["members.tar.gz"]?.kind == .accepted)
-        #expect(byDrop["members.tar.gz"]?.files == 3)
-        #expect(byDrop["trailing.tar.gz"]?.reason == "corrupt-archive")
+        expectEqual(byDrop["members.tar.gz"]?.kind, .accepted)
+        expectEqual(byDrop["members.tar.gz"]?.files, 3)
+        expectEqual(byDrop["trailing.tar.gz"]?.reason, "corrupt-archive")
         try sandbox.expectInvariants()
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -73,7 +74,7 @@ struct KeyedTests {
         let reasons = Set(KeyedCase.all.compactMap(\.reason))
         for reason in ["wrong-root-class", "unknown-class", "unsupported-schema", "invalid-field", "corrupt-archive",
                        "too-many-entries", "unsupported-format", "file-too-large", "total-too-large", "ratio-too-high"] {
-            #expect(reasons.contains(reason), "no keyed fixture for \(reason)")
+            expect(reasons.contains(reason), "no keyed fixture for \(reason)")
         }
     }
 
@@ -92,8 +93,8 @@ struct KeyedTests {
         for item in batch.cases {
             // inspect, under the same configuration, reaches the verdict run reaches.
             let inspected = try airlock(["inspect", item.fixture.path, "--root", sandbox.root.path]).events.first
-            #expect(inspected?.verdict?.rawValue == item.verdict, "\(item.file): inspect: \(String(describing: inspected))")
-            #expect(inspected?.reason == item.reason, "\(item.file): inspect: \(String(describing: inspected))")
+            expectEqual(inspected?.verdict?.rawValue, item.verdict, "\(item.file): inspect: \(String(describing: inspected))")
+            expectEqual(inspected?.reason, item.reason, "\(item.file): inspect: \(String(describing: inspected))")
             // An earlier result under the name this drop would take: never modified.
             let earlier = sandbox.outbox.appendingPathComponent(item.outputName)
             try FileManager.default.createDirectory(at: earlier, withIntermediateDirectories: false)
@@ -103,8 +104,8 @@ struct KeyedTests {
                               existing: batch.cases.map(\.outputName))
         for item in batch.cases {
             let earlier = sandbox.outbox.appendingPathComponent(item.outputName)
-            #expect(try Data(contentsOf: earlier.appendingPathComponent("memo.json")) == Data("earlier result".utf8), "\(item.file)")
-            #expect(try sandbox.listing(earlier) == ["memo.json"], "\(item.file)")
+            try expectEqual(Data(contentsOf: earlier.appendingPathComponent("memo.json")), Data("earlier result".utf8), "\(item.file)")
+            try expectEqual(sandbox.listing(earlier), ["memo.json"], "\(item.file)")
             guard let event = run.events[item.file] else { continue }
             try expectSample(item, event, run)
         }
@@ -114,40 +115,40 @@ struct KeyedTests {
     private func expectSample(_ item: KeyedCase, _ event: Event, _ run: DropRun) throws {
         let sandbox = run.sandbox, outputName = item.outputName
         if item.verdict == "accepted" {
-            #expect(event.kind == .accepted, "\(item.file): \(event)")
-            #expect(event.output == "outbox/\(outputName)-2", "\(item.file): a new result gets a new name")
+            expectEqual(event.kind, .accepted, "\(item.file): \(event)")
+            expectEqual(event.output, "outbox/\(outputName)-2", "\(item.file): a new result gets a new name")
             guard event.kind == .accepted else { return }
             let entry = sandbox.outbox.appendingPathComponent(outputName + "-2")
             let expect = try #require(item.expect, "\(item.file)")
             let isArray = expect.memos != nil || expect.memosCount != nil
             let file = isArray ? "memos.json" : "memo.json"
-            #expect(try sandbox.listing(entry) == [file], "\(item.file)")
+            try expectEqual(sandbox.listing(entry), [file], "\(item.file)")
             let rendered = try JSONDecoder().decode(KeyedCase.Rendered.self, from: Data(contentsOf: entry.appendingPathComponent(file)))
-            #expect(rendered.format == "airlock-memo", "\(item.file)")
-            #expect(rendered.version == 1, "\(item.file)")
+            expectEqual(rendered.format, "airlock-memo", "\(item.file)")
+            expectEqual(rendered.version, 1, "\(item.file)")
             if let memo = expect.memo {
                 let got = rendered.memo
-                #expect(got?.schema == memo.schema, "\(item.file)")
+                expectEqual(got?.schema, memo.schema, "\(item.file)")
                 // Scalar for scalar: an NFD text must not come back NFC.
-                #expect(got?.text.map { Array($0.unicodeScalars) } == memo.text.map { Array($0.unicodeScalars) }, "\(item.file)")
+                expectEqual(got?.text.map { Array($0.unicodeScalars) }, memo.text.map { Array($0.unicodeScalars) }, "\(item.file)")
             }
             if let memos = expect.memos {
                 let got = rendered.memos ?? []
-                #expect(got.count == memos.count, "\(item.file)")
+                expectEqual(got.count, memos.count, "\(item.file)")
                 for (a, b) in zip(got, memos) {
-                    #expect(a.index == b.index, "\(item.file)")
-                    #expect(a.text.map { Array($0.unicodeScalars) } == b.text.map { Array($0.unicodeScalars) }, "\(item.file)")
+                    expectEqual(a.index, b.index, "\(item.file)")
+                    expectEqual(a.text.map { Array($0.unicodeScalars) }, b.text.map { Array($0.unicodeScalars) }, "\(item.file)")
                 }
             }
             if let count = expect.memosCount {
-                #expect(rendered.memos?.count == count, "\(item.file)")
+                expectEqual(rendered.memos?.count, count, "\(item.file)")
             }
         } else {
-            #expect(event.kind == .rejected, "\(item.file): \(event)")
-            #expect(event.reason == item.reason, "\(item.file): \(event)")
+            expectEqual(event.kind, .rejected, "\(item.file): \(event)")
+            expectEqual(event.reason, item.reason, "\(item.file): \(event)")
             let report = try run.quarantined(item.file, event)
-            #expect(report?.reason == item.reason, "\(item.file)")
-            #expect(report?.format == "keyed", "\(item.file)")
+            expectEqual(report?.reason, item.reason, "\(item.file)")
+            expectEqual(report?.format, "keyed", "\(item.file)")
         }
     }
 
@@ -158,10 +159,10 @@ struct KeyedTests {
         let original = try Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/keyed/memo-binary.plist"))
         try sandbox.drop(original, as: "memo.plist")
         let result = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": "abort"])
-        #expect(result.events.first?.reason == "decoder-failed")
+        expectEqual(result.events.first?.reason, "decoder-failed")
         try sandbox.expectInvariants()
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(try Data(contentsOf: quarantined.drop) == original)
+        try expectEqual(Data(contentsOf: quarantined.drop), original)
     }
 
     @Test("a keyed archive over the size limit is drop-too-large before any decoding")
@@ -172,7 +173,7 @@ struct KeyedTests {
         padded.append(Data(repeating: 0x20, count: (1 << 20) + 1 - padded.count))
         try sandbox.drop(padded, as: "big.plist")
         let result = try sandbox.runOnce()
-        #expect(result.events.first?.reason == "drop-too-large")
+        expectEqual(result.events.first?.reason, "drop-too-large")
         try sandbox.expectInvariants()
     }
 
@@ -184,10 +185,10 @@ struct KeyedTests {
         let original = try Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/keyed/memo-binary.plist"))
         try sandbox.drop(original, as: "kept.plist")
         let result = try sandbox.runOnce()
-        #expect(result.events.first?.kind == .accepted, "\(result.stdout) \(result.stderr)")
+        expectEqual(result.events.first?.kind, .accepted, "\(result.stdout) \(result.stderr)")
         let entry = sandbox.outbox.appendingPathComponent("kept")
-        #expect(try sandbox.listing(entry).sorted() == ["memo.json", "original.plist"])
-        #expect(try Data(contentsOf: entry.appendingPathComponent("original.plist")) == original)
+        try expectEqual(sandbox.listing(entry).sorted(), ["memo.json", "original.plist"])
+        try expectEqual(Data(contentsOf: entry.appendingPathComponent("original.plist")), original)
         try sandbox.expectInvariants()
     }
 }

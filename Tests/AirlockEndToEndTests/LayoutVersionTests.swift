@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -9,14 +10,14 @@ struct LayoutVersionTests {
     func newerRefused() throws {
         let sandbox = try Sandbox()
         try sandbox.initialise()
-        #expect(try String(contentsOf: layoutFile(sandbox), encoding: .utf8) == "2\n")
+        try expectEqual(String(contentsOf: layoutFile(sandbox), encoding: .utf8), "2\n")
         try "3\n".write(to: layoutFile(sandbox), atomically: true, encoding: .utf8)
         for arguments in [["status"], ["run", "--once"], ["init"], ["quarantine", "list"]] {
             let result = try airlock(arguments + ["--root", sandbox.root.path])
-            #expect(result.status == 78, "\(arguments): \(result.stderr)")
-            #expect(result.stderr.contains("laid out by a newer airlock (layout 3; this airlock knows layouts up to 2)"), "\(result.stderr)")
+            expectEqual(result.status, 78, "\(arguments): \(result.stderr)")
+            expect(result.stderr.contains("laid out by a newer airlock (layout 3; this airlock knows layouts up to 2)"), "\(result.stderr)")
         }
-        #expect(try String(contentsOf: layoutFile(sandbox), encoding: .utf8) == "3\n", "a newer root is left as it is")
+        try expectEqual(String(contentsOf: layoutFile(sandbox), encoding: .utf8), "3\n", "a newer root is left as it is")
     }
 
     @Test("a root from before the version was recorded still works, and init upgrades it in place, keeping what it holds")
@@ -24,16 +25,16 @@ struct LayoutVersionTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         try sandbox.drop(Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/archives/zip-deflate-valid.zip")), as: "a.zip")
-        #expect(try sandbox.runOnce().status == 0)
+        try expectEqual(sandbox.runOnce().status, 0)
         try FileManager.default.removeItem(at: layoutFile(sandbox))
-        #expect(try airlock(["status", "--root", sandbox.root.path]).status == 0)
+        try expectEqual(airlock(["status", "--root", sandbox.root.path]).status, 0)
         let upgraded = try airlock(["init", "--root", sandbox.root.path])
-        #expect(upgraded.status == 0)
-        #expect(upgraded.stderr.contains("layout 1 upgraded in place to 2"), "\(upgraded.stderr)")
-        #expect(try String(contentsOf: layoutFile(sandbox), encoding: .utf8) == "2\n")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["a"])
+        expectEqual(upgraded.status, 0)
+        expect(upgraded.stderr.contains("layout 1 upgraded in place to 2"), "\(upgraded.stderr)")
+        try expectEqual(String(contentsOf: layoutFile(sandbox), encoding: .utf8), "2\n")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["a"])
         let again = try airlock(["init", "--root", sandbox.root.path])
-        #expect(again.stderr.contains("already laid out"), "\(again.stderr)")
+        expect(again.stderr.contains("already laid out"), "\(again.stderr)")
         try sandbox.expectInvariants()
     }
 }

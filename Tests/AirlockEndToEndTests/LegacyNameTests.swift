@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -9,8 +10,8 @@ private func intake(_ data: Data, as name: String, configure sections: [String: 
     for (section, values) in sections { try sandbox.configure(section, values) }
     try sandbox.drop(data, as: name)
     let result = try sandbox.runOnce()
-    #expect(result.status == 0, "run --once failed: \(result.stderr)")
-    #expect(result.events.count == 1, "\(result.stdout)")
+    expectEqual(result.status, 0, "run --once failed: \(result.stderr)")
+    expectEqual(result.events.count, 1, "\(result.stdout)")
     try sandbox.expectInvariants()
     return (try #require(result.events.first), sandbox)
 }
@@ -18,23 +19,23 @@ private func intake(_ data: Data, as name: String, configure sections: [String: 
 /// The outbox holds exactly `files` (name → content) under `output`.
 private func expectLanded(_ sandbox: Sandbox, _ event: Event, _ output: String, _ files: [String: String],
                           directories: [String] = []) throws {
-    #expect(event.kind == .accepted, "\(event)")
-    #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
+    expectEqual(event.kind, .accepted, "\(event)")
+    try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path), [])
     let entry = sandbox.outbox.appendingPathComponent(output)
-    #expect(try sandbox.listing(entry).sorted() == (Array(files.keys) + directories).sorted())
+    try expectEqual(sandbox.listing(entry).sorted(), (Array(files.keys) + directories).sorted())
     for (name, content) in files {
-        #expect(try Data(contentsOf: entry.appendingPathComponent(name)) == Data(content.utf8))
+        try expectEqual(Data(contentsOf: entry.appendingPathComponent(name)), Data(content.utf8))
     }
 }
 
 /// The drop was rejected for `reason`, its original bytes are in quarantine, and the outbox is empty.
 private func expectRejected(_ sandbox: Sandbox, _ event: Event, _ reason: String, original: Data) throws -> Report? {
-    #expect(event.kind == .rejected, "\(event)")
-    #expect(event.reason == reason, "\(event)")
-    #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == [])
+    expectEqual(event.kind, .rejected, "\(event)")
+    expectEqual(event.reason, reason, "\(event)")
+    try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
     guard let quarantined = try sandbox.onlyQuarantined() else { return nil }
-    #expect(try Data(contentsOf: quarantined.drop) == original)
-    #expect(quarantined.report.reason == reason)
+    try expectEqual(Data(contentsOf: quarantined.drop), original)
+    expectEqual(quarantined.report.reason, reason)
     return quarantined.report
 }
 
@@ -73,8 +74,8 @@ struct ZipLegacyNameTests {
         let zip = ZipBuild(entries: [.init(name: Array("../".utf8) + [0x9A] + Array(".txt".utf8), data: Array("x".utf8))]).bytes
         let (event, sandbox) = try intake(zip, as: "climb.zip")
         let report = try #require(try expectRejected(sandbox, event, "unsafe-path", original: zip))
-        #expect(report.entry == "../Ü.txt")
-        #expect(report.detail.contains("CP437 as bytes 2e2e2f9a2e747874") == true, "\(report)")
+        expectEqual(report.entry, "../Ü.txt")
+        expectEqual(report.detail.contains("CP437 as bytes 2e2e2f9a2e747874"), true, "\(report)")
     }
 
     @Test("a Unicode path field that agrees with the name and its CRC wins, and lands")
@@ -91,7 +92,7 @@ struct ZipLegacyNameTests {
         let zip = ZipBuild(entries: [.init(name: Self.explorerName, data: Array("x".utf8), extra: extra)]).bytes
         let (event, sandbox) = try intake(zip, as: "liar.zip")
         let report = try #require(try expectRejected(sandbox, event, "corrupt-archive", original: zip))
-        #expect(report.detail.contains("Unicode path field") == true, "\(report)")
+        expectEqual(report.detail.contains("Unicode path field"), true, "\(report)")
     }
 
     @Test("a Unicode path field whose CRC is of another name is ignored, as its readers ignore it: the name lands")
@@ -108,10 +109,10 @@ struct ZipLegacyNameTests {
         try sandbox.initialise()
         try sandbox.configure("zip", ["legacy_encoding": "KLINGON-1"])
         let result = try sandbox.runOnce()
-        #expect(result.status == 78)
-        #expect(result.stderr.contains("zip.legacy_encoding"), "\(result.stderr)")
+        expectEqual(result.status, 78)
+        expect(result.stderr.contains("zip.legacy_encoding"), "\(result.stderr)")
         try sandbox.configure("zip", ["legacy_encoding": "CP437//TRANSLIT"])
-        #expect(try sandbox.runOnce().status == 78)
+        try expectEqual(sandbox.runOnce().status, 78)
     }
 }
 
@@ -126,7 +127,7 @@ struct TarLegacyNameTests {
         let tar = TarBuild(entries: [.init(name: Self.latin1Name, data: Array("x".utf8), paxBinary: pax)]).bytes
         let (event, sandbox) = try intake(tar, as: "latin.tar")
         let report = try #require(try expectRejected(sandbox, event, "unsafe-path", original: tar))
-        #expect(report.detail.contains("tar.legacy_encoding") == true, "\(report)")
+        expectEqual(report.detail.contains("tar.legacy_encoding"), true, "\(report)")
     }
 
     @Test("with tar.legacy_encoding LATIN1 the name lands as UTF-8", arguments: [false, true])

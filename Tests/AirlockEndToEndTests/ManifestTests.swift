@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -17,25 +18,25 @@ struct ManifestTests {
         let entry = sandbox.root.appendingPathComponent(try #require(event.output))
         let manifest = try Manifest.read(in: entry)
         let accepted = try #require(event.accepted)
-        #expect(manifest.manifestVersion == 2)
-        #expect(manifest.id == accepted.id)
-        #expect(manifest.drop == accepted.drop)
-        #expect(manifest.sha256 != nil && manifest.sha256 == accepted.sha256)
-        #expect(manifest.size != nil && manifest.size == accepted.size)
-        #expect(manifest.uploaderUID != nil && manifest.uploaderUID == accepted.uploaderUID)
+        expectEqual(manifest.manifestVersion, 2)
+        expectEqual(manifest.id, accepted.id)
+        expectEqual(manifest.drop, accepted.drop)
+        expect(manifest.sha256 != nil && manifest.sha256 == accepted.sha256)
+        expect(manifest.size != nil && manifest.size == accepted.size)
+        expect(manifest.uploaderUID != nil && manifest.uploaderUID == accepted.uploaderUID)
         let files = manifest.outboxFiles
         let onDisk = try sandbox.listing(entry).filter { !$0.hasSuffix("/") }
-        #expect(files.map(\.entry) == onDisk)
-        #expect(Int64(files.count) == event.files)
+        expectEqual(files.map(\.entry), onDisk)
+        expectEqual(Int64(files.count), event.files)
         let hashes = try sha256Hexes(onDisk, in: entry)
         for file in files {
             let path = file.entry
-            #expect(file.sha256 == hashes[path], "\(path)")
+            expectEqual(file.sha256, hashes[path], "\(path)")
             let size = try FileManager.default.attributesOfItem(atPath: entry.appendingPathComponent(path).path)[.size] as? Int
-            #expect(Int(file.entrySize) == size, "\(path)")
+            expectEqual(Int(file.entrySize), size, "\(path)")
         }
         var st = stat()
-        #expect(stat(entry.appendingPathComponent(manifestName).path, &st) == 0 && st.st_mode & 0o777 == 0o644)
+        expect(stat(entry.appendingPathComponent(manifestName).path, &st) == 0 && st.st_mode & 0o777 == 0o644)
         try sandbox.expectInvariants()
     }
 
@@ -70,9 +71,9 @@ struct ManifestTests {
         try sandbox.drop(tar.bytes, as: "large.tar")
         let run = try sandbox.runOnce()
         let event = try #require(run.events.first)
-        #expect(event.kind == .accepted, "\(event) \(run.stderr)")
+        expectEqual(event.kind, .accepted, "\(event) \(run.stderr)")
         let (listed, onDisk) = try manifestAndHashes(sandbox, event)
-        #expect(listed.count == 4 && listed == onDisk, "manifest \(listed), on disk \(onDisk)")
+        expect(listed.count == 4 && listed == onDisk, "manifest \(listed), on disk \(onDisk)")
         try sandbox.expectInvariants()
     }
 
@@ -84,12 +85,12 @@ struct ManifestTests {
         try sandbox.drop(Samples.validZip, as: "changed.zip")
         let run = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": fault])
         let event = try #require(run.events.first)
-        #expect(event.kind == .accepted, "\(event) \(run.stderr)")
+        expectEqual(event.kind, .accepted, "\(event) \(run.stderr)")
         let entry = sandbox.root.appendingPathComponent(try #require(event.output))
         let held = try Data(contentsOf: entry.appendingPathComponent("big.bin"))
-        #expect(held == Data(repeating: 0x62, count: 2 << 20), "the fault did not change the file")
+        expectEqual(held, Data(repeating: 0x62, count: 2 << 20), "the fault did not change the file")
         let (listed, onDisk) = try manifestAndHashes(sandbox, event)
-        #expect(listed["big.bin"] != nil && listed == onDisk, "manifest \(listed), on disk \(onDisk)")
+        expect(listed["big.bin"] != nil && listed == onDisk, "manifest \(listed), on disk \(onDisk)")
         try sandbox.expectInvariants()
     }
 
@@ -119,18 +120,18 @@ struct ManifestTests {
         for index in 0..<count {
             let temporary = sandbox.inbox.appendingPathComponent("drop\(index).zip.part")
             try Samples.validZip.write(to: temporary)
-            #expect(rename(temporary.path, sandbox.inbox.appendingPathComponent("drop\(index).zip").path) == 0)
+            expectEqual(rename(temporary.path, sandbox.inbox.appendingPathComponent("drop\(index).zip").path), 0)
         }
         let verdicts = daemon.waitForVerdicts(count)
         stop.store(true, ordering: .relaxed)
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
-        #expect(verdicts.filter { $0.kind == .accepted }.count == count)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
+        expectEqual(verdicts.filter { $0.kind == .accepted }.count, count)
         let (entries, missing) = seen.withLock { ($0.entries, $0.missing) }
-        #expect(missing.isEmpty, "seen without a manifest: \(missing)")
-        #expect(entries.count > count / 2, "the consumer saw only \(entries.count) of \(count) entries land")
+        expect(missing.isEmpty, "seen without a manifest: \(missing)")
+        expect(entries.count > count / 2, "the consumer saw only \(entries.count) of \(count) entries land")
         let landed = try FileManager.default.contentsOfDirectory(atPath: outbox)
-        #expect(landed.count == count)
-        for name in landed { #expect(FileManager.default.fileExists(atPath: outbox + "/" + name + "/" + manifestName)) }
+        expectEqual(landed.count, count)
+        for name in landed { expect(FileManager.default.fileExists(atPath: outbox + "/" + name + "/" + manifestName)) }
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -66,29 +67,29 @@ struct MetricsTests {
     func promtoolCheck() throws {
         let text = try liveMetrics()
         let checked = try promtool(["check", "metrics"], input: Data(text.utf8))
-        #expect(checked.status == 0 && checked.output.isEmpty, "\(checked.output)")
+        expect(checked.status == 0 && checked.output.isEmpty, "\(checked.output)")
         let names = sampleNames(text)
         for name in ["airlock_drops_total", "airlock_rejections_total", "airlock_received_bytes_total", "airlock_outbox_written_bytes_total",
                      "airlock_quarantine_entries", "airlock_quarantine_bytes", "airlock_claimed_drops", "airlock_oldest_claim_age_seconds",
                      "airlock_oldest_inbox_file_age_seconds", "airlock_confinement_in_force", "airlock_journal_write_errors_total",
                      "airlock_filesystem_free_bytes", "airlock_build_info", "airlock_metrics_written_timestamp_seconds",
                      "airlock_publish_lag_records", "airlock_publish_failures_total", "airlock_publish_published_total"] {
-            #expect(names.contains(name), "the daemon does not write \(name)")
+            expect(names.contains(name), "the daemon does not write \(name)")
         }
-        #expect(!text.contains(#"="""#), "an empty label")
-        #expect(text.contains("airlock_quarantine_entries 1\n"))
+        expect(!text.contains(#"="""#), "an empty label")
+        expect(text.contains("airlock_quarantine_entries 1\n"))
         // Both verdicts wait for a publisher that has never run.
-        #expect(text.contains("airlock_publish_lag_records 2\n"))
-        #expect(text.contains(#"airlock_confinement_in_force{mechanism="supervisor_landlock"}"#))
+        expect(text.contains("airlock_publish_lag_records 2\n"))
+        expect(text.contains(#"airlock_confinement_in_force{mechanism="supervisor_landlock"}"#))
     }
 
     @Test("the alert rules pass promtool check rules and their unit tests",
           .enabled(if: promtoolInstalled, "needs promtool (package prometheus)"))
     func rules() throws {
         let checked = try promtool(["check", "rules", "airlock.rules.yml"], in: Self.prometheus)
-        #expect(checked.status == 0, "\(checked.output)")
+        expectEqual(checked.status, 0, "\(checked.output)")
         let tested = try promtool(["test", "rules", "airlock.rules.test.yml"], in: Self.prometheus)
-        #expect(tested.status == 0, "\(tested.output)")
+        expectEqual(tested.status, 0, "\(tested.output)")
     }
 
     @Test("every query of the dashboard and every alert names only metrics a live daemon writes", .needsLeases)
@@ -96,14 +97,14 @@ struct MetricsTests {
         let names = sampleNames(try liveMetrics())
         let dashboard = try JSONSerialization.jsonObject(with: Data(contentsOf: Binary.repository.appendingPathComponent("deploy/grafana/airlock.json")))
         let queries = expressions(dashboard)
-        #expect(queries.count >= 14, "the dashboard's queries were not found")
+        expect(queries.count >= 14, "the dashboard's queries were not found")
         let rules = try String(contentsOf: Self.prometheus.appendingPathComponent("airlock.rules.yml"), encoding: .utf8)
         let alerts = rules.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("expr:") }.map(String.init)
-        #expect(alerts.count >= 8)
+        expect(alerts.count >= 8)
         for expression in queries + alerts {
             let used = namesIn(expression)
-            #expect(!used.isEmpty, "\(expression) names no airlock metric")
-            for name in used { #expect(names.contains(name), "\(expression): the daemon writes no \(name)") }
+            expect(!used.isEmpty, "\(expression) names no airlock metric")
+            for name in used { expect(names.contains(name), "\(expression): the daemon writes no \(name)") }
         }
     }
 }
@@ -121,6 +122,6 @@ func metricsAfterOneAcceptedAndOneRejected() throws -> String {
     try sandbox.drop(Samples.traversalZip, as: "m2.zip")
     daemon.waitForVerdicts(2)
     daemon.signal(SIGTERM)
-    #expect(daemon.waitForExit(seconds: 15) == 0)
+    expectEqual(daemon.waitForExit(seconds: 15), 0)
     return try String(contentsOf: sandbox.root.appendingPathComponent("state/airlock.prom"), encoding: .utf8)
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -196,7 +197,7 @@ extension Sandbox {
             let name = "\(prefix)-\(index).zip"
             let temporary = inbox.appendingPathComponent(".\(name).tmp")
             try (index % 5 == 0 ? Samples.traversalZip : Samples.validZip).write(to: temporary)
-            #expect(rename(temporary.path, inbox.appendingPathComponent(name).path) == 0)
+            expectEqual(rename(temporary.path, inbox.appendingPathComponent(name).path), 0)
             names.append(name)
         }
         return names
@@ -210,18 +211,18 @@ func expectStream(_ contents: StreamContents, holds expected: [(id: String, text
     let ids = contents.messages.map(\.id)
     let duplicates = ids.count - Set(ids).count
     let missing = Set(expected.map(\.id)).subtracting(ids).count
-    #expect(duplicates == 0, "message ids stored twice: \(duplicates)", sourceLocation: sourceLocation)
-    #expect(missing == 0, "outcomes missing from the stream: \(missing)", sourceLocation: sourceLocation)
-    #expect(Set(ids) == Set(expected.map(\.id)), sourceLocation: sourceLocation)
-    #expect(contents.messages.map(\.sequence) == Array(1...max(1, contents.messages.count)).prefix(contents.messages.count).map { $0 },
+    expectEqual(duplicates, 0, "message ids stored twice: \(duplicates)", sourceLocation: sourceLocation)
+    expectEqual(missing, 0, "outcomes missing from the stream: \(missing)", sourceLocation: sourceLocation)
+    expectEqual(Set(ids), Set(expected.map(\.id)), sourceLocation: sourceLocation)
+    expectEqual(contents.messages.map(\.sequence), Array(1...max(1, contents.messages.count)).prefix(contents.messages.count).map { $0 },
             "stream sequences are not 1…N", sourceLocation: sourceLocation)
     let lines = Dictionary(expected.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     for message in contents.messages {
         let line = lines[message.id]?.line
-        #expect(message.text == lines[message.id]?.text, "payload of \(message.id) is not its events line, byte for byte",
+        expectEqual(message.text, lines[message.id]?.text, "payload of \(message.id) is not its events line, byte for byte",
                 sourceLocation: sourceLocation)
-        #expect(message.payload == line, sourceLocation: sourceLocation)
-        #expect(message.subject == "airlock.test%2Ehost." + (line?.kind.rawValue ?? "?"), sourceLocation: sourceLocation)
+        expectEqual(message.payload, line, sourceLocation: sourceLocation)
+        expectEqual(message.subject, "airlock.test%2Ehost." + (line?.kind.rawValue ?? "?"), sourceLocation: sourceLocation)
     }
     return (duplicates, missing)
 }

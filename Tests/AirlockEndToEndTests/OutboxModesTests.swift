@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -15,15 +16,15 @@ struct OutboxModesTests {
         try sandbox.drop(Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/archives/zip-deflate-valid.zip")), as: "a.zip")
         let result = try airlock(["run", "--once", "--root", sandbox.root.path],
                                  under: ["/bin/sh", "-c", #"umask 077; exec "$0" "$@""#])
-        #expect(result.status == 0, "\(result.stderr)")
+        expectEqual(result.status, 0, "\(result.stderr)")
         let entry = sandbox.outbox.appendingPathComponent("a")
         let paths = [entry.path] + (try FileManager.default.subpathsOfDirectory(atPath: entry.path)).map { entry.path + "/" + $0 }
-        #expect(paths.count > 2)
+        expect(paths.count > 2)
         for path in paths {
             var st = stat()
             try #require(lstat(path, &st) == 0)
             let directory = st.st_mode & S_IFMT == S_IFDIR
-            #expect(st.st_mode & 0o7777 == (directory ? 0o750 : 0o640), "\(path): \(String(st.st_mode & 0o7777, radix: 8))")
+            expectEqual(st.st_mode & 0o7777, (directory ? 0o750 : 0o640), "\(path): \(String(st.st_mode & 0o7777, radix: 8))")
         }
         try sandbox.expectInvariants()
     }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -91,7 +92,7 @@ struct PermissionTests {
         try sandbox.configure("outbox", ["group": Parties.consumers, "file_mode": "0640", "directory_mode": "0750",
                                          "acknowledging_groups": [Parties.consumers, Parties.otherConsumers]])
         // The sandbox's own directory is root's and private; the parties must pass through it.
-        #expect(chmod(sandbox.base.path, 0o711) == 0)
+        expectEqual(chmod(sandbox.base.path, 0o711), 0)
         let root = sandbox.root.path
         let steps: [[String]] = [
             ["/bin/chown", "-R", "\(Parties.service):\(Parties.service)", root],
@@ -111,14 +112,14 @@ struct PermissionTests {
     static func allowed(_ user: String, _ what: String, _ script: String, _ arguments: [String] = [],
                         sourceLocation: SourceLocation = #_sourceLocation) throws {
         let result = try Parties.run(user, script, arguments)
-        #expect(result.status == 0, "\(user) should be able to \(what): \(result.output)", sourceLocation: sourceLocation)
+        expectEqual(result.status, 0, "\(user) should be able to \(what): \(result.output)", sourceLocation: sourceLocation)
     }
 
     static func refused(_ user: String, _ what: String, _ script: String, _ arguments: [String] = [],
                         sourceLocation: SourceLocation = #_sourceLocation) throws {
         let result = try Parties.run(user, script, arguments)
-        #expect(result.status != 0, "\(user) must not be able to \(what)", sourceLocation: sourceLocation)
-        #expect(result.output.contains("Permission denied") || result.output.contains("Operation not permitted"),
+        expect(result.status != 0, "\(user) must not be able to \(what)", sourceLocation: sourceLocation)
+        expect(result.output.contains("Permission denied") || result.output.contains("Operation not permitted"),
                 "\(user) \(what): \(result.output)", sourceLocation: sourceLocation)
     }
 
@@ -149,9 +150,9 @@ struct PermissionTests {
         // The service, under the unit's umask, takes both drops in.
         let airlockBinary = Binary.airlock
         let ran = try Parties.run(svc, #"umask 077; exec "$1" run --once --root "$2""#, [airlockBinary, root])
-        #expect(ran.status == 0, "\(ran.output)")
+        expectEqual(ran.status, 0, "\(ran.output)")
         let entries = try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted()
-        #expect(entries == ["renamed", "written"], "\(ran.output)")
+        expectEqual(entries, ["renamed", "written"], "\(ran.output)")
         try Self.expectModes(sandbox.outbox.appendingPathComponent("written"))
 
         try Self.allowed(cons, "read every accepted entry", #"ls -R "$1" >/dev/null && find "$1" -type f -exec cat {} + >/dev/null"#,
@@ -167,8 +168,8 @@ struct PermissionTests {
         try Self.allowed(Parties.otherConsumer, "acknowledge a processed entry", #"touch "$1/acks/$2/$3""#, [root, Parties.otherConsumers, id])
 
         let swept = try Parties.run(svc, #"exec "$1" outbox sweep --root "$2""#, [airlockBinary, root])
-        #expect(swept.status == 0, "\(swept.output)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["renamed"])
+        expectEqual(swept.status, 0, "\(swept.output)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["renamed"])
         try sandbox.expectInvariants()
     }
 
@@ -182,9 +183,9 @@ struct PermissionTests {
             var st = stat()
             try #require(lstat(path, &st) == 0)
             let isDirectory = st.st_mode & S_IFMT == S_IFDIR
-            #expect(st.st_mode & 0o7777 == (isDirectory ? 0o750 : 0o640), "\(path): \(String(st.st_mode & 0o7777, radix: 8))",
+            expectEqual(st.st_mode & 0o7777, (isDirectory ? 0o750 : 0o640), "\(path): \(String(st.st_mode & 0o7777, radix: 8))",
                     sourceLocation: sourceLocation)
-            #expect(st.st_gid == consumers && st.st_uid == service, "\(path): owner \(st.st_uid):\(st.st_gid)", sourceLocation: sourceLocation)
+            expect(st.st_gid == consumers && st.st_uid == service, "\(path): owner \(st.st_uid):\(st.st_gid)", sourceLocation: sourceLocation)
         }
     }
 
@@ -193,7 +194,7 @@ struct PermissionTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         try sandbox.configure("metrics", ["interval_seconds": 1])
-        #expect(chmod(sandbox.base.path, 0o711) == 0)
+        expectEqual(chmod(sandbox.base.path, 0o711), 0)
         let root = sandbox.root.path
         _ = try runTool("/bin/chown", ["-R", "\(Parties.service):\(Parties.service)", root])
         _ = try runTool("/bin/chmod", ["0755", root])
@@ -201,15 +202,15 @@ struct PermissionTests {
         let wrapper = UnitCapabilities.wrapper()
         let ran = try runTool(wrapper[0], Array(wrapper.dropFirst()) + ["/bin/sh", "-c", #"umask 077; exec timeout -s TERM 4 "$1" run --root "$2""#,
                                                                       "sh", Binary.airlock, root])
-        #expect(ran.status == 0 || ran.status == 124, "\(ran.output)")
+        expect(ran.status == 0 || ran.status == 124, "\(ran.output)")
         let path = root + "/metrics/airlock.prom"
         var st = stat()
         try #require(lstat(path, &st) == 0, "no metrics at \(path): \(ran.output)")
-        #expect(st.st_mode & 0o777 == 0o644)
+        expectEqual(st.st_mode & 0o777, 0o644)
         let read = try Parties.run(Parties.consumer, #"cat "$1""#, [path])
-        #expect(read.status == 0, "\(read.output)")
+        expectEqual(read.status, 0, "\(read.output)")
         try PrometheusText.validate(read.output)
-        #expect(read.output.contains(#"airlock_decoder_confinement{mechanism="landlock",state="#), "\(read.output)")
-        #expect(read.output.contains("airlock_unconfined_deferrals_total 0"))
+        expect(read.output.contains(#"airlock_decoder_confinement{mechanism="landlock",state="#), "\(read.output)")
+        expect(read.output.contains("airlock_unconfined_deferrals_total 0"))
     }
 }

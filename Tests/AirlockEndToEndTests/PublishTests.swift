@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -21,8 +22,8 @@ struct PublishTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         let result = try airlock(["publish", "--root", sandbox.root.path])
-        #expect(result.status == 78, "\(result.stderr)")
-        #expect(result.stderr.contains("publish.nats"))
+        expectEqual(result.status, 78, "\(result.stderr)")
+        expect(result.stderr.contains("publish.nats"))
     }
 
     @Test("a certificate or credentials file that cannot be read is the configuration's mistake: status 78, before any connection")
@@ -32,13 +33,13 @@ struct PublishTests {
         let server = try NatsServer(in: sandbox.logs.appendingPathComponent("nats"))
         try sandbox.configurePublish(server, ["tls_ca_file": sandbox.base.appendingPathComponent("missing-ca.pem").path])
         let result = try airlock(["publish", "--root", sandbox.root.path])
-        #expect(result.status == 78, "\(result.stderr)")
-        #expect(result.stderr.contains("publish.nats.tls_ca_file"), "\(result.stderr)")
+        expectEqual(result.status, 78, "\(result.stderr)")
+        expect(result.stderr.contains("publish.nats.tls_ca_file"), "\(result.stderr)")
         let password = sandbox.base.appendingPathComponent("password")
         try "no colon here\n".write(to: password, atomically: true, encoding: .utf8)
         try sandbox.configurePublish(server, ["user_password_file": password.path])
         let malformed = try airlock(["publish", "--root", sandbox.root.path])
-        #expect(malformed.status == 78 && malformed.stderr.contains("USER:PASSWORD"), "\(malformed.stderr)")
+        expect(malformed.status == 78 && malformed.stderr.contains("USER:PASSWORD"), "\(malformed.stderr)")
     }
 
     @Test("a flood with the publisher running: every outcome arrives once, in journal order, as airlock events prints it", .needsLeases)
@@ -53,22 +54,22 @@ struct PublishTests {
         let names = try sandbox.flood(150, prefix: "flood")
         daemon.waitForVerdicts(names.count, seconds: 120)
         let expected = try sandbox.publishedEvents()
-        #expect(expected.count == 150)
-        #expect(waitForStream(server, expected.count), "the stream did not catch up: \(StreamContents.count(server))")
+        expectEqual(expected.count, 150)
+        expect(waitForStream(server, expected.count), "the stream did not catch up: \(StreamContents.count(server))")
         let contents = try StreamContents.read(server)
         _ = expectStream(contents, holds: expected)
         // In journal order: the stream's order is the order of the cursors.
-        #expect(contents.messages.map(\.id) == expected.map(\.id))
-        #expect(publisher.stop() == 0)
+        expectEqual(contents.messages.map(\.id), expected.map(\.id))
+        expectEqual(publisher.stop(), 0)
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
         let status = try airlock(["status", "--root", sandbox.root.path])
-        #expect(status.stdout.range(of: #"\npublish: +0 records not yet published; 150 published"#, options: .regularExpression) != nil,
+        expect(status.stdout.range(of: #"\npublish: +0 records not yet published; 150 published"#, options: .regularExpression) != nil,
                 "\(status.stdout)")
         // The status document, the publisher's file and every payload keep to docs/schema.json.
         let schema = try FieldSchema()
         let statusOutcome = try airlock(["status", "--json", "--root", sandbox.root.path])
-        #expect(statusOutcome.document(StatusDocument.self)?.publish?.lagRecords == 0)
+        expectEqual(statusOutcome.document(StatusDocument.self)?.publish?.lagRecords, 0)
         let document = try #require(statusOutcome.jsonObjects.first)
         var violations = schema.violations(document, "status --json")
         let state = sandbox.root.appendingPathComponent("state/publish-nats-test%2Ehost.json")
@@ -78,7 +79,7 @@ struct PublishTests {
             let payload = try #require(try JSONSerialization.jsonObject(with: Data(message.text.utf8)) as? [String: Any])
             violations += schema.violations(payload, "stream payload")
         }
-        #expect(violations.isEmpty, "\(violations)")
+        expect(violations.isEmpty, "\(violations)")
     }
 
     @Test("publisher, intake daemon and nats-server killed at random during a flood: none missing, none stored twice", .needsLeases)
@@ -117,18 +118,18 @@ struct PublishTests {
             let outcomes = (try? sandbox.publishedEvents()) ?? []
             return outcomes.filter { $0.id.hasSuffix(":accepted") || $0.id.hasSuffix(":rejected") }.count >= names.count
         }
-        #expect(ended, "not every drop ended")
+        expect(ended, "not every drop ended")
         let expected = try sandbox.publishedEvents()
-        #expect(expected.filter { $0.id.hasSuffix(":accepted") || $0.id.hasSuffix(":rejected") }.count == names.count)
-        #expect(waitForStream(server, expected.count, seconds: 90), "the stream did not catch up: \(StreamContents.count(server))")
+        expectEqual(expected.filter { $0.id.hasSuffix(":accepted") || $0.id.hasSuffix(":rejected") }.count, names.count)
+        expect(waitForStream(server, expected.count, seconds: 90), "the stream did not catch up: \(StreamContents.count(server))")
         let contents = try StreamContents.read(server)
         let (duplicates, missing) = expectStream(contents, holds: expected)
         print("chaos: \(names.count) drops, \(kills[0]) publisher SIGKILLs, \(kills[1]) nats-server SIGKILLs and restarts, "
               + "\(kills[2]) intake daemon SIGKILLs and restarts; \(contents.messages.count) records in the stream for "
               + "\(expected.count) outcomes, duplicates stored \(duplicates), missing \(missing)")
-        #expect(publisher.stop() == 0)
+        expectEqual(publisher.stop(), 0)
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
     }
 
     @Test("nats-server down for the whole flood: intake finishes, status and the progress file say why, the stream is complete once it returns", .needsLeases)
@@ -149,17 +150,17 @@ struct PublishTests {
                 .range(of: "\npublish: +\(expected.count) records not yet published", options: .regularExpression) != nil
         }
         let status = try airlock(["status", "--root", sandbox.root.path])
-        #expect(behind, "\(status.stdout)")
-        #expect(status.stdout.contains("last error: connecting to"), "\(status.stdout)")
+        expect(behind, "\(status.stdout)")
+        expect(status.stdout.contains("last error: connecting to"), "\(status.stdout)")
         try server.start()
-        #expect(waitForStream(server, expected.count, seconds: 60), "the stream did not catch up after the outage")
+        expect(waitForStream(server, expected.count, seconds: 60), "the stream did not catch up after the outage")
         _ = expectStream(try StreamContents.read(server), holds: expected)
-        #expect(publisher.stop() == 0)
+        expectEqual(publisher.stop(), 0)
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
         let metrics = try String(contentsOf: sandbox.root.appendingPathComponent("metrics/airlock.prom"), encoding: .utf8)
-        #expect(metrics.contains("airlock_publish_lag_records 0"), "\(metrics)")
-        #expect(metrics.range(of: #"airlock_publish_failures_total [1-9]"#, options: .regularExpression) != nil, "\(metrics)")
+        expect(metrics.contains("airlock_publish_lag_records 0"), "\(metrics)")
+        expect(metrics.range(of: #"airlock_publish_failures_total [1-9]"#, options: .regularExpression) != nil, "\(metrics)")
     }
 
     @Test("its cursor lost and the duplicate window past, the publisher resumes after the stream's last message: nothing stored twice")
@@ -169,16 +170,16 @@ struct PublishTests {
         let server = try NatsServer(in: sandbox.logs.appendingPathComponent("nats"))
         try sandbox.configurePublish(server, ["duplicate_window_seconds": 1])
         _ = try sandbox.flood(20, prefix: "first")
-        #expect(try sandbox.runOnce().status == 0)
+        try expectEqual(sandbox.runOnce().status, 0)
         var publisher = try RunningPublisher(sandbox)
-        #expect(waitForStream(server, 20, seconds: 30))
-        #expect(publisher.stop() == 0)
+        expect(waitForStream(server, 20, seconds: 30))
+        expectEqual(publisher.stop(), 0)
         // An operator's purge is an outcome too.
         let quarantined = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).sorted()
         let purged = try airlock(["quarantine", "purge", "--root", sandbox.root.path, quarantined[0]])
-        #expect(purged.status == 0, "\(purged.stderr)")
+        expectEqual(purged.status, 0, "\(purged.stderr)")
         let expected = try sandbox.publishedEvents()
-        #expect(expected.count == 21 && expected.last?.id.hasSuffix(":purged") == true)
+        expect(expected.count == 21 && expected.last?.id.hasSuffix(":purged") == true)
         // As if the publisher had died before it ever saved its cursor, and stayed down past the window.
         let state = sandbox.root.appendingPathComponent("state")
         for name in try FileManager.default.contentsOfDirectory(atPath: state.path) where name.hasPrefix("publish-nats-") {
@@ -188,13 +189,13 @@ struct PublishTests {
         // The stream exists with the one-second window; a longer one configured now is only warned about.
         try sandbox.configurePublish(server, ["duplicate_window_seconds": 60])
         publisher = try RunningPublisher(sandbox, label: "publisher-again")
-        #expect(waitForStream(server, expected.count, seconds: 30))
+        expect(waitForStream(server, expected.count, seconds: 30))
         usleep(500_000)
-        #expect(publisher.stop() == 0)
+        expectEqual(publisher.stop(), 0)
         _ = expectStream(try StreamContents.read(server), holds: expected)
         let log = try String(contentsOf: publisher.stderrURL, encoding: .utf8)
-        #expect(log.contains("(the stream's last message)"), "\(log)")
-        #expect(log.contains("keeps message ids for 1 s, less than publish.nats.duplicate_window_seconds (60 s)"), "\(log)")
+        expect(log.contains("(the stream's last message)"), "\(log)")
+        expect(log.contains("keeps message ids for 1 s, less than publish.nats.duplicate_window_seconds (60 s)"), "\(log)")
     }
 
     /// A throwaway CA, a server certificate for 127.0.0.1 and a client certificate, by openssl.
@@ -231,25 +232,25 @@ struct PublishTests {
                                               "tls_cert_file": file("client.pem"), "tls_key_file": file("client.key"),
                                               "user_password_file": passwords.path])
         let names = try sandbox.flood(10, prefix: "tls")
-        #expect(try sandbox.runOnce().status == 0)
+        try expectEqual(sandbox.runOnce().status, 0)
         let expected = try sandbox.publishedEvents()
-        #expect(expected.count == names.count)
+        expectEqual(expected.count, names.count)
         var publisher = try RunningPublisher(sandbox)
         let refused = waitFor(seconds: 20, every: 0.25) {
             ((try? airlock(["status", "--root", sandbox.root.path]).stdout) ?? "").contains("Authorization Violation")
         }
-        #expect(refused, "\((try? airlock(["status", "--root", sandbox.root.path]).stdout) ?? "")")
-        #expect(publisher.stop() == 0)
+        expect(refused, "\((try? airlock(["status", "--root", sandbox.root.path]).stdout) ?? "")")
+        expectEqual(publisher.stop(), 0)
         try "airlock:right horse battery\n".write(to: passwords, atomically: true, encoding: .utf8)
         publisher = try RunningPublisher(sandbox)
         let client = ["--tls-ca", file("ca.pem"), "--tls-cert", file("client.pem"), "--tls-key", file("client.key"),
                       "--user-password-file", passwords.path]
         let tlsServer = "tls://127.0.0.1:\(server.port)"
-        #expect(waitFor(seconds: 30) { usleep(200_000); return StreamContents.count(server, url: tlsServer, extra: client) >= expected.count })
+        expect(waitFor(seconds: 30) { usleep(200_000); return StreamContents.count(server, url: tlsServer, extra: client) >= expected.count })
         _ = expectStream(try StreamContents.read(server, url: tlsServer, extra: client), holds: expected)
-        #expect(publisher.stop() == 0)
+        expectEqual(publisher.stop(), 0)
         // Without the client certificate the server refuses the reader too.
-        #expect(StreamContents.count(server, url: tlsServer, extra: ["--tls-ca", file("ca.pem"), "--user-password-file", passwords.path]) == -1)
+        expectEqual(StreamContents.count(server, url: tlsServer, extra: ["--tls-ca", file("ca.pem"), "--user-password-file", passwords.path]), -1)
     }
 
     @Test("a NATS credentials file (user JWT and nkey seed) against an operator-mode nats-server: published, and refused without it")
@@ -265,12 +266,12 @@ struct PublishTests {
         let creds = accounts.appendingPathComponent("user.creds").path
         try sandbox.configurePublish(server, ["creds_file": creds])
         _ = try sandbox.flood(5, prefix: "creds")
-        #expect(try sandbox.runOnce().status == 0)
+        try expectEqual(sandbox.runOnce().status, 0)
         let expected = try sandbox.publishedEvents()
         let publisher = try RunningPublisher(sandbox)
-        #expect(waitFor(seconds: 30) { usleep(200_000); return StreamContents.count(server, extra: ["--creds", creds]) >= expected.count })
-        #expect(publisher.stop() == 0)
+        expect(waitFor(seconds: 30) { usleep(200_000); return StreamContents.count(server, extra: ["--creds", creds]) >= expected.count })
+        expectEqual(publisher.stop(), 0)
         _ = expectStream(try StreamContents.read(server, extra: ["--creds", creds]), holds: expected)
-        #expect(StreamContents.count(server) == -1, "the server let a client without credentials read the stream")
+        expectEqual(StreamContents.count(server), -1, "the server let a client without credentials read the stream")
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ struct QuarantineContentsTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         try sandbox.drop(Data(contentsOf: Samples.fixture(fixture)), as: name ?? fixture)
-        #expect(try sandbox.runOnce().status == 0)
+        try expectEqual(sandbox.runOnce().status, 0)
         let id = try #require(try sandbox.onlyQuarantined()?.id)
         return (sandbox, id)
     }
@@ -26,17 +27,17 @@ struct QuarantineContentsTests {
         let (sandbox, id) = try quarantined(fixture)
         let before = try sandbox.listing(sandbox.base)
         let result = try airlock(["quarantine", "contents", id, "--json", "--root", sandbox.root.path])
-        #expect(result.status == 0, "\(result.stderr)")
+        expectEqual(result.status, 0, "\(result.stderr)")
         let entries = result.documents(ContentsEntry.self)
-        #expect(entries.count == expected.count, "\(result.stdout)")
+        expectEqual(entries.count, expected.count, "\(result.stdout)")
         for (entry, wanted) in zip(entries, expected) {
-            for (key, value) in wanted { #expect(entry.texts[key] == value, "\(entry)") }
-            if entry.entryType == "file" { #expect(entry.entrySize != nil) }
+            for (key, value) in wanted { expectEqual(entry.texts[key], value, "\(entry)") }
+            if entry.entryType == "file" { expect(entry.entrySize != nil) }
         }
         let text = try airlock(["quarantine", "contents", id, "--root", sandbox.root.path])
-        #expect(text.stdout.hasPrefix("TYPE"))
-        #expect(text.stdout.contains("\(expected.count) entries in this"))
-        #expect(try sandbox.listing(sandbox.base) == before, "listing wrote something")
+        expect(text.stdout.hasPrefix("TYPE"))
+        expect(text.stdout.contains("\(expected.count) entries in this"))
+        try expectEqual(sandbox.listing(sandbox.base), before, "listing wrote something")
         try sandbox.expectInvariants()
     }
 
@@ -44,9 +45,9 @@ struct QuarantineContentsTests {
     func manyEntries() throws {
         let (sandbox, id) = try quarantined("zip-1001-entries.zip")
         let result = try airlock(["quarantine", "contents", id, "--root", sandbox.root.path])
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("1001 entries in this zip archive"), "\(result.stdout.suffix(200))")
-        #expect(result.stdout.split(separator: "\n").count == 1003)
+        expectEqual(result.status, 0, "\(result.stderr)")
+        expect(result.stdout.contains("1001 entries in this zip archive"), "\(result.stdout.suffix(200))")
+        expectEqual(result.stdout.split(separator: "\n").count, 1003)
     }
 
     @Test("an entry without an archive to list is refused with 65", arguments: ["fifo", "unknown-garbage.zip"])
@@ -54,17 +55,17 @@ struct QuarantineContentsTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         if kind == "fifo" {
-            #expect(mkfifo(sandbox.inbox.appendingPathComponent("pipe").path, 0o644) == 0)
+            expectEqual(mkfifo(sandbox.inbox.appendingPathComponent("pipe").path, 0o644), 0)
         } else {
             try sandbox.drop(Data(contentsOf: Samples.fixture(kind)), as: kind)
         }
-        #expect(try sandbox.runOnce().status == 0)
+        try expectEqual(sandbox.runOnce().status, 0)
         let id = try #require(try sandbox.onlyQuarantined()?.id)
         let result = try airlock(["quarantine", "contents", id, "--root", sandbox.root.path])
-        #expect(result.status == 65, "\(result.stderr)")
-        #expect(result.stderr.split(separator: "\n").count == 1)
+        expectEqual(result.status, 65, "\(result.stderr)")
+        expectEqual(result.stderr.split(separator: "\n").count, 1)
         let missing = try airlock(["quarantine", "contents", "20200101T000000Z-00000000", "--root", sandbox.root.path])
-        #expect(missing.status == 65)
+        expectEqual(missing.status, 65)
     }
 }
 
@@ -80,13 +81,13 @@ struct ConflictReportTests {
         try sandbox.initialise()
         try sandbox.drop(Data(contentsOf: Samples.fixture(fixture)), as: fixture)
         let run = try sandbox.runOnce()
-        #expect(run.events.first?.rejected?.otherEntry == other, "\(run.stdout)")
+        expectEqual(run.events.first?.rejected?.otherEntry, other, "\(run.stdout)")
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(quarantined.report.reason == reason)
-        #expect(quarantined.report.entry == entry)
-        #expect(quarantined.report.otherEntry == other)
+        expectEqual(quarantined.report.reason, reason)
+        expectEqual(quarantined.report.entry, entry)
+        expectEqual(quarantined.report.otherEntry, other)
         let show = try airlock(["quarantine", "show", quarantined.id, "--root", sandbox.root.path])
-        #expect(show.stdout.contains(", against \(other)"), "\(show.stdout)")
+        expect(show.stdout.contains(", against \(other)"), "\(show.stdout)")
         try sandbox.expectInvariants()
     }
 }

@@ -1,4 +1,5 @@
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -10,9 +11,9 @@ struct QuarantineReviewTests {
         try sandbox.initialise()
         try sandbox.drop(Samples.traversalZip, as: "写真アルバム.zip")
         try sandbox.drop(Samples.traversalZip, as: "evil.zip")
-        #expect(try sandbox.runOnce().status == 0)
+        try expectEqual(sandbox.runOnce().status, 0)
         let ids = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).sorted()
-        #expect(ids.count == 2)
+        expectEqual(ids.count, 2)
         return (sandbox, ids)
     }
 
@@ -20,19 +21,19 @@ struct QuarantineReviewTests {
     func alignedList() throws {
         let (sandbox, _) = try twoEntries()
         let list = try airlock(["quarantine", "list", "--root", sandbox.root.path])
-        #expect(list.status == 0, "\(list.stderr)")
+        expectEqual(list.status, 0, "\(list.stderr)")
         let lines = list.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == 3)
+        expectEqual(lines.count, 3)
         func column(_ line: String, _ text: String) -> Int? {
             line.range(of: text).map { displayWidth(String(line[..<$0.lowerBound])) }
         }
         let entryColumn = try #require(column(lines[0], "ENTRY"))
         for line in lines.dropFirst() {
-            #expect(column(line, "../outside.txt") == entryColumn, "\(line)")
-            #expect(line.contains(" UTC "), "\(line)")
+            expectEqual(column(line, "../outside.txt"), entryColumn, "\(line)")
+            expect(line.contains(" UTC "), "\(line)")
         }
-        #expect(displayWidth("写真") == 4)
-        #expect(displayWidth("e\u{301}") == 1)
+        expectEqual(displayWidth("写真"), 4)
+        expectEqual(displayWidth("e\u{301}"), 1)
     }
 
     @Test("purge takes several ids and --reason, checks them all first, and journals the reason")
@@ -40,15 +41,15 @@ struct QuarantineReviewTests {
         let (sandbox, ids) = try twoEntries()
         let root = ["--root", sandbox.root.path]
         let typo = try airlock(["quarantine", "purge", ids[0], "20200101T000000Z-00000000"] + root)
-        #expect(typo.status == 65)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count == 2, "a bad id purges nothing")
+        expectEqual(typo.status, 65)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count, 2, "a bad id purges nothing")
         let purged = try airlock(["quarantine", "purge", ids[0], ids[1], ids[0], "--reason", "reviewed: test uploads"] + root)
-        #expect(purged.status == 0, "\(purged.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).isEmpty)
+        expectEqual(purged.status, 0, "\(purged.stderr)")
+        try expect(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).isEmpty)
         let records = try airlock(["history", "--json"] + root).events.filter { $0.kind == .purged }
-        #expect(records.count == 2)
-        #expect(records.allSatisfy { if case .purged(let purge) = $0 { purge.purgeReason == "reviewed: test uploads" } else { false } })
-        #expect(Set(records.compactMap { $0.id }) == Set(ids))
+        expectEqual(records.count, 2)
+        expect(records.allSatisfy { if case .purged(let purge) = $0 { purge.purgeReason == "reviewed: test uploads" } else { false } })
+        expectEqual(Set(records.compactMap { $0.id }), Set(ids))
         try sandbox.expectInvariants()
     }
 }

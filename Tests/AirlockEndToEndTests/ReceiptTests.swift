@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -19,11 +20,11 @@ struct ReceiptTests {
         for (name, data, producer) in drops {
             let file = sandbox.logs.appendingPathComponent(name)
             try data.write(to: file)
-            #expect(chmod(sandbox.logs.path, 0o755) == 0 && chmod(file.path, 0o644) == 0)
+            expect(chmod(sandbox.logs.path, 0o755) == 0 && chmod(file.path, 0o644) == 0)
             try PermissionTests.allowed(producer, "drop \(name)", #"cat "$1" > "$2/$3""#, [file.path, sandbox.inbox.path, name])
         }
         let ran = try Parties.run(Parties.service, #"umask 077; exec "$1" run --once --root "$2""#, [Binary.airlock, sandbox.root.path])
-        #expect(ran.status == 0, "\(ran.output)")
+        expectEqual(ran.status, 0, "\(ran.output)")
     }
 
     @Test("accepted and rejected drops get receipts their uploader reads; other producers, consumers and the listing of receipts/ are refused")
@@ -33,22 +34,22 @@ struct ReceiptTests {
         try Self.intake(sandbox, [("good.zip", Samples.validZip, prod), ("evil.zip", Samples.traversalZip, prod), ("theirs.zip", Samples.validZip, other)])
         let mine = sandbox.root.appendingPathComponent("receipts/\(try Self.uid(prod))")
         let names = try FileManager.default.contentsOfDirectory(atPath: mine.path).sorted()
-        #expect(names.count == 2 && names.allSatisfy { $0.hasSuffix(".json") }, "\(names)")
+        expect(names.count == 2 && names.allSatisfy { $0.hasSuffix(".json") }, "\(names)")
 
         let schema = try FieldSchema()
         var outcomes: [String: Receipt] = [:]
         for name in names {
             let read = try Parties.run(prod, #"cat "$1""#, [mine.appendingPathComponent(name).path])
-            #expect(read.status == 0, "the uploader reads its receipt: \(read.output)")
+            expectEqual(read.status, 0, "the uploader reads its receipt: \(read.output)")
             let fields = try #require(try JSONSerialization.jsonObject(with: Data(read.output.utf8)) as? [String: Any])
             for violation in schema.violations(fields, "receipt") { Issue.record(Comment(rawValue: violation)) }
             // Receipt has only receipt_version, id, drop, time, event and reason: no internal detail.
             let receipt = try JSONDecoder().decode(Receipt.self, from: Data(read.output.utf8))
-            #expect(receipt.id == String(name.dropLast(".json".count)))
+            expectEqual(receipt.id, String(name.dropLast(".json".count)))
             outcomes[receipt.drop] = receipt
         }
-        #expect(outcomes["good.zip"]?.event == .accepted && outcomes["good.zip"]?.reason == nil)
-        #expect(outcomes["evil.zip"]?.event == .rejected && outcomes["evil.zip"]?.reason == "unsafe-path")
+        expect(outcomes["good.zip"]?.event == .accepted && outcomes["good.zip"]?.reason == nil)
+        expect(outcomes["evil.zip"]?.event == .rejected && outcomes["evil.zip"]?.reason == "unsafe-path")
         try PermissionTests.allowed(prod, "list its receipts", #"ls "$1" >/dev/null"#, [mine.path])
 
         let receipts = sandbox.root.appendingPathComponent("receipts").path
@@ -58,7 +59,7 @@ struct ReceiptTests {
         try PermissionTests.refused(prod, "list every producer's receipts", #"ls "$1""#, [receipts])
         try PermissionTests.refused(prod, "write a receipt", #"echo x > "$1/forged.json""#, [mine.path])
         let theirs = try FileManager.default.contentsOfDirectory(atPath: receipts + "/\(try Self.uid(other))")
-        #expect(theirs.count == 1)
+        expectEqual(theirs.count, 1)
         try sandbox.expectInvariants()
     }
 
@@ -68,13 +69,13 @@ struct ReceiptTests {
         try Self.intake(sandbox, [("old.zip", Samples.validZip, Parties.producer)])
         let mine = sandbox.root.appendingPathComponent("receipts/\(try Self.uid(Parties.producer))")
         let old = try #require(try FileManager.default.contentsOfDirectory(atPath: mine.path).first)
-        #expect(try runTool("/usr/bin/touch", ["-d", "2 hours ago", mine.appendingPathComponent(old).path]).status == 0)
+        try expectEqual(runTool("/usr/bin/touch", ["-d", "2 hours ago", mine.appendingPathComponent(old).path]).status, 0)
         try PermissionTests.allowed(Parties.producer, "drop again", #"cat "$1" > "$2/new.zip""#,
                                     [Samples.fixture("zip-deflate-valid.zip").path, sandbox.inbox.path])
         let ran = try Parties.run(Parties.service, #"umask 077; exec "$1" run --once --root "$2""#, [Binary.airlock, sandbox.root.path])
-        #expect(ran.status == 0 && ran.output.contains("removed 1 receipt older than receipts.max_age_seconds"), "\(ran.output)")
+        expect(ran.status == 0 && ran.output.contains("removed 1 receipt older than receipts.max_age_seconds"), "\(ran.output)")
         let left = try FileManager.default.contentsOfDirectory(atPath: mine.path)
-        #expect(left.count == 1 && !left.contains(old), "\(left)")
+        expect(left.count == 1 && !left.contains(old), "\(left)")
     }
 
     @Test("receipts are off by default: no receipts/ at all")
@@ -82,7 +83,7 @@ struct ReceiptTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         try sandbox.drop(Samples.validZip, as: "a.zip")
-        #expect(try sandbox.runOnce().status == 0)
-        #expect(!FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("receipts").path))
+        try expectEqual(sandbox.runOnce().status, 0)
+        expect(!FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("receipts").path))
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -60,9 +61,9 @@ struct FieldSchema {
 @Suite("One schema for every JSON airlock prints or writes")
 struct SchemaTests {
     func objects(_ outcome: Outcome, _ source: String) -> [(String, [String: Any])] {
-        #expect(outcome.status == 0 || outcome.status == 65, "\(source): \(outcome.stderr)")
+        expect(outcome.status == 0 || outcome.status == 65, "\(source): \(outcome.stderr)")
         let lines = outcome.stdout.split(separator: "\n")
-        #expect(outcome.jsonObjects.count == lines.count, "\(source) printed a line that is not a JSON object")
+        expectEqual(outcome.jsonObjects.count, lines.count, "\(source) printed a line that is not a JSON object")
         return outcome.jsonObjects.map { (source, $0) }
     }
 
@@ -76,16 +77,16 @@ struct SchemaTests {
         let root = ["--root", sandbox.root.path]
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         try sandbox.drop(Samples.traversalZip, as: "evil.zip")
-        #expect(mkfifo(sandbox.inbox.appendingPathComponent("pipe").path, 0o644) == 0)
+        expectEqual(mkfifo(sandbox.inbox.appendingPathComponent("pipe").path, 0o644), 0)
         let run = try sandbox.runOnce()
         var documents = objects(run, "run --once")
-        #expect(documents.count == 3)
+        expectEqual(documents.count, 3)
         for entry in try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) {
             let manifest = try Data(contentsOf: sandbox.outbox.appendingPathComponent(entry).appendingPathComponent(manifestName))
             documents.append(("manifest", try #require(JSONSerialization.jsonObject(with: manifest) as? [String: Any])))
         }
         let quarantined = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).sorted()
-        #expect(quarantined.count == 2)
+        expectEqual(quarantined.count, 2)
         for id in quarantined {
             let report = try Data(contentsOf: sandbox.quarantine.appendingPathComponent(id).appendingPathComponent("report.json"))
             documents.append(("report.json", try #require(JSONSerialization.jsonObject(with: report) as? [String: Any])))
@@ -95,7 +96,7 @@ struct SchemaTests {
             if listed.status == 0 { documents += objects(listed, "quarantine contents") }
         }
         let released = try airlock(["quarantine", "release", quarantined[0]] + root)
-        #expect(released.status == 0, "\(released.stderr)")
+        expectEqual(released.status, 0, "\(released.stderr)")
         documents += objects(try airlock(["quarantine", "purge", quarantined[1]] + root), "quarantine purge")
         for (arguments, source) in [(["history", "--json"], "history"), (["quarantine", "list", "--json"], "quarantine list"),
                                     (["quarantine", "show", quarantined[0], "--json"], "quarantine show"),
@@ -107,13 +108,13 @@ struct SchemaTests {
         let sources = Set(documents.map(\.0))
         for expected in ["run --once", "report.json", "manifest", "history", "quarantine list", "quarantine show", "quarantine contents", "status", "doctor",
                          "inspect"] {
-            #expect(sources.contains(expected), "no JSON collected from \(expected)")
+            expect(sources.contains(expected), "no JSON collected from \(expected)")
         }
         for (source, object) in documents {
             for violation in schema.violations(object, source) { Issue.record(Comment(rawValue: violation)) }
         }
         let events = run.events
-        #expect(events.count == 3)
+        expectEqual(events.count, 3)
         for event in events {
             // A FIFO is quarantined unread: it has no size or hash to give.
             let read = event.reason != "not-regular-file"
@@ -122,10 +123,10 @@ struct SchemaTests {
             case .rejected(let rejected): (rejected.durationMilliseconds, rejected.uploaderUID, rejected.size, rejected.sha256)
             default: (nil, nil, nil, nil)
             }
-            #expect(measured.duration != nil, "the \(event.kind) event lacks duration_ms")
-            #expect(measured.uid == getuid(), "the \(event.kind) event lacks uploader_uid, or it is not ours")
-            if read { #expect(measured.size != nil && measured.sha256 != nil, "the \(event.kind) event lacks size or sha256") }
-            #expect(event.time?.hasSuffix("Z") == true, "RFC 3339 in UTC")
+            expect(measured.duration != nil, "the \(event.kind) event lacks duration_ms")
+            expectEqual(measured.uid, getuid(), "the \(event.kind) event lacks uploader_uid, or it is not ours")
+            if read { expect(measured.size != nil && measured.sha256 != nil, "the \(event.kind) event lacks size or sha256") }
+            expectEqual(event.time?.hasSuffix("Z"), true, "RFC 3339 in UTC")
         }
     }
 
@@ -134,8 +135,8 @@ struct SchemaTests {
         let schema = try FieldSchema()
         let types: Set = ["string", "integer", "number", "boolean", "object", "array", "map"]
         for (name, field) in schema.fields {
-            #expect(types.contains(field["type"] as? String ?? ""), "\(name)")
-            #expect((field["description"] as? String)?.isEmpty == false, "\(name) is not described")
+            expect(types.contains(field["type"] as? String ?? ""), "\(name)")
+            expectEqual((field["description"] as? String)?.isEmpty, false, "\(name) is not described")
         }
     }
 }

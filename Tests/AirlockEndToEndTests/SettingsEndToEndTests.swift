@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 struct SettingsEndToEndTests {
     func expectClean(_ outcome: Outcome, sourceLocation: SourceLocation = #_sourceLocation) {
         for marker in ["Fatal error", "Stack dump", "backtrace", "Swift runtime failure", "overflow"] {
-            #expect(!outcome.stderr.contains(marker), "\(outcome.stderr)", sourceLocation: sourceLocation)
+            expect(!outcome.stderr.contains(marker), "\(outcome.stderr)", sourceLocation: sourceLocation)
         }
     }
 
@@ -39,12 +40,12 @@ struct SettingsEndToEndTests {
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         for arguments in [["run", "--once"], ["status"], ["history"], ["quarantine", "list"]] {
             let result = try airlock(arguments + ["--root", sandbox.root.path])
-            #expect(result.status == 78, "\(arguments): \(result.status) \(result.stderr)")
-            #expect(result.stderr.contains("\(section).\(key):") && result.stderr.contains("allowed range"), "\(result.stderr)")
+            expectEqual(result.status, 78, "\(arguments): \(result.status) \(result.stderr)")
+            expect(result.stderr.contains("\(section).\(key):") && result.stderr.contains("allowed range"), "\(result.stderr)")
             expectClean(result)
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path) == ["photos.zip"])
-        #expect(try sandbox.listing(sandbox.claimed) == [] && sandbox.listing(sandbox.staging) == [])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path), ["photos.zip"])
+        try expect(sandbox.listing(sandbox.claimed) == [] && sandbox.listing(sandbox.staging) == [])
     }
 
     @Test("every setting at its maximum: run --once, status and history work, the daemon starts, reloads and stops", .needsLeases)
@@ -54,30 +55,30 @@ struct SettingsEndToEndTests {
         for (section, values) in Self.everyMaximum() { try sandbox.configure(section, values) }
         try sandbox.drop(Samples.validZip, as: "first.zip")
         let once = try sandbox.runOnce()
-        #expect(once.status == 0, "\(once.stderr)")
-        #expect(once.events.first?.kind == .accepted)
+        expectEqual(once.status, 0, "\(once.stderr)")
+        expectEqual(once.events.first?.kind, .accepted)
         expectClean(once)
         for arguments in [["status"], ["history"], ["status", "--json"], ["quarantine", "list", "--since", "36500d"],
                           ["quarantine", "purge", "--older-than", "5214w", "--dry-run"]] {
             let result = try airlock(arguments + ["--root", sandbox.root.path])
-            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            expectEqual(result.status, 0, "\(arguments): \(result.stderr)")
             expectClean(result)
         }
         // A drop there at start is taken at once, whatever the settle interval.
         try sandbox.drop(Samples.validZip, as: "second.zip")
         let daemon = try RunningDaemon(sandbox)
-        #expect(daemon.waitForVerdicts(1).count == 1, "\(daemon.stderr)")
+        expectEqual(daemon.waitForVerdicts(1).count, 1, "\(daemon.stderr)")
         // A reload past the range is refused and the daemon keeps going on what it had.
         try sandbox.configure("watch", ["settle_milliseconds": 1e14])
         daemon.signal(SIGHUP)
-        #expect(waitFor(seconds: 20) { daemon.stderr.contains("watch.settle_milliseconds: 100000000000000 is outside the allowed range") },
+        expect(waitFor(seconds: 20) { daemon.stderr.contains("watch.settle_milliseconds: 100000000000000 is outside the allowed range") },
                 "\(daemon.stderr)")
-        #expect(daemon.process.isRunning)
+        expect(daemon.process.isRunning)
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 30) == 0, "\(daemon.stderr)")
-        #expect(!daemon.stderr.contains("Fatal error"))
+        expectEqual(daemon.waitForExit(seconds: 30), 0, "\(daemon.stderr)")
+        expect(!daemon.stderr.contains("Fatal error"))
         try sandbox.expectInvariants()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["first", "second"])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted(), ["first", "second"])
     }
 
     @Test("a reload past a range keeps the running configuration, and drops keep flowing", .needsLeases, arguments: [
@@ -90,11 +91,11 @@ struct SettingsEndToEndTests {
         let daemon = try RunningDaemon(sandbox)
         try sandbox.configure(section, [key: value])
         daemon.signal(SIGHUP)
-        #expect(waitFor(seconds: 20) { daemon.stderr.contains("\(section).\(key):") }, "\(daemon.stderr)")
+        expect(waitFor(seconds: 20) { daemon.stderr.contains("\(section).\(key):") }, "\(daemon.stderr)")
         try sandbox.drop(Samples.validZip, as: "after.zip")
-        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted, "\(daemon.stderr)")
+        expectEqual(daemon.waitForVerdicts(1).first?.kind, .accepted, "\(daemon.stderr)")
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 30) == 0)
+        expectEqual(daemon.waitForExit(seconds: 30), 0)
         try sandbox.expectInvariants()
     }
 
@@ -106,13 +107,13 @@ struct SettingsEndToEndTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         try sandbox.drop(Samples.traversalZip, as: "evil.zip")
-        #expect(try sandbox.runOnce().status == 0)
+        try expectEqual(sandbox.runOnce().status, 0)
         let result = try airlock(arguments + ["--root", sandbox.root.path])
-        #expect(result.status == 64)
-        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
-        #expect(result.stderr.contains(arguments[2]), "\(result.stderr)")
+        expectEqual(result.status, 64)
+        expectEqual(result.stderr.split(separator: "\n").count, 1, "\(result.stderr)")
+        expect(result.stderr.contains(arguments[2]), "\(result.stderr)")
         expectClean(result)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count == 1)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).count, 1)
     }
 
     @Test("a configured path inside the places airlock moves drops through is a configuration error", .needsLeases, arguments: [
@@ -125,13 +126,13 @@ struct SettingsEndToEndTests {
         try sandbox.configure("metrics", ["path": path.replacingOccurrences(of: "ABSOLUTE", with: sandbox.root.path), "interval_seconds": 1])
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         let once = try sandbox.runOnce()
-        #expect(once.status == 78)
-        #expect(once.stderr.contains("metrics.path:"), "\(once.stderr)")
+        expectEqual(once.status, 78)
+        expect(once.stderr.contains("metrics.path:"), "\(once.stderr)")
         expectClean(once)
         let daemon = try airlock(["run", "--root", sandbox.root.path])
-        #expect(daemon.status == 78, "\(daemon.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path) == ["photos.zip"])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
+        expectEqual(daemon.status, 78, "\(daemon.stderr)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path), ["photos.zip"])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path), [])
     }
 
     @Test("a metrics path into the inbox through a symbolic link, or on reload, is refused too", .needsLeases)
@@ -141,25 +142,25 @@ struct SettingsEndToEndTests {
         let link = sandbox.base.appendingPathComponent("logs/inbox-link")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: sandbox.inbox)
         try sandbox.configure("metrics", ["path": link.appendingPathComponent("airlock.prom").path])
-        #expect(try sandbox.runOnce().status == 78)
+        try expectEqual(sandbox.runOnce().status, 78)
         try sandbox.configure("metrics", ["path": "state/airlock.prom", "interval_seconds": 1])
         try sandbox.configure("watch", ["settle_milliseconds": 100])
         let daemon = try RunningDaemon(sandbox)
         try sandbox.configure("metrics", ["path": "inbox/airlock.prom", "interval_seconds": 1])
         daemon.signal(SIGHUP)
-        #expect(waitFor(seconds: 20) { daemon.stderr.contains("metrics.path:") }, "\(daemon.stderr)")
+        expect(waitFor(seconds: 20) { daemon.stderr.contains("metrics.path:") }, "\(daemon.stderr)")
         // Wait for a metrics write after the refused reload: it goes to the path
         // kept, so had the reload taken, the daemon's own file would now be in the inbox.
         let kept = sandbox.root.appendingPathComponent("state/airlock.prom")
         try FileManager.default.removeItem(at: kept)
-        #expect(waitFor(seconds: 20) { FileManager.default.fileExists(atPath: kept.path) }, "no metrics written since the reload")
+        expect(waitFor(seconds: 20) { FileManager.default.fileExists(atPath: kept.path) }, "no metrics written since the reload")
         try sandbox.drop(Samples.validZip, as: "photos.zip")
-        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted)
+        expectEqual(daemon.waitForVerdicts(1).first?.kind, .accepted)
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 30) == 0)
+        expectEqual(daemon.waitForExit(seconds: 30), 0)
         // The daemon never wrote into the inbox, so it never took its own file for a drop.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path) == [])
-        #expect(FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("state/airlock.prom").path))
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path), [])
+        expect(FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("state/airlock.prom").path))
         try sandbox.expectInvariants()
     }
 
@@ -172,8 +173,8 @@ struct SettingsEndToEndTests {
         let file = sandbox.inbox.appendingPathComponent("airlock.json")
         try JSONSerialization.data(withJSONObject: config).write(to: file)
         let result = try airlock(["run", "--once", "--config", file.path])
-        #expect(result.status == 78)
-        #expect(result.stderr.contains("the configuration file is inside inbox/"), "\(result.stderr)")
-        #expect(FileManager.default.fileExists(atPath: file.path))
+        expectEqual(result.status, 78)
+        expect(result.stderr.contains("the configuration file is inside inbox/"), "\(result.stderr)")
+        expect(FileManager.default.fileExists(atPath: file.path))
     }
 }

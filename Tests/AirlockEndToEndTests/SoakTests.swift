@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -21,14 +22,14 @@ struct SoakTests {
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("problems   0"), "\(text)")
+        expectEqual(process.terminationStatus, 0, "\(text)")
+        expect(text.contains("problems   0"), "\(text)")
         let kills = text.split(separator: "\n").first { $0.hasPrefix("kills") }?
             .split(separator: " ").dropFirst().first { !$0.isEmpty }.flatMap { Int($0) } ?? 0
-        #expect(kills >= 2, "the daemon was to be killed several times: \(text)")
+        expect(kills >= 2, "the daemon was to be killed several times: \(text)")
         let drops = text.split(separator: "\n").first { $0.hasPrefix("drops") }?
             .split(separator: " ").dropFirst().first { !$0.isEmpty }.flatMap { Int($0) } ?? 0
-        #expect(drops >= 20, "\(text)")
+        expect(drops >= 20, "\(text)")
     }
 
     @Test("a fleet: three instances on one root, killed, frozen past their take-over and restarted, end every drop once")
@@ -46,14 +47,14 @@ struct SoakTests {
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("problems   0"), "\(text)")
+        expectEqual(process.terminationStatus, 0, "\(text)")
+        expect(text.contains("problems   0"), "\(text)")
         func figure(_ prefix: String) -> Int {
             text.split(separator: "\n").first { $0.hasPrefix(prefix) }?
                 .split(separator: " ").dropFirst().first { !$0.isEmpty }.flatMap { Int($0) } ?? 0
         }
-        #expect(figure("drops") >= 20, "\(text)")
-        #expect(figure("kills") >= 1, "instances were to be killed: \(text)")
-        #expect(figure("freezes") >= 1 && text.contains("take-overs seen"), "an instance was to be frozen past its take-over: \(text)")
+        expect(figure("drops") >= 20, "\(text)")
+        expect(figure("kills") >= 1, "instances were to be killed: \(text)")
+        expect(figure("freezes") >= 1 && text.contains("take-overs seen"), "an instance was to be frozen past its take-over: \(text)")
     }
 }

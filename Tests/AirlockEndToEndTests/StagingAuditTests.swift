@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -29,16 +30,16 @@ struct StagingAuditTests {
         let original = Samples.validZip
         try sandbox.drop(original, as: "forged.zip")
         let result = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": item.fault])
-        #expect(result.status == 0, "\(result.stderr)")
+        expectEqual(result.status, 0, "\(result.stderr)")
         let event = try #require(result.events.first)
-        #expect(event.kind == .rejected, "\(event)")
-        #expect(event.reason == "decoder-failed", "\(event)")
+        expectEqual(event.kind, .rejected, "\(event)")
+        expectEqual(event.reason, "decoder-failed", "\(event)")
         try sandbox.expectInvariants()
-        #expect(try sandbox.listing(sandbox.outbox) == [], "a forged tree reached the outbox")
+        try expectEqual(sandbox.listing(sandbox.outbox), [], "a forged tree reached the outbox")
         let quarantined = try #require(try sandbox.onlyQuarantined())
-        #expect(try Data(contentsOf: quarantined.drop) == original)
+        try expectEqual(Data(contentsOf: quarantined.drop), original)
         let detail = quarantined.report.detail
-        #expect(detail.contains(item.detail), "\(detail)")
+        expect(detail.contains(item.detail), "\(detail)")
     }
 
     @Test("1,000 files beneath 1,010 directories no entry names are 1,000 entries for the decoder and the audit alike")
@@ -48,15 +49,15 @@ struct StagingAuditTests {
         try sandbox.drop(try Data(contentsOf: Samples.fixture("zip-1000-files-1010-implied-dirs.zip")), as: "implied.zip")
         try sandbox.drop(try Data(contentsOf: Samples.fixture("targz-1000-files-1010-implied-dirs.tar.gz")), as: "implied.tar.gz")
         let result = try sandbox.runOnce()
-        #expect(result.events.count == 2)
+        expectEqual(result.events.count, 2)
         for event in result.events {
-            #expect(event.kind == .accepted, "\(event)")
-            #expect(event.files == 1000, "\(event)")
+            expectEqual(event.kind, .accepted, "\(event)")
+            expectEqual(event.files, 1000, "\(event)")
         }
         try sandbox.expectInvariants()
         let listing = try sandbox.listing(sandbox.outbox.appendingPathComponent("implied"))
-        #expect(listing.filter { $0.hasSuffix("/") }.count == 1010)
-        #expect(listing.filter { !$0.hasSuffix("/") }.count == 1000)
-        #expect(listing.contains("d9/s99/f999.txt"))
+        expectEqual(listing.filter { $0.hasSuffix("/") }.count, 1010)
+        expectEqual(listing.filter { !$0.hasSuffix("/") }.count, 1000)
+        expect(listing.contains("d9/s99/f999.txt"))
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -41,20 +42,20 @@ struct StalledOutputTests {
             if daemon.stderr.contains("are not being read") { watchdogsWhileFull += messages.filter { $0 == "WATCHDOG=1" }.count }
             return ((try? FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count) ?? 0) == count
         }
-        #expect(landed, "the outbox holds \((try? FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count) ?? -1) of \(count)")
-        #expect(daemon.stderr.contains("events on standard output are not being read"), "\(daemon.stderr.suffix(2000))")
+        expect(landed, "the outbox holds \((try? FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count) ?? -1) of \(count)")
+        expect(daemon.stderr.contains("events on standard output are not being read"), "\(daemon.stderr.suffix(2000))")
         // The watchdog went on while standard output was full, and goes on now. Nobody
         // ever reads the pipe, so it is still full after the last drop: with few drops
         // the intake may end soon after the pipe filled, and the notifications that
         // come after it count as "while full" too (at least two of them after it).
         var after = 0
-        #expect(waitFor(seconds: 5) {
+        expect(waitFor(seconds: 5) {
             let notifications = socket.messages().filter { $0 == "WATCHDOG=1" }.count
             after += notifications
             watchdogsWhileFull += notifications
             return after >= 2 && watchdogsWhileFull >= 4
         }, "\(watchdogsWhileFull) watchdog notifications after the pipe filled, \(after) after the last drop landed")
-        #expect(waitFor(seconds: 10) {
+        expect(waitFor(seconds: 10) {
             let metrics = (try? String(contentsOf: sandbox.logs.appendingPathComponent("airlock.prom"), encoding: .utf8)) ?? ""
             return metrics.split(separator: "\n").contains { line in
                 line.hasPrefix("airlock_output_dropped_total{stream=\"stdout\"} ") && !line.hasSuffix(" 0")
@@ -62,10 +63,10 @@ struct StalledOutputTests {
         }, "airlock_output_dropped_total counts the dropped events")
         // The journal is the record: every drop's terminal record is there.
         let journal = try String(contentsOf: sandbox.root.appendingPathComponent("state/journal.jsonl"), encoding: .utf8)
-        #expect(journal.split(separator: "\n").filter { $0.contains("\"event\":\"accepted\"") }.count == count)
+        expectEqual(journal.split(separator: "\n").filter { $0.contains("\"event\":\"accepted\"") }.count, count)
         daemon.signal(SIGTERM)
         // What is queued gets at most 10 s to be written: nobody reads it.
-        #expect(daemon.waitForExit(seconds: 60) == 0, "\(daemon.stderr.suffix(2000))")
+        expectEqual(daemon.waitForExit(seconds: 60), 0, "\(daemon.stderr.suffix(2000))")
         try sandbox.expectInvariants()
     }
 
@@ -97,19 +98,19 @@ struct StalledOutputTests {
         // Each drop writes a log line and an event (over 150 bytes each): far more than the 4 KiB each pipe holds.
         let count = 120
         for index in 0..<count { try sandbox.drop(Samples.validZip, as: "drop-with-a-long-name-to-fill-the-log-\(index).zip") }
-        #expect(waitFor(seconds: 600) {
+        expect(waitFor(seconds: 600) {
             received += socket.messages()
             return ((try? FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count) ?? 0) == count
         })
         var after: [String] = []
-        #expect(waitFor(seconds: 5) {
+        expect(waitFor(seconds: 5) {
             after += socket.messages()
             return after.filter { $0 == "WATCHDOG=1" }.count >= 2
         }, "the watchdog goes on with both streams full")
         kill(process.processIdentifier, SIGTERM)
         // What is queued gets at most 10 s per stream to be written; nobody reads it.
-        #expect(waitFor(seconds: 40) { !process.isRunning })
-        #expect(process.terminationStatus == 0)
+        expect(waitFor(seconds: 40) { !process.isRunning })
+        expectEqual(process.terminationStatus, 0)
         try sandbox.expectInvariants()
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -59,16 +60,16 @@ struct StartFaultTests {
         let accepted = events.filter { $0.kind == .accepted }
         print("start faults (\(name)): \(count) drops, \(faults) faults injected, \(deferred.count) deferrals, "
               + "\(accepted.count) accepted, runs \(statuses)")
-        #expect(faults > 0, "no fault was injected: the test proves nothing")
-        if defers { #expect(deferred.count > 0) }
-        #expect(events.filter { $0.kind == .rejected }.isEmpty, "a drop was judged for a fault of the machinery")
-        #expect(statuses.last == 0, "drops were still deferred after \(statuses.count) runs")
-        #expect(Set(accepted.compactMap { $0.drop }).count == count)
-        #expect(accepted.count == count, "a drop was accepted more than once")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).isEmpty)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == count)
+        expect(faults > 0, "no fault was injected: the test proves nothing")
+        if defers { expect(deferred.count > 0) }
+        expect(events.filter { $0.kind == .rejected }.isEmpty, "a drop was judged for a fault of the machinery")
+        expectEqual(statuses.last, 0, "drops were still deferred after \(statuses.count) runs")
+        expectEqual(Set(accepted.compactMap { $0.drop }).count, count)
+        expectEqual(accepted.count, count, "a drop was accepted more than once")
+        try expect(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).isEmpty)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count, count)
         for event in deferred {
-            #expect((event.detail).map { $0.contains("before it took the drop") || $0.contains("posix_spawn") } == true,
+            expectEqual((event.detail).map { $0.contains("before it took the drop") || $0.contains("posix_spawn") }, true,
                     "\(event)")
         }
         try sandbox.expectInvariants()

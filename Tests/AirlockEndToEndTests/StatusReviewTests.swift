@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -11,19 +12,19 @@ struct StatusReviewTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         try sandbox.drop(Samples.traversalZip, as: "evil.zip")
-        #expect(try sandbox.runOnce().status == 0)
+        try expectEqual(sandbox.runOnce().status, 0)
         let status = try airlock(["status", "--root", sandbox.root.path])
-        #expect(status.status == 0, "\(status.stderr)")
-        #expect(!status.stdout.contains("stale"), "\(status.stdout)")
-        #expect(status.stdout.contains("not running (last: run --once, pid "), "\(status.stdout)")
-        #expect(status.stdout.contains("quarantine:    1 entries, "), "\(status.stdout)")
+        expectEqual(status.status, 0, "\(status.stderr)")
+        expect(!status.stdout.contains("stale"), "\(status.stdout)")
+        expect(status.stdout.contains("not running (last: run --once, pid "), "\(status.stdout)")
+        expect(status.stdout.contains("quarantine:    1 entries, "), "\(status.stdout)")
         let json = try #require(try airlock(["status", "--json", "--root", sandbox.root.path]).document(StatusDocument.self))
         let quarantine = json.quarantine
-        #expect(quarantine.entries == 1)
+        expectEqual(quarantine.entries, 1)
         let report = try #require(try sandbox.onlyQuarantined())
         let held = try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.appendingPathComponent(report.id).path)
             .map { try FileManager.default.attributesOfItem(atPath: sandbox.quarantine.appendingPathComponent(report.id).appendingPathComponent($0).path)[.size] as! Int }
-        #expect(quarantine.bytes == Int64(held.reduce(0, +)))
+        expectEqual(quarantine.bytes, Int64(held.reduce(0, +)))
     }
 
     @Test("a drop claimed for longer than a decoder may run is named as stuck, text and JSON")
@@ -36,19 +37,19 @@ struct StatusReviewTests {
         try Data("held.zip".utf8).write(to: claim.appendingPathComponent("name"))
         try Samples.validZip.write(to: claim.appendingPathComponent("drop"))
         var times = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
-        #expect(utimensat(AT_FDCWD, claim.path, &times, 0) == 0)
+        expectEqual(utimensat(AT_FDCWD, claim.path, &times, 0), 0)
         let fresh = sandbox.claimed.appendingPathComponent("20261129T000001Z-0badc0df")
         try FileManager.default.createDirectory(at: fresh, withIntermediateDirectories: false)
         try Data("new.zip".utf8).write(to: fresh.appendingPathComponent("name"))
         let status = try airlock(["status", "--root", sandbox.root.path])
-        #expect(status.stdout.contains("stuck:         held.zip: claimed 3"), "\(status.stdout)")
-        #expect(status.stdout.contains("[\(id)]"))
-        #expect(!status.stdout.contains("new.zip"), "a fresh claim is not stuck")
+        expect(status.stdout.contains("stuck:         held.zip: claimed 3"), "\(status.stdout)")
+        expect(status.stdout.contains("[\(id)]"))
+        expect(!status.stdout.contains("new.zip"), "a fresh claim is not stuck")
         let json = try #require(try airlock(["status", "--json", "--root", sandbox.root.path]).document(StatusDocument.self))
         let claims = json.longClaims
-        #expect(claims.count == 1)
-        #expect(claims.first?.drop == "held.zip")
-        #expect(claims.first?.id == id)
-        #expect((claims.first?.ageSeconds ?? 0) >= 3600)
+        expectEqual(claims.count, 1)
+        expectEqual(claims.first?.drop, "held.zip")
+        expectEqual(claims.first?.id, id)
+        expect((claims.first?.ageSeconds ?? 0) >= 3600)
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -48,7 +49,7 @@ struct Outcome {
     /// `doctor --json`, …), decoded as `T`; nil, and an issue, for anything else.
     func document<T: Decodable>(_ type: T.Type, sourceLocation: SourceLocation = #_sourceLocation) -> T? {
         let lines = stdout.split(separator: "\n")
-        #expect(lines.count == 1, "one JSON line expected: \(stdout) \(stderr)", sourceLocation: sourceLocation)
+        expectEqual(lines.count, 1, "one JSON line expected: \(stdout) \(stderr)", sourceLocation: sourceLocation)
         do {
             return try JSONDecoder().decode(T.self, from: Data((lines.first ?? "").utf8))
         } catch {
@@ -133,7 +134,7 @@ final class Sandbox {
     /// the outbox and outside the root.
     func initialise(policy: [String: Any] = [:], decoder: [String: Any] = [:]) throws {
         let result = try airlock(["init", "--root", root.path])
-        #expect(result.status == 0, "init failed: \(result.stderr)")
+        expectEqual(result.status, 0, "init failed: \(result.stderr)")
         if !policy.isEmpty { try configure("policy", policy) }
         if !decoder.isEmpty { try configure("decoder", decoder) }
         for url in [root.appendingPathComponent("sentinel.txt"), base.appendingPathComponent("sentinel-outside.txt")] {
@@ -189,15 +190,15 @@ final class Sandbox {
     /// the inbox empty.
     func expectInvariants(sourceLocation: SourceLocation = #_sourceLocation) throws {
         for (url, data) in sentinels {
-            #expect((try? Data(contentsOf: url)) == data, "sentinel \(url.lastPathComponent) changed", sourceLocation: sourceLocation)
+            expectEqual((try? Data(contentsOf: url)), data, "sentinel \(url.lastPathComponent) changed", sourceLocation: sourceLocation)
         }
         let outside = try outsideRoot()
-        #expect(outside == outsideBefore, "something was created outside the root", sourceLocation: sourceLocation)
-        #expect(try listing(staging) == [], "staging is not empty", sourceLocation: sourceLocation)
-        #expect(try listing(claimed) == [], "a claim was left behind", sourceLocation: sourceLocation)
-        #expect(try listing(inbox).filter { !isTemporary($0) } == [], "the inbox still holds drops", sourceLocation: sourceLocation)
-        #expect(!FileManager.default.fileExists(atPath: "/tmp/outside.txt"), "a traversal escaped to /tmp", sourceLocation: sourceLocation)
-        #expect(!FileManager.default.fileExists(atPath: root.deletingLastPathComponent().appendingPathComponent("outside.txt").path),
+        expectEqual(outside, outsideBefore, "something was created outside the root", sourceLocation: sourceLocation)
+        try expectEqual(listing(staging), [], "staging is not empty", sourceLocation: sourceLocation)
+        try expectEqual(listing(claimed), [], "a claim was left behind", sourceLocation: sourceLocation)
+        try expectEqual(listing(inbox).filter { !isTemporary($0) }, [], "the inbox still holds drops", sourceLocation: sourceLocation)
+        expect(!FileManager.default.fileExists(atPath: "/tmp/outside.txt"), "a traversal escaped to /tmp", sourceLocation: sourceLocation)
+        expect(!FileManager.default.fileExists(atPath: root.deletingLastPathComponent().appendingPathComponent("outside.txt").path),
                 sourceLocation: sourceLocation)
     }
 
@@ -214,10 +215,10 @@ final class Sandbox {
     /// The one quarantine entry: its id, report and original bytes.
     func onlyQuarantined(sourceLocation: SourceLocation = #_sourceLocation) throws -> (id: String, report: Report, drop: URL)? {
         let entries = try FileManager.default.contentsOfDirectory(atPath: quarantine.path)
-        #expect(entries.count == 1, "expected one quarantine entry, found \(entries)", sourceLocation: sourceLocation)
+        expectEqual(entries.count, 1, "expected one quarantine entry, found \(entries)", sourceLocation: sourceLocation)
         guard let id = entries.first else { return nil }
         let directory = quarantine.appendingPathComponent(id)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["drop", "report.json"],
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: directory.path).sorted(), ["drop", "report.json"],
                 sourceLocation: sourceLocation)
         let report = try Report.read(directory.appendingPathComponent("report.json"))
         return (id, report, directory.appendingPathComponent("drop"))

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -23,16 +24,16 @@ struct SyncCostTests {
         let root = sandbox.root.resolvingSymlinksInPath()
         let state = root.appendingPathComponent("state").path
         func count(_ call: String, _ matches: (String) -> Bool) -> Int { calls.filter { $0.call == call && matches($0.path) }.count }
-        #expect(count("syncfs") { _ in true } == drops, "one syncfs per drop, on staging")
-        #expect(count("fdatasync") { _ in true } == 0)
-        #expect(count("fsync") { $0.hasPrefix(state + "/claimed/") } == 0, "the claim and its commit note are covered by the syncfs")
-        #expect(count("fsync") { $0.hasPrefix(state + "/staging/") } == 0, "staging and its manifest are covered by the syncfs")
-        #expect(count("fsync") { $0 == state + "/journal.jsonl" } == drops, "the accepted record only; claimed is not fsynced")
-        #expect(count("fsync") { $0 == root.appendingPathComponent("outbox").path } == drops)
-        #expect(count("fsync") { $0 == state + "/claimed" } == 0, "a lost removal is redone by recovery, from the accepted record")
+        expectEqual(count("syncfs") { _ in true }, drops, "one syncfs per drop, on staging")
+        expectEqual(count("fdatasync") { _ in true }, 0)
+        expectEqual(count("fsync") { $0.hasPrefix(state + "/claimed/") }, 0, "the claim and its commit note are covered by the syncfs")
+        expectEqual(count("fsync") { $0.hasPrefix(state + "/staging/") }, 0, "staging and its manifest are covered by the syncfs")
+        expectEqual(count("fsync") { $0 == state + "/journal.jsonl" }, drops, "the accepted record only; claimed is not fsynced")
+        expectEqual(count("fsync") { $0 == root.appendingPathComponent("outbox").path }, drops)
+        expectEqual(count("fsync") { $0 == state + "/claimed" }, 0, "a lost removal is redone by recovery, from the accepted record")
         // Nothing besides: init made the journal (its generation table, state/ twice),
         // and the decoders' confinement state is written without a sync.
-        #expect(count("fsync") { _ in true } == 2 * drops, "\(calls.map(\.path))")
+        expectEqual(count("fsync") { _ in true }, 2 * drops, "\(calls.map(\.path))")
     }
 
     /// A root laid out by an earlier init, which made no journal: the first
@@ -49,12 +50,12 @@ struct SyncCostTests {
         }
         let state = sandbox.root.appendingPathComponent("state")
         let generations = try String(contentsOf: state.appendingPathComponent("journal.generations"), encoding: .utf8)
-        #expect(!generations.isEmpty)
+        expect(!generations.isEmpty)
         let records = try String(contentsOf: state.appendingPathComponent("journal.jsonl"), encoding: .utf8).split(separator: "\n")
-        #expect(records.filter { $0.contains(#""event":"accepted""#) }.count == drops)
-        #expect(records.filter { $0.contains(#""event":"claimed""#) }.count == drops)
+        expectEqual(records.filter { $0.contains(#""event":"accepted""#) }.count, drops)
+        expectEqual(records.filter { $0.contains(#""event":"claimed""#) }.count, drops)
         let fsyncs = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").filter { $0.contains("fsync(") }
-        #expect(fsyncs.filter { $0.contains("journal.generations") }.count == 1, "the creation's: \(fsyncs)")
+        expectEqual(fsyncs.filter { $0.contains("journal.generations") }.count, 1, "the creation's: \(fsyncs)")
     }
 
     @Test("init makes the journal: its current file and its generation")
@@ -62,12 +63,12 @@ struct SyncCostTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         let state = sandbox.root.appendingPathComponent("state")
-        #expect(FileManager.default.fileExists(atPath: state.appendingPathComponent("journal.jsonl").path))
-        #expect(try String(contentsOf: state.appendingPathComponent("journal.generations"), encoding: .utf8).isEmpty == false)
+        expect(FileManager.default.fileExists(atPath: state.appendingPathComponent("journal.jsonl").path))
+        try expectEqual(String(contentsOf: state.appendingPathComponent("journal.generations"), encoding: .utf8).isEmpty, false)
         // A second init leaves the journal it finds as it is.
         try Data("{\"time\":\"x\"}\n".utf8).write(to: state.appendingPathComponent("journal.jsonl"))
         try sandbox.initialise()
-        #expect(try String(contentsOf: state.appendingPathComponent("journal.jsonl"), encoding: .utf8) == "{\"time\":\"x\"}\n")
+        try expectEqual(String(contentsOf: state.appendingPathComponent("journal.jsonl"), encoding: .utf8), "{\"time\":\"x\"}\n")
     }
 
     /// A claim's removal is not fsynced; recovery redoes a lost one from the drop's
@@ -86,12 +87,12 @@ struct SyncCostTests {
         for line in try String(contentsOf: trace, encoding: .utf8).split(separator: "\n") {
             if line.contains("fsync(") && line.contains("<\(claimed)>") { synced = true }
             guard line.contains("renameat(") && line.contains("\"journal.jsonl\"") && line.contains("\"journal.1.jsonl\"") else { continue }
-            #expect(synced, "a rotation without an fsync of claimed/ before it: \(line)")
+            expect(synced, "a rotation without an fsync of claimed/ before it: \(line)")
             synced = false
             rotations += 1
         }
         // Two records (claimed, accepted) per drop, each past the limit.
-        #expect(rotations >= drops)
+        expect(rotations >= drops)
     }
 
     /// `run --once` over `drops` copies of a valid ZIP with one worker (so no sync
@@ -108,8 +109,8 @@ struct SyncCostTests {
         let trace = sandbox.logs.appendingPathComponent("syscalls.trace")
         let result = try airlock(["run", "--once", "--root", sandbox.root.path],
                                  under: [SyncCostTests.strace, "-f", "-qq", "-y", "-e", "trace=" + calls, "-o", trace.path])
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == drops)
+        expectEqual(result.status, 0, "\(result.stderr)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count, drops)
         try sandbox.expectInvariants()
         return (sandbox, trace)
     }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -33,14 +34,14 @@ struct SystemConfigurationTests {
         let expected = "/logs/etc/airlock/airlock.json"
         for command in [["status"], ["init"], ["events"], ["run", "--once"]] {
             let result = try Self.run(program, command, in: cwd)
-            #expect(result.status == 78, "\(command): \(result.output)")
-            #expect(result.output.contains(expected + ": an installed airlock"), "\(command): \(result.output)")
-            #expect(result.output.contains("give --root DIR or --config FILE"), "\(command): \(result.output)")
-            #expect(!result.output.contains("'airlock init --root var'"), "\(command): \(result.output)")
+            expectEqual(result.status, 78, "\(command): \(result.output)")
+            expect(result.output.contains(expected + ": an installed airlock"), "\(command): \(result.output)")
+            expect(result.output.contains("give --root DIR or --config FILE"), "\(command): \(result.output)")
+            expect(!result.output.contains("'airlock init --root var'"), "\(command): \(result.output)")
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: cwd.path) == [], "nothing made in the working directory")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: cwd.path), [], "nothing made in the working directory")
         // doctor needs no root: the defaults serve.
-        #expect(try Self.run(program, ["doctor"], in: cwd).status == 0)
+        try expectEqual(Self.run(program, ["doctor"], in: cwd).status, 0)
     }
 
     @Test("installed, with the system configuration: init lays out the root it names without a second airlock.json; every command finds it")
@@ -54,39 +55,39 @@ struct SystemConfigurationTests {
         let cwd = sandbox.logs
 
         let initialised = try Self.run(program, ["init"], in: cwd)
-        #expect(initialised.status == 0, "\(initialised.output)")
-        #expect(FileManager.default.fileExists(atPath: sandbox.inbox.path))
-        #expect(!FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("airlock.json").path),
+        expectEqual(initialised.status, 0, "\(initialised.output)")
+        expect(FileManager.default.fileExists(atPath: sandbox.inbox.path))
+        expect(!FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("airlock.json").path),
                 "the system configuration is the root's only one")
-        #expect(!FileManager.default.fileExists(atPath: cwd.appendingPathComponent("var").path))
+        expect(!FileManager.default.fileExists(atPath: cwd.appendingPathComponent("var").path))
 
         try sandbox.drop(Data(contentsOf: Binary.repository.appendingPathComponent("fixtures/archives/zip-deflate-valid.zip")), as: "a.zip")
         let ran = try Self.run(program, ["run", "--once"], in: cwd)
-        #expect(ran.status == 0 && ran.output.contains(#""event":"accepted""#), "\(ran.output)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path) == ["a"])
+        expect(ran.status == 0 && ran.output.contains(#""event":"accepted""#), "\(ran.output)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["a"])
         let status = try Self.run(program, ["status", "--json"], in: cwd)
-        #expect(status.status == 0 && status.output.contains(#""accepted":1"#), "\(status.output)")
+        expect(status.status == 0 && status.output.contains(#""accepted":1"#), "\(status.output)")
         let events = try Self.run(program, ["events"], in: cwd)
-        #expect(events.status == 0 && events.output.contains(#""event":"accepted""#), "\(events.output)")
+        expect(events.status == 0 && events.output.contains(#""event":"accepted""#), "\(events.output)")
         // --root naming that root reads the system configuration too (seen by making it invalid);
         // --root naming another root does not.
         let other = sandbox.logs.appendingPathComponent("other")
-        #expect(try Self.run(program, ["init", "--root", other.path], in: cwd).status == 0)
+        try expectEqual(Self.run(program, ["init", "--root", other.path], in: cwd).status, 0)
         let invalid: [String: Any] = ["root": sandbox.root.path, "outbox": ["group": "airlock-no-such-group"]]
         try JSONSerialization.data(withJSONObject: invalid).write(to: etc.appendingPathComponent("airlock.json"))
         let same = try Self.run(program, ["status", "--root", sandbox.root.path], in: cwd)
-        #expect(same.status == 78 && same.output.contains("airlock-no-such-group"), "\(same.output)")
+        expect(same.status == 78 && same.output.contains("airlock-no-such-group"), "\(same.output)")
         let elsewhere = try Self.run(program, ["status", "--root", other.path], in: cwd)
-        #expect(elsewhere.status == 0, "\(elsewhere.output)")
+        expectEqual(elsewhere.status, 0, "\(elsewhere.output)")
     }
 
     @Test("a build tree without --root works on ./var, as make run does")
     func buildTreeUsesVar() throws {
         let sandbox = try Sandbox()
         let status = try Self.run(Binary.airlock, ["status"], in: sandbox.logs)
-        #expect(status.status == 78 && status.output.contains("root var: ENOENT"), "\(status.output)")
+        expect(status.status == 78 && status.output.contains("root var: ENOENT"), "\(status.output)")
         let initialised = try Self.run(Binary.airlock, ["init"], in: sandbox.logs)
-        #expect(initialised.status == 0, "\(initialised.output)")
-        #expect(FileManager.default.fileExists(atPath: sandbox.logs.appendingPathComponent("var/airlock.json").path))
+        expectEqual(initialised.status, 0, "\(initialised.output)")
+        expect(FileManager.default.fileExists(atPath: sandbox.logs.appendingPathComponent("var/airlock.json").path))
     }
 }

@@ -1,4 +1,5 @@
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -28,10 +29,10 @@ struct SystemDoorTests {
         try Data("torn".utf8).write(to: sandbox.base.appendingPathComponent("report.json.tmp"))
         try directory.replaceAtomically(Array("report.json".utf8), with: Array("new\n".utf8),
                                         temporary: Array("report.json.tmp".utf8), .init(mode: 0o600))
-        #expect(try contents(sandbox, "report.json") == "new\n")
-        #expect(try mode(sandbox, "report.json") == 0o600)
+        try expectEqual(contents(sandbox, "report.json"), "new\n")
+        try expectEqual(mode(sandbox, "report.json"), 0o600)
         let names = try FileManager.default.contentsOfDirectory(atPath: sandbox.base.path).filter { $0 != "logs" }
-        #expect(names == ["report.json"])
+        expectEqual(names, ["report.json"])
     }
 
     @Test("replaceAtomically keeps the mode asked for against the umask only when told to")
@@ -43,8 +44,8 @@ struct SystemDoorTests {
         try directory.replaceAtomically(Array("narrowed".utf8), with: [0x31], temporary: Array(".narrowed.tmp".utf8), .init(mode: 0o644))
         try directory.replaceAtomically(Array("exact".utf8), with: [0x31], temporary: Array(".exact.tmp".utf8),
                                         .init(mode: 0o644, ignoresUmask: true, syncsDirectory: false))
-        #expect(try mode(sandbox, "narrowed") == 0o600)
-        #expect(try mode(sandbox, "exact") == 0o644)
+        try expectEqual(mode(sandbox, "narrowed"), 0o600)
+        try expectEqual(mode(sandbox, "exact"), 0o644)
     }
 
     @Test("replaceAtomically never writes through a link planted at the temporary name")
@@ -55,8 +56,8 @@ struct SystemDoorTests {
         try Data("keep".utf8).write(to: victim)
         try FileManager.default.createSymbolicLink(atPath: sandbox.base.appendingPathComponent("out.tmp").path, withDestinationPath: victim.path)
         try directory.replaceAtomically(Array("out".utf8), with: Array("new".utf8), temporary: Array("out.tmp".utf8), .init(mode: 0o600))
-        #expect(try contents(sandbox, "victim") == "keep")
-        #expect(try contents(sandbox, "out") == "new")
+        try expectEqual(contents(sandbox, "victim"), "keep")
+        try expectEqual(contents(sandbox, "out"), "new")
     }
 
     @Test("an exclusive flock excludes a second open of the file, shared or exclusive, until it is let go")
@@ -67,12 +68,12 @@ struct SystemDoorTests {
         defer { first.close() }
         let second = try directory.open(Array("lock".utf8), [.readOnly, .noFollow])
         defer { second.close() }
-        #expect(try first.tryLockExclusive())
-        #expect(try !second.tryLockExclusive())
-        #expect(try !second.tryLockShared())
+        try expect(first.tryLockExclusive())
+        try expect(!second.tryLockExclusive())
+        try expect(!second.tryLockShared())
         first.unlock()
-        #expect(try second.tryLockShared())
-        #expect(try !first.tryLockExclusive())
+        try expect(second.tryLockShared())
+        try expect(!first.tryLockExclusive())
     }
 
     @Test("noFollow refuses a link at the last component with ELOOP; exclusive refuses what exists with EEXIST")
@@ -84,13 +85,13 @@ struct SystemDoorTests {
             _ = try directory.open(Array("link".utf8), [.readOnly, .noFollow])
             Issue.record("O_NOFOLLOW opened a link")
         } catch {
-            #expect(error.errno == .tooManyLinks)
+            expectEqual(error.errno, .tooManyLinks)
         }
         do {
             _ = try directory.open(Array("link".utf8), [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)
             Issue.record("O_EXCL opened an existing name")
         } catch {
-            #expect(error.errno == .exists)
+            expectEqual(error.errno, .exists)
         }
     }
 
@@ -103,7 +104,7 @@ struct SystemDoorTests {
             try fd.truncate(to: 0)
             try fd.write(Array("42\n".utf8), at: 0)
         }
-        #expect(try contents(sandbox, "pid") == "42\n")
+        try expectEqual(contents(sandbox, "pid"), "42\n")
     }
 
     @Test("makeDirectories makes every missing directory of a path and keeps what exists")
@@ -114,13 +115,13 @@ struct SystemDoorTests {
         try FileDescriptor.makeDirectories(path: path)
         try FileDescriptor.makeDirectories(path: path)
         let status = try FileStatus(path: sandbox.base.path + "/a/b/c")
-        #expect(status.kind == .directory)
+        expectEqual(status.kind, .directory)
         try Data().write(to: sandbox.base.appendingPathComponent("file"))
         do {
             try FileDescriptor.makeDirectories(path: sandbox.base.path + "/file/below")
             Issue.record("made a directory beneath a file")
         } catch {
-            #expect(error.errno == .notDirectory)
+            expectEqual(error.errno, .notDirectory)
         }
     }
 
@@ -130,9 +131,9 @@ struct SystemDoorTests {
         defer { withExtendedLifetime(sandbox) { directory.close() } }
         try FileManager.default.createSymbolicLink(atPath: sandbox.base.appendingPathComponent("to-base").path, withDestinationPath: sandbox.base.path)
         let status = try FileStatus(path: sandbox.base.appendingPathComponent("to-base").path)
-        #expect(status.kind == .directory)
-        #expect(status.owner == UInt32(geteuid()))
-        #expect(status.group == UInt32(getegid()))
+        expectEqual(status.kind, .directory)
+        expectEqual(status.owner, UInt32(geteuid()))
+        expectEqual(status.group, UInt32(getegid()))
         #expect(throws: SystemError.self) { _ = try FileStatus(path: sandbox.base.appendingPathComponent("missing").path) }
     }
 
@@ -142,13 +143,13 @@ struct SystemDoorTests {
         let seconds = WallClock.seconds()
         let parts = WallClock.utc()
         let after = Int64(Date().timeIntervalSince1970)
-        #expect(seconds >= before && seconds <= after)
+        expect(seconds >= before && seconds <= after)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let date = calendar.date(from: DateComponents(year: parts.year, month: parts.month, day: parts.day,
                                                       hour: parts.hour, minute: parts.minute, second: parts.second))!
         let stamp = Int64(date.timeIntervalSince1970)
-        #expect(stamp >= before && stamp <= after)
+        expect(stamp >= before && stamp <= after)
     }
 
     @Test("the journal's line search finds each line holding the needle, also past a NUL")
@@ -156,16 +157,16 @@ struct SystemDoorTests {
         let text = "{\"id\":\"a\"}\n{\"id\":\"b\"}\n{\"id\":\"a\",\"x\":1}\n\u{0}\u{0}\n{\"id\":\"a\"}\n"
         let buffer = Array(text.utf8) + [0]
         let lines = LineSearch.lines(in: buffer, containing: "\"id\":\"a\"").map { String(decoding: $0, as: UTF8.self) }
-        #expect(lines == ["{\"id\":\"a\"}", "{\"id\":\"a\",\"x\":1}", "{\"id\":\"a\"}"])
-        #expect(LineSearch.lines(in: Array("no match\n".utf8) + [0], containing: "zzz").isEmpty)
+        expectEqual(lines, ["{\"id\":\"a\"}", "{\"id\":\"a\",\"x\":1}", "{\"id\":\"a\"}"])
+        expect(LineSearch.lines(in: Array("no match\n".utf8) + [0], containing: "zzz").isEmpty)
     }
 
     @Test("the user and group databases answer for root, and nothing for a name no group has")
     func accounts() {
-        #expect(Accounts.user(0)?.name == "root")
-        #expect(Accounts.user(0)?.group == 0)
-        #expect(Accounts.group(named: "root") == 0)
-        #expect(Accounts.group(named: "airlock-no-such-group-\(getpid())") == nil)
-        #expect(Accounts.effectiveUserID == UInt32(geteuid()))
+        expectEqual(Accounts.user(0)?.name, "root")
+        expectEqual(Accounts.user(0)?.group, 0)
+        expectEqual(Accounts.group(named: "root"), 0)
+        expectEqual(Accounts.group(named: "airlock-no-such-group-\(getpid())"), nil)
+        expectEqual(Accounts.effectiveUserID, UInt32(geteuid()))
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -90,19 +91,19 @@ struct TaskLimitTests {
         let accepted = outcome.events.filter { $0.kind == .accepted }.count
         let deferred = outcome.events.filter { $0.kind == .deferred }.count
         print("task limit \(limit): status \(outcome.status), \(String(format: "%.1f", seconds)) s, \(accepted) accepted, \(deferred) deferred")
-        #expect(seconds < 60, "run --once took \(seconds) s")
-        #expect(outcome.status == (deferred > 0 ? 75 : 0), "\(outcome.stderr.suffix(2000))")
-        #expect(accepted + deferred == count)
-        #expect(outcome.events.filter { $0.kind == .rejected }.isEmpty)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).isEmpty)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count == deferred)
+        expect(seconds < 60, "run --once took \(seconds) s")
+        expectEqual(outcome.status, (deferred > 0 ? 75 : 0), "\(outcome.stderr.suffix(2000))")
+        expectEqual(accepted + deferred, count)
+        expect(outcome.events.filter { $0.kind == .rejected }.isEmpty)
+        try expect(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path).isEmpty)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count, deferred)
         // Said once per episode, not once per drop.
-        if deferred > 0 { #expect(outcome.stderr.components(separatedBy: "decoder children cannot be started").count == 2) }
-        if limit >= 64 { #expect(accepted == count) }
+        if deferred > 0 { expectEqual(outcome.stderr.components(separatedBy: "decoder children cannot be started").count, 2) }
+        if limit >= 64 { expectEqual(accepted, count) }
         // Once the limit is gone, the next run finishes what was deferred.
         let again = try sandbox.runOnce()
-        #expect(again.status == 0)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == count)
+        expectEqual(again.status, 0)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count, count)
         try sandbox.expectInvariants()
     }
 
@@ -122,23 +123,23 @@ struct TaskLimitTests {
         cgroup.holdAtCurrentTasks()
         let count = 10
         for index in 0..<count { try sandbox.drop(Samples.validZip, as: "drop-\(index).zip") }
-        #expect(waitFor(seconds: 30) { daemon.events.contains { $0.kind == .deferred } }, "\(daemon.stderr.suffix(2000))")
+        expect(waitFor(seconds: 30) { daemon.events.contains { $0.kind == .deferred } }, "\(daemon.stderr.suffix(2000))")
         // A limit that lets a child through now and then ends an episode and begins another: poll.
         var status = ""
-        #expect(waitFor(seconds: 30, every: 0.25) {
+        expect(waitFor(seconds: 30, every: 0.25) {
             status = (try? airlock(["status", "--root", sandbox.root.path]).stdout) ?? ""
             return status.contains("CANNOT BE STARTED")
         }, "\(status)")
-        #expect(daemon.stderr.components(separatedBy: "decoder children cannot be started").count == 2, "said once")
+        expectEqual(daemon.stderr.components(separatedBy: "decoder children cannot be started").count, 2, "said once")
         try "max".write(toFile: cgroup.path + "/pids.max", atomically: false, encoding: .utf8)
-        #expect(waitFor(seconds: 60) {
+        expect(waitFor(seconds: 60) {
             Set(daemon.events.filter { $0.kind == .accepted }.compactMap { $0.drop }).count == count
         }, "\(daemon.stderr.suffix(2000))")
-        #expect(daemon.events.filter { $0.kind == .accepted }.count == count)
-        #expect(daemon.events.filter { $0.kind == .rejected }.isEmpty)
-        #expect(try !airlock(["status", "--root", sandbox.root.path]).stdout.contains("CANNOT BE STARTED"))
+        expectEqual(daemon.events.filter { $0.kind == .accepted }.count, count)
+        expect(daemon.events.filter { $0.kind == .rejected }.isEmpty)
+        try expect(!airlock(["status", "--root", sandbox.root.path]).stdout.contains("CANNOT BE STARTED"))
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 30) == 0)
+        expectEqual(daemon.waitForExit(seconds: 30), 0)
         try sandbox.expectInvariants()
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -11,10 +12,10 @@ struct TemporaryNameTests {
         try sandbox.initialise()
         try sandbox.drop(Samples.validZip, as: name)
         let result = try sandbox.runOnce()
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.events.isEmpty, "\(name) was processed: \(result.stdout)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path) == [name])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).isEmpty)
+        expectEqual(result.status, 0, "\(result.stderr)")
+        expect(result.events.isEmpty, "\(name) was processed: \(result.stdout)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path), [name])
+        try expect(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).isEmpty)
         try sandbox.expectInvariants()
     }
 
@@ -26,12 +27,12 @@ struct TemporaryNameTests {
         try sandbox.drop(Samples.validZip, as: "a.zip.UPLOADING")
         try sandbox.drop(Samples.validZip, as: "b.zip.part")
         let result = try sandbox.runOnce()
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.events.count == 1)
-        #expect(result.events.first?.drop == "b.zip.part")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path) == ["a.zip.UPLOADING"])
-        #expect(try sandbox.listing(sandbox.claimed).isEmpty && sandbox.listing(sandbox.staging).isEmpty)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count == 1)
+        expectEqual(result.status, 0, "\(result.stderr)")
+        expectEqual(result.events.count, 1)
+        expectEqual(result.events.first?.drop, "b.zip.part")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.inbox.path), ["a.zip.UPLOADING"])
+        try expect(sandbox.listing(sandbox.claimed).isEmpty && sandbox.listing(sandbox.staging).isEmpty)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).count, 1)
     }
 
     @Test("a pattern with a slash, an empty one or too many are configuration errors naming watch.ignore", arguments: [
@@ -42,7 +43,7 @@ struct TemporaryNameTests {
         try sandbox.initialise()
         try sandbox.configure("watch", ["ignore": patterns])
         let result = try sandbox.runOnce()
-        #expect(result.status == 78)
-        #expect(result.stderr.contains("watch.ignore"), "\(result.stderr)")
+        expectEqual(result.status, 78)
+        expect(result.stderr.contains("watch.ignore"), "\(result.stderr)")
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -111,27 +112,27 @@ struct UnitFilterTests {
         try sandbox.initialise()
         try #require(try Self.kernelOffersBoth(sandbox), "doctor says the kernel offers Landlock and seccomp, but not on this root")
         let filter = try UnitFilter.load()
-        #expect(filter.allowed.isSuperset(of: UnitFilter.landlockCalls.union(["seccomp"])))
-        #expect(!filter.allowed.contains("execveat") || filter.allowed.contains("execve"))
+        expect(filter.allowed.isSuperset(of: UnitFilter.landlockCalls.union(["seccomp"])))
+        expect(!filter.allowed.contains("execveat") || filter.allowed.contains("execve"))
         let wrapper = try filter.wrapper(in: sandbox.logs)
         let (status, found) = try Self.doctor(sandbox, under: wrapper)
-        #expect(status == 0)
-        #expect(found.landlockState == "in-force", "\(found)")
-        #expect(found.seccompState == "in-force", "\(found)")
-        #expect(found.problems == nil, "\(found)")
+        expectEqual(status, 0)
+        expectEqual(found.landlockState, "in-force", "\(found)")
+        expectEqual(found.seccompState, "in-force", "\(found)")
+        expectEqual(found.problems, nil, "\(found)")
 
         try sandbox.drop(Self.fixture("fixtures/archives/zip-deflate-valid.zip"), as: "photos.zip")
         try sandbox.drop(Self.fixture("fixtures/keyed/memo-binary.plist"), as: "memo.plist")
         let result = try airlock(["run", "--once", "--root", sandbox.root.path],
                                  environment: startPath.merging(["AIRLOCK_TEST_TEMPLATE_TRACE": "1"]) { $1 }, under: wrapper)
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.events.map(\.kind) == [.accepted, .accepted], "\(result.stdout)")
-        #expect(templatesTraced(result.stderr).count == (startPath.isEmpty ? 2 : 0), "\(result.stderr)")
-        #expect(!result.stderr.contains("partial confinement") && !result.stderr.contains("not confined"), "\(result.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted() == ["memo", "photos"])
+        expectEqual(result.status, 0, "\(result.stderr)")
+        expectEqual(result.events.map(\.kind), [.accepted, .accepted], "\(result.stdout)")
+        expectEqual(templatesTraced(result.stderr).count, (startPath.isEmpty ? 2 : 0), "\(result.stderr)")
+        expect(!result.stderr.contains("partial confinement") && !result.stderr.contains("not confined"), "\(result.stderr)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path).sorted(), ["memo", "photos"])
         let recorded = try JSONDecoder().decode(DoctorDocument.self,
                                                 from: Data(contentsOf: sandbox.root.appendingPathComponent("state/decoder-confinement")))
-        #expect(recorded.bothInForce)
+        expect(recorded.bothInForce)
         try sandbox.expectInvariants()
     }
 
@@ -147,43 +148,43 @@ struct UnitFilterTests {
         let wrapper = try filter.wrapper(in: sandbox.logs)
 
         let (status, found) = try Self.doctor(sandbox, under: wrapper)
-        #expect(status == 69, "doctor exits EX_UNAVAILABLE while no decoder may run")
-        #expect(found.landlockState == "refused", "\(found)")
-        #expect(found.seccompState == "in-force", "\(found)")
-        #expect(found.decodersWithheld == true)
-        #expect(found.problems?.contains("landlock_create_ruleset refused: EPERM") == true, "\(found)")
+        expectEqual(status, 69, "doctor exits EX_UNAVAILABLE while no decoder may run")
+        expectEqual(found.landlockState, "refused", "\(found)")
+        expectEqual(found.seccompState, "in-force", "\(found)")
+        expectEqual(found.decodersWithheld, true)
+        expectEqual(found.problems?.contains("landlock_create_ruleset refused: EPERM"), true, "\(found)")
 
         let zip = try Self.fixture("fixtures/archives/zip-deflate-valid.zip")
         try sandbox.drop(zip, as: "photos.zip")
         let refused = try airlock(["run", "--once", "--root", sandbox.root.path], under: wrapper)
-        #expect(refused.status == 75, "\(refused.stderr)")
-        #expect(refused.events.first?.kind == .deferred, "\(refused.stdout)")
-        #expect((refused.events.first?.detail)?.contains("no decoder runs unconfined") == true)
-        #expect(refused.stderr.contains("no decoder runs, drops wait deferred"), "\(refused.stderr)")
-        #expect(try sandbox.listing(sandbox.outbox) == [] && sandbox.listing(sandbox.quarantine) == [])
+        expectEqual(refused.status, 75, "\(refused.stderr)")
+        expectEqual(refused.events.first?.kind, .deferred, "\(refused.stdout)")
+        expectEqual((refused.events.first?.detail)?.contains("no decoder runs unconfined"), true)
+        expect(refused.stderr.contains("no decoder runs, drops wait deferred"), "\(refused.stderr)")
+        try expect(sandbox.listing(sandbox.outbox) == [] && sandbox.listing(sandbox.quarantine) == [])
         let claims = try FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path)
-        #expect(claims.count == 1)
-        #expect(try Data(contentsOf: sandbox.claimed.appendingPathComponent(claims[0]).appendingPathComponent("drop")) == zip,
+        expectEqual(claims.count, 1)
+        try expectEqual(Data(contentsOf: sandbox.claimed.appendingPathComponent(claims[0]).appendingPathComponent("drop")), zip,
                 "the drop waits, whole, in its claim")
-        #expect(try sandbox.listing(sandbox.staging) == [])
+        try expectEqual(sandbox.listing(sandbox.staging), [])
         let status2 = try airlock(["status", "--root", sandbox.root.path])
-        #expect(status2.stdout.contains("NO DECODER RUNS"), "\(status2.stdout)")
+        expect(status2.stdout.contains("NO DECODER RUNS"), "\(status2.stdout)")
 
         // The daemon under the same filter: the metrics say decoders are withheld, and why.
         try sandbox.configure("metrics", ["interval_seconds": 1])
         let daemon = try airlock(["run", "--root", sandbox.root.path], under: ["/usr/bin/timeout", "-s", "TERM", "4"] + wrapper)
-        #expect(daemon.status == 0 || daemon.status == 124, "\(daemon.stderr)")
+        expect(daemon.status == 0 || daemon.status == 124, "\(daemon.stderr)")
         let metrics = try String(contentsOf: sandbox.root.appendingPathComponent("metrics/airlock.prom"), encoding: .utf8)
-        #expect(metrics.contains(#"airlock_decoder_confinement{mechanism="landlock",state="refused"} 1"#), "\(metrics)")
-        #expect(metrics.contains(#"airlock_decoder_confinement{mechanism="seccomp",state="in-force"} 1"#))
-        #expect(metrics.contains("airlock_decoders_withheld 1"))
-        #expect(!metrics.contains("airlock_unconfined_deferrals_total 0"), "the claimed drop was retried and declined")
-        #expect(try sandbox.listing(sandbox.outbox) == [])
+        expect(metrics.contains(#"airlock_decoder_confinement{mechanism="landlock",state="refused"} 1"#), "\(metrics)")
+        expect(metrics.contains(#"airlock_decoder_confinement{mechanism="seccomp",state="in-force"} 1"#))
+        expect(metrics.contains("airlock_decoders_withheld 1"))
+        expect(!metrics.contains("airlock_unconfined_deferrals_total 0"), "the claimed drop was retried and declined")
+        try expectEqual(sandbox.listing(sandbox.outbox), [])
 
         let freed = try sandbox.runOnce()
-        #expect(freed.status == 0, "\(freed.stderr)")
-        #expect(freed.events.first?.kind == .accepted, "\(freed.stdout)")
-        #expect(FileManager.default.fileExists(atPath: sandbox.outbox.appendingPathComponent("photos").path))
+        expectEqual(freed.status, 0, "\(freed.stderr)")
+        expectEqual(freed.events.first?.kind, .accepted, "\(freed.stdout)")
+        expect(FileManager.default.fileExists(atPath: sandbox.outbox.appendingPathComponent("photos").path))
         try sandbox.expectInvariants()
     }
 
@@ -199,9 +200,9 @@ struct UnitFilterTests {
         let wrapper = try filter.wrapper(in: sandbox.logs)
         try sandbox.drop(Self.fixture("fixtures/archives/zip-deflate-valid.zip"), as: "photos.zip")
         let result = try airlock(["run", "--once", "--root", sandbox.root.path], under: wrapper)
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.events.first?.kind == .accepted)
-        #expect(result.stderr.contains("decoders run with partial confinement: Landlock refused"), "\(result.stderr)")
+        expectEqual(result.status, 0, "\(result.stderr)")
+        expectEqual(result.events.first?.kind, .accepted)
+        expect(result.stderr.contains("decoders run with partial confinement: Landlock refused"), "\(result.stderr)")
         try sandbox.expectInvariants()
     }
 
@@ -209,7 +210,7 @@ struct UnitFilterTests {
           .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/systemd-analyze"), "needs systemd-analyze"))
     func templateFilterMatches() throws {
         let single = try UnitFilter.load(unit: "airlock.service"), template = try UnitFilter.load(unit: "airlock@.service")
-        #expect(single.allowed == template.allowed && single.errorNumber == template.errorNumber)
+        expect(single.allowed == template.allowed && single.errorNumber == template.errorNumber)
     }
 
     @Test("systemd-analyze security rates every service unit SAFE",
@@ -223,6 +224,6 @@ struct UnitFilterTests {
         let file = sandbox.base.appendingPathComponent(unit == "airlock@.service" ? "airlock@test.service" : unit)
         try text.write(to: file, atomically: true, encoding: .utf8)
         let result = try runTool("/usr/bin/systemd-analyze", ["security", "--offline=yes", file.path])
-        #expect(result.output.contains("SAFE"), "\(result.output.split(separator: "\n").suffix(2))")
+        expect(result.output.contains("SAFE"), "\(result.output.split(separator: "\n").suffix(2))")
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -22,17 +23,17 @@ struct WatchSettingsTests {
         try sandbox.drop(Samples.validZip, as: ".rsync.a.zip.XyZ123")
         try sandbox.drop(Samples.validZip, as: "b.zip")
         let once = try sandbox.runOnce()
-        #expect(once.events.compactMap { $0.drop } == ["b.zip"], "\(once.stdout)")
-        #expect(FileManager.default.fileExists(atPath: sandbox.inbox.appendingPathComponent("a.zip.upload").path))
+        expectEqual(once.events.compactMap { $0.drop }, ["b.zip"], "\(once.stdout)")
+        expect(FileManager.default.fileExists(atPath: sandbox.inbox.appendingPathComponent("a.zip.upload").path))
 
         try sandbox.configure("watch", ["ignore": ["*.upload"], "ignore_also": []])
         let doctor = try airlock(["doctor", "--root", sandbox.root.path])
-        #expect(doctor.stderr.contains("watch.ignore replaces the default patterns") && doctor.stderr.contains("watch.ignore_also"),
+        expect(doctor.stderr.contains("watch.ignore replaces the default patterns") && doctor.stderr.contains("watch.ignore_also"),
                 "\(doctor.stderr)")
         let daemon = try RunningDaemon(sandbox)
-        #expect(daemon.stderr.contains("leaves out .* *.part *.filepart *.tmp *~"), "\(daemon.stderr)")
+        expect(daemon.stderr.contains("leaves out .* *.part *.filepart *.tmp *~"), "\(daemon.stderr)")
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
     }
 
     @Test("SIGHUP rescans: a name no longer ignored is taken at once, not at the next periodic rescan", .needsLeases)
@@ -43,15 +44,15 @@ struct WatchSettingsTests {
         let daemon = try RunningDaemon(sandbox)
         try sandbox.drop(Samples.validZip, as: "held.zip.hold")
         usleep(1_500_000)
-        #expect(daemon.events.isEmpty, "an ignored name is left alone")
+        expect(daemon.events.isEmpty, "an ignored name is left alone")
         try sandbox.configure("watch", ["ignore_also": []])
         let reloaded = Date()
         daemon.signal(SIGHUP)
         let events = daemon.waitForVerdicts(1, seconds: 10)
-        #expect(events.first?.drop == "held.zip.hold")
-        #expect(Date().timeIntervalSince(reloaded) < 5, "taken after the reload's rescan, not the hourly one")
+        expectEqual(events.first?.drop, "held.zip.hold")
+        expect(Date().timeIntervalSince(reloaded) < 5, "taken after the reload's rescan, not the hourly one")
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
         try sandbox.expectInvariants()
     }
 
@@ -66,12 +67,12 @@ struct WatchSettingsTests {
         config["root"] = sandbox.base.appendingPathComponent("elsewhere").path
         try JSONSerialization.data(withJSONObject: config).write(to: file)
         daemon.signal(SIGHUP)
-        #expect(waitFor(seconds: 10) { daemon.stderr.contains("the root cannot change while running: configuration not reloaded") },
+        expect(waitFor(seconds: 10) { daemon.stderr.contains("the root cannot change while running: configuration not reloaded") },
                 "\(daemon.stderr)")
         try sandbox.drop(Samples.validZip, as: "lenient.zip")
-        #expect(daemon.waitForVerdicts(1).first?.kind == .accepted, "max_entries 2 was not put in force")
+        expectEqual(daemon.waitForVerdicts(1).first?.kind, .accepted, "max_entries 2 was not put in force")
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
     }
 
     @Test("temporary names are counted in status and metrics; past watch.abandoned_remove_seconds the unwritten ones nobody holds open are removed", .needsLeases)
@@ -85,30 +86,30 @@ struct WatchSettingsTests {
         age(old, seconds: 7200)
         age(held, seconds: 3600)
         let status = try airlock(["status", "--root", sandbox.root.path])
-        #expect(status.stdout.contains("temporary:     3 under temporary names") && status.stdout.contains("oldest old.zip.part, last written 72"),
+        expect(status.stdout.contains("temporary:     3 under temporary names") && status.stdout.contains("oldest old.zip.part, last written 72"),
                 "\(status.stdout)")
-        #expect(status.stdout.contains("never removed"))
+        expect(status.stdout.contains("never removed"))
 
         let writer = open(held.path, O_WRONLY)
-        #expect(writer >= 0)
+        expect(writer >= 0)
         defer { close(writer) }
         try sandbox.configure("watch", ["abandoned_remove_seconds": 1800, "rescan_seconds": 1])
         let daemon = try RunningDaemon(sandbox)
         // The log line follows the unlink: waited for, not read once the file is gone.
-        #expect(waitFor(seconds: 20) { daemon.stderr.contains("removed the abandoned upload old.zip.part (7 bytes, last written 7") },
+        expect(waitFor(seconds: 20) { daemon.stderr.contains("removed the abandoned upload old.zip.part (7 bytes, last written 7") },
                 "\(daemon.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: old.path))
-        #expect(FileManager.default.fileExists(atPath: held.path), "a name a writer holds open stays")
-        #expect(FileManager.default.fileExists(atPath: fresh.path), "a recently written name stays")
+        expect(!FileManager.default.fileExists(atPath: old.path))
+        expect(FileManager.default.fileExists(atPath: held.path), "a name a writer holds open stays")
+        expect(FileManager.default.fileExists(atPath: fresh.path), "a recently written name stays")
         let metrics = sandbox.root.appendingPathComponent("metrics/airlock.prom")
-        #expect(waitFor(seconds: 5) {
+        expect(waitFor(seconds: 5) {
             let text = (try? String(contentsOf: metrics, encoding: .utf8)) ?? ""
             return text.contains("airlock_inbox_temporary_files 2") && text.contains("airlock_abandoned_uploads_removed_total 1")
                 && text.contains("airlock_oldest_inbox_temporary_file_age_seconds 36")
         }, "\((try? String(contentsOf: metrics, encoding: .utf8)) ?? "")")
-        #expect(daemon.events.isEmpty, "no temporary name was taken as a drop")
+        expect(daemon.events.isEmpty, "no temporary name was taken as a drop")
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
     }
 
     @Test("a legacy SFTP rename caught between its link and its unlink, across rescans, is a rename in progress: accepted once, within a second of the unlink", .needsLeases)
@@ -119,17 +120,17 @@ struct WatchSettingsTests {
         let daemon = try RunningDaemon(sandbox)
         let part = sandbox.inbox.appendingPathComponent("x.zip.part"), final = sandbox.inbox.appendingPathComponent("x.zip")
         try Samples.validZip.write(to: part)
-        #expect(link(part.path, final.path) == 0)
+        expectEqual(link(part.path, final.path), 0)
         usleep(2_500_000)   // two rescans and many looks while both links stand
-        #expect(daemon.events.isEmpty, "not taken, and above all not quarantined as a hard link: \(daemon.events)")
-        #expect(unlink(part.path) == 0)
+        expect(daemon.events.isEmpty, "not taken, and above all not quarantined as a hard link: \(daemon.events)")
+        expectEqual(unlink(part.path), 0)
         let unlinked = Date()
-        #expect(waitFor(seconds: 5) { !FileManager.default.fileExists(atPath: final.path) })
-        #expect(Date().timeIntervalSince(unlinked) < 1)
+        expect(waitFor(seconds: 5) { !FileManager.default.fileExists(atPath: final.path) })
+        expect(Date().timeIntervalSince(unlinked) < 1)
         let events = daemon.waitForVerdicts(1)
-        #expect(events.count == 1 && events.first?.kind == .accepted, "\(events)")
+        expect(events.count == 1 && events.first?.kind == .accepted, "\(events)")
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(seconds: 15) == 0)
+        expectEqual(daemon.waitForExit(seconds: 15), 0)
         try sandbox.expectInvariants()
     }
 
@@ -139,11 +140,11 @@ struct WatchSettingsTests {
         try sandbox.initialise(policy: ["max_drop_bytes": 100])
         try sandbox.drop(Samples.validZip, as: "big.zip")
         let once = try sandbox.runOnce()
-        #expect(once.events.first?.reason == "drop-too-large")
+        expectEqual(once.events.first?.reason, "drop-too-large")
         let id = try #require(once.events.first?.id)
         let report = try String(contentsOf: sandbox.quarantine.appendingPathComponent(id).appendingPathComponent("report.json"), encoding: .utf8)
-        #expect(report.contains("policy.max_drop_bytes"), "\(report)")
-        #expect(once.stderr.contains("policy.max_drop_bytes"), "\(once.stderr)")
+        expect(report.contains("policy.max_drop_bytes"), "\(report)")
+        expect(once.stderr.contains("policy.max_drop_bytes"), "\(once.stderr)")
     }
 
     @Test("a cursor never handed out, or one that does not end a record, is called mistyped; the usage names the three-part form")
@@ -157,12 +158,12 @@ struct WatchSettingsTests {
         let parts = cursor.split(separator: ":").map(String.init)
         let future = "\(parts[0]):\(UInt64(parts[1])! + 1000):\(parts[2])"
         let ahead = try airlock(["events", "--after", future, "--root", sandbox.root.path])
-        #expect(ahead.status != 0 && ahead.stderr.contains("mistyped") && !ahead.stderr.contains("rotated away"), "\(ahead.stderr)")
+        expect(ahead.status != 0 && ahead.stderr.contains("mistyped") && !ahead.stderr.contains("rotated away"), "\(ahead.stderr)")
         let inside = "\(parts[0]):\(parts[1]):\(Int(parts[2])! - 1)"
         let torn = try airlock(["events", "--after", inside, "--root", sandbox.root.path])
-        #expect(torn.status != 0 && torn.stderr.contains("mistyped"), "\(torn.stderr)")
+        expect(torn.status != 0 && torn.stderr.contains("mistyped"), "\(torn.stderr)")
         let usage = try airlock(["events", "--after", "nonsense", "--root", sandbox.root.path])
-        #expect(usage.status == 64 && usage.stderr.contains("1234:1:5678") && usage.stderr.contains("INODE:GENERATION:OFFSET"), "\(usage.stderr)")
-        #expect(try airlock(["events", "--after", cursor, "--root", sandbox.root.path]).status == 0)
+        expect(usage.status == 64 && usage.stderr.contains("1234:1:5678") && usage.stderr.contains("INODE:GENERATION:OFFSET"), "\(usage.stderr)")
+        try expectEqual(airlock(["events", "--after", cursor, "--root", sandbox.root.path]).status, 0)
     }
 }

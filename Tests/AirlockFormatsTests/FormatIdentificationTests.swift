@@ -1,4 +1,5 @@
 import AirlockFormats
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -34,15 +35,15 @@ struct ArchiveCase: Decodable, CustomTestStringConvertible {
 struct FormatIdentificationTests {
     @Test("the corpus is there to identify")
     func corpusPresent() {
-        #expect(ArchiveCase.all.count > 200)
-        #expect(Set(ArchiveCase.all.map(\.format)).isSuperset(of: ["zip", "tar", "tar.gz", "tar.bz2", "tar.xz", "tar.zst", "tar.lz",
+        expect(ArchiveCase.all.count > 200)
+        expect(Set(ArchiveCase.all.map(\.format)).isSuperset(of: ["zip", "tar", "tar.gz", "tar.bz2", "tar.xz", "tar.zst", "tar.lz",
                                                                   "tar.lzma", "7z", "unknown"]))
     }
 
     @Test("every archive of the corpus is identified as its manifest says", arguments: ArchiveCase.all)
     func corpus(_ archive: ArchiveCase) throws {
         let found = identify(try fixtureBytes("archives/" + archive.file))
-        #expect((found?.rawValue ?? "unknown") == archive.format)
+        expectEqual((found?.rawValue ?? "unknown"), archive.format)
     }
 
     @Test("the optional formats by their magic: RAR 4 and 5, CAB, cpio newc and odc; ISO 9660 by its descriptor")
@@ -52,18 +53,18 @@ struct FormatIdentificationTests {
                                                                     ("cpio-newc-", .cpio), ("cpio-odc-", .cpio), ("iso-", nil)]
         for (prefix, format) in expected {
             let matching = files.filter { $0.hasPrefix(prefix) }
-            #expect(matching.count >= 5, "fixtures/formats has too few \(prefix)")
+            expect(matching.count >= 5, "fixtures/formats has too few \(prefix)")
             for file in matching {
                 let bytes = try fixtureBytes("formats/" + file)
-                #expect(ArchiveFormat.sniff(Array(bytes.prefix(ArchiveFormat.sniffLength))) == format, "\(file)")
+                expectEqual(ArchiveFormat.sniff(Array(bytes.prefix(ArchiveFormat.sniffLength))), format, "\(file)")
                 if prefix == "iso-" {
                     let at = Int(ArchiveFormat.isoDescriptorOffset)
-                    #expect(ArchiveFormat.isISO9660Descriptor(Array(bytes.dropFirst(at).prefix(7))), "\(file)")
+                    expect(ArchiveFormat.isISO9660Descriptor(Array(bytes.dropFirst(at).prefix(7))), "\(file)")
                 }
             }
         }
         // newc with checksums ("070702"): libarchive and GNU cpio disagree on a damaged one, so it is not cpio to airlock.
-        #expect(ArchiveFormat.sniff(try fixtureBytes("formats/cpio-crc-bad-checksum.cpio").prefix(512).map { $0 }) == nil)
+        expectEqual(ArchiveFormat.sniff(try fixtureBytes("formats/cpio-crc-bad-checksum.cpio").prefix(512).map { $0 }), nil)
     }
 
     @Test("each magic alone names its format, with the shortest prefix that holds it", arguments: [
@@ -83,35 +84,35 @@ struct FormatIdentificationTests {
         (Array("070707".utf8), .cpio),
     ] as [([UInt8], ArchiveFormat)])
     func magic(_ magic: [UInt8], _ format: ArchiveFormat) {
-        #expect(ArchiveFormat.sniff(magic) == format)
-        #expect(ArchiveFormat.sniff(magic + [UInt8](repeating: 0xA5, count: 600)) == format, "followed by anything")
+        expectEqual(ArchiveFormat.sniff(magic), format)
+        expectEqual(ArchiveFormat.sniff(magic + [UInt8](repeating: 0xA5, count: 600)), format, "followed by anything")
         // One byte short, or the last byte changed, is not that format.
-        #expect(ArchiveFormat.sniff(Array(magic.dropLast())) != format)
+        expect(ArchiveFormat.sniff(Array(magic.dropLast())) != format)
         var changed = magic
         changed[changed.count - 1] ^= 0x40
-        #expect(ArchiveFormat.sniff(changed + [UInt8](repeating: 0xA5, count: 600)) != format)
+        expect(ArchiveFormat.sniff(changed + [UInt8](repeating: 0xA5, count: 600)) != format)
     }
 
     @Test("empty, one-byte and short prefixes name nothing, and never trap")
     func shortInputs() {
-        #expect(ArchiveFormat.sniff([]) == nil)
+        expectEqual(ArchiveFormat.sniff([]), nil)
         for length in 0..<ArchiveFormat.sniffLength {
-            #expect(ArchiveFormat.sniff([UInt8](repeating: 0, count: length)) == nil)
-            #expect(ArchiveFormat.sniff([UInt8](repeating: 0xFF, count: length)) == nil)
+            expectEqual(ArchiveFormat.sniff([UInt8](repeating: 0, count: length)), nil)
+            expectEqual(ArchiveFormat.sniff([UInt8](repeating: 0xFF, count: length)), nil)
         }
-        #expect(!ArchiveFormat.endsLikeZip([]))
-        #expect(!ArchiveFormat.endsLikeZip([0x50, 0x4B, 0x05, 0x06]))
-        #expect(!ArchiveFormat.isISO9660Descriptor(Array("\u{1}CD001".utf8)), "a descriptor cut before its version")
+        expect(!ArchiveFormat.endsLikeZip([]))
+        expect(!ArchiveFormat.endsLikeZip([0x50, 0x4B, 0x05, 0x06]))
+        expect(!ArchiveFormat.isISO9660Descriptor(Array("\u{1}CD001".utf8)), "a descriptor cut before its version")
     }
 
     @Test("a tar header is only a tar when the whole 512-byte block is there")
     func truncatedTar() throws {
         let block = Array(try fixtureBytes("archives/tar-ustar-valid.tar").prefix(512))
-        #expect(ArchiveFormat.sniff(block) == .tar)
-        #expect(ArchiveFormat.sniff(Array(block.prefix(511))) == nil)
+        expectEqual(ArchiveFormat.sniff(block), .tar)
+        expectEqual(ArchiveFormat.sniff(Array(block.prefix(511))), nil)
         let v7 = Array(try fixtureBytes("archives/tar-v7-valid.tar").prefix(512))
-        #expect(ArchiveFormat.sniff(v7) == .tar)
-        #expect(ArchiveFormat.sniff(Array(v7.prefix(300))) == nil)
+        expectEqual(ArchiveFormat.sniff(v7), .tar)
+        expectEqual(ArchiveFormat.sniff(Array(v7.prefix(300))), nil)
     }
 
     @Test("a V7 header is a tar only with a name, a number for a size and a matching checksum")
@@ -119,10 +120,10 @@ struct FormatIdentificationTests {
         let v7 = Array(try fixtureBytes("archives/tar-v7-valid.tar").prefix(512))
         var nameless = v7
         nameless[0] = 0
-        #expect(ArchiveFormat.sniff(nameless) == nil)
+        expectEqual(ArchiveFormat.sniff(nameless), nil)
         var badSum = v7
         badSum[150] = badSum[150] == UInt8(ascii: "1") ? UInt8(ascii: "2") : UInt8(ascii: "1")
-        #expect(ArchiveFormat.sniff(badSum) == nil)
+        expectEqual(ArchiveFormat.sniff(badSum), nil)
     }
 
     @Test("ambiguous starts: a container's magic at offset 0 wins over a tar header further in", arguments: [
@@ -135,7 +136,7 @@ struct FormatIdentificationTests {
         // The first block of a valid ustar archive, its name overwritten by the magic.
         var block = Array(try fixtureBytes("archives/tar-ustar-valid.tar").prefix(512))
         block.replaceSubrange(0..<magic.count, with: magic)
-        #expect(ArchiveFormat.sniff(block) == format)
+        expectEqual(ArchiveFormat.sniff(block), format)
     }
 
     /// Each name, and what its first bytes name once the header's checksum no longer matches.
@@ -154,20 +155,20 @@ struct FormatIdentificationTests {
         block.replaceSubrange(148..<156, with: [UInt8](repeating: 0x20, count: 8))
         let sum = String(block.reduce(0) { $0 + Int($1) }, radix: 8)
         block.replaceSubrange(148..<156, with: Array((String(repeating: "0", count: 6 - sum.count) + sum).utf8) + [0, 0x20])
-        #expect(ArchiveFormat.sniff(block) == .tar)
+        expectEqual(ArchiveFormat.sniff(block), .tar)
         block[153] ^= 1 // the checksum's last digit: off by one, neither the unsigned nor the signed sum
-        #expect(ArchiveFormat.sniff(block) == unchecked, "the checksum broken")
+        expectEqual(ArchiveFormat.sniff(block), unchecked, "the checksum broken")
     }
 
     @Test("a ZIP behind a stub is recognised by its end record only when the comment reaches the end")
     func zipAtTheEnd() {
         let end: [UInt8] = [0x50, 0x4B, 0x05, 0x06] + [UInt8](repeating: 0, count: 16)
         let stub = [UInt8](repeating: 0x90, count: 100)
-        #expect(ArchiveFormat.endsLikeZip(stub + end + [0, 0]))
-        #expect(ArchiveFormat.endsLikeZip(stub + end + [3, 0] + Array("abc".utf8)), "a three-byte comment")
-        #expect(!ArchiveFormat.endsLikeZip(stub + end + [3, 0] + Array("abcd".utf8)), "a byte after the comment")
-        #expect(!ArchiveFormat.endsLikeZip(stub + end + [4, 0] + Array("abc".utf8)), "a comment longer than the file")
-        #expect(ArchiveFormat.sniff(stub + end + [0, 0]) == nil, "the first bytes name nothing")
+        expect(ArchiveFormat.endsLikeZip(stub + end + [0, 0]))
+        expect(ArchiveFormat.endsLikeZip(stub + end + [3, 0] + Array("abc".utf8)), "a three-byte comment")
+        expect(!ArchiveFormat.endsLikeZip(stub + end + [3, 0] + Array("abcd".utf8)), "a byte after the comment")
+        expect(!ArchiveFormat.endsLikeZip(stub + end + [4, 0] + Array("abc".utf8)), "a comment longer than the file")
+        expectEqual(ArchiveFormat.sniff(stub + end + [0, 0]), nil, "the first bytes name nothing")
     }
 
     @Test("the legacy .lzma header: properties, dictionary sizes and the uncompressed size", arguments: [
@@ -184,9 +185,9 @@ struct FormatIdentificationTests {
         header += withUnsafeBytes(of: dictionary.littleEndian) { Array($0) }
         header += withUnsafeBytes(of: size.littleEndian) { Array($0) }
         header.append(0)
-        #expect((ArchiveFormat.sniff(header + [UInt8](repeating: 0x11, count: 20)) == .tarLzma) == isLzma)
+        expectEqual((ArchiveFormat.sniff(header + [UInt8](repeating: 0x11, count: 20)) == .tarLzma), isLzma)
         header[13] = 1
-        #expect(ArchiveFormat.sniff(header + [UInt8](repeating: 0x11, count: 20)) != .tarLzma, "the range coder's first byte is zero")
+        expect(ArchiveFormat.sniff(header + [UInt8](repeating: 0x11, count: 20)) != .tarLzma, "the range coder's first byte is zero")
     }
 
     @Test("isTar and isOptional sort every format")
@@ -194,8 +195,8 @@ struct FormatIdentificationTests {
         let tars: Set<ArchiveFormat> = [.tar, .tarGzip, .tarBzip2, .tarXz, .tarZstd, .tarLzip, .tarLzma]
         let optional: Set<ArchiveFormat> = [.rar, .iso9660, .cab, .cpio]
         for format in ArchiveFormat.allCases {
-            #expect(format.isTar == tars.contains(format), "\(format)")
-            #expect(format.isOptional == optional.contains(format), "\(format)")
+            expectEqual(format.isTar, tars.contains(format), "\(format)")
+            expectEqual(format.isOptional, optional.contains(format), "\(format)")
         }
     }
 }

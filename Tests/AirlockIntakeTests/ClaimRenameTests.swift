@@ -1,5 +1,6 @@
 @testable import AirlockIntake
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -12,8 +13,8 @@ struct ClaimRenameTests {
     func lostRace() throws {
         let parent = try StagingDirectoryTests.Parent()
         try FileManager.default.createDirectory(atPath: parent.path + "/20261201T000000Z-0000abcd", withIntermediateDirectories: false)
-        #expect(Claim.renameHappened("20261201T000000Z-0000abcd", in: parent.descriptor) == false)
-        #expect(parent.entries == [])
+        expectEqual(Claim.renameHappened("20261201T000000Z-0000abcd", in: parent.descriptor), false)
+        expectEqual(parent.entries, [])
     }
 
     @Test("a claim directory holding the drop is a rename that happened: kept whole")
@@ -22,15 +23,15 @@ struct ClaimRenameTests {
         let claim = parent.path + "/20261201T000000Z-0000abcd"
         try FileManager.default.createDirectory(atPath: claim, withIntermediateDirectories: false)
         try Data("drop bytes".utf8).write(to: URL(fileURLWithPath: claim + "/drop"))
-        #expect(Claim.renameHappened("20261201T000000Z-0000abcd", in: parent.descriptor) == true)
-        #expect(parent.entries == ["20261201T000000Z-0000abcd"])
-        #expect(try Data(contentsOf: URL(fileURLWithPath: claim + "/drop")) == Data("drop bytes".utf8))
+        expectEqual(Claim.renameHappened("20261201T000000Z-0000abcd", in: parent.descriptor), true)
+        expectEqual(parent.entries, ["20261201T000000Z-0000abcd"])
+        try expectEqual(Data(contentsOf: URL(fileURLWithPath: claim + "/drop")), Data("drop bytes".utf8))
     }
 
     @Test("a name that vanished before its rename gives no claim and leaves no claim directory")
     func vanishedName() throws {
         let inbox = try StagingDirectoryTests.Parent(), claimed = try StagingDirectoryTests.Parent()
-        #expect(try Claim.take(Array("gone.zip".utf8), from: inbox.descriptor, into: claimed.descriptor) == nil)
-        #expect(claimed.entries == [] && claimed.openBeneath == [])
+        try expectEqual(Claim.take(Array("gone.zip".utf8), from: inbox.descriptor, into: claimed.descriptor), nil)
+        expect(claimed.entries == [] && claimed.openBeneath == [])
     }
 }

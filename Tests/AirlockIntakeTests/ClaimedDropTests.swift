@@ -71,11 +71,11 @@ struct ClaimedDropTests {
             Issue.record("expected a rejection, got \(outcome.verdict)")
             return
         }
-        #expect(rejection.reason == .changedDuringIngest, "\(rejection)")
-        #expect(try root.entries("outbox") == [])
-        #expect(try root.entries("state/claimed") == [])
-        #expect(try root.entries("state/staging") == [])
-        #expect(try Data(contentsOf: URL(fileURLWithPath: root.path + "/quarantine/\(ticket.id)/drop")) == Data(zip + late))
+        expectEqual(rejection.reason, .changedDuringIngest, "\(rejection)")
+        try expectEqual(root.entries("outbox"), [])
+        try expectEqual(root.entries("state/claimed"), [])
+        try expectEqual(root.entries("state/staging"), [])
+        try expectEqual(Data(contentsOf: URL(fileURLWithPath: root.path + "/quarantine/\(ticket.id)/drop")), Data(zip + late))
     }
 
     @Test("a drop left alone after its claim is decoded and accepted")
@@ -87,13 +87,13 @@ struct ClaimedDropTests {
         let inbox = try #require(try root.layout.openInbox())
         defer { inbox.close() }
         let ticket = try #require(try intake.claim(Array("calm.zip".utf8), from: inbox))
-        #expect(ticket.claimedAs != nil, "the claim read the drop before its rename")
+        expect(ticket.claimedAs != nil, "the claim read the drop before its rename")
         let outcome = intake.process(ticket)
         guard case .accepted = outcome.verdict else {
             Issue.record("expected the drop accepted, got \(outcome.verdict)")
             return
         }
-        #expect(try root.entries("outbox") == ["calm"])
-        #expect(try root.entries("quarantine") == [])
+        try expectEqual(root.entries("outbox"), ["calm"])
+        try expectEqual(root.entries("quarantine"), [])
     }
 }

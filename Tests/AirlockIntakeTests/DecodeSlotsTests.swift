@@ -1,5 +1,6 @@
 import AirlockConfiguration
 import AirlockIntake
+import AirlockTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -28,19 +29,19 @@ struct DecodeSlotsTests {
         }
         done.wait()
         let seen = holding.withLock { $0 }
-        #expect(seen.most == 2, "at most two at once, and the two were used together: \(seen.most)")
-        #expect(seen.served == threads * rounds)
-        #expect(slots.available == 2)
+        expectEqual(seen.most, 2, "at most two at once, and the two were used together: \(seen.most)")
+        expectEqual(seen.served, threads * rounds)
+        expectEqual(slots.available, 2)
     }
 
     @Test("a slot released twice (early, then by its taker) is given back once")
     func releaseIsIdempotent() {
         let slots = DecodeSlots(1)
         let slot = slots.take()
-        #expect(slots.available == 0)
+        expectEqual(slots.available, 0)
         slot.release()
         slot.release()
-        #expect(slots.available == 1)
+        expectEqual(slots.available, 1)
     }
 
     @Test("a worker waiting for a slot goes on once a holder releases it, not before")
@@ -57,16 +58,16 @@ struct DecodeSlotsTests {
         }.start()
         usleep(50_000)
         let early = taken.load(ordering: .sequentiallyConsistent)
-        #expect(!early, "took a slot while none was free")
+        expect(!early, "took a slot while none was free")
         held.release()
-        #expect(done.wait(timeout: .now() + 10) == .success)
+        expectEqual(done.wait(timeout: .now() + 10), .success)
         let late = taken.load(ordering: .sequentiallyConsistent)
-        #expect(late)
+        expect(late)
     }
 
     @Test("worker threads: one when one decoder is asked for, more than decoders otherwise")
     func workerThreads() {
-        #expect(Configuration.workerThreads(decoding: 1) == 1)
-        #expect(Configuration.workerThreads(decoding: 4) > 4)
+        expectEqual(Configuration.workerThreads(decoding: 1), 1)
+        expect(Configuration.workerThreads(decoding: 4) > 4)
     }
 }

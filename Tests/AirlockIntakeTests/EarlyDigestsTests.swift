@@ -117,19 +117,19 @@ struct EarlyDigestsTests {
         let digests = EarlyDigests(staging: staging.descriptor, policy: Policy())
         defer { digests.close() }
         Self.announce(digests, "big.bin", "deep/er/big.bin")
-        #expect(try staging.early(digests, "big.bin") == Self.hex(top))
-        #expect(try staging.early(digests, "deep/er/big.bin") == Self.hex(nested))
+        try expectEqual(staging.early(digests, "big.bin"), Self.hex(top))
+        try expectEqual(staging.early(digests, "deep/er/big.bin"), Self.hex(nested))
     }
 
     @Test("a writer that opens the file after the lease was taken breaks it: the early hash no longer counts")
     func writerBreaksLease() throws {
         try Self.withBigFileAnnounced { (staging, digests) throws in
-            #expect(try staging.early(digests, "big.bin") != nil)
+            try expect(staging.early(digests, "big.bin") != nil)
             // Non-blocking, so this test does not wait out the lease-break time: the
             // open is refused, and the break has begun all the same.
             let writer = staging.openForWriting("big.bin")
-            #expect(writer.fd == -1 && writer.errno == EWOULDBLOCK, "the lease did not hold off a writer: \(writer)")
-            #expect(try staging.early(digests, "big.bin") == nil)
+            expect(writer.fd == -1 && writer.errno == EWOULDBLOCK, "the lease did not hold off a writer: \(writer)")
+            try expectEqual(staging.early(digests, "big.bin"), nil)
         }
     }
 
@@ -139,9 +139,9 @@ struct EarlyDigestsTests {
         defer { if writer >= 0 { close(writer) } }
         try Self.withBigFileAnnounced(prepare: { staging in
             writer = open(staging.path + "/big.bin", O_WRONLY | O_CLOEXEC)
-            #expect(writer >= 0)
+            expect(writer >= 0)
         }) { (staging, digests) throws in
-            #expect(try staging.early(digests, "big.bin") == nil)
+            try expectEqual(staging.early(digests, "big.bin"), nil)
         }
     }
 
@@ -149,8 +149,8 @@ struct EarlyDigestsTests {
     func replacedFile() throws {
         try Self.withBigFileAnnounced { (staging, digests) throws in
             try staging.write("other.bin", seed: 99)
-            #expect(rename(staging.path + "/other.bin", staging.path + "/big.bin") == 0)
-            #expect(try staging.early(digests, "big.bin") == nil)
+            expectEqual(rename(staging.path + "/other.bin", staging.path + "/big.bin"), 0)
+            try expectEqual(staging.early(digests, "big.bin"), nil)
         }
     }
 
@@ -158,18 +158,18 @@ struct EarlyDigestsTests {
     func hostileNames() throws {
         let staging = try Staging()
         try staging.write("secret.bin", in: staging.base + "/outside")
-        #expect(symlink(staging.base + "/outside", staging.path + "/link") == 0)
-        #expect(symlink(staging.base + "/outside/secret.bin", staging.path + "/direct") == 0)
-        #expect(mkfifo(staging.path + "/fifo", 0o600) == 0)
+        expectEqual(symlink(staging.base + "/outside", staging.path + "/link"), 0)
+        expectEqual(symlink(staging.base + "/outside/secret.bin", staging.path + "/direct"), 0)
+        expectEqual(mkfifo(staging.path + "/fifo", 0o600), 0)
         let digests = EarlyDigests(staging: staging.descriptor, policy: Policy())
         defer { digests.close() }
         let started = Date()
         Self.announce(digests, "link/secret.bin", "direct", "../outside/secret.bin", "fifo", "deep/../../outside/secret.bin", "", "/etc/passwd")
-        #expect(Date().timeIntervalSince(started) < 5, "a FIFO held the hashing thread")
+        expect(Date().timeIntervalSince(started) < 5, "a FIFO held the hashing thread")
         let outside = try FileDescriptor.openDirectory(path: staging.base + "/outside")
         defer { outside.close() }
         let reached = try outside.open(Array("secret.bin".utf8), [.readOnly]).closeAfter { try digests.sha256(for: $0.status()) }
-        #expect(reached == nil, "a file outside staging was hashed")
+        expectEqual(reached, nil, "a file outside staging was hashed")
     }
 
     @Test("only the hashed files stay open, none of the directories walked to them nor what failed on the way; close() closes them")
@@ -178,21 +178,21 @@ struct EarlyDigestsTests {
         let path = URL(fileURLWithPath: staging.path).resolvingSymlinksInPath().path
         try staging.write("deep/er/big.bin")
         try staging.write("deep/small.bin", size: 10)
-        #expect(mkfifo(staging.path + "/deep/fifo", 0o600) == 0)
+        expectEqual(mkfifo(staging.path + "/deep/fifo", 0o600), 0)
         let digests = EarlyDigests(staging: staging.descriptor, policy: Policy())
         Self.announce(digests, "deep/er/big.bin", "deep/missing/x.bin", "deep/er/none.bin", "deep/fifo", "deep/small.bin/x")
-        #expect(descriptorsOpen(beneath: path) == [path, path + "/deep/er/big.bin"])
+        expectEqual(descriptorsOpen(beneath: path), [path, path + "/deep/er/big.bin"])
         digests.close()
-        #expect(descriptorsOpen(beneath: path) == [path])
+        expectEqual(descriptorsOpen(beneath: path), [path])
     }
 
     @Test("closing lets every lease go: a writer may open the file at once")
     func closeReleases() throws {
         try Self.withBigFileAnnounced { (staging, digests) throws in
-            #expect(try staging.early(digests, "big.bin") != nil)
+            try expect(staging.early(digests, "big.bin") != nil)
             digests.close()
             let writer = staging.openForWriting("big.bin")
-            #expect(writer.fd >= 0, "\(writer)")
+            expect(writer.fd >= 0, "\(writer)")
         }
     }
 
@@ -209,7 +209,7 @@ struct EarlyDigestsTests {
         Self.announce(digests, "a.bin", "b.bin")
         digests.written(Array("late.bin".utf8))
         let hashed = try ["a.bin", "b.bin"].filter { try staging.early(digests, $0) != nil }
-        #expect(hashed.count == 1, "\(hashed)")
-        #expect(try staging.early(digests, "late.bin") == nil)
+        expectEqual(hashed.count, 1, "\(hashed)")
+        try expectEqual(staging.early(digests, "late.bin"), nil)
     }
 }

@@ -2,6 +2,7 @@ import AirlockConfiguration
 import AirlockEvents
 @testable import AirlockIntake
 import AirlockPolicy
+import AirlockTestSupport
 import Testing
 
 @Suite("A quota rejection's detail names the setting to raise")
@@ -16,8 +17,8 @@ struct QuotaKeysTests {
         for (reason, format, keys) in cases {
             var rejection = Rejection(reason, "")
             rejection.format = format
-            #expect(QuotaKeys.keys(for: rejection) == keys, "\(reason)")
-            if let keys { #expect(Configuration.numericSettings.contains { keys.hasPrefix($0.name) }) }
+            expectEqual(QuotaKeys.keys(for: rejection), keys, "\(reason)")
+            if let keys { expect(Configuration.numericSettings.contains { keys.hasPrefix($0.name) }) }
         }
     }
 }

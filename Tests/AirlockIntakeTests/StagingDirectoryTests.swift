@@ -44,13 +44,13 @@ struct StagingDirectoryTests {
         let parent = try Parent()
         do {
             let staging = try StagingDirectory(in: parent.descriptor, Array("id1".utf8))
-            #expect(try parent.descriptor.status(of: Array("id1".utf8)).permissions == 0o700)
+            try expectEqual(parent.descriptor.status(of: Array("id1".utf8)).permissions, 0o700)
             try decodeInto(staging)
             // The owner is used after the look, so it lives until then.
-            #expect(parent.entries == ["id1"] && staging.descriptor.rawValue >= 0)
+            expect(parent.entries == ["id1"] && staging.descriptor.rawValue >= 0)
         }
-        #expect(parent.entries.isEmpty)
-        #expect(parent.openBeneath.isEmpty)
+        expect(parent.entries.isEmpty)
+        expect(parent.openBeneath.isEmpty)
     }
 
     @Test("a thrown error removes it too")
@@ -62,8 +62,8 @@ struct StagingDirectoryTests {
             throw Planned()
         }
         #expect(throws: Planned.self) { try failing() }
-        #expect(parent.entries.isEmpty)
-        #expect(parent.openBeneath.isEmpty)
+        expect(parent.entries.isEmpty)
+        expect(parent.openBeneath.isEmpty)
     }
 
     @Test("a rejected or deferred verdict removes it", arguments: [
@@ -74,8 +74,8 @@ struct StagingDirectoryTests {
         let staging = try StagingDirectory(in: parent.descriptor, Array("id3".utf8))
         try decodeInto(staging)
         try staging.finish(verdict)
-        #expect(parent.entries.isEmpty)
-        #expect(parent.openBeneath.isEmpty)
+        expect(parent.entries.isEmpty)
+        expect(parent.openBeneath.isEmpty)
     }
 
     @Test("an accepted verdict (the commit renamed it away) removes nothing and closes it")
@@ -90,9 +90,9 @@ struct StagingDirectoryTests {
         // Another drop's directory under the same name must survive this owner.
         try parent.descriptor.makeDirectory(Array("id4".utf8), mode: 0o700)
         try staging.finish(.accepted(output: Array("entry".utf8), files: 2, bytes: 14))
-        #expect(parent.entries == ["id4", "outbox"])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path + "/outbox/entry").sorted() == ["a.txt", "sub"])
-        #expect(parent.openBeneath.isEmpty)
+        expectEqual(parent.entries, ["id4", "outbox"])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: parent.path + "/outbox/entry").sorted(), ["a.txt", "sub"])
+        expect(parent.openBeneath.isEmpty)
     }
 
     @Test("a name already taken is refused, and the directory there is left alone")
@@ -100,6 +100,6 @@ struct StagingDirectoryTests {
         let parent = try Parent()
         try parent.descriptor.makeDirectory(Array("id5".utf8), mode: 0o700)
         #expect(throws: SystemError.self) { _ = try StagingDirectory(in: parent.descriptor, Array("id5".utf8)) }
-        #expect(parent.entries == ["id5"])
+        expectEqual(parent.entries, ["id5"])
     }
 }

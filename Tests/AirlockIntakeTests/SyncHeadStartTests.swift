@@ -7,13 +7,13 @@ import Testing
 struct SyncHeadStartTests {
     @Test("the decoder's exit after many small files (1,000 files, 4.5 MB) starts one call")
     func manyFiles() throws {
-        #expect(try Self.calls(after: [(4_566_713, 1000)]) == 1)
+        try expectEqual(Self.calls(after: [(4_566_713, 1000)]), 1)
     }
 
     @Test("a drop of a few small files (the flood's) starts none; 8 MiB in one file starts one")
     func fewFilesOrMuchData() throws {
-        #expect(try Self.calls(after: [(4311, 5), (SyncHeadStart.minimumBytes - 1, SyncHeadStart.minimumFiles - 1)]) == 0)
-        #expect(try Self.calls(after: [(SyncHeadStart.minimumBytes, 1)]) == 1)
+        try expectEqual(Self.calls(after: [(4311, 5), (SyncHeadStart.minimumBytes - 1, SyncHeadStart.minimumFiles - 1)]), 0)
+        try expectEqual(Self.calls(after: [(SyncHeadStart.minimumBytes, 1)]), 1)
     }
 
     /// The syncfs calls one head start made, on a scratch directory, for decoders

@@ -1,5 +1,6 @@
 import AirlockEvents
 import AirlockIntake
+import AirlockTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -35,7 +36,7 @@ struct WorkerPoolTests {
         pool.enqueue(tickets(workers))
         pool.finish()
         let passed = metEveryPeer.withLock { $0 }
-        #expect(passed == workers, "\(passed) of \(workers) workers saw every peer running at once")
+        expectEqual(passed, workers, "\(passed) of \(workers) workers saw every peer running at once")
     }
 
     @Test func everyDropIsProcessedOnceAndReportedOneAtATime() {
@@ -59,12 +60,12 @@ struct WorkerPoolTests {
         let counts = processed.withLock { $0 }
         let reports = reported.withLock { $0 }
         let reportsOverlapped = overlapped.load(ordering: .sequentiallyConsistent)
-        #expect(counts == Dictionary(uniqueKeysWithValues: expected.map { ($0, 1) }))
-        #expect(reports.count == all.count && Set(reports) == expected)
-        #expect(!reportsOverlapped)
+        expectEqual(counts, Dictionary(uniqueKeysWithValues: expected.map { ($0, 1) }))
+        expect(reports.count == all.count && Set(reports) == expected)
+        expect(!reportsOverlapped)
         // Nobody collects: the outcomes went to the reporter only, and the workers ended.
-        #expect(pool.takeFinished().isEmpty && pool.inFlight == 0 && pool.queued == 0)
-        #expect(pool.waitForWorkers(until: Date()))
+        expect(pool.takeFinished().isEmpty && pool.inFlight == 0 && pool.queued == 0)
+        expect(pool.waitForWorkers(until: Date()))
     }
 
     @Test func stoppingLeavesQueuedDropsAndWaitsForThoseInFlight() {
@@ -78,20 +79,20 @@ struct WorkerPoolTests {
         pool.start(2)
         pool.enqueue(tickets(5))
         let bothStarted = started.withLock(when: { $0 == 2 }, until: Date().addingTimeInterval(30)) { _, ready in ready }
-        #expect(bothStarted)
-        #expect(pool.inFlight == 2)
-        #expect(pool.stop() == 3)
+        expect(bothStarted)
+        expectEqual(pool.inFlight, 2)
+        expectEqual(pool.stop(), 3)
         // Both drops are still being processed: the workers have not ended.
-        #expect(!pool.waitForWorkers(until: Date().addingTimeInterval(0.2)))
-        #expect(pool.takeFinished().isEmpty)
+        expect(!pool.waitForWorkers(until: Date().addingTimeInterval(0.2)))
+        expect(pool.takeFinished().isEmpty)
         gate.withLock { $0 = true }
-        #expect(pool.waitForWorkers(until: Date().addingTimeInterval(30)))
+        expect(pool.waitForWorkers(until: Date().addingTimeInterval(30)))
         let finished = pool.takeFinished().map(\.id).sorted()
-        #expect(finished == ["drop-0", "drop-1"])
+        expectEqual(finished, ["drop-0", "drop-1"])
         let startedInAll = started.read { $0 }
-        #expect(startedInAll == 2 && pool.inFlight == 0 && pool.queued == 0)
+        expect(startedInAll == 2 && pool.inFlight == 0 && pool.queued == 0)
         // Each outcome woke the collector before its worker went back for more.
         let wakeUps = collected.load(ordering: .relaxed)
-        #expect(wakeUps >= 2)
+        expect(wakeUps >= 2)
     }
 }

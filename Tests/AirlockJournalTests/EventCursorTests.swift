@@ -1,6 +1,7 @@
 @testable import AirlockEvents
 @testable import AirlockJournal
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -39,12 +40,12 @@ struct EventCursorTests {
         let feed = EventFeed(state: state.descriptor, keep: 1)
         for number in 0..<12 { try claimed(journal, number) }
         let current = try #require(try feed.read(after: nil).next)
-        #expect(current.generation > 1, "the journal rotated")
+        expect(current.generation > 1, "the journal rotated")
         // What a cursor into a deleted file looks like once its inode was given to
         // the current file: the inode matches, the generation does not.
         let stale = try #require(EventFeed.Cursor("\(current.inode):\(current.generation - 1):\(current.offset)"))
-        #expect(isExpired(feed, stale))
-        #expect(try feed.read(after: current).lines.isEmpty)
+        expect(isExpired(feed, stale))
+        try expect(feed.read(after: current).lines.isEmpty)
     }
 
     @Test("however the filesystem reuses inodes, a cursor into a rotated-away file is refused")
@@ -64,7 +65,7 @@ struct EventCursorTests {
             filesSeen.insert("\(next.inode):\(next.generation)")
             cursors.append(next)
             for cursor in cursors where !kept.contains("\(cursor.inode):\(cursor.generation)") {
-                #expect(isExpired(feed, cursor), "\(cursor) resumed in a file it does not name")
+                expect(isExpired(feed, cursor), "\(cursor) resumed in a file it does not name")
             }
         }
         // Where the filesystem reuses inodes (ext4 does, often at once), this ran the
@@ -76,7 +77,7 @@ struct EventCursorTests {
     func olderCursor() throws {
         let state = try StateDirectory()
         // A journal written before generations: no table, no recorded generation.
-        #expect(FileManager.default.createFile(atPath: state.path + "/journal.jsonl", contents: nil))
+        expect(FileManager.default.createFile(atPath: state.path + "/journal.jsonl", contents: nil))
         for number in 0..<3 {
             let entry = JournalEntry(time: timestamp(), record: .claimed(.init(drop: .init(id: "old-\(number)", drop: "x.zip"))))
             try state.appendRaw(Array((entry.line + "\n").utf8))
@@ -85,25 +86,25 @@ struct EventCursorTests {
         let first = try #require(try feed.read(after: nil).lines.first)
         let printed = try printedCursor(first)
         let parsed = try #require(EventFeed.Cursor(printed))
-        #expect(parsed.generation == 0)
+        expectEqual(parsed.generation, 0)
         let older = try #require(EventFeed.Cursor("\(parsed.inode):\(parsed.offset)"))
-        #expect(try feed.read(after: older).lines.count == 2)
+        try expectEqual(feed.read(after: older).lines.count, 2)
         // Rotation moves the old file aside; a new journal.jsonl has a generation.
         let journal = Journal(state: state.descriptor, maxBytes: 300, keep: 2)
         try claimed(journal, 1)
         try claimed(journal, 2)
         let current = try #require(try feed.read(after: nil).next)
-        #expect(current.generation == 1)
-        #expect(try feed.read(after: older).lines.count >= 4, "the old file, now journal.1.jsonl, is still found")
-        #expect(isExpired(feed, try #require(EventFeed.Cursor("\(current.inode):\(current.offset)"))))
+        expectEqual(current.generation, 1)
+        try expect(feed.read(after: older).lines.count >= 4, "the old file, now journal.1.jsonl, is still found")
+        expect(isExpired(feed, try #require(EventFeed.Cursor("\(current.inode):\(current.offset)"))))
     }
 
     @Test("malformed cursors are not cursors")
     func malformed() {
         for text in ["", "soon", "1", "1:2:3:4", "1::3", "-1:2", "1:-2", "1:x:3"] {
-            #expect(EventFeed.Cursor(text) == nil, "\(text)")
+            expectEqual(EventFeed.Cursor(text), nil, "\(text)")
         }
-        #expect(EventFeed.Cursor("12:3:45")?.description == "12:3:45")
-        #expect(EventFeed.Cursor("12:45")?.description == "12:0:45")
+        expectEqual(EventFeed.Cursor("12:3:45")?.description, "12:3:45")
+        expectEqual(EventFeed.Cursor("12:45")?.description, "12:0:45")
     }
 }

@@ -33,12 +33,12 @@ struct EventFeedDescriptorTests {
         do {
             let feed = try EventFeed.open(root: root.path, configuration: Configuration())
             let copy = feed
-            #expect(descriptorsOpen(beneath: root.path) == [root.path + "/state"])
+            expectEqual(descriptorsOpen(beneath: root.path), [root.path + "/state"])
             withExtendedLifetime(feed) {}
-            #expect(try copy.read(after: nil).lines.count == 2)
-            #expect(descriptorsOpen(beneath: root.path) == [root.path + "/state"])
+            try expectEqual(copy.read(after: nil).lines.count, 2)
+            expectEqual(descriptorsOpen(beneath: root.path), [root.path + "/state"])
         }
-        #expect(descriptorsOpen(beneath: root.path).isEmpty)
+        expect(descriptorsOpen(beneath: root.path).isEmpty)
     }
 
     @Test("a cursor into a file that is not kept: refused, nothing more left open")
@@ -48,9 +48,9 @@ struct EventFeedDescriptorTests {
             let feed = try EventFeed.open(root: root.path, configuration: Configuration())
             let stale = try #require(EventFeed.Cursor("1:1:0"))
             #expect(throws: EventFeed.Expired.self) { try feed.read(after: stale) }
-            #expect(descriptorsOpen(beneath: root.path) == [root.path + "/state"])
+            expectEqual(descriptorsOpen(beneath: root.path), [root.path + "/state"])
         }
-        #expect(descriptorsOpen(beneath: root.path).isEmpty)
+        expect(descriptorsOpen(beneath: root.path).isEmpty)
     }
 
     @Test("a root without state/: refused, nothing left open")
@@ -58,6 +58,6 @@ struct EventFeedDescriptorTests {
         let root = try FeedRoot(fleet: false)
         try FileManager.default.removeItem(atPath: root.path + "/state")
         #expect(throws: SystemError.self) { try EventFeed.open(root: root.path, configuration: Configuration()) }
-        #expect(descriptorsOpen(beneath: root.path).isEmpty)
+        expect(descriptorsOpen(beneath: root.path).isEmpty)
     }
 }

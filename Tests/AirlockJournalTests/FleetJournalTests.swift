@@ -1,6 +1,7 @@
 @testable import AirlockConfiguration
 @testable import AirlockJournal
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -18,30 +19,30 @@ struct FleetJournalTests {
                       ("", false), (".a", false), ("-a", false), ("a/b", false), ("a b", false), ("é", false),
                       (String(repeating: "x", count: 65), false), ("20261201T101010Z-deadbeef", false)])
     func instanceNames(_ name: String, _ accepted: Bool) {
-        #expect((ClusterSettings.problem(with: name) == nil) == accepted, "\(name)")
+        expectEqual((ClusterSettings.problem(with: name) == nil), accepted, "\(name)")
     }
 
     @Test("a fleet's cursor names a position in each journal and prints back as it was read; a single journal's stays INODE:GENERATION:OFFSET")
     func cursorForms() throws {
         let composite = try #require(EventFeed.Cursor("a@10:1:200,-@5:2:40,b@11:1:0"))
-        #expect(composite.description == "-@5:2:40,a@10:1:200,b@11:1:0")
-        #expect(composite.positions["a"]?.offset == 200 && composite.inode == 5 && composite.offset == 40)
-        #expect(EventFeed.Cursor("12:3:45")?.description == "12:3:45")
-        #expect(EventFeed.Cursor("-@12:3:45")?.description == "12:3:45", "the root's own journal alone prints as before")
-        #expect(EventFeed.Cursor("12:45")?.positions["-"]?.generation == 0)
+        expectEqual(composite.description, "-@5:2:40,a@10:1:200,b@11:1:0")
+        expect(composite.positions["a"]?.offset == 200 && composite.inode == 5 && composite.offset == 40)
+        expectEqual(EventFeed.Cursor("12:3:45")?.description, "12:3:45")
+        expectEqual(EventFeed.Cursor("-@12:3:45")?.description, "12:3:45", "the root's own journal alone prints as before")
+        expectEqual(EventFeed.Cursor("12:45")?.positions["-"]?.generation, 0)
         for bad in ["a@1", "@1:2:3", "a@1:2:3,a@1:2:4", "a@1:2:3,", ".x@1:2:3", "a@1:2:-3", "a@x:2:3"] {
-            #expect(EventFeed.Cursor(bad) == nil, "\(bad)")
+            expectEqual(EventFeed.Cursor(bad), nil, "\(bad)")
         }
     }
 
     @Test("one cursor is after another when it is ahead in some journal and behind in none")
     func cursorOrder() throws {
         let base = try #require(EventFeed.Cursor("a@10:1:200,b@11:1:50"))
-        #expect(try #require(EventFeed.Cursor("a@10:1:300,b@11:1:50")).isAfter(base) == true)
-        #expect(try #require(EventFeed.Cursor("a@10:1:200,b@11:1:50,c@12:1:5")).isAfter(base) == true)
-        #expect(base.isAfter(base) == false)
-        #expect(try #require(EventFeed.Cursor("a@10:1:300,b@11:1:10")).isAfter(base) == nil)
-        #expect(try #require(EventFeed.Cursor("a@10:1:100")).isAfter(base) == false)
+        try expectEqual(#require(EventFeed.Cursor("a@10:1:300,b@11:1:50")).isAfter(base), true)
+        try expectEqual(#require(EventFeed.Cursor("a@10:1:200,b@11:1:50,c@12:1:5")).isAfter(base), true)
+        expectEqual(base.isAfter(base), false)
+        try expectEqual(#require(EventFeed.Cursor("a@10:1:300,b@11:1:10")).isAfter(base), nil)
+        try expectEqual(#require(EventFeed.Cursor("a@10:1:100")).isAfter(base), false)
     }
 
     /// A journal of instance `name` in `state/journal/`.
@@ -60,13 +61,13 @@ struct FleetJournalTests {
         let state = try StateDirectory()
         let a = try instanceJournal(state, "a"), b = try instanceJournal(state, "b")
         try a.append(accepted("20261201T000000Z-00000001-a"))
-        #expect(try b.appendOnce(accepted("20261201T000000Z-00000001-a"), unless: ["accepted", "rejected"]) == false)
-        #expect(try b.appendOnce(accepted("20261201T000000Z-00000002-a"), unless: ["accepted", "rejected"]) == true)
-        #expect(try b.record(id: "20261201T000000Z-00000001-a", events: ["accepted"]) != nil)
+        try expectEqual(b.appendOnce(accepted("20261201T000000Z-00000001-a"), unless: ["accepted", "rejected"]), false)
+        try expectEqual(b.appendOnce(accepted("20261201T000000Z-00000002-a"), unless: ["accepted", "rejected"]), true)
+        try expect(b.record(id: "20261201T000000Z-00000001-a", events: ["accepted"]) != nil)
         let single = Journal(state: state.descriptor)
         try single.append(accepted("20261201T000000Z-00000003"))
-        #expect(try a.appendOnce(accepted("20261201T000000Z-00000003"), unless: ["accepted", "rejected"]) == false)
-        #expect(try single.records().count == 3, "readers see every journal")
+        try expectEqual(a.appendOnce(accepted("20261201T000000Z-00000003"), unless: ["accepted", "rejected"]), false)
+        try expectEqual(single.records().count, 3, "readers see every journal")
     }
 
     @Test("the feed merges the journals in time order; resuming after any item yields exactly the rest, a single-journal cursor included")
@@ -77,7 +78,7 @@ struct FleetJournalTests {
         let feed = EventFeed(state: state.descriptor, keep: 5)
         let before = try feed.items(after: nil)
         let oldCursor = try #require(before.next)
-        #expect(oldCursor.description.contains("@") == false)
+        expectEqual(oldCursor.description.contains("@"), false)
         let a = try instanceJournal(state, "a"), b = try instanceJournal(state, "b")
         for index in 1...6 {
             // Records carry milliseconds: apart by more, so the order by time is this one.
@@ -85,13 +86,13 @@ struct FleetJournalTests {
             try (index % 2 == 0 ? a : b).append(accepted("20261201T000000Z-0000000\(index)"))
         }
         let all = try feed.items(after: nil).items
-        #expect(all.compactMap(\.record.id) == (0...6).map { "20261201T000000Z-0000000\($0)" })
+        expectEqual(all.compactMap(\.record.id), (0...6).map { "20261201T000000Z-0000000\($0)" })
         for (index, item) in all.enumerated() {
             let rest = try feed.items(after: item.cursor).items
-            #expect(rest.compactMap(\.record.id) == all[(index + 1)...].compactMap(\.record.id), "after \(item.cursor)")
+            expectEqual(rest.compactMap(\.record.id), all[(index + 1)...].compactMap(\.record.id), "after \(item.cursor)")
         }
         let upgraded = try feed.items(after: oldCursor).items
-        #expect(upgraded.count == 6, "the cursor printed before the fleet resumes after its record")
-        #expect(all.last?.line.hasPrefix("{\"cursor\":\"-@") == true)
+        expectEqual(upgraded.count, 6, "the cursor printed before the fleet resumes after its record")
+        expectEqual(all.last?.line.hasPrefix("{\"cursor\":\"-@"), true)
     }
 }

@@ -1,5 +1,6 @@
 @testable import AirlockJournal
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -37,14 +38,14 @@ struct JournalBatchTests {
                 failures.withLock { $0.append("\(id): \(error)") }
             }
         }
-        #expect(failures.withLock { $0 }.isEmpty)
+        expect(failures.withLock { $0 }.isEmpty)
         let ids = try journal.records().compactMap(\.record.id)
-        #expect(ids.count == threads * each)
-        #expect(Set(ids).count == threads * each, "each record exactly once")
+        expectEqual(ids.count, threads * each)
+        expectEqual(Set(ids).count, threads * each, "each record exactly once")
         // Every line parsed, so no two writes interleaved inside a line.
         let text = try String(contentsOfFile: state.path + "/journal.jsonl", encoding: .utf8)
-        #expect(text.split(separator: "\n").count == threads * each)
-        #expect(journal.batch.batches >= 1 && journal.batch.batches <= UInt64(threads * each), "\(journal.batch.batches) batches")
+        expectEqual(text.split(separator: "\n").count, threads * each)
+        expect(journal.batch.batches >= 1 && journal.batch.batches <= UInt64(threads * each), "\(journal.batch.batches) batches")
     }
 
     @Test("a batch that fails fails every caller whose line it held, leader or not")
@@ -68,23 +69,23 @@ struct JournalBatchTests {
                 }
                 succeeded.withLock { $0 += 1 }
             } catch {
-                #expect((error as? SystemError)?.errno == .ioError)
+                expectEqual((error as? SystemError)?.errno, .ioError)
                 failed.withLock { $0 += 1 }
             }
         }
-        #expect(succeeded.withLock { $0 } == 0)
-        #expect(failed.withLock { $0 } == threads)
-        #expect(lines.withLock { $0 } == threads, "each line was handed to exactly one batch")
+        expectEqual(succeeded.withLock { $0 }, 0)
+        expectEqual(failed.withLock { $0 }, threads)
+        expectEqual(lines.withLock { $0 }, threads, "each line was handed to exactly one batch")
         // Fewer batches than callers: some callers were not the leader, and failed all the same.
-        #expect(batch.batches < UInt64(threads), "\(batch.batches) batches")
+        expect(batch.batches < UInt64(threads), "\(batch.batches) batches")
     }
 
     @Test("a claimed record returns without waiting for an fsync; outcomes and deferrals wait")
     func whichRecordsWait() {
         let drop = JournalRecord.Drop(id: "20261130T000000Z-00000001", drop: "x.zip")
-        #expect(!Journal.waitsForSync(.claimed(.init(drop: drop))))
-        #expect(Journal.waitsForSync(.rejected(.init(drop: drop, reason: "unsafe-path", bytesWritten: 0))))
-        #expect(Journal.waitsForSync(.accepted(.init(drop: drop, output: "outbox/x", files: 1, bytes: 1))))
-        #expect(Journal.waitsForSync(.deferred(.init(drop: drop, detail: "no room"))))
+        expect(!Journal.waitsForSync(.claimed(.init(drop: drop))))
+        expect(Journal.waitsForSync(.rejected(.init(drop: drop, reason: "unsafe-path", bytesWritten: 0))))
+        expect(Journal.waitsForSync(.accepted(.init(drop: drop, output: "outbox/x", files: 1, bytes: 1))))
+        expect(Journal.waitsForSync(.deferred(.init(drop: drop, detail: "no room"))))
     }
 }

@@ -1,5 +1,6 @@
 import AirlockEvents
 @testable import AirlockJournal
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -15,9 +16,9 @@ struct JournalIdentityTests {
         let drop = Self.identity
         let escaped = drop.escapedName
         let journalDrop = JournalRecord.Drop(id: drop.id, drop: escaped, size: 287, sha256: drop.sha256)
-        #expect(JournalRecord.Drop(drop) == journalDrop)
-        #expect(JournalRecord.Claimed(drop) == .init(drop: journalDrop, uploaderUID: 0, uploader: drop.uploader?.name))
+        expectEqual(JournalRecord.Drop(drop), journalDrop)
+        expectEqual(JournalRecord.Claimed(drop), .init(drop: journalDrop, uploaderUID: 0, uploader: drop.uploader?.name))
         let unknown = DropIdentity(id: drop.id, name: drop.name)
-        #expect(JournalRecord.Claimed(unknown) == .init(drop: .init(id: drop.id, drop: escaped), uploaderUID: nil, uploader: nil))
+        expectEqual(JournalRecord.Claimed(unknown), .init(drop: .init(id: drop.id, drop: escaped), uploaderUID: nil, uploader: nil))
     }
 }

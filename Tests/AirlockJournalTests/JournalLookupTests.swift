@@ -43,20 +43,20 @@ struct JournalLookupTests {
     func once() throws {
         let state = try StateDirectory()
         let journal = Journal(state: state.descriptor)
-        #expect(try rejected(journal, "20261129T000000Z-0000abcd"))
-        #expect(try !rejected(journal, "20261129T000000Z-0000abcd"))
+        try expect(rejected(journal, "20261129T000000Z-0000abcd"))
+        try expect(!rejected(journal, "20261129T000000Z-0000abcd"))
         // A longer id that starts with the first one is its own.
-        #expect(try rejected(journal, "20261129T000000Z-0000abcde"))
-        #expect(try journal.records().count == 2)
+        try expect(rejected(journal, "20261129T000000Z-0000abcde"))
+        try expectEqual(journal.records().count, 2)
         // Another kind of record for the id does not count as a terminal one.
         try journal.append(.claimed(.init(drop: .init(id: "20261129T000000Z-11111111", drop: "x.zip"))))
-        #expect(try rejected(journal, "20261129T000000Z-11111111"))
+        try expect(rejected(journal, "20261129T000000Z-11111111"))
         let found = try journal.record(id: "20261129T000000Z-11111111", events: ["rejected"])
         guard case .rejected(let record) = found?.record else {
             Issue.record("expected the rejected record, found \(String(describing: found))")
             return
         }
-        #expect(record.reason == "unsafe-path")
+        expectEqual(record.reason, "unsafe-path")
     }
 
     @Test("a record in a rotated file is found; one rotated away is not")
@@ -68,30 +68,30 @@ struct JournalLookupTests {
         func pad(_ index: Int) throws {
             try journal.append(.claimed(.init(drop: .init(id: "20261129T000000Z-0000000\(index)", drop: String(repeating: "x", count: 140)))))
         }
-        #expect(try rejected(journal, id))
+        try expect(rejected(journal, id))
         try pad(0)
         try pad(1)
         let first = try String(contentsOfFile: state.path + "/journal.1.jsonl", encoding: .utf8)
-        #expect(first.contains(id), "the record is in the rotated file")
-        #expect(try journal.record(id: id, events: ["rejected"]) != nil)
-        #expect(try !rejected(journal, id))
+        expect(first.contains(id), "the record is in the rotated file")
+        try expect(journal.record(id: id, events: ["rejected"]) != nil)
+        try expect(!rejected(journal, id))
         try pad(2)
         try pad(3)
-        #expect(try !journal.records().contains { $0.record.id == id }, "rotated past keep")
-        #expect(try journal.record(id: id, events: ["rejected"]) == nil)
+        try expect(!journal.records().contains { $0.record.id == id }, "rotated past keep")
+        try expectEqual(journal.record(id: id, events: ["rejected"]), nil)
     }
 
     @Test("a torn line and a zero-filled tail neither count as a record nor hide the ones after them")
     func tornAndZeroed() throws {
         let state = try StateDirectory()
         let journal = Journal(state: state.descriptor)
-        #expect(try rejected(journal, "20261129T000000Z-00000001"))
+        try expect(rejected(journal, "20261129T000000Z-00000001"))
         // What a stop mid-append and a power cut can leave: a torn record, then zeros.
         try state.appendRaw(Array(#"{"time":"x","event":"rejected","id":"20261129T000000Z-00000002","rea"#.utf8))
         try state.appendRaw([UInt8](repeating: 0, count: 300))
-        #expect(try journal.record(id: "20261129T000000Z-00000002", events: ["rejected"]) == nil)
-        #expect(try rejected(journal, "20261129T000000Z-00000002"), "the torn line is not a record")
-        #expect(try !rejected(journal, "20261129T000000Z-00000002"), "the record after the zeros is found")
-        #expect(try !rejected(journal, "20261129T000000Z-00000001"))
+        try expectEqual(journal.record(id: "20261129T000000Z-00000002", events: ["rejected"]), nil)
+        try expect(rejected(journal, "20261129T000000Z-00000002"), "the torn line is not a record")
+        try expect(!rejected(journal, "20261129T000000Z-00000002"), "the record after the zeros is found")
+        try expect(!rejected(journal, "20261129T000000Z-00000001"))
     }
 }

@@ -1,5 +1,6 @@
 @testable import AirlockJournal
 import AirlockPolicy
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -28,19 +29,19 @@ struct JournalRecordTests {
     @Test("every kind reads back as the value written", arguments: records)
     func roundTrip(_ record: JournalRecord) {
         let entry = JournalEntry(time: "2026-11-29T22:48:57.236Z", record: record)
-        #expect(JournalEntry.read(Array(entry.line.utf8)) == entry)
+        expectEqual(JournalEntry.read(Array(entry.line.utf8)), entry)
     }
 
     @Test("lines keep the journal's field order: time, event, the drop, the verdict, the measures")
     func pinnedLines() {
         let rejected = JournalEntry(time: "T", record: Self.records[4]).line
-        #expect(rejected == #"{"time":"T","event":"rejected","id":"20261129T224857Z-63a6c589","drop":"good \"1\".zip","size":4311,"#
+        expectEqual(rejected, #"{"time":"T","event":"rejected","id":"20261129T224857Z-63a6c589","drop":"good \"1\".zip","size":4311,"#
             + #""sha256":"ad21","reason":"unsafe-path","entry":"../outside.txt","bytes_written":0,"duration_ms":85}"#)
         let released = JournalEntry(time: "T", record: Self.records[8]).line
-        #expect(released == #"{"time":"T","event":"released","id":"20261129T224857Z-63a6c589","drop":"evil.zip","#
+        expectEqual(released, #"{"time":"T","event":"released","id":"20261129T224857Z-63a6c589","drop":"evil.zip","#
             + #""to":"inbox/evil.zip","sha256":"c9","size":287}"#)
         let claimed = JournalEntry(time: "T", record: Self.records[0]).line
-        #expect(claimed.hasSuffix(#""sha256":"ad21","uploader_uid":1001,"uploader":"alice"}"#))
+        expect(claimed.hasSuffix(#""sha256":"ad21","uploader_uid":1001,"uploader":"alice"}"#))
     }
 
     @Test("history --json is the record with its keys sorted, as the generic JSON writer sorts them", arguments: records)
@@ -48,7 +49,7 @@ struct JournalRecordTests {
         let entry = JournalEntry(time: "2026-11-29T22:48:57.236Z", record: record)
         let object = try JSONSerialization.jsonObject(with: Data(entry.line.utf8))
         let generic = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        #expect(entry.sortedLine == String(decoding: generic, as: UTF8.self))
+        expectEqual(entry.sortedLine, String(decoding: generic, as: UTF8.self))
     }
 
     @Test("a line of an unknown kind, without its time, or with a field missing or ill-typed is no record",
@@ -63,14 +64,14 @@ struct JournalRecordTests {
             #"{"time":"T","event":"claimed","id":"x","drop":"y""#,
           ])
     func refused(_ line: String) {
-        #expect(JournalEntry.read(Array(line.utf8)) == nil)
+        expectEqual(JournalEntry.read(Array(line.utf8)), nil)
     }
 
     @Test("the id a record is looked up by; a skipped entry has none")
     func ids() {
         // Split out of the macro: as one expression it took a second to type-check.
         let idless: [JournalRecord] = Self.records.filter { $0.id == nil }
-        #expect(idless.count == 1)
-        #expect(Self.records[7].id == nil && Self.records[7].event == "skipped")
+        expectEqual(idless.count, 1)
+        expect(Self.records[7].id == nil && Self.records[7].event == "skipped")
     }
 }

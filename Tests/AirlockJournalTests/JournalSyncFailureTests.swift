@@ -1,5 +1,6 @@
 @testable import AirlockJournal
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -22,10 +23,10 @@ struct JournalSyncFailureTests {
         let state = try JournalLookupTests.StateDirectory()
         // fsync(2) of a FIFO fails with EINVAL: the journal's own write path meets a
         // real failed fsync, with the line already written into the FIFO.
-        #expect(mkfifo(state.path + "/journal.jsonl", 0o600) == 0)
+        expectEqual(mkfifo(state.path + "/journal.jsonl", 0o600), 0)
         let journal = Journal(state: state.descriptor)
         #expect(throws: SystemError.self) { try journal.append(rejected(id)) }
-        #expect(unlink(state.path + "/journal.jsonl") == 0)
+        expectEqual(unlink(state.path + "/journal.jsonl"), 0)
 
         // With the FIFO gone every call would now succeed: the kept failure refuses them.
         #expect(throws: SystemError.self) { try journal.append(rejected(id)) }
@@ -34,13 +35,13 @@ struct JournalSyncFailureTests {
         // A copy of the value (another worker's) is refused as well.
         let copy = journal
         #expect(throws: SystemError.self) { try copy.append(.claimed(.init(drop: .init(id: id, drop: "x.zip")))) }
-        #expect(!FileManager.default.fileExists(atPath: state.path + "/journal.jsonl"), "nothing was written after the failure")
+        expect(!FileManager.default.fileExists(atPath: state.path + "/journal.jsonl"), "nothing was written after the failure")
 
         // The next start (a new Journal) trusts the disk again and writes normally.
         let restarted = Journal(state: state.descriptor)
-        #expect(try restarted.appendOnce(rejected(id), unless: ["rejected"]))
-        #expect(try restarted.record(id: id, events: ["rejected"]) != nil)
-        #expect(try restarted.records().count == 1)
+        try expect(restarted.appendOnce(rejected(id), unless: ["rejected"]))
+        try expect(restarted.record(id: id, events: ["rejected"]) != nil)
+        try expectEqual(restarted.records().count, 1)
     }
 
     @Test("the refusal says why and what to do")
@@ -53,9 +54,9 @@ struct JournalSyncFailureTests {
             try failure.check()
             Issue.record("a kept failure must throw")
         } catch {
-            #expect(error.errno == .ioError)
-            #expect(error.description.contains("fsync \"journal.jsonl\""), "the first failure is the one named: \(error)")
-            #expect(error.description.contains("restart airlock"))
+            expectEqual(error.errno, .ioError)
+            expect(error.description.contains("fsync \"journal.jsonl\""), "the first failure is the one named: \(error)")
+            expect(error.description.contains("restart airlock"))
         }
     }
 }

@@ -1,5 +1,6 @@
 @testable import AirlockConfiguration
 @testable import AirlockJournal
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -11,7 +12,7 @@ struct PublishSettingsTests {
 
     @Test("no publish section: nothing is published")
     func absent() {
-        #expect(Configuration().publish == nil)
+        expectEqual(Configuration().publish, nil)
     }
 
     @Test("servers and stream are required; the defaults fill the rest")
@@ -19,7 +20,7 @@ struct PublishSettingsTests {
         #expect(throws: ConfigurationError.self) { try settings(#""stream": "S""#) }
         #expect(throws: ConfigurationError.self) { try settings(#""servers": ["nats://h:4222"]"#) }
         let parsed = try #require(try settings(#""servers": ["nats://h:4222", "tls://k:4443"], "stream": "S""#))
-        #expect(parsed.subjectPrefix == "airlock" && parsed.duplicateWindowSeconds == 7200 && !parsed.createStream)
+        expect(parsed.subjectPrefix == "airlock" && parsed.duplicateWindowSeconds == 7200 && !parsed.createStream)
     }
 
     @Test("bad values are refused with the key", arguments: [
@@ -39,7 +40,7 @@ struct PublishSettingsTests {
             _ = try settings(fields)
             Issue.record("accepted: \(fields)")
         } catch {
-            #expect(error.message.hasPrefix(key), "\(error.message)")
+            expect(error.message.hasPrefix(key), "\(error.message)")
         }
     }
 
@@ -47,15 +48,15 @@ struct PublishSettingsTests {
           arguments: [("db1.example.org", "db1%2Eexample%2Eorg"), ("a*b>c", "a%2Ab%3Ec"), ("a b\tc", "a%20b%09c"),
                       ("50%", "50%25"), ("h\u{00E9}te", "h%C3%A9te"), ("plain-name_1", "plain-name_1")])
     func token(_ name: String, _ token: String) {
-        #expect(InstanceToken.encode(name) == token)
-        #expect(!token.contains(".") && !token.contains("*") && !token.contains(">") && !token.contains(" "))
+        expectEqual(InstanceToken.encode(name), token)
+        expect(!token.contains(".") && !token.contains("*") && !token.contains(">") && !token.contains(" "))
     }
 
     @Test("without an instance name, the kernel's host name (no resolver lookup) is the instance")
     func hostName() throws {
         let kernel = try String(contentsOfFile: "/proc/sys/kernel/hostname", encoding: .utf8).trimmingCharacters(in: .newlines)
-        #expect(PublishSettings().instanceName == kernel)
-        #expect(PublishSettings().subject(event: "accepted") == "airlock." + InstanceToken.encode(kernel) + ".accepted")
+        expectEqual(PublishSettings().instanceName, kernel)
+        expectEqual(PublishSettings().subject(event: "accepted"), "airlock." + InstanceToken.encode(kernel) + ".accepted")
     }
 
     @Test("subjects are PREFIX.INSTANCE.EVENT and the message id is ID:EVENT")
@@ -63,8 +64,8 @@ struct PublishSettingsTests {
         var settings = PublishSettings()
         settings.instance = "x.y"
         settings.subjectPrefix = "corp.airlock"
-        #expect(settings.subject(event: "accepted") == "corp.airlock.x%2Ey.accepted")
-        #expect(PublishSettings.messageID(id: "20261201T120000Z-0a1b2c3d", event: "rejected") == "20261201T120000Z-0a1b2c3d:rejected")
+        expectEqual(settings.subject(event: "accepted"), "corp.airlock.x%2Ey.accepted")
+        expectEqual(PublishSettings.messageID(id: "20261201T120000Z-0a1b2c3d", event: "rejected"), "20261201T120000Z-0a1b2c3d:rejected")
     }
 
     @Test("the progress file decodes what it encodes, and refuses another version")
@@ -75,18 +76,17 @@ struct PublishSettingsTests {
         progress.failures = 2
         progress.lastError = "connecting to nats://h:1: \"refused\""
         progress.updated = "2026-12-01T12:00:00.000Z"
-        #expect(PublishProgress(decoding: progress.encoded) == progress)
-        #expect(String(decoding: progress.encoded, as: UTF8.self)
-            == #"{"version":1,"cursor":"12:3:456","published":7,"failures":2,"last_error":"connecting to nats://h:1: \"refused\"","updated":"2026-12-01T12:00:00.000Z"}"# + "\n")
-        #expect(PublishProgress(decoding: Array(#"{"version":2,"published":0,"failures":0,"last_error":"","updated":""}"#.utf8)) == nil)
+        expectEqual(PublishProgress(decoding: progress.encoded), progress)
+        expectEqual(String(decoding: progress.encoded, as: UTF8.self), #"{"version":1,"cursor":"12:3:456","published":7,"failures":2,"last_error":"connecting to nats://h:1: \"refused\"","updated":"2026-12-01T12:00:00.000Z"}"# + "\n")
+        expectEqual(PublishProgress(decoding: Array(#"{"version":2,"published":0,"failures":0,"last_error":"","updated":""}"#.utf8)), nil)
     }
 
     @Test("cursors order by generation, then offset within one file; files from before generations do not order")
     func cursorOrder() throws {
         let a = try #require(EventFeed.Cursor("10:1:500")), b = try #require(EventFeed.Cursor("11:2:10"))
-        #expect(b.isAfter(a) == true && a.isAfter(b) == false)
-        #expect(try #require(EventFeed.Cursor("10:1:600")).isAfter(a) == true)
-        #expect(try #require(EventFeed.Cursor("10:500")).isAfter(b) == nil)
+        expect(b.isAfter(a) == true && a.isAfter(b) == false)
+        try expectEqual(#require(EventFeed.Cursor("10:1:600")).isAfter(a), true)
+        try expectEqual(#require(EventFeed.Cursor("10:500")).isAfter(b), nil)
     }
 
     func item(_ record: JournalRecord) -> EventFeed.Item {
@@ -99,15 +99,15 @@ struct PublishSettingsTests {
         settings.instance = "h"
         var plan = PublishPlan(settings: settings)
         let drop = JournalRecord.Drop(id: "D1", drop: "a.zip")
-        #expect(plan.message(for: item(.claimed(.init(drop: drop)))) == nil)
+        expectEqual(plan.message(for: item(.claimed(.init(drop: drop)))), nil)
         let first = plan.message(for: item(.deferred(.init(drop: drop, detail: "disk full"))))
-        #expect(first?.subject == "airlock.h.deferred" && first?.messageID == "D1:deferred")
-        #expect(plan.message(for: item(.deferred(.init(drop: drop, detail: "disk full")))) == nil)
+        expect(first?.subject == "airlock.h.deferred" && first?.messageID == "D1:deferred")
+        expectEqual(plan.message(for: item(.deferred(.init(drop: drop, detail: "disk full")))), nil)
         let verdict = plan.message(for: item(.accepted(.init(drop: drop, output: "outbox/a"))))
-        #expect(verdict?.messageID == "D1:accepted" && verdict?.payload == "{}")
+        expect(verdict?.messageID == "D1:accepted" && verdict?.payload == "{}")
         // Deferred before the starting point: not reported again after a restart.
         var restarted = PublishPlan(settings: settings)
         restarted.skip(.deferred(.init(drop: JournalRecord.Drop(id: "D2", drop: "b.zip"), detail: "x")))
-        #expect(restarted.message(for: item(.deferred(.init(drop: JournalRecord.Drop(id: "D2", drop: "b.zip"), detail: "x")))) == nil)
+        expectEqual(restarted.message(for: item(.deferred(.init(drop: JournalRecord.Drop(id: "D2", drop: "b.zip"), detail: "x")))), nil)
     }
 }

@@ -1,5 +1,6 @@
 import AirlockKeyed
 import AirlockPolicy
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -12,14 +13,14 @@ struct KeyedRoundTripTests {
     ])
     func single(_ format: PropertyListSerialization.PropertyListFormat) throws {
         let data = try StableArchive.memos([ArchivedMemo(schema: 1, text: "naïve café ☕ \u{1F600}")], asArray: false, format: format)
-        #expect(decoder.decode(data) == .memo(ArchivedMemoValue(schema: 1, text: "naïve café ☕ \u{1F600}")))
+        expectEqual(decoder.decode(data), .memo(ArchivedMemoValue(schema: 1, text: "naïve café ☕ \u{1F600}")))
     }
 
     @Test("an array of memos decodes in order")
     func array() throws {
         let memos = (0..<25).map { ArchivedMemo(schema: 1, text: "memo \($0)") }
         let data = try StableArchive.memos(memos, asArray: true)
-        #expect(decoder.decode(data) == .memos((0..<25).map { ArchivedMemoValue(schema: 1, text: "memo \($0)") }))
+        expectEqual(decoder.decode(data), .memos((0..<25).map { ArchivedMemoValue(schema: 1, text: "memo \($0)") }))
     }
 
     @Test("the archived class name is the chosen one, never the Swift module's")
@@ -27,18 +28,18 @@ struct KeyedRoundTripTests {
         let data = try StableArchive.memos([ArchivedMemo(schema: 1, text: "x")], asArray: false, className: "NotesApp.Memo")
         let text = String(decoding: try PropertyListSerialization.data(
             fromPropertyList: PropertyListSerialization.propertyList(from: data, format: nil), format: .xml, options: 0), as: UTF8.self)
-        #expect(text.contains("NotesApp.Memo"))
-        #expect(!text.contains("AirlockKeyed"))
-        #expect(decoder.decode(data) == .rejected(.unknownClass, "the archive names class \"NotesApp.Memo\", which is not configured"))
+        expect(text.contains("NotesApp.Memo"))
+        expect(!text.contains("AirlockKeyed"))
+        expectEqual(decoder.decode(data), .rejected(.unknownClass, "the archive names class \"NotesApp.Memo\", which is not configured"))
         var settings = KeyedSettings()
         settings.classNames = ["NotesApp.Memo"]
-        #expect(KeyedDecoder(settings: settings).decode(data) == .memo(ArchivedMemoValue(schema: 1, text: "x")))
+        expectEqual(KeyedDecoder(settings: settings).decode(data), .memo(ArchivedMemoValue(schema: 1, text: "x")))
     }
 
     @Test("text of exactly 4,096 UTF-16 units passes and 4,097 does not")
     func textLimit() throws {
         let ok = try StableArchive.memos([ArchivedMemo(schema: 1, text: String(repeating: "a", count: 4096))], asArray: false)
-        #expect(decoder.decode(ok) == .memo(ArchivedMemoValue(schema: 1, text: String(repeating: "a", count: 4096))))
+        expectEqual(decoder.decode(ok), .memo(ArchivedMemoValue(schema: 1, text: String(repeating: "a", count: 4096))))
         let long = try StableArchive.memos([ArchivedMemo(schema: 1, text: String(repeating: "a", count: 4097))], asArray: false)
         guard case .rejected(.invalidField, _) = decoder.decode(long) else {
             Issue.record("4,097 units were accepted")
@@ -83,13 +84,13 @@ struct KeyedTextTests {
     func surrogates(_ item: SurrogateCase) throws {
         let outcome = decoder.decode(try archive(item.units))
         if item.accepted {
-            #expect(outcome == .memo(ArchivedMemoValue(schema: 1, text: "x\u{1F600}y")))
+            expectEqual(outcome, .memo(ArchivedMemoValue(schema: 1, text: "x\u{1F600}y")))
         } else {
             guard case .rejected(.invalidField, let detail) = outcome else {
                 Issue.record("\(item.name): \(outcome)")
                 return
             }
-            #expect(detail.contains("surrogate"), "\(detail)")
+            expect(detail.contains("surrogate"), "\(detail)")
         }
     }
 
@@ -101,7 +102,7 @@ struct KeyedTextTests {
             Issue.record("\(outcome)")
             return
         }
-        #expect(Array(memo.text.unicodeScalars) == Array(text.unicodeScalars))
-        #expect(memo != ArchivedMemoValue(schema: 1, text: "caf\u{E9}"), "an NFC spelling is different text")
+        expectEqual(Array(memo.text.unicodeScalars), Array(text.unicodeScalars))
+        expect(memo != ArchivedMemoValue(schema: 1, text: "caf\u{E9}"), "an NFC spelling is different text")
     }
 }

@@ -1,5 +1,6 @@
 @testable import AirlockKeyed
 import AirlockPolicy
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -12,7 +13,7 @@ struct KeyedWarmUpTests {
     func builtInMemo() throws {
         let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("fixtures/keyed/memo-binary.plist")
-        #expect(try [UInt8](Data(contentsOf: fixture)) == KeyedWarmUp.memo)
+        try expectEqual([UInt8](Data(contentsOf: fixture)), KeyedWarmUp.memo)
         guard case .memo(let decoded) = KeyedDecoder(settings: KeyedSettings()).decode(Data(KeyedWarmUp.memo)) else {
             Issue.record("the built-in memo does not decode")
             return

@@ -1,4 +1,5 @@
 @testable import AirlockKeyed
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -34,7 +35,7 @@ struct MemoRenderingTests {
         let memos = asArray ? [ArchivedMemoValue(schema: 1, text: Self.awkwardText), ArchivedMemoValue(schema: 1, text: "")]
                             : [ArchivedMemoValue(schema: 1, text: Self.awkwardText)]
         let rendered = try MemoRendering.render(memos, asArray: asArray)
-        #expect(rendered == (try generic(memos, asArray: asArray)))
+        expectEqual(rendered, (try generic(memos, asArray: asArray)))
         try MemoRendering.verify(rendered, memos, asArray: asArray)
     }
 
@@ -47,10 +48,10 @@ struct MemoRenderingTests {
         ]
         for memos in cases {
             let rendered = try MemoRendering.render(memos, asArray: true)
-            #expect(rendered == (try generic(memos, asArray: true)), "\(memos.count) records")
+            expectEqual(rendered, (try generic(memos, asArray: true)), "\(memos.count) records")
             try MemoRendering.verify(rendered, memos, asArray: true)
             if let first = memos.first {
-                #expect(try MemoRendering.render([first], asArray: false) == (try generic([first], asArray: false)))
+                try expectEqual(MemoRendering.render([first], asArray: false), (try generic([first], asArray: false)))
             }
         }
     }

@@ -1,4 +1,5 @@
 import AirlockKeyed
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -30,7 +31,7 @@ struct PropertyListValueTests {
             ("<dict><key>k</key><false/></dict>", .dictionary(["k": .boolean(false)])),
         ]
         for (body, expected) in cases {
-            #expect(PropertyListValue(try Self.read(body, format: format)) == expected, "\(body)")
+            expectEqual(PropertyListValue(try Self.read(body, format: format)), expected, "\(body)")
         }
     }
 
@@ -38,8 +39,8 @@ struct PropertyListValueTests {
     func nested() throws {
         let value = PropertyListValue(try Self.read(
             "<dict><key>a</key><array><dict><key>b</key><array><integer>7</integer><true/></array></dict></array></dict>"))
-        #expect(value == .dictionary(["a": .array([.dictionary(["b": .array([.integer(7), .boolean(true)])])])]))
-        #expect(value.dictionaryValue?["a"]?.arrayValue?.first?.dictionaryValue?["b"]?.arrayValue?.first?.integerValue == 7)
+        expectEqual(value, .dictionary(["a": .array([.dictionary(["b": .array([.integer(7), .boolean(true)])])])]))
+        expectEqual(value.dictionaryValue?["a"]?.arrayValue?.first?.dictionaryValue?["b"]?.arrayValue?.first?.integerValue, 7)
     }
 
     @Test("a boolean is never an integer, and 0 and 1 are never booleans", arguments: formats)
@@ -47,20 +48,20 @@ struct PropertyListValueTests {
         let truth = PropertyListValue(try Self.read("<true/>", format: format))
         let one = PropertyListValue(try Self.read("<integer>1</integer>", format: format))
         let zero = PropertyListValue(try Self.read("<integer>0</integer>", format: format))
-        #expect(truth == .boolean(true))
-        #expect(truth.integerValue == nil)
-        #expect(one == .integer(1))
-        #expect(zero == .integer(0))
-        #expect(one.integerValue == 1)
+        expectEqual(truth, .boolean(true))
+        expectEqual(truth.integerValue, nil)
+        expectEqual(one, .integer(1))
+        expectEqual(zero, .integer(0))
+        expectEqual(one.integerValue, 1)
     }
 
     @Test("a real is an integer exactly when Foundation's as? Int says so")
     func realAsInteger() throws {
         for text in ["1.0", "1.5", "-0.0", "1e300", "3"] {
             let read = try Self.read("<real>\(text)</real>")
-            #expect(PropertyListValue(read).integerValue == read as? Int, "\(text)")
+            expect(PropertyListValue(read).integerValue == read as? Int, "\(text)")
         }
-        #expect(PropertyListValue(try Self.read("<integer>18446744073709551615</integer>")).integerValue == nil)
+        expectEqual(PropertyListValue(try Self.read("<integer>18446744073709551615</integer>")).integerValue, nil)
     }
 
     @Test("an integer is an Int exactly when Foundation's as? Int says so, at every width's edges", arguments: formats)
@@ -71,16 +72,16 @@ struct PropertyListValueTests {
         for text in edges {
             let read = try Self.read("<integer>\(text)</integer>", format: format)
             let value = PropertyListValue(read)
-            #expect(value.integerValue == read as? Int, "\(text)")
-            if read as? Int == nil { #expect(value == .largeInteger(UInt64(text)!), "\(text)") }
+            expect(value.integerValue == read as? Int, "\(text)")
+            if read as? Int == nil { expectEqual(value, .largeInteger(UInt64(text)!), "\(text)") }
         }
     }
 
     @Test("a UID object, from either reader, is a reference with its index", arguments: formats)
     func uid(_ format: PropertyListSerialization.PropertyListFormat) throws {
         let value = PropertyListValue(try Self.read("<array><dict><key>CF$UID</key><integer>42</integer></dict></array>", format: format))
-        #expect(value == .array([.uid(42)]))
-        #expect(value.arrayValue?.first?.uidValue == 42)
+        expectEqual(value, .array([.uid(42)]))
+        expectEqual(value.arrayValue?.first?.uidValue, 42)
     }
 
     @Test("a UID in a keyed archive is the archiver's own object, and its type name is the one Foundation gives")
@@ -89,9 +90,9 @@ struct PropertyListValueTests {
         let read = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
         let top = try #require(read as? [String: Any])
         let reference = try #require((top["$top"] as? [String: Any])?["root"])
-        #expect(PropertyListValue(reference) == .uid(1))
-        #expect(PropertyListValue(reference).foundationTypeName == "\(type(of: reference))")
-        #expect(PropertyListValue(top["$objects"] as Any).arrayValue?.count == (top["$objects"] as? [Any])?.count)
+        expectEqual(PropertyListValue(reference), .uid(1))
+        expectEqual(PropertyListValue(reference).foundationTypeName, "\(type(of: reference))")
+        expectEqual(PropertyListValue(top["$objects"] as Any).arrayValue?.count, (top["$objects"] as? [Any])?.count)
     }
 
     @Test("the type name of each case is the type Foundation's reader returns for it")
@@ -99,7 +100,7 @@ struct PropertyListValueTests {
         for body in ["<string>s</string>", "<integer>1</integer>", "<real>1.5</real>", "<true/>", "<data>AA==</data>",
                      "<date>2020-01-01T00:00:00Z</date>", "<array/>", "<dict><key>k</key><string>v</string></dict>"] {
             let array = try #require(try Self.read("<array>\(body)</array>") as? [Any])
-            #expect(PropertyListValue(array[0]).foundationTypeName == "\(type(of: array[0]))", "\(body)")
+            expectEqual(PropertyListValue(array[0]).foundationTypeName, "\(type(of: array[0]))", "\(body)")
         }
     }
 
@@ -113,8 +114,8 @@ struct PropertyListValueTests {
             return count
         }
         let binary = { (depth: Int) in try PropertyListSerialization.propertyList(from: try Self.binaryNestedArrays(depth: depth), options: [], format: nil) }
-        #expect(levels(try Self.read(xml(100))) == 99)
-        #expect(levels(try binary(100)) == 99)
+        expectEqual(levels(try Self.read(xml(100))), 99)
+        expectEqual(levels(try binary(100)), 99)
         #expect(throws: (any Error).self) { try Self.read(xml(600)) }
         #expect(throws: (any Error).self) { try binary(600) }
     }
@@ -143,17 +144,17 @@ struct PropertyListValueTests {
 
     @Test("a dictionary with one CF$UID key is a reference; with another key beside it, it is not")
     func uidDictionary() {
-        #expect(PropertyListValue.dictionary(["CF$UID": .integer(3)]).uidValue == 3)
-        #expect(PropertyListValue.dictionary(["CF$UID": .boolean(true)]).uidValue == nil)
-        #expect(PropertyListValue.dictionary(["CF$UID": .integer(3), "x": .integer(1)]).uidValue == nil)
-        #expect(PropertyListValue.integer(3).uidValue == nil)
+        expectEqual(PropertyListValue.dictionary(["CF$UID": .integer(3)]).uidValue, 3)
+        expectEqual(PropertyListValue.dictionary(["CF$UID": .boolean(true)]).uidValue, nil)
+        expectEqual(PropertyListValue.dictionary(["CF$UID": .integer(3), "x": .integer(1)]).uidValue, nil)
+        expectEqual(PropertyListValue.integer(3).uidValue, nil)
     }
 
     @Test("a value that is no property-list type is kept by its type name")
     func other() {
         struct Stranger {}
-        #expect(PropertyListValue(Stranger()) == .other(typeName: "Stranger"))
-        #expect(PropertyListValue([1: "a"] as [Int: String]) == .other(typeName: "Dictionary<Int, String>"))
+        expectEqual(PropertyListValue(Stranger()), .other(typeName: "Stranger"))
+        expectEqual(PropertyListValue([1: "a"] as [Int: String]), .other(typeName: "Dictionary<Int, String>"))
     }
 
     @Test("a value written and read back is the same value, UIDs included", arguments: formats)
@@ -164,7 +165,7 @@ struct PropertyListValueTests {
                                 .data(Data([9])), .date(Date(timeIntervalSince1970: 0)), .largeInteger(UInt64.max)]),
         ])
         let data = try value.propertyListData(format: format)
-        #expect(PropertyListValue(try PropertyListSerialization.propertyList(from: data, options: [], format: nil)) == value)
+        expectEqual(PropertyListValue(try PropertyListSerialization.propertyList(from: data, options: [], format: nil)), value)
         #expect(throws: CocoaError.self) { try PropertyListValue.other(typeName: "Stranger").propertyListData(format: format) }
     }
 }

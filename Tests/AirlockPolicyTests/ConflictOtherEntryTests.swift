@@ -1,4 +1,5 @@
 import AirlockPolicy
+import AirlockTestSupport
 import Testing
 
 @Suite("Conflicts name both entries, the same in either order")
@@ -21,9 +22,9 @@ struct ConflictOtherEntryTests {
     func collision(_ items: [Item], _ entry: String, _ other: String) {
         for order in [items, items.reversed()] {
             let found = violation(order)
-            #expect(found?.reason == .nameCollision)
-            #expect(found?.entry == Array(entry.utf8), "\(order.map(\.name))")
-            #expect(found?.other == Array(other.utf8), "\(order.map(\.name))")
+            expectEqual(found?.reason, .nameCollision)
+            expectEqual(found?.entry, Array(entry.utf8), "\(order.map(\.name))")
+            expectEqual(found?.other, Array(other.utf8), "\(order.map(\.name))")
         }
     }
 
@@ -32,9 +33,9 @@ struct ConflictOtherEntryTests {
         let items: [Item] = [("docs", .file), ("docs/a.txt", .file)]
         for order in [items, items.reversed()] {
             let found = violation(order)
-            #expect(found?.reason == .pathConflict)
-            #expect(found?.entry == Array("docs".utf8))
-            #expect(found?.other == Array("docs/a.txt".utf8), "\(order.map(\.name))")
+            expectEqual(found?.reason, .pathConflict)
+            expectEqual(found?.entry, Array("docs".utf8))
+            expectEqual(found?.other, Array("docs/a.txt".utf8), "\(order.map(\.name))")
         }
     }
 }

@@ -1,4 +1,5 @@
 import AirlockPolicy
+import AirlockTestSupport
 import Testing
 
 @Suite("Conflicts: duplicates, file versus directory, and collisions after NFC and case folding")
@@ -27,8 +28,8 @@ struct ConflictTrackerTests {
         }
         for order in permutations(items) {
             let violation = firstViolation(order)
-            #expect(violation?.reason == reason, "order \(order.map(\.name))")
-            if let entry { #expect(violation?.entry == Array(entry.utf8), "order \(order.map(\.name))") }
+            expectEqual(violation?.reason, reason, "order \(order.map(\.name))")
+            if let entry { expectEqual(violation?.entry, Array(entry.utf8), "order \(order.map(\.name))") }
         }
     }
 
@@ -92,12 +93,12 @@ struct FindingsTests {
         for order in orders {
             var findings = Findings()
             order.forEach { findings.record($0) }
-            #expect(findings.worst == total)
+            expectEqual(findings.worst, total)
         }
         for order in [[unsafe, unsafeEarlier], [unsafeEarlier, unsafe]] {
             var findings = Findings()
             order.forEach { findings.record($0) }
-            #expect(findings.worst == unsafeEarlier)
+            expectEqual(findings.worst, unsafeEarlier)
         }
     }
 }

@@ -1,4 +1,5 @@
 import AirlockPolicy
+import AirlockTestSupport
 import AirlockText
 import Testing
 
@@ -23,13 +24,13 @@ struct InvisibleNameTests {
     func refused(_ value: UInt32) {
         let scalar = Unicode.Scalar(value)!
         for name in ["docs/a\(scalar)b.txt", "\(scalar)", "\(scalar)docs/readme.txt", "docs/readme.txt\(scalar)"] {
-            #expect(verdict(name) == .unsafePath, "U+\(String(value, radix: 16)) in \(name.debugDescription)")
+            expectEqual(verdict(name), .unsafePath, "U+\(String(value, radix: 16)) in \(name.debugDescription)")
         }
     }
 
     @Test("the Trojan Source name is refused: invoice<U+202E>fdp.exe")
     func trojanSource() {
-        #expect(verdict("invoice\u{202E}fdp.exe") == .unsafePath)
+        expectEqual(verdict("invoice\u{202E}fdp.exe"), .unsafePath)
     }
 
     @Test("the joiners and the variation selectors pass: Persian, Indic scripts and emoji need them", arguments: [
@@ -37,7 +38,7 @@ struct InvisibleNameTests {
         "x\u{FE00}", "x\u{FE0E}", "x\u{E0100}", "x\u{E01EF}", "café.txt",
     ])
     func allowed(_ name: String) {
-        #expect(verdict(name) == nil)
+        expectEqual(verdict(name), nil)
     }
 
     /// The generated table against the standard library's own Unicode properties, for
@@ -56,23 +57,23 @@ struct InvisibleNameTests {
                 && !(value == 0x200C || value == 0x200D || (0xFE00...0xFE0F).contains(value) || (0xE0100...0xE01EF).contains(value))
             if InvisibleScalars.contains(scalar) != expected { mismatches.append("U+" + String(value, radix: 16)) }
         }
-        #expect(mismatches.isEmpty, "\(mismatches.prefix(20))")
+        expect(mismatches.isEmpty, "\(mismatches.prefix(20))")
     }
 
     @Test("escaping for a person: each invisible scalar as \\u{XXXX}, the rest as it is")
     func displayEscaping() {
-        #expect(DisplayText.escaping("invoice\u{202E}fdp.exe") == "invoice\\u{202E}fdp.exe")
-        #expect(DisplayText.escaping("a\u{200B}\u{FEFF}\u{E0041}") == "a\\u{200B}\\u{FEFF}\\u{E0041}")
-        #expect(DisplayText.escaping("❤️ a\u{200D}b") == "❤️ a\u{200D}b")
+        expectEqual(DisplayText.escaping("invoice\u{202E}fdp.exe"), "invoice\\u{202E}fdp.exe")
+        expectEqual(DisplayText.escaping("a\u{200B}\u{FEFF}\u{E0041}"), "a\\u{200B}\\u{FEFF}\\u{E0041}")
+        expectEqual(DisplayText.escaping("❤️ a\u{200D}b"), "❤️ a\u{200D}b")
         let escaped = EscapedName(Array("x\u{2066}y\\".utf8))
-        #expect(escaped.text == "x\u{2066}y\\\\")
-        #expect(escaped.shown == "x\\u{2066}y\\\\")
-        #expect("\(escaped)" == escaped.shown)
+        expectEqual(escaped.text, "x\u{2066}y\\\\")
+        expectEqual(escaped.shown, "x\\u{2066}y\\\\")
+        expectEqual("\(escaped)", escaped.shown)
     }
 
     @Test("shown names stay apart: the real character and its spelled-out escape differ")
     func injective() {
         let names = ["a\u{202E}b", "a\\u{202E}b", "a\\\u{202E}b", "a\\\\u{202E}b"]
-        #expect(Set(names.map { EscapedName(Array($0.utf8)).shown }).count == names.count)
+        expectEqual(Set(names.map { EscapedName(Array($0.utf8)).shown }).count, names.count)
     }
 }

@@ -1,4 +1,5 @@
 import AirlockPolicy
+import AirlockTestSupport
 import Testing
 
 @Suite("JSONObjectWriter.quote: RFC 8259 escaping, the same with or without the fast path")
@@ -19,17 +20,17 @@ struct JSONQuoteTests {
         for value in UInt32(0)...0x7F {
             let scalar = String(Character(Unicode.Scalar(value)!))
             let escape = Self.escaped(value)
-            #expect(JSONObjectWriter.quote(scalar) == "\"" + escape + "\"", "U+\(String(value, radix: 16))")
-            #expect(JSONObjectWriter.quote("docs/" + scalar + "/é.txt") == "\"docs/" + escape + "/é.txt\"", "U+\(String(value, radix: 16))")
+            expectEqual(JSONObjectWriter.quote(scalar), "\"" + escape + "\"", "U+\(String(value, radix: 16))")
+            expectEqual(JSONObjectWriter.quote("docs/" + scalar + "/é.txt"), "\"docs/" + escape + "/é.txt\"", "U+\(String(value, radix: 16))")
         }
-        #expect(JSONObjectWriter.quote("a\u{7F}b") == "\"a\\u007fb\"")
-        #expect(JSONObjectWriter.quote("tab\there") == "\"tab\\there\"")
+        expectEqual(JSONObjectWriter.quote("a\u{7F}b"), "\"a\\u007fb\"")
+        expectEqual(JSONObjectWriter.quote("tab\there"), "\"tab\\there\"")
     }
 
     @Test("text that needs no escaping, non-ASCII included, comes back between quotes unchanged")
     func nothingToEscape() {
         for text in ["", "docs/readme.txt", "e3b0c44298fc1c149afbf4c8996fb924", "名前/ファイル.txt", "\u{2028}\u{200D}é", "emoji 🧪"] {
-            #expect(JSONObjectWriter.quote(text) == "\"" + text + "\"")
+            expectEqual(JSONObjectWriter.quote(text), "\"" + text + "\"")
         }
     }
 }

@@ -1,4 +1,5 @@
 import AirlockPolicy
+import AirlockTestSupport
 import Testing
 
 @Suite("Render quotas: rendered files obey the file, total and ratio limits, and the free-space bound covers them")
@@ -11,15 +12,15 @@ struct RenderQuotaTests {
         policy.maxFileBytes = 4 << 20
         policy.maxTotalBytes = 6 << 20
         var quota = RenderQuota(policy: policy)
-        #expect(quota.admit(Self.name, size: 4 << 20, source: 1 << 20) == nil)
-        #expect(quota.admit(Self.name, size: (4 << 20) + 1, source: 1 << 20)?.reason == .fileTooLarge)
-        #expect(quota.admit(Self.name, size: (2 << 20) + 1, source: 1 << 20)?.reason == .totalTooLarge)
-        #expect(quota.admit(Self.name, size: 2 << 20, source: 1 << 20) == nil)
-        #expect(quota.total == 6 << 20)
+        expectEqual(quota.admit(Self.name, size: 4 << 20, source: 1 << 20), nil)
+        expectEqual(quota.admit(Self.name, size: (4 << 20) + 1, source: 1 << 20)?.reason, .fileTooLarge)
+        expectEqual(quota.admit(Self.name, size: (2 << 20) + 1, source: 1 << 20)?.reason, .totalTooLarge)
+        expectEqual(quota.admit(Self.name, size: 2 << 20, source: 1 << 20), nil)
+        expectEqual(quota.total, 6 << 20)
         var ratio = RenderQuota(policy: Policy())
-        #expect(ratio.admit(Self.name, size: 1 << 20, source: 1)  == nil, "at ratio_min_bytes the ratio is not judged")
-        #expect(ratio.admit(Self.name, size: (1 << 20) + 1, source: 10_000)?.reason == .ratioTooHigh)
-        #expect(ratio.admit(Self.name, size: 1_000_000 + 1, source: 10_000) == nil)
+        expectEqual(ratio.admit(Self.name, size: 1 << 20, source: 1), nil, "at ratio_min_bytes the ratio is not judged")
+        expectEqual(ratio.admit(Self.name, size: (1 << 20) + 1, source: 10_000)?.reason, .ratioTooHigh)
+        expectEqual(ratio.admit(Self.name, size: 1_000_000 + 1, source: 10_000), nil)
     }
 
     @Test("the bound the supervisor reserves is never less than what the quotas let through", arguments: [0, 1, 5210, 100_000, 1 << 20])
@@ -38,9 +39,9 @@ struct RenderQuotaTests {
                     && (!keep || quota.admit(Array("original.plist".utf8), size: drop, source: drop) == nil)
                 if admitted { low = middle } else { high = middle }
             }
-            #expect(low + (keep ? drop : 0) <= bound, "drop \(drop), keep \(keep): \(low) admitted, bound \(bound)")
-            #expect(bound <= policy.maxTotalBytes)
+            expect(low + (keep ? drop : 0) <= bound, "drop \(drop), keep \(keep): \(low) admitted, bound \(bound)")
+            expect(bound <= policy.maxTotalBytes)
         }
-        #expect(Policy().renderedBound(dropSize: 5210, keepsOriginal: false) == 1 << 20)
+        expectEqual(Policy().renderedBound(dropSize: 5210, keepsOriginal: false), 1 << 20)
     }
 }

@@ -1,4 +1,5 @@
 import AirlockPolicy
+import AirlockTestSupport
 import Testing
 
 /// The line that makes a child's verdict count: pinned, and read back strictly.
@@ -6,14 +7,14 @@ import Testing
 struct TakenNoticeTests {
     @Test("the line is pinned and names this build's verdict version")
     func pinned() {
-        #expect(TakenNotice.line == Array("{\"taken\":2}\n".utf8))
-        #expect(TakenNotice.version(in: TakenNotice.line.dropLast()[...]) == VerdictMessage.currentVersion)
+        expectEqual(TakenNotice.line, Array("{\"taken\":2}\n".utf8))
+        expectEqual(TakenNotice.version(in: TakenNotice.line.dropLast()[...]), VerdictMessage.currentVersion)
     }
 
     @Test("another version is read as such; anything else is no notice",
           arguments: [("{\"taken\":7}", Int64?.some(7)), ("{\"taken\":}", nil), ("{\"taken\":-1}", nil), ("{\"taken\":1", nil),
                       ("{\"taken\":1 }", nil), ("{\"taken\":\"1\"}", nil), ("{\"taken\":99999999999999999999}", nil)])
     func parsed(_ line: String, _ version: Int64?) {
-        #expect(TakenNotice.version(in: Array(line.utf8)[...]) == version)
+        expectEqual(TakenNotice.version(in: Array(line.utf8)[...]), version)
     }
 }

@@ -1,4 +1,5 @@
 import AirlockPolicy
+import AirlockTestSupport
 import Testing
 
 @Suite("Written-file notices: the path a decoder names is read back byte for byte, and nothing else is read as one")
@@ -8,9 +9,9 @@ struct WrittenFileNoticeTests {
     ])
     func roundTrip(_ path: [UInt8]) {
         let line = WrittenFileNotice.line(for: path)
-        #expect(line.last == 0x0A)
-        #expect(line.dropLast().allSatisfy { $0 != 0x0A })
-        #expect(WrittenFileNotice.path(in: line.dropLast()[...]) == path)
+        expectEqual(line.last, 0x0A)
+        expect(line.dropLast().allSatisfy { $0 != 0x0A })
+        expectEqual(WrittenFileNotice.path(in: line.dropLast()[...]), path)
     }
 
     @Test("malformed lines name no path", arguments: [
@@ -18,6 +19,6 @@ struct WrittenFileNoticeTests {
         #"{"progress":1,"total":2}"#, #"{"written":"4A"}"#,
     ])
     func malformed(_ text: String) {
-        #expect(WrittenFileNotice.path(in: Array(text.utf8)[...]) == nil)
+        expectEqual(WrittenFileNotice.path(in: Array(text.utf8)[...]), nil)
     }
 }

@@ -1,6 +1,7 @@
 import AirlockEvents
 import AirlockPolicy
 @testable import AirlockQuarantine
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -25,21 +26,21 @@ struct DropIdentityTests {
     func everyRecordTakesTheIdentity() throws {
         let drop = Self.identity
         let escaped = drop.escapedName
-        #expect(escaped == #"evil "1"\x01.zip"#)
+        expectEqual(escaped, #"evil "1"\x01.zip"#)
 
         let outcome = DropOutcome(drop, verdict: .rejected(Self.rejection), seconds: 0.25)
-        #expect(outcome.id == drop.id && outcome.dropName == drop.name && outcome.size == 287 && outcome.sha256 == drop.sha256)
+        expect(outcome.id == drop.id && outcome.dropName == drop.name && outcome.size == 287 && outcome.sha256 == drop.sha256)
         let event = try #require(try JSONSerialization.jsonObject(with: Data(outcome.eventLine.utf8)) as? [String: Any])
-        #expect(event["id"] as? String == drop.id)
-        #expect(event["drop"] as? String == escaped)
-        #expect(event["size"] as? Int == 287)
-        #expect(event["sha256"] as? String == drop.sha256)
-        #expect(event["uploader_uid"] as? Int == 0)
-        #expect(event["uploader"] as? String == drop.uploader?.name)
+        expect(event["id"] as? String == drop.id)
+        expect(event["drop"] as? String == escaped)
+        expect(event["size"] as? Int == 287)
+        expect(event["sha256"] as? String == drop.sha256)
+        expect(event["uploader_uid"] as? Int == 0)
+        expect(event["uploader"] as? String == drop.uploader?.name)
 
         // A deferred outcome made from a decided one keeps the whole identity.
         let deferred = DropOutcome(outcome.drop, verdict: .deferred(detail: "disk full"), seconds: outcome.seconds)
-        #expect(deferred.drop == drop)
+        expectEqual(deferred.drop, drop)
 
         let report = RejectionReport(drop, Self.rejection, policy: Policy(), types: [(entry: "docs/a", type: "text/plain")])
         let expected = RejectionReport(
@@ -48,7 +49,7 @@ struct DropIdentityTests {
             entry: "docs/a", entry_index: 3, other_entry: "docs", bytes_written: 12, policy: .init(Policy()),
             received_at: "2026-12-01T12:00:00.000Z", decided_at: report.decided_at, airlock_version: AirlockVersion.current,
             types: ["docs/a": "text/plain"])
-        #expect(report == expected)
-        #expect(try report.encoded() == expected.encoded(), "the same bytes as the report built field by field")
+        expectEqual(report, expected)
+        try expectEqual(report.encoded(), expected.encoded(), "the same bytes as the report built field by field")
     }
 }

@@ -56,27 +56,27 @@ struct QuarantineDescriptorTests {
         let first = "20261201T120000Z-0badc0de", second = "20261201T120001Z-0badc0df"
         try root.quarantine(first, name: "a.zip")
         try root.quarantine(second, name: "b.zip")
-        #expect(try desk.entries().map(\.id).sorted() == [first, second])
-        #expect(try desk.entry(first).holdsDrop)
-        #expect(root.quarantineDescriptors().isEmpty)
+        try expectEqual(desk.entries().map(\.id).sorted(), [first, second])
+        try expect(desk.entry(first).holdsDrop)
+        expect(root.quarantineDescriptors().isEmpty)
 
-        #expect(try desk.release(first) == Array("a.zip".utf8))
-        #expect(FileManager.default.fileExists(atPath: root.path + "/inbox/a.zip"))
-        #expect(root.quarantineDescriptors().isEmpty)
+        try expectEqual(desk.release(first), Array("a.zip".utf8))
+        expect(FileManager.default.fileExists(atPath: root.path + "/inbox/a.zip"))
+        expect(root.quarantineDescriptors().isEmpty)
         #expect(throws: QuarantineDesk.Refusal.self) { try desk.release(first) }
         #expect(throws: QuarantineDesk.Refusal.self) { try desk.release("20261201T120002Z-00000000") }
-        #expect(root.quarantineDescriptors().isEmpty)
+        expect(root.quarantineDescriptors().isEmpty)
 
         // A release a stop interrupted after its mark: recovery finishes it.
         try FileManager.default.createDirectory(atPath: root.path + "/state/releasing", withIntermediateDirectories: true)
         try Data("gone.zip".utf8).write(to: URL(fileURLWithPath: root.path + "/state/releasing/20261201T120003Z-00000001"))
         try desk.recover()
-        #expect(root.quarantineDescriptors().isEmpty)
+        expect(root.quarantineDescriptors().isEmpty)
 
         try desk.purge([try desk.entry(second)], note: "test")
-        #expect(!FileManager.default.fileExists(atPath: root.path + "/quarantine/" + second))
-        #expect(try QuarantineIndex(desk: desk).rebuild() == 1)
-        #expect(root.quarantineDescriptors().isEmpty)
+        expect(!FileManager.default.fileExists(atPath: root.path + "/quarantine/" + second))
+        try expectEqual(QuarantineIndex(desk: desk).rebuild(), 1)
+        expect(root.quarantineDescriptors().isEmpty)
     }
 
     @Test("a lock that cannot be taken, or an inbox that is gone, refuses and leaves nothing open")
@@ -87,13 +87,13 @@ struct QuarantineDescriptorTests {
         try root.quarantine(id, name: "a.zip")
         try FileManager.default.removeItem(atPath: root.path + "/inbox")
         #expect(throws: QuarantineDesk.Refusal.self) { try desk.release(id) }
-        #expect(root.quarantineDescriptors().isEmpty)
+        expect(root.quarantineDescriptors().isEmpty)
         // The release above made the lock file: a directory in its place cannot be locked.
         try FileManager.default.removeItem(atPath: root.path + "/state/quarantine.lock")
         try FileManager.default.createDirectory(atPath: root.path + "/state/quarantine.lock", withIntermediateDirectories: false)
         #expect(throws: (any Error).self) { try desk.release(id) }
         #expect(throws: (any Error).self) { try desk.purge([try desk.entry(id)]) }
-        #expect(root.quarantineDescriptors().isEmpty)
-        #expect(FileManager.default.fileExists(atPath: root.path + "/quarantine/" + id + "/drop"))
+        expect(root.quarantineDescriptors().isEmpty)
+        expect(FileManager.default.fileExists(atPath: root.path + "/quarantine/" + id + "/drop"))
     }
 }

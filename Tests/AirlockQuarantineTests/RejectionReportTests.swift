@@ -1,6 +1,7 @@
 @testable import AirlockEvents
 import AirlockPolicy
 @testable import AirlockQuarantine
+import AirlockTestSupport
 import Foundation
 import Testing
 
@@ -30,15 +31,15 @@ struct RejectionReportTests {
     func roundTrip(_ history: [RejectionReport.HistoryEvent]?) throws {
         let report = Self.report(history: history)
         let decoded = try RejectionReport.decode(Array(try report.encoded()))
-        #expect(decoded == report)
-        #expect(decoded.releasedAt == history?.first?.at)
+        expectEqual(decoded, report)
+        expectEqual(decoded.releasedAt, history?.first?.at)
     }
 
     @Test("the file's bytes are what the generic JSON writer made of the same fields: indented, sorted, one final newline")
     func bytesUnchanged() throws {
         let data = try Self.report(history: Self.released).encoded()
         let generic = try JSONSerialization.data(withJSONObject: try object(data), options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        #expect(String(decoding: data, as: UTF8.self) == String(decoding: generic + Data("\n".utf8), as: UTF8.self))
+        expectEqual(String(decoding: data, as: UTF8.self), String(decoding: generic + Data("\n".utf8), as: UTF8.self))
     }
 
     @Test("show --json is the report on one line with holds_drop, keys sorted")
@@ -47,7 +48,7 @@ struct RejectionReportTests {
         var fields = try object(try report.encoded())
         fields["holds_drop"] = true
         let generic = try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes])
-        #expect(report.line(holdsDrop: true) == String(decoding: generic, as: UTF8.self))
+        expectEqual(report.line(holdsDrop: true), String(decoding: generic, as: UTF8.self))
     }
 
     @Test("a report missing a field it always has, or with one of the wrong type, is refused",
@@ -69,15 +70,15 @@ struct RejectionReportTests {
         var fields = try object(try Self.report().encoded())
         fields["drop_bytes"] = fields.removeValue(forKey: "size")
         let decoded = try RejectionReport.decode(Array(try JSONSerialization.data(withJSONObject: fields)))
-        #expect(decoded.size == nil && decoded.dropSize == 287)
+        expect(decoded.size == nil && decoded.dropSize == 287)
     }
 
     @Test("recovery salvages what a partial report says and ignores what it cannot read")
     func salvage() {
         let partial = RejectionReport.Salvage.read(Array(#"{"id":"x","reason":"unsafe-path","drop_bytes":5,"bytes_written":"3"}"#.utf8))
-        #expect(partial.reason == "unsafe-path" && partial.size == 5 && partial.bytesWritten == nil && partial.drop == nil)
+        expect(partial.reason == "unsafe-path" && partial.size == 5 && partial.bytesWritten == nil && partial.drop == nil)
         let nothing = RejectionReport.Salvage.read(Array("not json".utf8))
-        #expect(nothing.reason == nil && nothing.size == nil)
-        #expect(RejectionReport.Salvage.read(nil).detail == nil)
+        expect(nothing.reason == nil && nothing.size == nil)
+        expectEqual(RejectionReport.Salvage.read(nil).detail, nil)
     }
 }

@@ -37,18 +37,18 @@ struct CommitModeTests {
             try mode.move(Array("staged".utf8), in: fd, to: fd, Array("taken".utf8))
             Issue.record("a taken name was replaced")
         } catch {
-            #expect(error.errno == .exists, "\(error)")
+            expectEqual(error.errno, .exists, "\(error)")
         }
-        #expect(try String(contentsOfFile: directory.path + "/taken/file", encoding: .utf8) == "x")
+        try expectEqual(String(contentsOfFile: directory.path + "/taken/file", encoding: .utf8), "x")
         try mode.move(Array("staged".utf8), in: fd, to: fd, Array("free".utf8))
-        #expect(FileManager.default.fileExists(atPath: directory.path + "/free/file"))
-        #expect(!FileManager.default.fileExists(atPath: directory.path + "/staged"))
+        expect(FileManager.default.fileExists(atPath: directory.path + "/free/file"))
+        expect(!FileManager.default.fileExists(atPath: directory.path + "/staged"))
     }
 
     @Test("the probe finds RENAME_NOREPLACE where the filesystem has it and leaves nothing behind")
     func probe() throws {
         let directory = try ScratchDirectory()
-        #expect(CommitMode.probe(in: directory.descriptor) == (ProcessInfo.processInfo.environment["AIRLOCK_TEST_COMMIT_MODE"] == "rename" ? .rename : .noreplace))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [])
+        expectEqual(CommitMode.probe(in: directory.descriptor), (ProcessInfo.processInfo.environment["AIRLOCK_TEST_COMMIT_MODE"] == "rename" ? .rename : .noreplace))
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: directory.path), [])
     }
 }

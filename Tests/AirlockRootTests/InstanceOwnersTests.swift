@@ -15,16 +15,16 @@ struct InstanceOwnersTests {
         do {
             let lock = try InstanceLock.acquire(layout, name: "one", commitMode: .noreplace)
             let held = ["/state/airlock.pid", "/state/instances", "/state/instances/one.lock"].map { root.path + $0 }
-            #expect(descriptorsOpen(beneath: root.path) == (own + held).sorted())
+            expectEqual(descriptorsOpen(beneath: root.path), (own + held).sorted())
             #expect(throws: InstanceLock.Refusal.self) { try InstanceLock.acquire(layout, name: "one", commitMode: .noreplace) }
-            #expect(descriptorsOpen(beneath: root.path) == (own + held).sorted())
-            #expect(layout.instances().map(\.running) == [true])
-            #expect(descriptorsOpen(beneath: root.path) == (own + held).sorted())
+            expectEqual(descriptorsOpen(beneath: root.path), (own + held).sorted())
+            expectEqual(layout.instances().map(\.running), [true])
+            expectEqual(descriptorsOpen(beneath: root.path), (own + held).sorted())
             withExtendedLifetime(lock) {}
         }
-        #expect(descriptorsOpen(beneath: root.path) == own)
-        #expect(layout.instances().map(\.running) == [false])
-        #expect(descriptorsOpen(beneath: root.path) == own)
+        expectEqual(descriptorsOpen(beneath: root.path), own)
+        expectEqual(layout.instances().map(\.running), [false])
+        expectEqual(descriptorsOpen(beneath: root.path), own)
     }
 
     @Test("a copy of state/instances/ outlives the lock that opened it, then closes")
@@ -37,9 +37,9 @@ struct InstanceOwnersTests {
             do {
                 instances = try InstanceLock.acquire(layout, name: "two", commitMode: .noreplace).instances
             }
-            #expect(descriptorsOpen(beneath: root.path) == (own + [root.path + "/state/instances"]).sorted())
-            #expect(try instances.names() == ["two"])
+            expectEqual(descriptorsOpen(beneath: root.path), (own + [root.path + "/state/instances"]).sorted())
+            try expectEqual(instances.names(), ["two"])
         }
-        #expect(descriptorsOpen(beneath: root.path) == own)
+        expectEqual(descriptorsOpen(beneath: root.path), own)
     }
 }

@@ -22,15 +22,15 @@ struct RootOwnersTests {
         let pidFile = root.path + "/state/airlock.pid"
         do {
             let lock = try #require(try RunLock.acquire(layout, mode: "once"))
-            #expect(filesOpen(beneath: root, layout) == [pidFile])
-            #expect(try RunLock.acquire(layout, mode: "once") == nil)
-            #expect(RunLock.holder(layout).running)
-            #expect(filesOpen(beneath: root, layout) == [pidFile])
+            expectEqual(filesOpen(beneath: root, layout), [pidFile])
+            try expect(RunLock.acquire(layout, mode: "once") == nil)
+            expect(RunLock.holder(layout).running)
+            expectEqual(filesOpen(beneath: root, layout), [pidFile])
             withExtendedLifetime(lock) {}
         }
-        #expect(filesOpen(beneath: root, layout).isEmpty)
-        #expect(!RunLock.holder(layout).running)
-        #expect(filesOpen(beneath: root, layout).isEmpty)
+        expect(filesOpen(beneath: root, layout).isEmpty)
+        expect(!RunLock.holder(layout).running)
+        expect(filesOpen(beneath: root, layout).isEmpty)
     }
 
     @Test("the lease probe and the configured-path checks, passing or refusing, leave nothing open")
@@ -39,8 +39,8 @@ struct RootOwnersTests {
         let layout = try RootLayout.open(path: root.path)
         defer { withExtendedLifetime(layout) {} }
         _ = ProducerFileAccess.probe(layout)
-        #expect(filesOpen(beneath: root, layout).isEmpty)
-        #expect(!FileManager.default.fileExists(atPath: root.path + "/state/lease-probe.\(getpid())"))
+        expect(filesOpen(beneath: root, layout).isEmpty)
+        expect(!FileManager.default.fileExists(atPath: root.path + "/state/lease-probe.\(getpid())"))
         // The checks open the root's own directories again to compare them: what is
         // open beneath the test's directory after is exactly what was before.
         let before = descriptorsOpen(beneath: root.base)
@@ -49,6 +49,6 @@ struct RootOwnersTests {
         #expect(throws: ConfigurationError.self) { try configuration.checkPaths(in: layout, configurationFile: nil) }
         configuration.metricsPath = root.base + "/metrics.prom"
         try configuration.checkPaths(in: layout, configurationFile: nil)
-        #expect(descriptorsOpen(beneath: root.base) == before)
+        expectEqual(descriptorsOpen(beneath: root.base), before)
     }
 }

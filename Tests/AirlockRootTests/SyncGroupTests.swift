@@ -1,5 +1,6 @@
 import AirlockRoot
 import AirlockSystem
+import AirlockTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -11,7 +12,7 @@ struct SyncGroupTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let fd = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        #expect(fd >= 0)
+        expect(fd >= 0)
         defer { close(fd) }
         let group = SyncGroup()
         let threads = 8, each = 25
@@ -30,8 +31,8 @@ struct SyncGroupTests {
             }.start()
         }
         done.wait()
-        #expect(returned.withLock { $0 } == threads * each)
+        expectEqual(returned.withLock { $0 }, threads * each)
         // Eight threads calling back to back overlap: some calls were covered by a peer's sync.
-        #expect(group.syncs >= 1 && group.syncs < UInt64(threads * each), "\(group.syncs) syncs")
+        expect(group.syncs >= 1 && group.syncs < UInt64(threads * each), "\(group.syncs) syncs")
     }
 }

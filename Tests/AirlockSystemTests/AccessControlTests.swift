@@ -16,7 +16,7 @@ struct AccessControlTests {
             0x10, 0, 5, 0, 0xFF, 0xFF, 0xFF, 0xFF,
             0x20, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF,
         ]
-        #expect(grant.xattrValue == expected)
+        expectEqual(grant.xattrValue, expected)
     }
 
     @Test("set on a directory (access and default), getfacl reads back the grant; a file made in it inherits r-- for that user alone",
@@ -45,11 +45,11 @@ struct AccessControlTests {
         let onDirectory = try acl(path)
         for line in ["user::rwx", "user:4242:r-x", "group::---", "mask::r-x", "other::---",
                      "default:user::rw-", "default:user:4242:r--", "default:group::---", "default:mask::r--", "default:other::---"] {
-            #expect(onDirectory.contains(line + "\n"), "\(line) in \(onDirectory)")
+            expect(onDirectory.contains(line + "\n"), "\(line) in \(onDirectory)")
         }
         let onFile = try acl(path + "/r.json")
         for line in ["user::rw-", "user:4242:r--", "group::---", "mask::r--", "other::---"] {
-            #expect(onFile.contains(line + "\n"), "\(line) in \(onFile)")
+            expect(onFile.contains(line + "\n"), "\(line) in \(onFile)")
         }
     }
 }

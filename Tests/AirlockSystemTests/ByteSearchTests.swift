@@ -1,4 +1,5 @@
 import AirlockSystem
+import AirlockTestSupport
 import Testing
 
 @Suite("ByteSearch: memchr(3) finds the first byte at or after an offset")
@@ -7,16 +8,16 @@ struct ByteSearchTests {
     func finds() {
         let bytes: [UInt8] = Array("ab/cd/ef".utf8)
         bytes.withUnsafeBytes { buffer in
-            #expect(ByteSearch.firstIndex(of: UInt8(ascii: "/"), in: buffer) == 2)
-            #expect(ByteSearch.firstIndex(of: UInt8(ascii: "/"), in: buffer, from: 2) == 2)
-            #expect(ByteSearch.firstIndex(of: UInt8(ascii: "/"), in: buffer, from: 3) == 5)
-            #expect(ByteSearch.firstIndex(of: UInt8(ascii: "/"), in: buffer, from: 6) == nil)
-            #expect(ByteSearch.firstIndex(of: UInt8(ascii: "/"), in: buffer, from: buffer.count) == nil)
-            #expect(ByteSearch.firstIndex(of: UInt8(ascii: "a"), in: buffer) == 0)
-            #expect(ByteSearch.firstIndex(of: UInt8(ascii: "f"), in: buffer) == 7)
-            #expect(ByteSearch.firstIndex(of: 0, in: buffer) == nil)
+            expectEqual(ByteSearch.firstIndex(of: UInt8(ascii: "/"), in: buffer), 2)
+            expectEqual(ByteSearch.firstIndex(of: UInt8(ascii: "/"), in: buffer, from: 2), 2)
+            expectEqual(ByteSearch.firstIndex(of: UInt8(ascii: "/"), in: buffer, from: 3), 5)
+            expectEqual(ByteSearch.firstIndex(of: UInt8(ascii: "/"), in: buffer, from: 6), nil)
+            expectEqual(ByteSearch.firstIndex(of: UInt8(ascii: "/"), in: buffer, from: buffer.count), nil)
+            expectEqual(ByteSearch.firstIndex(of: UInt8(ascii: "a"), in: buffer), 0)
+            expectEqual(ByteSearch.firstIndex(of: UInt8(ascii: "f"), in: buffer), 7)
+            expectEqual(ByteSearch.firstIndex(of: 0, in: buffer), nil)
         }
-        [UInt8]().withUnsafeBytes { #expect(ByteSearch.firstIndex(of: 0, in: $0) == nil) }
+        [UInt8]().withUnsafeBytes { expectEqual(ByteSearch.firstIndex(of: 0, in: $0), nil) }
     }
 
     @Test("every byte value, at every offset of a slice, agrees with a plain loop")
@@ -27,7 +28,7 @@ struct ByteSearchTests {
             for value in [UInt8(0), 1, 47, 200, 255] {
                 for start in stride(from: 0, through: slice.count, by: 13) {
                     let expected = (start..<slice.count).first { slice[$0] == value }
-                    #expect(ByteSearch.firstIndex(of: value, in: slice, from: start) == expected, "\(value) from \(start)")
+                    expectEqual(ByteSearch.firstIndex(of: value, in: slice, from: start), expected, "\(value) from \(start)")
                 }
             }
         }

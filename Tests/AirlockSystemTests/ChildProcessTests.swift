@@ -41,9 +41,9 @@ struct ChildProcessTests {
         let listed = try #require(try Self.readToEnd(output))
         let numbers = String(decoding: listed, as: UTF8.self).split(separator: "\n").compactMap { Int32($0) }
         // 0 and 1 as set up, and the directory ls reads; nothing of this process's.
-        #expect(!numbers.contains(leaky), "the child holds descriptor \(leaky): \(numbers)")
-        #expect(numbers.contains(0) && numbers.contains(1))
-        #expect(try child.wait().termination == .exited(0))
+        expect(!numbers.contains(leaky), "the child holds descriptor \(leaky): \(numbers)")
+        expect(numbers.contains(0) && numbers.contains(1))
+        try expectEqual(child.wait().termination, .exited(0))
     }
 
     @Test func waitGivesTheExitStatusAndTheOutputEnds() throws {
@@ -51,28 +51,28 @@ struct ChildProcessTests {
         defer { output.close() }
         defer { child.close() }
         // EOF arrives only if the copy of the write end lifted for the spawn was closed here.
-        #expect(try Self.readToEnd(output) == Array("hello\n".utf8))
+        try expectEqual(Self.readToEnd(output), Array("hello\n".utf8))
         let (termination, maxRSS) = try child.wait()
-        #expect(termination == .exited(7))
-        #expect(maxRSS > 0)
+        expectEqual(termination, .exited(7))
+        expect(maxRSS > 0)
     }
 
     @Test func aSignalReachesARunningChild() throws {
         let (child, output) = try Self.shell("exec sleep 30")
         defer { output.close() }
         defer { child.close() }
-        #expect(child.signal(.terminate))
-        #expect(try child.wait().termination == .signalled(Signal.terminate.rawValue))
+        expect(child.signal(.terminate))
+        try expectEqual(child.wait().termination, .signalled(Signal.terminate.rawValue))
     }
 
     @Test func aReapedChildIsNeverSignalled() throws {
         let (child, output) = try Self.shell("exit 0")
         defer { output.close() }
         defer { child.close() }
-        #expect(try child.wait().termination == .exited(0))
+        try expectEqual(child.wait().termination, .exited(0))
         // Its pid is free for reuse now; through the pidfd the kernel answers ESRCH.
-        #expect(!child.signal(.kill))
-        #expect(!child.signal(.terminate))
+        expect(!child.signal(.kill))
+        expect(!child.signal(.terminate))
     }
 
     /// Whether this process may choose the next pid: the kernel takes a write to
@@ -102,9 +102,9 @@ struct ChildProcessTests {
                 continue
             }
             // kill(pid) would now reach the successor; the reaped child's pidfd reaches nobody.
-            #expect(!gone.signal(.kill))
-            #expect(successor.signal(.terminate))
-            #expect(try successor.wait().termination == .signalled(Signal.terminate.rawValue))
+            expect(!gone.signal(.kill))
+            expect(successor.signal(.terminate))
+            try expectEqual(successor.wait().termination, .signalled(Signal.terminate.rawValue))
             return
         }
         Issue.record("the kernel never handed the freed pid to the next child in 20 attempts")
@@ -114,13 +114,13 @@ struct ChildProcessTests {
         let (child, output) = try Self.shell("exec sleep 30")
         defer { output.close() }
         let number = try #require(child.descriptorNumber)
-        #expect(Self.pidfdOwner(number) == child.pid)
-        #expect(child.signal(.kill))
+        expectEqual(Self.pidfdOwner(number), child.pid)
+        expect(child.signal(.kill))
         _ = try child.wait()
         child.close()
-        #expect(child.descriptorNumber == nil)
-        #expect(Self.pidfdOwner(number) != child.pid)
-        #expect(!child.signal(.kill))
+        expectEqual(child.descriptorNumber, nil)
+        expect(Self.pidfdOwner(number) != child.pid)
+        expect(!child.signal(.kill))
         child.close()  // a second close is harmless
     }
 
@@ -128,8 +128,8 @@ struct ChildProcessTests {
         let error = #expect(throws: SystemError.self) {
             try ChildProcess.spawn("/nonexistent/airlock-decoder", arguments: [], environment: [], descriptors: [])
         }
-        #expect(error?.operation == "posix_spawn")
-        #expect(error?.errno == .noEntry)
+        expectEqual(error?.operation, "posix_spawn")
+        expectEqual(error?.errno, .noEntry)
     }
 
     /// The pid a descriptor number of this process is a pidfd for, from

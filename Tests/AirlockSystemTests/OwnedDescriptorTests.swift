@@ -17,28 +17,28 @@ struct OwnedDescriptorTests {
         do {
             let owned = try openOwned(directory)
             // The owner is used after the count, so it lives until then.
-            #expect(descriptorsOpen(beneath: directory.path).count == 1 && (try? owned.descriptor.status())?.kind == .directory)
+            expect(descriptorsOpen(beneath: directory.path).count == 1 && (try? owned.descriptor.status())?.kind == .directory)
         }
-        #expect(descriptorsOpen(beneath: directory.path).isEmpty)
+        expect(descriptorsOpen(beneath: directory.path).isEmpty)
         func failing() throws {
             let owned = try openOwned(directory)
             _ = try owned.descriptor.status()
             throw Planned()
         }
         #expect(throws: Planned.self) { try failing() }
-        #expect(descriptorsOpen(beneath: directory.path).isEmpty)
+        expect(descriptorsOpen(beneath: directory.path).isEmpty)
     }
 
     @Test("take() hands it on open; close() closes it at once")
     func takeAndClose() throws {
         let directory = try Scratch("owned")
         let taken = try openOwned(directory).take()
-        #expect(descriptorsOpen(beneath: directory.path).count == 1)
+        expectEqual(descriptorsOpen(beneath: directory.path).count, 1)
         taken.close()
-        #expect(descriptorsOpen(beneath: directory.path).isEmpty)
+        expect(descriptorsOpen(beneath: directory.path).isEmpty)
         let owned = try openOwned(directory)
         owned.close()
-        #expect(descriptorsOpen(beneath: directory.path).isEmpty)
+        expect(descriptorsOpen(beneath: directory.path).isEmpty)
     }
 
     @Test("several owned together are all closed when their owner ends, none once taken")
@@ -47,15 +47,15 @@ struct OwnedDescriptorTests {
         do {
             var owned = OwnedDescriptors()
             for _ in 0..<3 { owned.append(try openOwned(directory)) }
-            #expect(descriptorsOpen(beneath: directory.path).count == 3 && owned.count == 3)
+            expect(descriptorsOpen(beneath: directory.path).count == 3 && owned.count == 3)
         }
-        #expect(descriptorsOpen(beneath: directory.path).isEmpty)
+        expect(descriptorsOpen(beneath: directory.path).isEmpty)
         var owned = OwnedDescriptors()
         owned.append(try openOwned(directory))
         owned.append(try openOwned(directory))
         let taken = owned.take()
-        #expect(descriptorsOpen(beneath: directory.path).count == 2)
+        expectEqual(descriptorsOpen(beneath: directory.path).count, 2)
         taken.forEach { $0.close() }
-        #expect(descriptorsOpen(beneath: directory.path).isEmpty)
+        expect(descriptorsOpen(beneath: directory.path).isEmpty)
     }
 }

@@ -27,17 +27,17 @@ struct RootDescentTests {
             opened.append(String(decoding: path, as: UTF8.self))
         }
         let deepest = try descent.directory(components("a/b/c"), entering: noEntering, entered: entered)
-        #expect(try deepest.status().kind == .directory)
+        try expectEqual(deepest.status().kind, .directory)
         _ = try descent.directory(components("a/d"), entering: noEntering, entered: entered)
         _ = try descent.directory(components("a/b"), entering: noEntering, entered: entered)
-        #expect(opened == ["a/", "a/b/", "a/b/c/", "a/d/"])
-        #expect(descent.count == 4)
+        expectEqual(opened, ["a/", "a/b/", "a/b/c/", "a/d/"])
+        expectEqual(descent.count, 4)
         // The top directory's own descriptor, and the four beneath it.
-        #expect(descriptorsOpen(beneath: directory.path).count == 5)
+        expectEqual(descriptorsOpen(beneath: directory.path).count, 5)
         descent.closeAll()
-        #expect(descent.count == 0)
-        #expect(descriptorsOpen(beneath: directory.path) == [directory.path])
-        #expect(try descent.directory([], entering: noEntering, entered: entered) == top.descriptor)
+        expectEqual(descent.count, 0)
+        expectEqual(descriptorsOpen(beneath: directory.path), [directory.path])
+        try expectEqual(descent.directory([], entering: noEntering, entered: entered), top.descriptor)
     }
 
     @Test("past its limit it closes everything and starts again from the root; a failed descent leaves only what it opened before")
@@ -50,21 +50,21 @@ struct RootDescentTests {
         let noEntered: (FileDescriptor, [UInt8]) throws(SystemError) -> Void = { _, _ in }
         _ = try descent.directory(components("a/b"), entering: noEntering, entered: noEntered)
         _ = try descent.directory(components("c/d"), entering: noEntering, entered: noEntered)
-        #expect(descent.count == 2)
-        #expect(descriptorsOpen(beneath: directory.path).count == 3)
+        expectEqual(descent.count, 2)
+        expectEqual(descriptorsOpen(beneath: directory.path).count, 3)
         #expect(throws: SystemError.self) {
             try descent.directory(components("e/missing"), entering: noEntering, entered: noEntered)
         }
         // "e" was opened before "missing" failed; nothing else is held.
-        #expect(descent.count == 1)
-        #expect(descriptorsOpen(beneath: directory.path) == [directory.path, directory.path + "/e"])
+        expectEqual(descent.count, 1)
+        expectEqual(descriptorsOpen(beneath: directory.path), [directory.path, directory.path + "/e"])
         let refusing: (FileDescriptor, [UInt8], [UInt8]) throws(SystemError) -> Void = { (_, component, _) throws(SystemError) in
             throw SystemError("mkdirat", component, .permissionDenied)
         }
         #expect(throws: SystemError.self) {
             try descent.directory(components("e/x"), entering: refusing, entered: noEntered)
         }
-        #expect(descriptorsOpen(beneath: directory.path) == [directory.path, directory.path + "/e"])
+        expectEqual(descriptorsOpen(beneath: directory.path), [directory.path, directory.path + "/e"])
     }
 
     @Test("a descent's directories are closed when the descent goes")
@@ -75,9 +75,9 @@ struct RootDescentTests {
         do {
             let descent = Root.Descent(Root(top.descriptor), limit: 4)
             _ = try descent.directory(components("a/b"), entering: { _, _, _ throws(SystemError) in }, entered: { _, _ throws(SystemError) in })
-            #expect(descriptorsOpen(beneath: directory.path).count == 3)
+            expectEqual(descriptorsOpen(beneath: directory.path).count, 3)
         }
-        #expect(descriptorsOpen(beneath: directory.path) == [directory.path])
+        expectEqual(descriptorsOpen(beneath: directory.path), [directory.path])
     }
 
     @Test("TrustedPath holds nothing open but the directory it returns, whether it finds it, meets a missing name or a link it refuses")
@@ -88,17 +88,17 @@ struct RootDescentTests {
         try FileManager.default.createSymbolicLink(atPath: directory.path + "/abs", withDestinationPath: directory.path + "/a")
         let found = OwnedDescriptor(try TrustedPath.openDirectory(path: directory.path + "/a/up"))
         let beneath = OwnedDescriptor(try TrustedPath.openDirectory(path: directory.path + "/abs/b"))
-        #expect(descriptorsOpen(beneath: directory.path) == [directory.path + "/a/b", directory.path + "/a/b"])
+        expectEqual(descriptorsOpen(beneath: directory.path), [directory.path + "/a/b", directory.path + "/a/b"])
         found.close()
         beneath.close()
         #expect(throws: SystemError.self) { try TrustedPath.openDirectory(path: directory.path + "/a/missing/b") }
         #expect(throws: SystemError.self) { try TrustedPath.openDirectory(path: directory.path + "/a/b/missing") }
-        #expect(descriptorsOpen(beneath: directory.path).isEmpty)
+        expect(descriptorsOpen(beneath: directory.path).isEmpty)
         if getuid() == 0 {
             // A link another user owns is refused; whatever the walk opened is closed with it.
-            #expect(lchown(directory.path + "/a/up", 65534, 65534) == 0)
+            expectEqual(lchown(directory.path + "/a/up", 65534, 65534), 0)
             #expect(throws: SystemError.self) { try TrustedPath.openDirectory(path: directory.path + "/a/up") }
-            #expect(descriptorsOpen(beneath: directory.path).isEmpty)
+            expect(descriptorsOpen(beneath: directory.path).isEmpty)
         }
     }
 }
@@ -113,12 +113,12 @@ struct HandOverSocketOwnershipTests {
         try sender.send([1, 2, 3], passing: [passed.descriptor, passed.descriptor])
         passed.close()
         if let received = try receiver.receive(limit: 16) {
-            #expect(received.bytes == [1, 2, 3] && received.descriptors.count == 2)
-            #expect(descriptorsOpen(beneath: directory.path).count == 2)
+            expect(received.bytes == [1, 2, 3] && received.descriptors.count == 2)
+            expectEqual(descriptorsOpen(beneath: directory.path).count, 2)
         } else {
             Issue.record("no message received")
         }
-        #expect(descriptorsOpen(beneath: directory.path).isEmpty)
+        expect(descriptorsOpen(beneath: directory.path).isEmpty)
         let again = OwnedDescriptor(try FileDescriptor.openDirectory(path: directory.path))
         try sender.send([4], passing: [again.descriptor])
         again.close()
@@ -127,8 +127,8 @@ struct HandOverSocketOwnershipTests {
             return
         }
         let taken = message.takeDescriptors().take()
-        #expect(taken.count == 1 && descriptorsOpen(beneath: directory.path).count == 1)
+        expect(taken.count == 1 && descriptorsOpen(beneath: directory.path).count == 1)
         taken.forEach { $0.close() }
-        #expect(descriptorsOpen(beneath: directory.path).isEmpty)
+        expect(descriptorsOpen(beneath: directory.path).isEmpty)
     }
 }

@@ -1,3 +1,4 @@
+import AirlockTestSupport
 import AirlockText
 import Testing
 
@@ -12,12 +13,12 @@ struct EscapedNameTests {
         ([0xC2, 0x85], "\\xc2\\x85"),
     ])
     func escapes(_ input: [UInt8], _ expected: String) {
-        #expect(EscapedName(input).text == expected)
+        expectEqual(EscapedName(input).text, expected)
     }
 
     @Test("two different byte strings never escape alike")
     func injective() {
         let names: [[UInt8]] = [[0x5C, 0x78, 0x66, 0x66], [0xFF], [0x5C, 0x5C, 0x78, 0x66, 0x66], [0x5C], [0x5C, 0x5C]]
-        #expect(Set(names.map { EscapedName($0).text }).count == names.count)
+        expectEqual(Set(names.map { EscapedName($0).text }).count, names.count)
     }
 }
