@@ -46,7 +46,8 @@ run: build
 # make test: the check before every commit, 3 to 4 minutes cold on 2 cores. Imports
 # and sizes, the build with the tests (which builds the programs too, with the same
 # flags as make build), then the unit and end-to-end tests, run as several test
-# processes at once so that both cores work while tests wait (scripts/test_shards.py;
+# processes at once, each taking the next batch of suites from one queue, so that both
+# cores work while tests wait (scripts/test_shards.py;
 # TEST_SHARDS=1 runs one process; every listed test must have run and passed).
 test: deps
 	$(MAKE) --no-print-directory check-imports

@@ -9,13 +9,15 @@ cooperative pool has threads, one per core, which a test waiting on a process
 holds. Several processes wait side by side, so both cores stay busy.
 
 Suites are never split: a suite's `.serialized` trait and its shared fixtures
-hold within one process. Suites are dealt out costliest first, each to the
-shard with the least work so far, by the processor seconds in
-Tests/suite-weights.tsv (measured by `make test-weights`; a suite missing there
-counts as the median), so the costliest suites start at once and the cheap ones
-fill in around them.
+hold within one process. Suites are packed into batches by the processor
+seconds in Tests/suite-weights.tsv (measured by `make test-weights`; a suite
+missing there counts as the median), and the batches wait in one queue,
+costliest first: a process starts for the next batch whenever one finishes, so
+the costliest suites start at once, the cheap ones fill in around them, and no
+process idles at the end while another still has a fixed share to get through
+(measured back to back: 75.8 s against 84.5 s with four fixed shares).
 
-The count is checked: the tests each shard ran must add up to the tests the
+The count is checked: the tests each batch ran must add up to the tests the
 bundle lists (as `swift test list` does), so a filter that matched nothing
 cannot pass unseen.
 
@@ -35,7 +37,7 @@ import argparse, os, re, resource, statistics, subprocess, sys, tempfile, time
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_WEIGHTS = os.path.join(REPOSITORY, "Tests", "suite-weights.tsv")
-# Taken before TMPDIR may point at the scratch filesystem: a failed shard's log outlives it.
+# Taken before TMPDIR may point at the scratch filesystem: a failed batch's log outlives it.
 LOGS = tempfile.gettempdir()
 SUMMARY = re.compile(r"Test run with (\d+) tests? in (\d+) suites? (passed|failed)")
 
@@ -84,14 +86,23 @@ def read_weights(path):
 
 
 def deal(suites, weights, shards):
-    """Longest first, each to the least loaded shard."""
+    """Batches of whole suites for the processes to take from one queue, costliest
+    first: a suite that costs at least a third of a process's share runs alone,
+    the rest are packed into batches of about that much. Dealt out from a queue
+    as processes finish, rather than fixed per process up front, the batches
+    keep every process busy to the end, however long a suite waits."""
     fallback = statistics.median(weights.values()) if weights else 1.0
-    loads = [[0.0, []] for _ in range(shards)]
-    for suite in sorted(suites, key=lambda s: (-weights.get(s, fallback), s)):
-        shard = min(loads, key=lambda load: load[0])
-        shard[0] += weights.get(suite, fallback)
-        shard[1].append(suite)
-    return [load for load in loads if load[1]]
+    cost = {suite: weights.get(suite, fallback) for suite in suites}
+    share = sum(cost.values()) / (shards * 3)
+    batches = []
+    for suite in sorted(suites, key=lambda s: (-cost[s], s)):
+        open_batch = next((batch for batch in batches if batch[0] + cost[suite] <= share), None)
+        if open_batch is None or cost[suite] >= share:
+            batches.append([cost[suite], [suite]])
+        else:
+            open_batch[0] += cost[suite]
+            open_batch[1].append(suite)
+    return sorted(batches, key=lambda batch: -batch[0])
 
 
 def filters(suites):
@@ -133,22 +144,26 @@ def remove_scratch(scratch):
     subprocess.run(["rm", "-rf", work])
 
 
-def run_shards(command, groups):
-    """Starts every shard, waits for all; returns [(suites, returncode, log path, seconds)]."""
+def run_shards(command, groups, processes):
+    """Runs the batches, at most `processes` at a time, each started as another
+    finishes; returns [(suites, returncode, log path, seconds)] in batch order."""
     environment = dict(os.environ, NO_COLOR="1")
-    running = []
-    for load, suites in groups:
-        log = tempfile.NamedTemporaryFile(prefix="airlock-shard-", suffix=".log", dir=LOGS, delete=False)
-        process = subprocess.Popen(command + filters(suites), cwd=REPOSITORY, env=environment,
-                                   stdout=log, stderr=subprocess.STDOUT)
-        running.append((suites, process, log, time.monotonic()))
-    finished = [None] * len(running)
-    while any(entry is None for entry in finished):
-        for index, (suites, process, log, started) in enumerate(running):
-            if finished[index] is None and process.poll() is not None:
+    waiting = list(enumerate(groups))
+    running = {}
+    finished = [None] * len(groups)
+    while waiting or running:
+        while waiting and len(running) < processes:
+            index, (_, suites) = waiting.pop(0)
+            log = tempfile.NamedTemporaryFile(prefix="airlock-shard-", suffix=".log", dir=LOGS, delete=False)
+            process = subprocess.Popen(command + filters(suites), cwd=REPOSITORY, env=environment,
+                                       stdout=log, stderr=subprocess.STDOUT)
+            running[index] = (suites, process, log, time.monotonic())
+        for index, (suites, process, log, started) in list(running.items()):
+            if process.poll() is not None:
                 log.close()
                 finished[index] = (suites, process.returncode, log.name, time.monotonic() - started)
-        time.sleep(0.2)
+                del running[index]
+        time.sleep(0.1)
     return finished
 
 
@@ -161,7 +176,7 @@ def report(finished, expected):
         count = int(summary.group(1)) if summary else 0
         ran += count
         state = "passed" if code == 0 and summary and summary.group(3) == "passed" else "FAILED"
-        print(f"shard {index}: {count} tests in {len(suites)} suites {state} after {seconds:.1f} s")
+        print(f"batch {index}: {count} tests in {len(suites)} suites {state} after {seconds:.1f} s")
         if state != "passed":
             failed = True
             problems = [line for line in lines if "✘" in line or "error:" in line or "Fatal error" in line]
@@ -216,11 +231,11 @@ def main():
             return
         groups = deal(suites, read_weights(options.weights), options.shards)
         started = time.monotonic()
-        passed = report(run_shards(command, groups), len(tests))
+        passed = report(run_shards(command, groups, options.shards), len(tests))
     finally:
         if scratch:
             remove_scratch(scratch)
-    print(f"{len(tests)} tests in {len(suites)} suites, {len(groups)} processes: "
+    print(f"{len(tests)} tests in {len(suites)} suites, {len(groups)} batches, {options.shards} at a time: "
           f"{'passed' if passed else 'FAILED'} after {time.monotonic() - started:.1f} s")
     sys.exit(0 if passed else 1)
 
