@@ -40,21 +40,20 @@ struct EarlyDigestsTests {
             let period = (0..<256).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
             var data = Data(capacity: size)
             while data.count < size { data.append(contentsOf: period.prefix(size - data.count)) }
-            // Written through a close-on-exec descriptor: Foundation's Data.write opens
-            // without O_CLOEXEC, and a process another suite starts meanwhile would
-            // inherit the writable descriptor and keep the lease from being granted.
-            let fd = open((directory ?? path) + "/" + name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw Scratch.Failure(operation: "open \(name)", code: errno) }
-            defer { close(fd) }
-            try data.withUnsafeBytes { bytes in
-                var done = 0
-                while done < bytes.count {
-                    let wrote = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
-                    if wrote < 0 && errno == EINTR { continue }
-                    guard wrote > 0 else { throw Scratch.Failure(operation: "write \(name)", code: errno) }
-                    done += wrote
-                }
-            }
+            // Written by a child (cat), never through a descriptor of this process: a
+            // process another suite starts at the same moment would inherit that
+            // descriptor until its exec, even with O_CLOEXEC, and while anyone holds
+            // the file open for writing the kernel grants no lease.
+            let writer = Process()
+            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+            writer.arguments = ["-c", "exec cat > \"$0\"", (directory ?? path) + "/" + name]
+            let input = Pipe()
+            writer.standardInput = input
+            try writer.run()
+            input.fileHandleForWriting.write(data)
+            try input.fileHandleForWriting.close()
+            writer.waitUntilExit()
+            guard writer.terminationStatus == 0 else { throw Scratch.Failure(operation: "cat > \(name)", code: EIO) }
             return data
         }
 
@@ -186,12 +185,20 @@ struct EarlyDigestsTests {
         expectEqual(descriptorsOpen(beneath: path), [path])
     }
 
-    @Test("closing lets every lease go: a writer may open the file at once")
+    @Test("closing lets every lease go: a writer may open the file")
     func closeReleases() throws {
         try Self.withBigFileAnnounced { (staging, digests) throws in
             try expect(staging.early(digests, "big.bin") != nil)
             digests.close()
-            let writer = staging.openForWriting("big.bin")
+            // A process another suite starts in this instant shares the leased file
+            // until its exec, so the lease may outlive close() by that long; one not
+            // let go would hold off writers for the kernel's lease-break time (45 s by default).
+            var writer = staging.openForWriting("big.bin")
+            let deadline = Date().addingTimeInterval(2)
+            while writer.fd < 0 && writer.errno == EWOULDBLOCK && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.01)
+                writer = staging.openForWriting("big.bin")
+            }
             expect(writer.fd >= 0, "\(writer)")
         }
     }
