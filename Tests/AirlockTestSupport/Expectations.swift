@@ -1,3 +1,6 @@
+// Swift Testing is there only when the tests are built: `swift build` of the
+// programs (release included) builds this target too, without it.
+#if canImport(Testing)
 import Testing
 
 // The tests assert through these two functions rather than the `#expect` macro.
@@ -24,3 +27,4 @@ public func expect(_ condition: Bool, _ comment: @autoclosure () -> String = "",
     let said = comment()
     Issue.record(Comment(rawValue: said.isEmpty ? "the condition does not hold" : said), sourceLocation: sourceLocation)
 }
+#endif
