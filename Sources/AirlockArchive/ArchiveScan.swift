@@ -133,7 +133,7 @@ public struct ArchiveScan {
         entryScan.legacyNames = legacyNames
         entryScan.format = format
         entryScan.rarEntries = listings.rar?.entries
-        if format == .zip { entryScan.inflater = ZipInflater(file: DropFile(drop), blockSize: blockSize) }
+        if format == .zip { entryScan.inflater = ZipInflater(file: DropFile(drop), dropSize: dropSize, blockSize: blockSize) }
         entryScan.readEntries(into: &sink, expected: &listings.expected, outcome: &outcome)
         if entryScan.reachedEnd {
             judgeEnd(tar: tar, sevenZipEntries: listings.sevenZipEntries ?? listings.rar?.entries.count ?? listings.ends?.cpio?.entries.count,

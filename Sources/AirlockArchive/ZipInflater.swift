@@ -12,8 +12,14 @@ import CIsal
 /// stream must end exactly where the compressed size says: bytes left over after
 /// its last block are bytes a reader could take for something else, and a stream
 /// that runs past them is truncated. One inflater serves every entry in turn.
+///
+/// Its input is read a block at a time, ahead past the entry's end: a small
+/// entry's data is then mostly already there, read with the entries before it
+/// (one pread per 64 KiB, not one per entry). igzip is handed only the entry's
+/// own bytes, so a stream can no more run past its compressed size than before.
 final class ZipInflater {
     private let file: DropFile
+    private let dropSize: Int64
     private let buffers: IgzipBuffers
     private var state: UnsafeMutablePointer<inflate_state> { buffers.state }
     private var input: UnsafeMutableRawBufferPointer { buffers.input }
@@ -28,9 +34,13 @@ final class ZipInflater {
     private(set) var failure: String?
     /// The read of the drop that failed, if one did: not a verdict on the bytes.
     private(set) var readError: SystemError?
+    /// Where the input buffer's bytes lie in the drop, and how many there are.
+    private var bufferOffset: Int64 = 0
+    private var bufferCount = 0
 
-    init(file: DropFile, blockSize: Int) {
+    init(file: DropFile, dropSize: Int64, blockSize: Int) {
         self.file = file
+        self.dropSize = dropSize
         buffers = IgzipBuffers(blockSize: blockSize, crcFlag: ISAL_GZIP_NO_HDR)
     }
 
@@ -90,26 +100,34 @@ final class ZipInflater {
         remaining + Int64(state.pointee.avail_in) + Int64(state.pointee.read_in_length / 8) + Int64(state.pointee.tmp_in_size)
     }
 
-    /// Reads the next compressed bytes of the entry; false after a failed read.
+    /// Hands igzip the entry's next compressed bytes, from the input buffer when
+    /// they were read ahead, else from a new block read at `position`; false
+    /// after a failed read.
     private func refill() -> Bool {
-        let wanted = Int(min(Int64(input.count), remaining))
-        let n: Int
-        do {
-            n = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: input[0..<wanted]), at: position)
-        } catch {
-            readError = error
-            failure = "reading the drop: \(error)"
-            return false
+        if position < bufferOffset || position >= bufferOffset + Int64(bufferCount) {
+            let wanted = Int(min(Int64(input.count), dropSize - position))
+            let n: Int
+            do {
+                n = wanted > 0 ? try file.read(into: UnsafeMutableRawBufferPointer(rebasing: input[0..<wanted]), at: position) : 0
+            } catch {
+                readError = error
+                failure = "reading the drop: \(error)"
+                return false
+            }
+            guard n == wanted, n > 0 else {
+                // The directory was checked against the drop's size: it shrank since.
+                failure = "the drop ended inside an entry's data"
+                return false
+            }
+            bufferOffset = position
+            bufferCount = n
         }
-        guard n == wanted else {
-            // The directory was checked against the drop's size: it shrank since.
-            failure = "the drop ended inside an entry's data"
-            return false
-        }
+        let start = Int(position - bufferOffset)
+        let n = Int(min(Int64(bufferCount - start), remaining))
         position += Int64(n)
         remaining -= Int64(n)
         consumed += Int64(n)
-        state.pointee.next_in = input.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        state.pointee.next_in = (input.baseAddress! + start).assumingMemoryBound(to: UInt8.self)
         state.pointee.avail_in = UInt32(n)
         return true
     }

@@ -16,15 +16,40 @@ extension ZipDirectory {
     /// Bounded positional reads of the drop, and checked arithmetic on the
     /// numbers it declares: a size or offset near 2^63 is a lie to reject, never
     /// an overflow that stops the decoder.
+    ///
+    /// Small reads are served from a window of the drop read ahead: a ZIP's local
+    /// records lie one after another, and checking each took three preads of
+    /// 30-50 bytes (about 3,000 for a thousand small files), where one pread of
+    /// the window now serves a run of them. The drop is a claimed file nobody
+    /// writes, so a byte read ahead is the byte a pread would return.
     package struct Reader {
         let file: DropFile
         package let size: Int64
+        private let window = Window()
+
+        /// The bytes read ahead: `bytes` from `offset` in the drop.
+        private final class Window {
+            static let length = 64 * 1024
+            var offset: Int64 = 0
+            var bytes: [UInt8] = []
+        }
 
         package func bytes(at offset: Int64, count: Int) throws(Failure) -> [UInt8] {
             let end = try Reader.sum(offset, Int64(count))
             guard offset >= 0, count >= 0, end <= size else {
                 throw .malformed("a record points past the end of the file")
             }
+            guard count <= Window.length / 4 else { return try read(at: offset, count: count) }
+            if offset < window.offset || end > window.offset + Int64(window.bytes.count) {
+                window.bytes = try read(at: offset, count: Int(min(Int64(Window.length), size - offset)))
+                window.offset = offset
+            }
+            let start = Int(offset - window.offset)
+            return Array(window.bytes[start..<(start + count)])
+        }
+
+        /// `count` bytes from `offset`, all of them, or why not.
+        private func read(at offset: Int64, count: Int) throws(Failure) -> [UInt8] {
             var buffer = [UInt8](repeating: 0, count: count)
             let result = buffer.withUnsafeMutableBytes { b in
                 Result { () throws(SystemError) in try file.read(into: b, at: offset) }
