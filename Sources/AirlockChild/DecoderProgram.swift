@@ -50,9 +50,13 @@ public enum DecoderProgram {
     /// then exits, and the drop is retried.
     public static func announceTaken(program: String) -> Bool {
         #if DEBUG
-        // Test-only: a child that dies on the start path, just short of taking its drop.
-        if let text = CurrentProcess.environment("AIRLOCK_TEST_START_FAULT_EXIT"), let every = Int32(text), every > 0,
-           CurrentProcess.id % every == 0 {
+        // Test-only: a child that dies on the start path, just short of taking its
+        // drop, about one in `every`. Chosen by the microsecond of its start, not by
+        // its pid: a run that starts the same number of processes and threads each
+        // time would give a drop's retries the same pid modulo `every`, and fail it
+        // on every retry.
+        if let text = CurrentProcess.environment("AIRLOCK_TEST_START_FAULT_EXIT"), let every = UInt64(text), every > 0,
+           (monotonicNanoseconds() / 1_000) % every == 0 {
             printError("\(program): test fault: start-exit")
             CurrentProcess.exit(ChildStart.unusedStatus)
         }
