@@ -43,7 +43,7 @@ run: build
 	.build/debug/airlock init --root $(ROOT)
 	.build/debug/airlock run --root $(ROOT)
 
-# make test: the check before every commit, 3 to 4 minutes cold on 2 cores. Imports
+# make test: the check before every commit, 2½ to 3 minutes cold on 2 cores. Imports
 # and sizes, the build with the tests (which builds the programs too, with the same
 # flags as make build), then the unit and end-to-end tests, run as several test
 # processes at once, each taking the next batch of suites from one queue, so that both
