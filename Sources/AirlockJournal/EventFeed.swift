@@ -115,7 +115,7 @@ public struct EventFeed {
 
     /// Every whole record after `cursor` as items, and the cursor to continue from
     /// (past any torn line, which is skipped, never repaired). In a fleet's root the
-    /// journals' records come merged in order of their times.
+    /// journals' records come merged by their times, each journal's in its own order.
     public func items(after cursor: Cursor?) throws -> (items: [Item], next: Cursor?) {
         let (journals, directory) = try JournalFiles.every(in: state)
         defer { withExtendedLifetime(directory) {} }
@@ -134,17 +134,28 @@ public struct EventFeed {
                 return (items, only.next.map { Cursor(positions: [Cursor.ownJournal: $0]) } ?? cursor)
             }
             var positions = cursor?.positions ?? [:]
-            var merged: [(time: ArraySlice<UInt8>, stream: Int, index: Int)] = []
-            for (stream, entry) in streams.enumerated() {
-                for (index, item) in entry.items.enumerated() { merged.append((item.time, stream, index)) }
-            }
-            merged.sort { a, b in
-                a.time == b.time ? (a.stream, a.index) < (b.stream, b.index) : a.time.lexicographicallyPrecedes(b.time)
-            }
             var items: [Item] = []
-            for entry in merged {
-                let stream = streams[entry.stream]
-                let item = stream.items[entry.index].item
+            // Each journal's records stay in the order they were written, whatever
+            // their times: a position in a journal covers every record before it,
+            // so a record passed over for a later-written one with an earlier time
+            // would be skipped by a reader resuming in between. (A record's time is
+            // taken before it waits for the journal's lock, so an instance's
+            // workers can write them slightly out of time order.) Among the
+            // journals, the earliest next record goes first, the first journal's on
+            // a tie.
+            var heads = Array(repeating: 0, count: streams.count)
+            while true {
+                var chosen: Int?
+                for index in streams.indices where heads[index] < streams[index].items.count {
+                    guard let best = chosen else { chosen = index; continue }
+                    if streams[index].items[heads[index]].time.lexicographicallyPrecedes(streams[best].items[heads[best]].time) {
+                        chosen = index
+                    }
+                }
+                guard let index = chosen else { break }
+                let stream = streams[index]
+                let item = stream.items[heads[index]].item
+                heads[index] += 1
                 positions[stream.name] = item.cursor.positions[stream.name]
                 let cursor = Cursor(positions: positions)
                 items.append(Item(line: EventFeed.line(item.record, rawLine: item.line, cursor: cursor), cursor: cursor, record: item.record,

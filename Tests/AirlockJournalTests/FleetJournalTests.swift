@@ -95,4 +95,34 @@ struct FleetJournalTests {
         expectEqual(upgraded.count, 6, "the cursor printed before the fleet resumes after its record")
         expectEqual(all.last?.line.hasPrefix("{\"cursor\":\"-@"), true)
     }
+
+    @Test("a journal written slightly out of time order keeps its order in the merged feed: resuming after any item skips nothing")
+    func feedKeepsEachJournalsOrder() throws {
+        let state = try StateDirectory()
+        let a = try instanceJournal(state, "a"), b = try instanceJournal(state, "b")
+        try a.append(accepted("20261201T000000Z-00000001-a"))
+        try b.append(accepted("20261201T000000Z-00000002-b"))
+        // An instance's workers take a record's time before the journal's lock, so
+        // one written later can carry an earlier time: a3 is written after a2 and
+        // is older than it, and older than b4.
+        let lines = [("a", "2999-01-01T00:00:05.000Z", "20261201T000000Z-00000002-a"),
+                     ("a", "2999-01-01T00:00:03.000Z", "20261201T000000Z-00000003-a"),
+                     ("b", "2999-01-01T00:00:04.000Z", "20261201T000000Z-00000004-b")]
+        for (journal, time, id) in lines {
+            let handle = try #require(FileHandle(forWritingAtPath: state.path + "/journal/\(journal).jsonl"))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data((JournalEntry(time: time, record: accepted(id)).line + "\n").utf8))
+            try handle.close()
+        }
+        let feed = EventFeed(state: state.descriptor, keep: 5)
+        let all = try feed.items(after: nil).items
+        let ids = all.compactMap(\.record.id)
+        expectEqual(Set(ids).count, 5, "\(ids)")
+        expectEqual(ids.filter { $0.hasSuffix("-a") }, ["20261201T000000Z-00000001-a", "20261201T000000Z-00000002-a", "20261201T000000Z-00000003-a"],
+                    "a journal's records in the order it wrote them")
+        for (index, item) in all.enumerated() {
+            let rest = try feed.items(after: item.cursor).items
+            expectEqual(rest.compactMap(\.record.id), Array(ids[(index + 1)...]), "after \(item.cursor)")
+        }
+    }
 }
