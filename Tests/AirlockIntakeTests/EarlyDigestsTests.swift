@@ -44,16 +44,7 @@ struct EarlyDigestsTests {
             // process another suite starts at the same moment would inherit that
             // descriptor until its exec, even with O_CLOEXEC, and while anyone holds
             // the file open for writing the kernel grants no lease.
-            let writer = Process()
-            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-            writer.arguments = ["-c", "exec cat > \"$0\"", (directory ?? path) + "/" + name]
-            let input = Pipe()
-            writer.standardInput = input
-            try writer.run()
-            input.fileHandleForWriting.write(data)
-            try input.fileHandleForWriting.close()
-            writer.waitUntilExit()
-            guard writer.terminationStatus == 0 else { throw Scratch.Failure(operation: "cat > \(name)", code: EIO) }
+            _ = try EarlyDigestsTests.piped(data, to: "/bin/sh", ["-c", "exec cat > \"$0\"", (directory ?? path) + "/" + name])
             return data
         }
 
@@ -72,19 +63,27 @@ struct EarlyDigestsTests {
         }
     }
 
-    static func hex(_ data: Data) -> String {
-        let output = Pipe()
+    /// What `executable` prints given `data` on its standard input; it must exit 0.
+    static func piped(_ data: Data, to executable: String, _ arguments: [String]) throws -> Data {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        process.standardOutput = output
-        let input = Pipe()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let input = Pipe(), output = Pipe()
         process.standardInput = input
-        try? process.run()
+        process.standardOutput = output
+        try process.run()
         input.fileHandleForWriting.write(data)
-        try? input.fileHandleForWriting.close()
+        try input.fileHandleForWriting.close()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return String(text.prefix(64))
+        guard process.terminationStatus == 0 else {
+            throw Scratch.Failure(operation: "\(executable) \(arguments.joined(separator: " "))", code: EIO)
+        }
+        return printed
+    }
+
+    static func hex(_ data: Data) throws -> String {
+        String(String(decoding: try piped(data, to: "/usr/bin/sha256sum", []), as: UTF8.self).prefix(64))
     }
 
     /// Announces `names` as a decoder would, waits for them to be handled, then
