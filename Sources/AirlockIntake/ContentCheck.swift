@@ -130,7 +130,7 @@ struct StagingScan {
                     let sub = OwnedDescriptor(try directory.openDirectory(name))
                     result = try visit(sub.descriptor, path: child)
                 } else {
-                    let file = OwnedDescriptor(try directory.open(name, [.readOnly, .noFollow, .nonBlocking]))
+                    let file = OwnedDescriptor(try directory.open(forReading: name, [.readOnly, .noFollow, .nonBlocking]))
                     result = try scanFile(file.descriptor, child)
                 }
             } catch let error as Failure {

@@ -160,8 +160,8 @@ final class EarlyDigests: Sendable {
         let name = components[components.count - 1]
         // Non-blocking: a FIFO put in the file's place must not hold this thread.
         let flags: OpenOptions = [.readOnly, .noFollow, .nonBlocking, .noControllingTerminal]
-        guard components.count > 1 else { return try? OwnedDescriptor(staging.open(name, flags)) }
+        guard components.count > 1 else { return try? OwnedDescriptor(staging.open(forReading: name, flags)) }
         guard let directory = try? Root(staging).openDirectory(Array(components.dropLast())) else { return nil }
-        return try? OwnedDescriptor(directory.descriptor.open(name, flags))
+        return try? OwnedDescriptor(directory.descriptor.open(forReading: name, flags))
     }
 }

@@ -51,7 +51,7 @@ extension StagingAudit {
 
     private func ready(_ name: [UInt8], at path: [UInt8], in directory: FileDescriptor, opened: ByteTally) throws -> StagedFile {
         let options: OpenOptions = [.readOnly, .noFollow, .nonBlocking, .noControllingTerminal]
-        return try directory.open(name, options).closeAfter { (fd) throws -> StagedFile in
+        return try directory.open(forReading: name, options).closeAfter { (fd) throws -> StagedFile in
             let status = try fd.status()
             guard status.kind == .regular else { throw Failure(detail: "\"\(EscapedName(path))\" is a \(status.kind)") }
             guard status.linkCount == 1, status.permissions == childFileMode else {

@@ -1,4 +1,5 @@
 import CAirlockShims
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,6 +37,10 @@ public struct OpenOptions: OptionSet, Sendable {
     public static let pathOnly = OpenOptions(rawValue: airlock_open_path_flag)
     /// O_NOCTTY: a terminal opened is never made the controlling one.
     public static let noControllingTerminal = OpenOptions(rawValue: O_NOCTTY)
+    /// O_NOATIME: reading leaves the access time alone. Refused with EPERM to a
+    /// process that neither owns the file nor holds CAP_FOWNER; see
+    /// `open(forReading:_:)`, which falls back.
+    public static let noAccessTime = OpenOptions(rawValue: airlock_open_no_access_time_flag)
 }
 
 extension FileDescriptor {
@@ -56,6 +61,23 @@ extension FileDescriptor {
         try open(name, options.rawValue, mode: mode)
     }
 
+    /// openat(2) of one name to read it, with O_NOATIME, so that reading a file
+    /// just written costs no inode update: the first read of a new file would
+    /// otherwise set its access time (relatime), a journaled change per file,
+    /// and staging is read file by file right after the decoder wrote it. Where
+    /// the flag is refused (EPERM: the file is not this process's own), opens
+    /// without it, as does every later call of the process.
+    public func open(forReading name: [UInt8], _ options: OpenOptions) throws(SystemError) -> FileDescriptor {
+        if !accessTimeRefused.load(ordering: .relaxed) {
+            do {
+                return try open(name, options.union(.noAccessTime))
+            } catch where error.errno == .notPermitted {
+                accessTimeRefused.store(true, ordering: .relaxed)
+            }
+        }
+        return try open(name, options)
+    }
+
     /// open(2) of a path (only for paths given on the command line or by the
     /// configuration, never for names found in a tree), with O_CLOEXEC.
     public static func open(path: String, _ options: OpenOptions, mode: FileMode = 0) throws(SystemError) -> FileDescriptor {
@@ -63,3 +85,6 @@ extension FileDescriptor {
         return FileDescriptor(rawValue: fd)
     }
 }
+
+/// Set once this process has been refused O_NOATIME (`open(forReading:_:)`).
+private let accessTimeRefused = Atomic<Bool>(false)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 const int airlock_open_path_flag = O_PATH;
+const int airlock_open_no_access_time_flag = O_NOATIME;
 
 int airlock_set_posix_acl(int fd, int is_default, const void *value, size_t size) {
     return fsetxattr(fd, is_default ? "system.posix_acl_default" : "system.posix_acl_access", value, size, 0);

@@ -33,6 +33,11 @@ ssize_t airlock_read_link(int fd, char *buffer, size_t size);
 /// not read it.
 extern const int airlock_open_path_flag;
 
+/// O_NOATIME, which Swift's Glibc module does not define: a read through the
+/// descriptor leaves the file's access time alone. Only the file's owner (or a
+/// holder of CAP_FOWNER) may ask for it; anyone else gets EPERM.
+extern const int airlock_open_no_access_time_flag;
+
 /// fsetxattr(2) of a POSIX ACL in the kernel's xattr form: the directory's or
 /// file's access ACL ("system.posix_acl_access"), or with is_default a
 /// directory's default ACL ("system.posix_acl_default"). <sys/xattr.h> is not in
