@@ -41,7 +41,8 @@ public enum Manifest {
         drop.uploader?.add(to: &json)
         let types = Dictionary((types ?? []).map { ($0.entry, $0.type) }, uniquingKeysWith: { first, _ in first })
         let classes = Dictionary((classes ?? []).map { ($0.entry, $0.classes) }, uniquingKeysWith: { first, _ in first })
-        var files: [(path: [[UInt8]], file: JSONObjectWriter)] = []
+        var files: [(order: [UInt8], file: JSONObjectWriter)] = []
+        files.reserveCapacity(staged.count)
         for staged in staged {
             let shown = EscapedName(staged.path).text
             var file = JSONObjectWriter()
@@ -50,10 +51,12 @@ public enum Manifest {
             if let sha256 = staged.sha256 { file.add("sha256", sha256) }
             file.add("classes", strings: (classes[shown] ?? []).sorted().map(\.rawValue))
             if let type = types[shown] { file.add("mime_type", type) }
-            files.append((staged.path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init), file))
+            // The path with each `/` as NUL, which no name holds: byte order of
+            // that is the order of the components, one by one.
+            files.append((staged.path.map { $0 == UInt8(ascii: "/") ? 0 : $0 }, file))
         }
         // Depth first, each directory's names in byte order, as the entry is listed.
-        files.sort { $0.path.lexicographicallyPrecedes($1.path) { $0.lexicographicallyPrecedes($1) } }
+        files.sort { $0.order.lexicographicallyPrecedes($1.order) }
         json.add("outbox_files", objects: files.map(\.file))
         try staging.open(name, [.writeOnly, .create, .exclusive, .noFollow], mode: modes.fileMode).closeAfter { (fd) throws(SystemError) in
             try modes.set(on: fd)

@@ -11,6 +11,13 @@ public struct EscapedName: Sendable, Hashable, CustomStringConvertible {
     public let text: String
 
     public init(_ bytes: some Collection<UInt8>) {
+        // Most names are printable ASCII without a backslash, which the loop
+        // below would copy byte for byte; checking that on contiguous bytes
+        // costs a fraction of decoding them through the generic collection.
+        if let plain = bytes.withContiguousStorageIfAvailable(EscapedName.plainText), let plain {
+            text = plain
+            return
+        }
         var out = ""
         out.reserveCapacity(bytes.count)
         var index = bytes.startIndex
@@ -41,6 +48,13 @@ public struct EscapedName: Sendable, Hashable, CustomStringConvertible {
 
     /// `text` with every invisible scalar written `\u{XXXX}` (see `DisplayText`).
     public var shown: String { DisplayText.escaping(text) }
+
+    /// `bytes` as text when every byte is printable ASCII other than a backslash, the
+    /// bytes this escaping keeps as they are; otherwise nil.
+    static func plainText(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        for byte in bytes where byte < 0x20 || byte > 0x7E || byte == 0x5C { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     static func hex(_ byte: UInt8) -> String {
         let digits = Array("0123456789abcdef")
@@ -78,6 +92,14 @@ public enum UTF8Scalar {
 
     /// Strictly decodes `bytes` as UTF-8, or returns nil.
     public static func string(_ bytes: some Collection<UInt8>) -> String? {
+        // ASCII is valid UTF-8 as it is; checking for it on contiguous bytes is
+        // far cheaper than decoding through the generic collection.
+        if let ascii = bytes.withContiguousStorageIfAvailable({ buffer -> String? in
+            for byte in buffer where byte >= 0x80 { return nil }
+            return String(decoding: buffer, as: UTF8.self)
+        }), let ascii {
+            return ascii
+        }
         var out = String.UnicodeScalarView()
         var index = bytes.startIndex
         while index != bytes.endIndex {

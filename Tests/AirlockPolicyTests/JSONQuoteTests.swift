@@ -33,4 +33,21 @@ struct JSONQuoteTests {
             expectEqual(JSONObjectWriter.quote(text), "\"" + text + "\"")
         }
     }
+
+    @Test("an object of every kind of field, nested objects and arrays included, is written in the order added")
+    func objectText() {
+        var file = JSONObjectWriter()
+        file.add("entry", "a\"b")
+        file.add("entry_size", Int64(-7))
+        file.add("classes", strings: ["text", "x"])
+        var object = JSONObjectWriter()
+        expectEqual(object.text, "{}")
+        object.add("ok", true)
+        object.add("none", strings: [String]())
+        object.add("files", objects: [file, JSONObjectWriter(), file])
+        object.add("pairs", strings: [("k", "v\n"), ("é", "")])
+        object.add("no", false)
+        expectEqual(object.text, #"{"ok":true,"none":[],"files":[{"entry":"a\"b","entry_size":-7,"classes":["text","x"]},{},"#
+                    + #"{"entry":"a\"b","entry_size":-7,"classes":["text","x"]}],"pairs":{"k":"v\n","é":""},"no":false}"#)
+    }
 }
