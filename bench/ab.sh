@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds side by side, round after round, each run on a new loop-mounted ext4 (journal
-# on, as mkfs.ext4 makes it): `run --once` over one input, and, for `zip`, bsdtar -xf +
+# on, as mkfs.ext4 makes it): `run --once` over one input, and, for every mode but `keyed`, bsdtar -xf +
 # sync -f of the same input in the same round, so each build gets a ratio per round.
 #
-# Usage: bench/ab.sh zip|keyed ROUNDS BUILD_DIR...   (root: it mounts)
+# Usage: bench/ab.sh zip|large-zip|tar-zst|keyed ROUNDS BUILD_DIR...   (root: it mounts)
 #   zip:   small.zip of bench/make_inputs.py (1,000 files of 1-8 KiB), one drop
+#   large-zip, tar-zst: large.zip, large.tar.zst of bench/make_inputs.py (five 18 MiB files), one drop
 #   keyed: 2,000 copies of fixtures/keyed/memo-binary.plist
 # Each BUILD_DIR holds airlock and its decoders (e.g. a copy of .build/release made
-# before a change). Prints medians (min-max); for zip, the ratio to bsdtar per round;
+# before a change). Prints medians (min-max); for the single drops, the ratio to bsdtar per round;
 # for every build after the first, its time over the first's in the same round; and
 # the processor time of each run (user + system of airlock and every decoder child,
 # which it waits for), which a loaded machine changes much less than the wall clock.
@@ -15,6 +16,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=$1 rounds=$2
 shift 2
+case $mode in
+  zip) input=small.zip ;;
+  large-zip) input=large.zip ;;
+  tar-zst) input=large.tar.zst ;;
+  keyed) input= ;;
+  *) echo "usage: bench/ab.sh zip|large-zip|tar-zst|keyed ROUNDS BUILD_DIR..." >&2; exit 64 ;;
+esac
 work=$(mktemp -d "${TMPDIR:-/tmp}/airlock-ab.XXXXXX")
 trap 'umount "$work/mnt" 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$work/mnt"
@@ -32,19 +40,19 @@ fresh() {
 now() { date +%s%N; }
 
 for _ in $(seq "$rounds"); do
-  if [ "$mode" = zip ]; then
+  if [ "$mode" != keyed ]; then
     fresh
     mkdir "$work/mnt/out"
     sync -f "$work/mnt/out"
     start=$(now)
-    bsdtar -xf "$inputs/small.zip" -C "$work/mnt/out" && sync -f "$work/mnt/out"
+    bsdtar -xf "$inputs/$input" -C "$work/mnt/out" && sync -f "$work/mnt/out"
     echo "bsdtar $(( ($(now) - start) / 1000 ))"
   fi
   for build in "$@"; do
     fresh
     "$build/airlock" init --root "$work/mnt/root" 2>/dev/null
-    if [ "$mode" = zip ]; then
-      cp "$inputs/small.zip" "$work/mnt/root/inbox/"
+    if [ "$mode" != keyed ]; then
+      cp "$inputs/$input" "$work/mnt/root/inbox/"
     else
       for i in $(seq 2000); do cp "$memo" "$work/mnt/root/inbox/memo-$i.plist"; done
     fi
@@ -61,7 +69,7 @@ cpu = collections.defaultdict(list)
 for line in sys.stdin:
     fields = line.split()
     times[fields[0]].append(int(fields[1]) / 1000)
-    if len(fields) > 2 and int(fields[2]) != (1 if mode == "zip" else 2000):
+    if len(fields) > 2 and int(fields[2]) != (1 if mode != "keyed" else 2000):
         print("WARNING: %s committed %s" % (fields[0], fields[2]))
     if len(fields) > 4:
         cpu[fields[0]].append((float(fields[3]) + float(fields[4])) * 1000)
@@ -82,8 +90,8 @@ for build, runs in times.items():
         ratios = [a / b for a, b in zip(runs, times[first])]
         print("%s: time over %s per round %s, median %.2f" % (build, first, " ".join("%.2f" % r for r in ratios), statistics.median(ratios)))
     if cpu[build]:
-        per = [ms / (1 if mode == "zip" else 2000) for ms in cpu[build]]
-        unit = "ms per run" if mode == "zip" else "ms per drop"
+        per = [ms / (1 if mode != "keyed" else 2000) for ms in cpu[build]]
+        unit = "ms per run" if mode != "keyed" else "ms per drop"
         line = "%s: processor time %.3f %s (%.3f-%.3f)" % (build, statistics.median(per), unit, min(per), max(per))
         if build != first and cpu[first]:
             ratios = [a / b for a, b in zip(cpu[build], cpu[first])]

@@ -4,7 +4,8 @@
     bench/phases.py ROUNDS BUILD_DIR...      (root: it mounts, and runs perf)
 
 Each run gets a new filesystem from bench/scratch.py (ext4 with its journal
-unless BENCH_FILESYSTEM says xfs), with small.zip in the inbox, and is recorded with perf's scheduler and system-call
+unless BENCH_FILESYSTEM says xfs), with small.zip (or the input BENCH_INPUT names, e.g.
+large.tar.zst) in the inbox, and is recorded with perf's scheduler and system-call
 tracepoints only (no sampling, so the program runs at its own speed). Builds
 alternate run by run. Prints per build the median of each phase, in ms from the
 supervisor's exec: the decoder template's exec, the fork of the drop's child, its
@@ -29,7 +30,8 @@ EVENTS = ["sched:sched_process_fork", "sched:sched_process_exec", "sched:sched_p
 def record(build, work, inputs):
     mnt = scratch(work).renew()
     subprocess.run([build + "/airlock", "init", "--root", mnt + "/root"], stderr=subprocess.DEVNULL, check=True)
-    shutil.copyfile(os.path.join(inputs, "small.zip"), mnt + "/root/inbox/small.zip")
+    name = os.environ.get("BENCH_INPUT", "small.zip")
+    shutil.copyfile(os.path.join(inputs, name), mnt + "/root/inbox/" + name)
     subprocess.run(["sync", "-f", mnt + "/root"], check=True)
     command = ["perf", "record", "-q", "-o", work + "/perf.data"]
     for event in EVENTS:

@@ -75,6 +75,9 @@ public final class TemplatePool: Sendable {
     /// A key's template, if one runs, and when to try again after one failed.
     struct Slot {
         var template: Template?
+        /// Started `successorLead` children before `template` forks its last,
+        /// so that it has loaded by the time it takes over.
+        var successor: Template?
         var retryAfter: UInt64 = 0
     }
 
@@ -107,12 +110,27 @@ public final class TemplatePool: Sendable {
         return true
         #endif
     }()
+    /// How many children before a template's last its successor is started:
+    /// at hundreds of drops a second, tens of milliseconds ahead, about what a
+    /// template takes to load.
+    static let successorLead: Int = 32
     /// How long a template may take to answer a request, its start-up included on the first.
     static let replyNanoseconds: UInt64 = 10_000_000_000
     /// How long a program whose template failed before its first child runs without one.
     static let retryNanoseconds: UInt64 = 30_000_000_000
 
-    public init() {}
+    /// The bounds this pool applies: `maxChildren` and `successorLead` but in tests.
+    private let childrenPerTemplate: Int
+    private let lead: Int
+
+    public convenience init() {
+        self.init(maxChildren: Self.maxChildren, successorLead: Self.successorLead)
+    }
+
+    init(maxChildren: Int, successorLead: Int) {
+        childrenPerTemplate = maxChildren
+        lead = successorLead
+    }
 
     /// A child of `executable` forked by its template for `startUp`, running with
     /// `arguments` and `descriptors` (the drop, the staging directory, the result
@@ -133,9 +151,19 @@ public final class TemplatePool: Sendable {
                 slot.template = nil
                 return nil
             }
-            if template.forked.add(1, ordering: .relaxed).newValue >= Self.maxChildren {
+            let forked = template.forked.add(1, ordering: .relaxed).newValue
+            if forked >= childrenPerTemplate {
                 template.end()
                 slot.template = nil
+                if let successor = slot.successor {
+                    slot.successor = nil
+                    if successor.hasExited { successor.end() } else { slot.template = successor }
+                }
+            } else if forked >= childrenPerTemplate - lead, slot.successor == nil, !state.withLock({ $0.stopped }) {
+                // Started now, while this one still serves: a template replaced
+                // only when the next request came made that request, and every
+                // worker waiting behind it, wait for a whole start-up.
+                slot.successor = try? Self.start(key, environment: environment)
             }
             return child
         }
@@ -170,6 +198,14 @@ public final class TemplatePool: Sendable {
             slot.template = nil
         }
         if let template = slot.template { return template }
+        if let successor = slot.successor {
+            slot.successor = nil
+            if !successor.hasExited {
+                slot.template = successor
+                return successor
+            }
+            successor.end()
+        }
         guard !state.withLock({ $0.stopped }), monotonicNanoseconds() >= slot.retryAfter else { return nil }
         guard let started = try? Self.start(key, environment: environment) else {
             slot.retryAfter = monotonicNanoseconds() + Self.retryNanoseconds
@@ -206,6 +242,8 @@ public final class TemplatePool: Sendable {
             lock.slot.withLock { slot in
                 slot.template?.end()
                 slot.template = nil
+                slot.successor?.end()
+                slot.successor = nil
                 if retryNow { slot.retryAfter = 0 }
             }
         }
@@ -215,6 +253,12 @@ public final class TemplatePool: Sendable {
     func templatePid(_ executable: String, startUp: [String]) -> Int32? {
         guard let lock = state.withLock({ $0.slots[Key(executable: executable, startUp: startUp)] }) else { return nil }
         return lock.slot.withLock { $0.template?.child.pid }
+    }
+
+    /// The pid of the successor started for `executable` and `startUp`, for tests.
+    func successorPid(_ executable: String, startUp: [String]) -> Int32? {
+        guard let lock = state.withLock({ $0.slots[Key(executable: executable, startUp: startUp)] }) else { return nil }
+        return lock.slot.withLock { $0.successor?.child.pid }
     }
 
     /// A template of `key.executable` started, on the starter's thread, with

@@ -46,6 +46,48 @@ struct TemplatePoolTests {
         try expect(probe(templates, decoder).0 == nil, "none after stop")
     }
 
+    @Test("a successor starts before a template forks its last child, takes over after it, and one that died is not used")
+    func successorTakesOver() throws {
+        let templates = TemplatePool(maxChildren: 4, successorLead: 2)
+        defer { templates.stop() }
+        let decoder = DecoderPrograms.decoder
+        var seen: [(template: Int32?, successor: Int32?)] = []
+        for _ in 1...9 {
+            let (forked, output) = try probe(templates, decoder)
+            let child = try #require(forked)
+            defer { child.close() }
+            try expectEqual(child.wait().termination, .exited(0), "\(output)")
+            seen.append((templates.templatePid(decoder, startUp: []), templates.successorPid(decoder, startUp: [])))
+        }
+        let first = try #require(seen[0].template)
+        // Children 1-3 of the first template; its successor from the second on.
+        expect(seen[0].successor == nil && seen[1].template == first && seen[2].template == first, "\(seen)")
+        let second = try #require(seen[1].successor)
+        expect(second != first && seen[2].successor == second, "\(seen)")
+        // The fourth was the first's last: the successor serves from then on; the first, and later the second, were ended.
+        expect(seen[3].template == second && seen[3].successor == nil && !DecoderPrograms.exists(first), "\(seen)")
+        let third = try #require(seen[5].successor)
+        expect(seen[4].successor == nil && third != second && seen[7].template == third && !DecoderPrograms.exists(second), "\(seen)")
+
+        // A successor that dies while it waits is replaced by a fresh start, and no request fails.
+        // The third's second child starts its successor.
+        let (tenth, _) = try probe(templates, decoder)
+        let tenthChild = try #require(tenth)
+        defer { tenthChild.close() }
+        _ = try tenthChild.wait()
+        let waiting = try #require(templates.successorPid(decoder, startUp: []))
+        expectEqual(kill(waiting, SIGKILL), 0)
+        var after: [Int32?] = []
+        for _ in 0..<4 {
+            let (forked, output) = try probe(templates, decoder)
+            let child = try #require(forked, "a dead successor cost a request its child")
+            defer { child.close() }
+            try expectEqual(child.wait().termination, .exited(0), "\(output)")
+            after.append(templates.templatePid(decoder, startUp: []))
+        }
+        expect(!after.contains(waiting), "the dead successor served: \(after)")
+    }
+
     /// A program that notes each start in `directory`/starts and exits: it never answers a request.
     func noTemplate(in directory: URL) throws -> URL {
         let program = directory.appendingPathComponent("no-template")

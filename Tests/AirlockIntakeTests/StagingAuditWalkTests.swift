@@ -167,6 +167,30 @@ struct StagingAuditWalkTests {
         expect(refused.contains("\"d39/c\"") && refused.contains("mode 644"), "\(refused)")
     }
 
+    @Test func aBatchsFailureIsTheVerdictThoughTheWalkFailsLaterWhileItIsReadied() throws {
+        // Forty directories of two files, every file with a mode the child was not
+        // asked for; the policy admits fewer nodes than the tree holds, so the walk
+        // itself fails at its very end, after batches of the files met before were
+        // handed to other threads. Readied in turn, the first batch would have
+        // failed before the walk went on: that failure stays the verdict.
+        var policy = Policy()
+        policy.maxDepth = 2
+        policy.maxEntries = 59
+        expectEqual(policy.maxTreeNodes, 118)
+        var entries: [Entry] = []
+        for index in 0..<40 {
+            entries += [.directory("d\(index)"), .file("d\(index)/a", "a", mode: 0o644), .file("d\(index)/b", "b", mode: 0o644)]
+        }
+        for _ in 0..<5 {
+            let detail = try #require(try Self.refusal(entries, policy: policy))
+            expect(detail.contains("mode 644") && !detail.contains("more than 118"), "\(detail)")
+        }
+        // Without the bad modes the walk's own failure is the verdict.
+        let sound = (0..<40).flatMap { index -> [Entry] in [.directory("d\(index)"), .file("d\(index)/a", "a"), .file("d\(index)/b", "b")] }
+        let walkFailure = try #require(try Self.refusal(sound, policy: policy))
+        expect(walkFailure.contains("more than 118"), "\(walkFailure)")
+    }
+
     @Test func aHardLinkIsRefused() throws {
         let detail = try #require(try Self.refusal([.file("a.txt", "x"), .hardLink("b.txt", to: "a.txt")]))
         expect(detail.contains("2 links"), "\(detail)")
