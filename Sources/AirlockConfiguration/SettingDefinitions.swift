@@ -189,7 +189,7 @@ extension SettingDefinition {
         doc: "Prometheus text file the daemon writes, mode 0644 whatever the umask (relative to the root unless absolute, missing directories beneath the root made 0755; `\"\"` for none)",
         value: { quote($0.metricsPath) })
     public static let commitSync = SettingDefinition("commit.sync", .choice(Configuration.SyncMethod.allCases.map(\.rawValue)),
-        doc: "`\"syncfs\"`: one syncfs(2) before the commit; `\"fsync\"`: fsync every file and directory",
+        doc: "`\"syncfs\"`: a syncfs(2) before the commit's rename and one after it, each shared by the drops waiting then; `\"fsync\"`: fsync every file and directory, and the outbox after the rename",
         value: { quote($0.sync.rawValue) })
     public static let clusterShared = SettingDefinition("cluster.shared", .boolean,
         doc: "the root is on a filesystem other hosts share (CephFS, NFSv4.1): run as an instance of a fleet, list the inbox every `watch.poll_seconds`, take only renamed drops",

@@ -6,12 +6,13 @@ import Synchronization
 /// A worker holds a slot while it decides a drop: its decoder child, the audit
 /// of staging, the content checks and the manifest. It gives the slot back
 /// before the waits that make the outcome durable: the commit's syncfs, the
-/// outbox's fsync and the journal's (or, for a rejection, the report's and the
-/// quarantine's). On a journaled filesystem (ext4 as mkfs makes it, XFS) each
-/// of those waits for a journal commit, milliseconds in which the worker
-/// computes nothing. Without slots a drop waiting there kept another from
-/// decoding, and with one worker per decoder few drops waited at once, so most
-/// paid for their three journal commits alone. With more workers than slots
+/// outbox's sync after the rename (a syncfs too, or an fsync with
+/// `commit.sync: "fsync"`) and the journal's fsync (or, for a rejection, the
+/// report's and the quarantine's). On a journaled filesystem (ext4 as mkfs
+/// makes it, XFS) each of those waits for a journal commit, milliseconds in
+/// which the worker computes nothing. Without slots a drop waiting there kept
+/// another from decoding, and with one worker per decoder few drops waited at
+/// once, so most paid for their three journal commits alone. With more workers than slots
 /// the drops that wait share their syncs (`SyncGroup`, `DirectorySyncs`,
 /// `JournalBatch`), and the decoders, with the CPU and memory they take, stay
 /// at `watch.workers`.

@@ -4,36 +4,57 @@ import Testing
 
 /// What durability costs an accepted drop, counted with strace: the syncs the
 /// commit protocol needs and none that a later sync already covers.
-@Suite("Sync cost: an accepted drop costs one syncfs and two fsyncs at most, none covered by the syncfs")
+@Suite("Sync cost: an accepted drop costs two syncfs and one fsync at most, none covered by a syncfs")
 struct SyncCostTests {
     static let strace = "/usr/bin/strace"
 
-    @Test("ten accepted drops: no fsync of a claim, its commit note, its removal or the manifest; one journal fsync each",
-          .enabled(if: FileManager.default.isExecutableFile(atPath: strace), "needs strace (package strace)"))
-    func acceptedDropSyncs() throws {
-        let drops = 10
-        let (sandbox, trace) = try tracedRun(drops: drops, calls: "fsync,fdatasync,syncfs")
-
-        // Each line: `PID fsync(FD</path>) = 0`; resumed and signal lines carry no call.
-        let calls = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").compactMap { line -> (call: String, path: String)? in
+    /// Each line: `PID fsync(FD</path>) = 0`; resumed and signal lines carry no call.
+    private func calls(in trace: URL) throws -> [(call: String, path: String)] {
+        try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").compactMap { line -> (call: String, path: String)? in
             guard let open = line.firstIndex(of: "("), let start = line.firstIndex(of: "<"), let end = line.firstIndex(of: ">") else { return nil }
             let call = line[line.startIndex..<open].split(separator: " ").last.map(String.init) ?? ""
             return (call, String(line[line.index(after: start)..<end]))
         }
+    }
+
+    @Test("ten accepted drops: a syncfs before each rename and one after it; no fsync of a claim, its commit note, its removal, the manifest or the outbox; one journal fsync each",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: strace), "needs strace (package strace)"))
+    func acceptedDropSyncs() throws {
+        let drops = 10
+        let (sandbox, trace) = try tracedRun(drops: drops, calls: "fsync,fdatasync,syncfs")
+        let calls = try calls(in: trace)
         // strace names descriptors by their resolved paths.
         let root = sandbox.root.resolvingSymlinksInPath()
         let state = root.appendingPathComponent("state").path
         func count(_ call: String, _ matches: (String) -> Bool) -> Int { calls.filter { $0.call == call && matches($0.path) }.count }
-        expectEqual(count("syncfs") { _ in true }, drops, "one syncfs per drop, on staging")
+        let outbox = root.appendingPathComponent("outbox").path
+        expectEqual(count("syncfs") { $0.hasPrefix(state + "/staging/") }, drops, "one syncfs per drop before its rename, on staging")
+        expectEqual(count("syncfs") { $0 == outbox }, drops, "one syncfs per drop after its rename, shared with other drops' when they wait at once")
+        expectEqual(count("syncfs") { _ in true }, 2 * drops)
         expectEqual(count("fdatasync") { _ in true }, 0)
         expectEqual(count("fsync") { $0.hasPrefix(state + "/claimed/") }, 0, "the claim and its commit note are covered by the syncfs")
         expectEqual(count("fsync") { $0.hasPrefix(state + "/staging/") }, 0, "staging and its manifest are covered by the syncfs")
         expectEqual(count("fsync") { $0 == state + "/journal.jsonl" }, drops, "the accepted record only; claimed is not fsynced")
-        expectEqual(count("fsync") { $0 == root.appendingPathComponent("outbox").path }, drops)
+        expectEqual(count("fsync") { $0 == outbox }, 0, "the rename is covered by the syncfs after it")
         expectEqual(count("fsync") { $0 == state + "/claimed" }, 0, "a lost removal is redone by recovery, from the accepted record")
         // Nothing besides: init made the journal (its generation table, state/ twice),
         // and the decoders' confinement state is written without a sync.
-        expectEqual(count("fsync") { _ in true }, 2 * drops, "\(calls.map(\.path))")
+        expectEqual(count("fsync") { _ in true }, drops, "\(calls.map(\.path))")
+    }
+
+    @Test("with commit.sync \"fsync\": no syncfs; every staged file and directory fsynced, then the outbox after each rename",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: strace), "needs strace (package strace)"))
+    func fsyncModeSyncsTheOutbox() throws {
+        let drops = 3
+        let (sandbox, trace) = try tracedRun(drops: drops, calls: "fsync,syncfs") { sandbox in
+            try sandbox.configure("commit", ["sync": "fsync"])
+        }
+        let calls = try calls(in: trace)
+        let root = sandbox.root.resolvingSymlinksInPath()
+        expectEqual(calls.filter { $0.call == "syncfs" }.count, 0)
+        expectEqual(calls.filter { $0.call == "fsync" && $0.path == root.appendingPathComponent("outbox").path }.count, drops)
+        expect(calls.filter { $0.call == "fsync" && $0.path.hasPrefix(root.appendingPathComponent("state/staging").path + "/") }.count >= drops,
+               "\(calls.map(\.path))")
     }
 
     /// A root laid out by an earlier init, which made no journal: the first
