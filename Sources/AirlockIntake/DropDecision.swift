@@ -190,8 +190,9 @@ struct DropDecision: Sendable {
         defer { early.close() }
         let run = try runDecoder(format, drop: drop, staging: staging, display: display, early: early)
         // Asked before anything else waits: the last large file is still being hashed.
+        var syncingAll = false
         if case .success(let message) = run.message, case .accepted(let accepted) = message.outcome {
-            headStart?.decoderExited(wroteAtLeast: accepted.bytesWritten, files: accepted.files)
+            syncingAll = headStart?.decoderExited(wroteAtLeast: accepted.bytesWritten, files: accepted.files) ?? false
         }
         early.finish()
         context.decoderMaxRSSKiB = run.maxRSSKiB
@@ -212,20 +213,20 @@ struct DropDecision: Sendable {
             return .deferred(detail: detail)
         case .accepted(let files, let bytes):
             return try auditAndCommit(claim, staging: staging, format: format, files: files, bytes: bytes,
-                                      context: &context, early: early, slot: slot, awaitHash: awaitHash)
+                                      context: &context, early: early, startsWriteback: !syncingAll, slot: slot, awaitHash: awaitHash)
         }
     }
 
     /// Checks what an accepting decoder left in staging against what it reported
     /// and the content policy, then writes the manifest and commits to the outbox.
     private func auditAndCommit(_ claim: Claim, staging: FileDescriptor, format: DropFormat, files: Int64, bytes: Int64,
-                                context: inout ReportContext, early: EarlyDigests, slot: DecodeSlot,
+                                context: inout ReportContext, early: EarlyDigests, startsWriteback: Bool, slot: DecodeSlot,
                                 awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
         let findings: StagingAudit.Findings
         do {
             // The audit also gives each entry its outbox mode and group and hashes each file, in its one walk.
             findings = try StagingAudit(policy: configuration.decoderPolicy, fsyncEach: configuration.sync == .fsync, modes: configuration.outboxModes,
-                                        early: early).audit(staging)
+                                        early: early, startsWriteback: startsWriteback).audit(staging)
         } catch let failure as StagingAudit.Failure {
             return .rejected(Rejection(.decoderFailed, "the decoder left something it must not: \(failure.detail)"))
         } catch let error as SystemError {

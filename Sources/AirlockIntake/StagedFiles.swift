@@ -67,11 +67,12 @@ extension StagingAudit {
             if fsyncEach { try fd.sync() }
             if let known = early?.sha256(for: status) { return StagedFile(path: path, size: status.size, sha256: known) }
             // The commit's syncfs (or fsync) waits for a large file's pages: start
-            // writing them now, while they are hashed. Only a head start: durability
-            // is the later call's, which reports any failure. Small files are left
-            // to that call, which writes them together for less than a call per
-            // file costs.
-            if status.size >= Digest.writebackMinimumBytes { try? fd.startWriteback() }
+            // writing them now, while they are hashed, unless a syncfs started when
+            // the decoder exited is writing them already. Only a head start:
+            // durability is the later call's, which reports any failure. Small files
+            // are left to that call, which writes them together for less than a
+            // call per file costs.
+            if startsWriteback && status.size >= Digest.writebackMinimumBytes { try? fd.startWriteback() }
             return StagedFile(path: path, size: status.size, sha256: try Digest.sha256(of: fd, limit: policy.maxFileBytes, size: status.size))
         }
     }

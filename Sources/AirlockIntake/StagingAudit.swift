@@ -32,6 +32,11 @@ struct StagingAudit {
     let modes: OutboxModes
     /// Hashes taken while the decoder ran, used where still provably current.
     var early: EarlyDigests?
+    /// Whether each large file's writeback is started as it is hashed: not when
+    /// a syncfs on another thread is writing the whole drop back already, behind
+    /// which the start (sync_file_range) could wait tens of milliseconds on this
+    /// thread, the commit's critical path.
+    var startsWriteback: Bool
 
     struct Totals {
         var files: Int64 = 0
@@ -58,11 +63,12 @@ struct StagingAudit {
 
     struct Failure: Error { let detail: String }
 
-    init(policy: Policy, fsyncEach: Bool, modes: OutboxModes, early: EarlyDigests? = nil) {
+    init(policy: Policy, fsyncEach: Bool, modes: OutboxModes, early: EarlyDigests? = nil, startsWriteback: Bool = true) {
         self.policy = policy
         self.fsyncEach = fsyncEach
         self.modes = modes
         self.early = early
+        self.startsWriteback = startsWriteback
     }
 
     func audit(_ staging: FileDescriptor) throws -> Findings {

@@ -56,9 +56,14 @@ final class SyncHeadStart: Sendable {
         if due { request() }
     }
 
-    /// The decoder has exited: one more call, if anything worth one was written.
-    func decoderExited(wroteAtLeast bytes: Int64, files: Int64) {
-        if bytes >= Self.minimumBytes || files >= Self.minimumFiles { request() }
+    /// The decoder has exited: one more call, if anything worth one was
+    /// written. Returns whether it asked for one: then every page the drop
+    /// wrote is being written back on this object's thread already.
+    @discardableResult
+    func decoderExited(wroteAtLeast bytes: Int64, files: Int64) -> Bool {
+        guard bytes >= Self.minimumBytes || files >= Self.minimumFiles else { return false }
+        request()
+        return true
     }
 
     private func request() {

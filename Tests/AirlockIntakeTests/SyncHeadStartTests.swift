@@ -16,6 +16,21 @@ struct SyncHeadStartTests {
         try expectEqual(Self.calls(after: [(SyncHeadStart.minimumBytes, 1)]), 1)
     }
 
+    @Test("the exit says whether it asked for a call: then the audit starts no writeback of its own")
+    func exitSaysWhetherItSyncs() throws {
+        let scratch = try Scratch("head-start")
+        let directory = try FileDescriptor.openDirectory(path: scratch.path)
+        defer { directory.close() }
+        let small = SyncHeadStart(directory)
+        expect(!small.decoderExited(wroteAtLeast: 4311, files: 5))
+        small.close()
+        expectEqual(small.calls, 0)
+        let large = SyncHeadStart(directory)
+        expect(large.decoderExited(wroteAtLeast: SyncHeadStart.minimumBytes, files: 1))
+        large.close()
+        expectEqual(large.calls, 1)
+    }
+
     /// The syncfs calls one head start made, on a scratch directory, for decoders
     /// that exited having written these bytes and files.
     static func calls(after exits: [(bytes: Int64, files: Int64)]) throws -> Int {
