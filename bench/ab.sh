@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds side by side, round after round, each run on a new loop-mounted ext4 (journal
-# on, as mkfs.ext4 makes it): `run --once` over one input, and, for every mode but `keyed`, bsdtar -xf +
+# on, as mkfs.ext4 makes it; XFS with BENCH_FILESYSTEM=xfs): `run --once` over one input, and, for every mode but `keyed`, bsdtar -xf +
 # sync -f of the same input in the same round, so each build gets a ratio per round.
 #
 # Usage: bench/ab.sh zip|large-zip|tar-zst|keyed ROUNDS BUILD_DIR...   (root: it mounts)
@@ -33,8 +33,13 @@ fresh() {
   umount "$work/mnt" 2>/dev/null || true
   rm -f "$work/img"
   truncate -s 2G "$work/img"
-  mkfs.ext4 -q -F "$work/img"
-  mount -o loop,noinit_itable "$work/img" "$work/mnt"
+  if [ "${BENCH_FILESYSTEM:-ext4}" = xfs ]; then
+    mkfs.xfs -q -f "$work/img"
+    mount -o loop "$work/img" "$work/mnt"
+  else
+    mkfs.ext4 -q -F "$work/img"
+    mount -o loop,noinit_itable "$work/img" "$work/mnt"
+  fi
 }
 
 now() { date +%s%N; }
