@@ -155,10 +155,7 @@ public final class TemplatePool: Sendable {
             if forked >= childrenPerTemplate {
                 template.end()
                 slot.template = nil
-                if let successor = slot.successor {
-                    slot.successor = nil
-                    if successor.hasExited { successor.end() } else { slot.template = successor }
-                }
+                _ = promoteSuccessor(&slot)
             } else if forked >= childrenPerTemplate - lead, slot.successor == nil, !state.withLock({ $0.stopped }) {
                 // Started now, while this one still serves: a template replaced
                 // only when the next request came made that request, and every
@@ -198,14 +195,7 @@ public final class TemplatePool: Sendable {
             slot.template = nil
         }
         if let template = slot.template { return template }
-        if let successor = slot.successor {
-            slot.successor = nil
-            if !successor.hasExited {
-                slot.template = successor
-                return successor
-            }
-            successor.end()
-        }
+        if let successor = promoteSuccessor(&slot) { return successor }
         guard !state.withLock({ $0.stopped }), monotonicNanoseconds() >= slot.retryAfter else { return nil }
         guard let started = try? Self.start(key, environment: environment) else {
             slot.retryAfter = monotonicNanoseconds() + Self.retryNanoseconds
@@ -213,6 +203,19 @@ public final class TemplatePool: Sendable {
         }
         slot.template = started
         return started
+    }
+
+    /// Makes the slot's successor, if one waits and still runs, its template;
+    /// one that has exited is reaped. The successor's place is empty after.
+    private func promoteSuccessor(_ slot: inout Slot) -> Template? {
+        guard let successor = slot.successor else { return nil }
+        slot.successor = nil
+        guard !successor.hasExited else {
+            successor.end()
+            return nil
+        }
+        slot.template = successor
+        return successor
     }
 
     /// Ends every template and starts none from now on. Their children are

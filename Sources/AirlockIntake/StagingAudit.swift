@@ -36,7 +36,7 @@ struct StagingAudit {
     /// a syncfs on another thread is writing the whole drop back already, behind
     /// which the start (sync_file_range) could wait tens of milliseconds on this
     /// thread, the commit's critical path.
-    var startsWriteback: Bool
+    let startsWriteback: Bool
 
     struct Totals {
         var files: Int64 = 0

@@ -167,12 +167,12 @@ struct StagingAuditWalkTests {
         expect(refused.contains("\"d39/c\"") && refused.contains("mode 644"), "\(refused)")
     }
 
-    @Test func aBatchsFailureIsTheVerdictThoughTheWalkFailsLaterWhileItIsReadied() throws {
+    @Test func aBatchsFailureIsTheVerdictThoughTheWalkWouldFailLater() throws {
         // Forty directories of two files, every file with a mode the child was not
         // asked for; the policy admits fewer nodes than the tree holds, so the walk
-        // itself fails at its very end, after batches of the files met before were
-        // handed to other threads. Readied in turn, the first batch would have
-        // failed before the walk went on: that failure stays the verdict.
+        // itself would fail at its very end, after the batches of the files met
+        // before. The first batch fails when it is readied, before the walk goes
+        // on: that failure is the verdict, run after run.
         var policy = Policy()
         policy.maxDepth = 2
         policy.maxEntries = 59
