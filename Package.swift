@@ -21,7 +21,9 @@ import PackageDescription
 // AirlockPolicy: what an entry may be, judged from the values handed to it.
 // AirlockFormats: which archive format a drop is, from its bytes alone. (These
 // three are pure Swift.) AirlockSystem: typed system calls, the only target that
-// imports CAirlockShims. AirlockChild: what both decoder children share
+// imports CAirlockShims. CAirlockSieve: the byte search the content classes run over
+// every byte of every file, in SSE2 (Swift's SIMD types compile to one lane at a time
+// here); only AirlockChild imports it. AirlockChild: what both decoder children share
 // (confinement and limits, the drop reader, the staging writer, content classes and
 // type detection, their arguments and verdicts). AirlockZip: the ZIP directory
 // reader (end records, central and local records, extra fields, legacy names).
@@ -107,11 +109,14 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         .target(name: "CAirlockShims", linkerSettings: [.linkedLibrary("seccomp")]),
+        .target(name: "CAirlockSieve"),
         .target(name: "AirlockText"),
         .target(name: "AirlockSystem", dependencies: ["AirlockText", "CAirlockShims"]),
         .target(name: "AirlockPolicy", dependencies: ["AirlockText"]),
         .target(name: "AirlockFormats"),
-        .target(name: "AirlockChild", dependencies: ["AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CMagic", "CZlib"]),
+        .target(name: "AirlockChild", dependencies: [
+            "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CAirlockSieve", "CMagic", "CZlib",
+        ]),
         .target(name: "AirlockZip", dependencies: ["AirlockChild", "AirlockPolicy", "AirlockSystem", "AirlockText", "CLzma"]),
         .target(name: "AirlockArchive", dependencies: [
             "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "AirlockZip", "CArchive", "CIsal",
@@ -164,7 +169,9 @@ let package = Package(
         .testTarget(name: "AirlockSystemTests", dependencies: ["AirlockSystem", "AirlockTestSupport"]),
         .testTarget(name: "AirlockPolicyTests", dependencies: ["AirlockPolicy", "AirlockText", "AirlockTestSupport"]),
         .testTarget(name: "AirlockFormatsTests", dependencies: ["AirlockFormats", "AirlockTestSupport"]),
-        .testTarget(name: "AirlockChildTests", dependencies: ["AirlockChild", "AirlockPolicy", "AirlockSystem", "AirlockTestSupport"]),
+        .testTarget(name: "AirlockChildTests", dependencies: [
+            "AirlockChild", "AirlockPolicy", "AirlockSystem", "AirlockTestSupport", "CAirlockSieve",
+        ]),
         .testTarget(name: "AirlockZipTests", dependencies: ["AirlockZip", "AirlockChild", "AirlockSystem", "AirlockTestSupport"]),
         .testTarget(name: "AirlockArchiveTests", dependencies: [
             "AirlockArchive", "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockTestSupport", "AirlockZip",

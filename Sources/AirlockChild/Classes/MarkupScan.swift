@@ -1,3 +1,5 @@
+import CAirlockSieve
+
 /// Looks through a whole file, as it streams past, for what makes markup
 /// active: a `<script` element or an `<html` document anywhere (which is how a
 /// GIF or JPEG that is also an HTML page shows itself), and in markup (HTML,
@@ -38,37 +40,31 @@ struct MarkupScan {
     }
 
     /// What one window's positions hold.
-    private struct Found {
+    struct Found {
         var script = false, html = false, svg = false, handler = false, scriptURL = false
 
-        /// Looks at the bytes that can start a finding (`<`, `:`, `=`), skipping
-        /// eight bytes at a time where none is: most of most files.
+        /// Looks at the bytes that can start a finding, as the sieve
+        /// (`airlock_markup_candidate`) picks them out: most bytes of most files
+        /// are none of them.
         mutating func visit(_ bytes: UnsafeRawBufferPointer, _ positions: Range<Int>) {
+            guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
             var index = positions.lowerBound
-            while index < positions.upperBound {
-                if positions.upperBound - index >= 8,
-                   !Found.mayHoldTrigger(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
-                    index += 8
-                    continue
-                }
-                switch bytes[index] {
-                case UInt8(ascii: "<"): tag(bytes, index)
-                case UInt8(ascii: ":"): if !scriptURL { scriptURL = Found.endsWithScript(bytes, index) }
-                case UInt8(ascii: "="): if !handler { handler = Found.isHandler(bytes, index) }
-                default: break
-                }
+            while true {
+                index = airlock_markup_candidate(base, bytes.count, index, positions.upperBound)
+                guard index < positions.upperBound else { return }
+                look(bytes, index)
                 index += 1
             }
         }
 
-        /// Whether any byte of `word` is `<`, `:` or `=` (the zero-byte test on each comparison).
-        @inline(__always) static func mayHoldTrigger(_ word: UInt64) -> Bool {
-            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-            func has(_ byte: UInt8) -> UInt64 {
-                let folded = word ^ (ones &* UInt64(byte))
-                return (folded &- ones) & ~folded & highs
+        /// What the byte at `index` may start.
+        @inline(__always) private mutating func look(_ bytes: UnsafeRawBufferPointer, _ index: Int) {
+            switch bytes[index] {
+            case UInt8(ascii: "<"): tag(bytes, index)
+            case UInt8(ascii: ":"): if !scriptURL { scriptURL = Found.endsWithScript(bytes, index) }
+            case UInt8(ascii: "="): if !handler { handler = Found.isHandler(bytes, index) }
+            default: break
             }
-            return has(UInt8(ascii: "<")) | has(UInt8(ascii: ":")) | has(UInt8(ascii: "=")) != 0
         }
 
         private mutating func tag(_ bytes: UnsafeRawBufferPointer, _ index: Int) {
@@ -89,17 +85,18 @@ struct MarkupScan {
         /// Whether the letters before a `:` end with "script" (javascript:, vbscript:),
         /// skipping the tabs and line breaks a browser strips from a URL.
         static func endsWithScript(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> Bool {
-            let word = Array("tpircs".utf8)
+            let word: StaticString = "tpircs"
+            let count = word.utf8CodeUnitCount
             var matched = 0
             var position = index - 1
-            while position >= 0, matched < word.count, index - position <= 40 {
+            while position >= 0, matched < count, index - position <= 40 {
                 let byte = ByteText.lower(bytes[position])
                 position -= 1
                 if byte == 0x09 || byte == 0x0A || byte == 0x0D { continue }
-                guard byte == word[matched] else { return false }
+                guard byte == word.utf8Start[matched] else { return false }
                 matched += 1
             }
-            return matched == word.count
+            return matched == count
         }
 
         /// Whether the `=` at `index` ends an event-handler attribute: `on` and at

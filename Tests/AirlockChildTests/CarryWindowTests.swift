@@ -1,0 +1,126 @@
+@testable import AirlockChild
+import AirlockPolicy
+import AirlockTestSupport
+import CAirlockSieve
+import Testing
+
+@Suite("CarryWindow and the markup search: every position once, whatever the chunks and wherever a pattern falls")
+struct CarryWindowTests {
+    /// Feeds `count` bytes (byte i holds i & 0xFF) in chunks of `sizes`, cycled, and
+    /// checks each visit: every position visited exactly once, in order, with the
+    /// bytes around it as the file holds them, as far as the window promises.
+    private func check(count: Int, sizes: [Int], lookBehind: Int, lookAhead: Int) {
+        let file = (0..<count).map { UInt8(truncatingIfNeeded: $0) }
+        var window = CarryWindow(lookBehind: lookBehind, lookAhead: lookAhead)
+        var visited: [Int] = []
+        var wrong = 0
+        var offset = 0
+        let visit: (UnsafeRawBufferPointer, Range<Int>) -> Void = { bytes, positions in
+            for position in positions {
+                let fileIndex = visited.count
+                visited.append(fileIndex)
+                let before = min(lookBehind, fileIndex), after = min(lookAhead, count - fileIndex - 1)
+                guard position - before >= 0, position + after < bytes.count else { wrong += 1; continue }
+                for k in -before...after where bytes[position + k] != file[fileIndex + k] { wrong += 1 }
+            }
+        }
+        var turn = 0
+        file.withUnsafeBytes { all in
+            while offset < count {
+                let size = min(sizes[turn % sizes.count], count - offset)
+                turn += 1
+                window.feed(UnsafeRawBufferPointer(rebasing: all[offset..<(offset + size)]), visit)
+                offset += size
+            }
+        }
+        window.finish(visit)
+        expectEqual(visited.count, count, "\(count) bytes in chunks of \(sizes), \(lookBehind) behind, \(lookAhead) ahead")
+        expectEqual(wrong, 0, "\(count) bytes in chunks of \(sizes), \(lookBehind) behind, \(lookAhead) ahead")
+    }
+
+    @Test("each position is visited once with its look-behind and look-ahead, for chunks smaller than, equal to and larger than the seam")
+    func positions() {
+        for (behind, ahead) in [(48, 16), (0, 3), (0, 12)] {
+            let seam = behind + ahead
+            for sizes in [[1], [7], [seam], [seam + 1], [2 * seam + 5], [4093], [65536], [1, seam + 1, 3, 200, seam]] {
+                for count in [0, 1, seam - 1, seam, seam + 1, 3 * seam + 7, 70_000] {
+                    check(count: count, sizes: sizes, lookBehind: behind, lookAhead: ahead)
+                }
+            }
+        }
+    }
+
+    @Test("active markup is found wherever it sits: each offset in a sixteen-byte block, across a chunk's seam, at a file's ends")
+    func markupAtEveryOffset() {
+        let patterns: [(String, Set<ContentClass>)] = [("<script>", [.activeContent]), ("<html ", [.activeContent])]
+        for (pattern, classes) in patterns {
+            for offset in 0..<40 {
+                for tail in [0, 1, 30] {
+                    var bytes = [UInt8](repeating: 0x41, count: offset) + Array(pattern.utf8) + [UInt8](repeating: 0x41, count: tail)
+                    // A binary head, so that only the search can find it.
+                    bytes[0] = offset > 0 ? 0x00 : bytes[0]
+                    for chunk in [1, 5, 16, 17, 64, 65, 100, 4096] {
+                        expectEqual(ContentClasses.of(name: Array("x.bin".utf8), bytes: bytes, chunkSize: chunk), classes,
+                                    "\(pattern) at \(offset), \(tail) after, chunks of \(chunk)")
+                    }
+                }
+            }
+        }
+        // A handler in markup needs the look-behind: across every seam too.
+        for offset in 0..<40 {
+            let bytes = Array("<svg>".utf8) + [UInt8](repeating: 0x20, count: offset) + Array("<a onclick=x>".utf8)
+            for chunk in [1, 7, 16, 64, 65] {
+                expectEqual(ContentClasses.of(name: Array("x.svg".utf8), bytes: bytes, chunkSize: chunk), [.activeContent],
+                            "handler at \(offset), chunks of \(chunk)")
+            }
+        }
+        // And the bytes that start a search and find nothing are nothing.
+        let noise = (0..<100_000).map { i -> UInt8 in [UInt8(ascii: "<"), UInt8(ascii: ":"), UInt8(ascii: "="), 0x00, 0x41][i % 5] }
+        expect(ContentClasses.of(name: Array("noise.bin".utf8), bytes: noise).isEmpty)
+    }
+
+    /// The positions the markup search's checks find something at, each tried on its own.
+    private func findings(_ bytes: UnsafeRawBufferPointer) -> [Int] {
+        (0..<bytes.count).filter { index in
+            switch bytes[index] {
+            case UInt8(ascii: "<"):
+                return MarkupScan.Found.opens(bytes, index, "script") || MarkupScan.Found.opens(bytes, index, "html")
+                    || MarkupScan.Found.opens(bytes, index, "svg")
+            case UInt8(ascii: ":"): return MarkupScan.Found.endsWithScript(bytes, index)
+            case UInt8(ascii: "="): return MarkupScan.Found.isHandler(bytes, index)
+            default: return false
+            }
+        }
+    }
+
+    @Test("the sieve passes every position a check finds something at, and sixteen at a time it picks what one at a time does")
+    func sieve() {
+        // Bytes that start or end findings, their neighbours' edge cases (case, the
+        // spaces, the letters' bounds, bytes from 0x80), and words the checks look for.
+        let alphabet: [[UInt8]] = ["<", ":", "=", "s", "S", "h", "H", "t", "T", "\t", "\n", "\r", " ", "a", "z", "Z", "@", "[", "`", "{",
+                                   "on", "onload", "script", "html", "svg", "javascript", "vbscript"].map { Array($0.utf8) }
+            + [[0x00], [0x08], [0x0B], [0x0C], [0x0E], [0x80], [0xC1], [0xF3], [0xFF]]
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<400 {
+            var bytes: [UInt8] = []
+            while bytes.count < 40 + round * 3 { bytes += alphabet.randomElement(using: &generator)! }
+            bytes.withUnsafeBytes { all in
+                let base = all.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                var wide: [Int] = [], single: [Int] = []
+                var index = 0
+                while true {
+                    index = airlock_markup_candidate(base, all.count, index, all.count)
+                    guard index < all.count else { break }
+                    wide.append(index)
+                    index += 1
+                }
+                for position in 0..<all.count where airlock_markup_candidate(base, all.count, position, position + 1) == position {
+                    single.append(position)
+                }
+                expectEqual(wide, single, "\(bytes)")
+                let missed = Set(findings(all)).subtracting(wide)
+                expect(missed.isEmpty, "the sieve skipped findings at \(missed.sorted()) of \(bytes)")
+            }
+        }
+    }
+}
