@@ -8,7 +8,7 @@ one-mib.tar, ...). Each run gets a new filesystem from bench/scratch.py (ext4 wi
 its journal unless BENCH_FILESYSTEM says xfs) holding the drop and an empty
 staging directory; airlock-decoder is started with the drop on
 descriptor 3, staging on 4 and the result pipe on 5, and the request `airlock
-run` sends with the default configuration (DecoderRequest version 3; update
+run` sends with the default configuration (DecoderRequest version 4; update
 REQUEST when that changes). Builds alternate run by run, so load affects each
 alike. Prints per build the median wall time (exec to verdict), user and system
 CPU, peak RSS, and how many runs were accepted with every file in staging.
@@ -29,10 +29,11 @@ from make_inputs import make_inputs  # noqa: E402
 from scratch import scratch  # noqa: E402
 
 REQUEST = [
-    "request_version=3", "mode=decode", "progress=0", "magic_database=", "limit_as=1073741824", "limit_cpu=60",
+    "request_version=4", "mode=decode", "progress=0", "magic_database=", "limit_as=1073741824", "limit_cpu=60",
     "limit_nofile=64", "limit_fsize=20971521", "confinement=required", "max_entries=1000", "max_file_bytes=20971520",
     "max_total_bytes=104857600", "max_drop_bytes=104857600", "max_component_bytes=255", "max_path_bytes=1024",
-    "max_depth=32", "max_ratio=100", "ratio_min_bytes=1048576", "private_modes=0",
+    "max_depth=32", "max_ratio=100", "ratio_min_bytes=1048576", "private_modes=0", "staged_file_mode=644",
+    "staged_directory_mode=755",
     "zip_legacy_encoding=4350343337", "tar_legacy_encoding=", "keyed_class_names=4d656d6f", "keyed_max_bytes=1048576",
     "keyed_max_items=1000", "keyed_max_text_units=4096", "keyed_keep_original=0",
 ]
