@@ -27,11 +27,20 @@ public struct PipelinedSink<Inner: EntrySink>: EntrySink {
     /// Operations gathered on the scan's side before they are handed over under
     /// the lock, so that a small file costs no lock and wake-up of its own.
     static var batchOperations: Int { 32 }
-    static var batchBytes: Int { 64 << 10 }
+    /// Two of a large file's chunks (a decompressor's block is 128 KiB): the
+    /// thread, faster than the scan, sleeps between hand-overs, and each wakes it.
+    static var batchBytes: Int { 256 << 10 }
+    /// Copies the thread has written, kept for the scan's next chunks: a large
+    /// file streams through the same few buffers instead of an allocation each.
+    static var spareBuffers: Int { 8 }
+    /// A larger copy (a reader with larger blocks) is let go, not kept.
+    static var spareCapacity: Int { 256 << 10 }
 
     private let shared: Shared
     private var batch: [Operation] = []
     private var batchBytes = 0
+    /// Written copies handed back by the thread, for reuse.
+    private var spare: [[UInt8]] = []
     private var closed = false
 
     /// Starts the writing thread with `inner`, which only that thread uses from
@@ -64,7 +73,10 @@ public struct PipelinedSink<Inner: EntrySink>: EntrySink {
 
     /// Copies `chunk`: the scan reuses its buffer as soon as this returns.
     public mutating func write(_ chunk: UnsafeRawBufferPointer) throws(SystemError) {
-        try add(.write([UInt8](chunk)), bytes: chunk.count)
+        var copy = spare.popLast() ?? []
+        copy.removeAll(keepingCapacity: true)
+        copy.append(contentsOf: chunk)
+        try add(.write(copy), bytes: chunk.count)
     }
 
     public mutating func endFile() throws(SystemError) { try add(.endFile, bytes: 0) }
@@ -101,6 +113,8 @@ public struct PipelinedSink<Inner: EntrySink>: EntrySink {
             if let failure = queue.failure { return failure }
             queue.waiting.append(contentsOf: operations)
             queue.bytes += bytes
+            spare.append(contentsOf: queue.spare)
+            queue.spare.removeAll()
             return nil
         }
         if let failure { throw failure }
@@ -117,6 +131,8 @@ public struct PipelinedSink<Inner: EntrySink>: EntrySink {
         var waiting: [Operation] = []
         /// Data bytes queued, or taken by the thread and not yet written.
         var bytes = 0
+        /// Copies written, on their way back to the scan.
+        var spare: [[UInt8]] = []
         var failure: SystemError?
         /// The scan has handed over its last operation.
         var finishing = false
@@ -137,10 +153,10 @@ public struct PipelinedSink<Inner: EntrySink>: EntrySink {
         /// scan is finished or one fails, then closes the inner sink.
         func run() {
             while true {
-                let (taken, last) = state.withLock(when: { !$0.waiting.isEmpty || $0.finishing }) { queue in
-                    let taken = queue.waiting
-                    queue.waiting.removeAll(keepingCapacity: true)
-                    return (taken, queue.finishing && taken.isEmpty)
+                var taken: [Operation] = []
+                let last = state.withLock(when: { !$0.waiting.isEmpty || $0.finishing }) { queue in
+                    swap(&taken, &queue.waiting)
+                    return queue.finishing && taken.isEmpty
                 }
                 if last { break }
                 var failure: SystemError?
@@ -153,13 +169,20 @@ public struct PipelinedSink<Inner: EntrySink>: EntrySink {
                     }
                 }
                 // What follows a failure is dropped unperformed: its bytes leave the queue too.
-                let bytes = taken.reduce(0) { sum, operation in
-                    guard case .write(let chunk) = operation else { return sum }
-                    return sum + chunk.count
+                var bytes = 0
+                var written: [[UInt8]] = []
+                for case .write(let chunk) in taken {
+                    bytes += chunk.count
+                    if written.count < PipelinedSink.spareBuffers, chunk.capacity <= PipelinedSink.spareCapacity { written.append(chunk) }
                 }
+                // The copies go back referenced only by the queue, so that the scan
+                // refills them in place rather than copying them first.
+                taken = []
                 state.withLock { queue in
                     queue.bytes -= bytes
                     queue.failure = failure
+                    if queue.spare.count < PipelinedSink.spareBuffers { queue.spare.append(contentsOf: written) }
+                    written.removeAll()
                 }
                 if failure != nil { break }
             }
