@@ -32,6 +32,8 @@ public struct PipelinedSink<Inner: EntrySink>: EntrySink {
     static var batchBytes: Int { 256 << 10 }
     /// Copies the thread has written, kept for the scan's next chunks: a large
     /// file streams through the same few buffers instead of an allocation each.
+    /// A copy is reused only for a chunk at least half its capacity, so that the
+    /// copies' memory stays within about twice the bytes the queue counts.
     static var spareBuffers: Int { 8 }
     /// A larger copy (a reader with larger blocks) is let go, not kept.
     static var spareCapacity: Int { 256 << 10 }
@@ -67,15 +69,33 @@ public struct PipelinedSink<Inner: EntrySink>: EntrySink {
         return shared.state.withLock { _ in shared.inner }
     }
 
+    /// The capacity of the copies the scan's side and the queue hold: what the
+    /// sink's data costs in memory, against the bytes the queue counts.
+    var heldCapacity: Int {
+        func capacity(_ operations: [Operation]) -> Int {
+            operations.reduce(0) { sum, operation in
+                guard case .write(let chunk) = operation else { return sum }
+                return sum + chunk.capacity
+            }
+        }
+        let queued = shared.state.withLock { queue in capacity(queue.waiting) + queue.spare.reduce(0) { $0 + $1.capacity } }
+        return queued + capacity(batch) + spare.reduce(0) { $0 + $1.capacity }
+    }
+
     public mutating func makeDirectory(_ path: EntryPath) throws(SystemError) { try add(.makeDirectory(path), bytes: 0) }
 
     public mutating func beginFile(_ path: EntryPath) throws(SystemError) { try add(.beginFile(path), bytes: 0) }
 
     /// Copies `chunk`: the scan reuses its buffer as soon as this returns.
     public mutating func write(_ chunk: UnsafeRawBufferPointer) throws(SystemError) {
-        var copy = spare.popLast() ?? []
-        copy.removeAll(keepingCapacity: true)
-        copy.append(contentsOf: chunk)
+        var copy: [UInt8]
+        if let last = spare.last, chunk.count * 2 >= last.capacity {
+            copy = spare.removeLast()
+            copy.removeAll(keepingCapacity: true)
+            copy.append(contentsOf: chunk)
+        } else {
+            copy = [UInt8](chunk)
+        }
         try add(.write(copy), bytes: chunk.count)
     }
 
@@ -105,6 +125,7 @@ public struct PipelinedSink<Inner: EntrySink>: EntrySink {
         let operations = batch, bytes = batchBytes
         batch.removeAll(keepingCapacity: true)
         batchBytes = 0
+        var returned: [[UInt8]] = []
         let failure: SystemError? = shared.state.withLock(when: { queue in
             // An empty queue takes any batch, so one larger than the bound cannot wait forever.
             queue.failure != nil || (queue.bytes == 0 && queue.waiting.isEmpty)
@@ -113,10 +134,10 @@ public struct PipelinedSink<Inner: EntrySink>: EntrySink {
             if let failure = queue.failure { return failure }
             queue.waiting.append(contentsOf: operations)
             queue.bytes += bytes
-            spare.append(contentsOf: queue.spare)
-            queue.spare.removeAll()
+            swap(&returned, &queue.spare)
             return nil
         }
+        spare.append(contentsOf: returned.prefix(Self.spareBuffers - min(spare.count, Self.spareBuffers)))
         if let failure { throw failure }
     }
 

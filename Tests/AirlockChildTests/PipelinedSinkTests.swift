@@ -222,6 +222,32 @@ struct PipelinedSinkTests {
         expect(mostWaiting >= PipelinedSink<RecordingSink>.maxQueuedBytes / 2, "the slow sink did hold the scan back: \(mostWaiting)")
     }
 
+    @Test("copies handed back are reused only for chunks near their size: large chunks between many tiny ones keep memory near the queue's bound")
+    func reusedCopiesStayBounded() throws {
+        // A 128 KiB chunk, then sixty one-byte files, 150 times over, into a slow
+        // sink: the queue fills with tiny writes, each of which could have been given a
+        // large copy handed back by the thread.
+        var steps: [Step] = []
+        for round in 0..<150 {
+            steps += [.begin("large\(round).bin"), .chunk([UInt8](repeating: UInt8(round), count: 128 << 10)), .end]
+            for index in 0..<60 { steps += [.begin("tiny\(round)-\(index)"), .chunk([UInt8(index)]), .end] }
+        }
+        let log = Log()
+        var sink = try #require(PipelinedSink(RecordingSink(log, delay: 100)))
+        var most = 0
+        for step in steps {
+            try expect(play([step], into: &sink) == nil)
+            most = max(most, sink.heldCapacity)
+        }
+        sink.close()
+        expect(sink.failure == nil)
+        expectEqual(log.steps, steps)
+        typealias Bounds = PipelinedSink<RecordingSink>
+        let bound = 2 * (Bounds.maxQueuedBytes + Bounds.batchBytes) + 2 * Bounds.spareBuffers * Bounds.spareCapacity
+            + Bounds.maxQueuedOperations * 64
+        expect(most <= bound, "copies held \(most) bytes of capacity, over \(bound)")
+    }
+
     @Test("nothing handed over: close() ends the thread and closes the inner sink")
     func emptyScan() throws {
         let log = Log()
