@@ -45,6 +45,9 @@ final class EarlyDigests: Sendable {
         var announced = 0
         var bytes: Int64 = 0
         var files: [FileKey: Hashed] = [:]
+        /// The file being hashed now, once opened: the audit waits for it rather
+        /// than hashing it a second time.
+        var hashing: FileKey?
     }
 
     /// At most this many of a drop's notices are taken.
@@ -58,7 +61,7 @@ final class EarlyDigests: Sendable {
     private let policy: Policy
     private let headStart: SyncHeadStart?
     private let queue = DispatchQueue(label: "airlock.early-digests")
-    private let state = Mutex(State())
+    private let state = WaitableState(State())
 
     /// - Parameters:
     ///   - staging: the drop's staging directory, open until `close()` returns.
@@ -79,30 +82,37 @@ final class EarlyDigests: Sendable {
         if accepted { queue.async { [self] in hash(path) } }
     }
 
+    /// Whether a file is being hashed at this moment (for tests).
+    var isHashing: Bool { state.withLock { $0.hashing != nil } }
+
     /// Waits until every notice taken so far has been handled.
     func waitUntilIdle() {
         queue.sync {}
     }
 
-    /// Once the child has exited: waits for the file being hashed and skips the
-    /// ones not started, which the manifest hashes on every core instead.
+    /// Once the child has exited: the files not started are skipped, which the
+    /// manifest hashes on every core instead. The one being hashed goes on, and
+    /// only its own lookup (`sha256(for:)`) waits for it, so the audit hashes the
+    /// last files on the other cores meanwhile.
     func finish() {
         state.withLock { $0.ended = true }
-        queue.sync {}
     }
 
     /// The hash taken early of the staging file whose status (of the descriptor
     /// the manifest has open) is `status`, when it is of the same inode and its
-    /// lease still stands; nil otherwise.
+    /// lease still stands; nil otherwise. Waits while that file is being hashed.
     func sha256(for status: FileStatus) -> String? {
-        guard let hashed = state.withLock({ $0.files[FileKey(device: status.device, inode: status.inode)] }) else { return nil }
+        let key = FileKey(device: status.device, inode: status.inode)
+        guard let hashed = state.withLock(when: { $0.hashing != key }, { $0.files[key] }) else { return nil }
         guard (try? hashed.file.descriptor.holdsReadLease()) == true else { return nil }
         return hashed.sha256
     }
 
-    /// Ends the work and closes every file held, letting their leases go.
+    /// Ends the work, waits for the file being hashed, and closes every file
+    /// held, letting their leases go.
     func close() {
         finish()
+        queue.sync {}
         let files = state.withLock { state -> [Hashed] in
             defer { state.files.removeAll() }
             return Array(state.files.values)
@@ -134,9 +144,11 @@ final class EarlyDigests: Sendable {
             let room = state.withLock { state -> Bool in
                 guard state.files[key] == nil, state.bytes + status.size <= policy.maxTotalBytes else { return false }
                 state.bytes += status.size
+                state.hashing = key
                 return true
             }
             guard room else { return }
+            defer { state.withLock { $0.hashing = nil } }
             // The commit's syncfs waits for these pages: a head start only.
             if (try? shared.descriptor.startWriteback()) != nil { headStart?.written(status.size) }
             guard let sha256 = try Digest.sha256(of: shared.descriptor, limit: policy.maxFileBytes, size: status.size) else { return }

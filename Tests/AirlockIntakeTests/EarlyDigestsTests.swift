@@ -107,6 +107,21 @@ struct EarlyDigestsTests {
         try body(staging, digests)
     }
 
+    @Test("the decoder's exit does not wait for the file being hashed: its lookup does, and gets that hash")
+    func lookupWaitsForTheFileBeingHashed() throws {
+        let staging = try Staging()
+        let data = try staging.write("big.bin", size: 20 << 20)
+        let digests = EarlyDigests(staging: staging.descriptor, policy: Policy())
+        defer { digests.close() }
+        digests.written(Array("big.bin".utf8))
+        let deadline = monotonicNanoseconds() + 10_000_000_000
+        while !digests.isHashing && monotonicNanoseconds() < deadline { usleep(100) }
+        try #require(digests.isHashing, "the notice's hash never started")
+        digests.finish()
+        // 20 MiB take tens of milliseconds to hash: the lookup comes while it runs.
+        try expectEqual(staging.early(digests, "big.bin"), Self.hex(data))
+    }
+
     @Test("an announced file, nested or not, is hashed once and its hash is what sha256sum says")
     func hashedWhileLeaseStands() throws {
         let staging = try Staging()
