@@ -137,7 +137,7 @@ public struct PipelinedSink<Inner: EntrySink>: EntrySink {
             swap(&returned, &queue.spare)
             return nil
         }
-        spare.append(contentsOf: returned.prefix(Self.spareBuffers - min(spare.count, Self.spareBuffers)))
+        spare.append(contentsOf: returned.prefix(Self.spareBuffers - spare.count))
         if let failure { throw failure }
     }
 
@@ -202,7 +202,7 @@ public struct PipelinedSink<Inner: EntrySink>: EntrySink {
                 state.withLock { queue in
                     queue.bytes -= bytes
                     queue.failure = failure
-                    if queue.spare.count < PipelinedSink.spareBuffers { queue.spare.append(contentsOf: written) }
+                    queue.spare.append(contentsOf: written.prefix(PipelinedSink.spareBuffers - queue.spare.count))
                     written.removeAll()
                 }
                 if failure != nil { break }

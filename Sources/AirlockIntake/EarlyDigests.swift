@@ -141,8 +141,9 @@ final class EarlyDigests: Sendable {
             let status = try shared.descriptor.status()
             guard status.kind == .regular, status.size <= policy.maxFileBytes else { return }
             let key = FileKey(device: status.device, inode: status.inode)
+            // Not started once the child has exited: the audit may be hashing it already.
             let room = state.withLock { state -> Bool in
-                guard state.files[key] == nil, state.bytes + status.size <= policy.maxTotalBytes else { return false }
+                guard !state.ended, state.files[key] == nil, state.bytes + status.size <= policy.maxTotalBytes else { return false }
                 state.bytes += status.size
                 state.hashing = key
                 return true
