@@ -28,10 +28,11 @@ struct DropDecision: Sendable {
 
     /// Starts the archive decoder's template ahead of the first drop (most drops
     /// are archives), without waiting for it to load.
-    func prestartArchiveTemplate() {
-        guard let children else { return }
+    static func prestartArchiveTemplate(_ children: RunningDecoders, configuration: Configuration, decoderDirectory: String) {
         let format = DropFormat.archive(.zip)
-        children.templates.prestart(decoder(for: format).executable,
+        let decoder = DecoderProcess(for: format, in: decoderDirectory, timeoutSeconds: configuration.decoderTimeoutSeconds,
+                                     children: children)
+        children.templates.prestart(decoder.executable,
                                     startUp: DecoderProcess.startUpArguments(format.decoderRequest(configuration, mode: .decode)),
                                     environment: DecoderProcess.childEnvironment())
     }

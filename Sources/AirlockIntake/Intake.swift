@@ -69,7 +69,7 @@ public final class Intake: Sendable {
 
     /// Whether the inbox holds anything to claim now (false when it cannot be read:
     /// processing it then says why).
-    public func inboxHasDrops() -> Bool {
+    public static func inboxHasDrops(_ layout: RootLayout, _ configuration: Configuration) -> Bool {
         guard let inbox = try? layout.openInbox() else { return false }
         return inbox.closeAfter { inbox in
             (try? inbox.entryNames().contains { !Intake.isTemporaryName($0, configuration) }) ?? false
@@ -78,8 +78,8 @@ public final class Intake: Sendable {
 
     /// Starts the archive decoder's template ahead of the first drop (most drops
     /// are archives), without waiting for it to load.
-    public func prestartArchiveTemplate() {
-        decision.prestartArchiveTemplate()
+    public static func prestartArchiveTemplate(_ children: RunningDecoders, configuration: Configuration, decoderDirectory: String) {
+        DropDecision.prestartArchiveTemplate(children, configuration: configuration, decoderDirectory: decoderDirectory)
     }
 
     /// Names producers are still writing: those `watch.ignore` or `watch.ignore_also` matches.

@@ -29,12 +29,24 @@ public enum SupervisorConfinement {
     }
 
     private static func restrict(_ layout: RootLayout, abi: Int32, extra: FileDescriptor?) -> (applied: Bool, message: String) {
+        // Landlock confines the calling thread and the threads and processes it
+        // starts afterwards, not threads already running: the ruleset covers the
+        // whole supervisor only while it is one thread.
+        let threads = Result { () throws(SystemError) in try SiblingFork.threadCount() }
         do {
             try LandlockRuleset.restrictWrites(beneath: layout.root, and: extra, abi: abi)
         } catch where error.operation == "open" {
             return (false, "cannot open /dev/null; the supervisor's writes are not confined")
         } catch {
             return (false, "Landlock refused the supervisor's ruleset: \(error.errno); its writes are not confined")
+        }
+        switch threads {
+        case .failure(let error):
+            return (false, "cannot count the supervisor's threads (\(error)); its writes are not all confined")
+        case .success(let count) where count != 1:
+            return (false, "\(count - 1) of the supervisor's threads started before its Landlock ruleset and are outside it; "
+                        + "its writes are not all confined")
+        case .success: break
         }
         return (true, "the supervisor may write only beneath \(layout.path)\(extra != nil ? " and the metrics directory" : "") (Landlock ABI \(abi))")
     }

@@ -149,11 +149,9 @@ enum CommandRunner {
 
     static func runIntake(_ choice: Command.RootChoice, once: Bool, instance: String? = nil) -> Int32 {
         if let refusal = prepareSupervisor() { return refusal }
-        // Events and log lines are written by threads of their own from here on, so
-        // that a reader that stops reading stalls no worker and no watchdog; what is
-        // queued at the end is written before the exit, unless nobody reads it.
-        OutputBuffer.events.startWriting()
-        OutputBuffer.log.startWriting()
+        // Until the supervisor's ruleset is applied below, the process stays one
+        // thread (Landlock confines only the threads started after it): events and
+        // log lines are written by their callers until then.
         defer {
             OutputBuffer.events.drain(seconds: 10)
             OutputBuffer.log.drain(seconds: 10)
@@ -173,23 +171,35 @@ enum CommandRunner {
         }
         defer { fleet?.lock.recordStop() }
         grantConsumers(layout, configuration)
-        // The daemon's start-up probe: what its decoders will be granted, said in its
-        // start log before any drop. It starts before the supervisor's own ruleset
-        // (which narrows only writes, so a probe beneath it finds the same), and is
-        // recorded when it answers, on a thread of its own, rather than waited for
-        // before the first drop: it only informs (the log, status, doctor), since
-        // every decoder child confines itself, refuses to decode unconfined
-        // whatever the probe said, and reports its own confinement, which a late
-        // probe does not overwrite. Joined before the daemon ends.
-        let probeNoted = once ? DispatchGroup() : startConfinementProbe(layout, configuration, decoder: decoder)
-        defer { probeNoted.wait() }
         let confinement = SupervisorConfinement.apply(layout, configuration)
         ConfinementInForce.record("supervisor_landlock", confinement.applied)
         if confinement.applied { log.info(confinement.message) } else { log.warning(confinement.message) }
+        // `run --once` starts the archive decoder's template first, so that it loads
+        // on the other core while this process takes its run lock and claims.
+        let children = RunningDecoders()
+        defer { children.stopStarting() }
+        if once && Intake.inboxHasDrops(layout, configuration) {
+            Intake.prestartArchiveTemplate(children, configuration: configuration, decoderDirectory: decoder)
+        }
+        // Events and log lines are written by threads of their own from here on, so
+        // that a reader that stops reading stalls no worker and no watchdog; what is
+        // queued at the end is written before the exit, unless nobody reads it.
+        OutputBuffer.events.startWriting()
+        OutputBuffer.log.startWriting()
+        // The daemon's start-up probe: what its decoders will be granted, said in its
+        // start log before any drop. It is recorded when it answers, on a thread of
+        // its own, rather than waited for before the first drop: it only informs
+        // (the log, status, doctor), since every decoder child confines itself,
+        // refuses to decode unconfined whatever the probe said, and reports its own
+        // confinement, which a late probe does not overwrite. Joined before the
+        // daemon ends.
+        let probeNoted = once ? DispatchGroup() : startConfinementProbe(layout, configuration, decoder: decoder)
+        defer { probeNoted.wait() }
         guard once else {
             return runDaemon(choice, root: root, configuration: configuration, layout: layout, decoder: decoder, fleet: fleet)
         }
-        let status = runOnce(root: root, configuration: configuration, layout: layout, decoder: decoder, fleet: fleet)
+        let status = runOnce(root: root, configuration: configuration, layout: layout, decoder: decoder, fleet: fleet,
+                             children: children)
         // A run whose drops were decoded has its children's own reports recorded,
         // which say what a probe would (they run beneath the same ruleset a probe
         // started now would); a probe runs only when no child reported (no drop,
@@ -262,7 +272,8 @@ enum CommandRunner {
 
     /// `airlock run --once`: the claims a crash left, then every drop now in the
     /// inbox; 75 when any drop was deferred.
-    static func runOnce(root: String, configuration: Configuration, layout: RootLayout, decoder: String, fleet: FleetInstance?) -> Int32 {
+    static func runOnce(root: String, configuration: Configuration, layout: RootLayout, decoder: String, fleet: FleetInstance?,
+                        children: RunningDecoders) -> Int32 {
         let lock: RunLock?
         do {
             if fleet != nil {
@@ -278,14 +289,10 @@ enum CommandRunner {
             return ExitStatus.ioError
         }
         defer { withExtendedLifetime(lock) {} }
-        // Decoder templates serve this run as they serve a daemon; ended before it exits.
-        let children = RunningDecoders()
-        defer { children.stopStarting() }
+        // Decoder templates (`children`) serve this run as they serve a daemon; ended before it exits.
         let intake = Intake(layout: layout, configuration: configuration, decoderDirectory: decoder, log: log,
                             children: children, showsProgress: FileDescriptor(rawValue: 1).isTerminal,
                             commitMode: fleet?.commitMode, instance: fleet?.lock)
-        // The template loads on the other core while the drops are claimed.
-        if intake.inboxHasDrops() { intake.prestartArchiveTemplate() }
         // Receipts queued by this run are written before it exits.
         intake.receipts.expireIfDue()
         defer { intake.receipts.finish() }

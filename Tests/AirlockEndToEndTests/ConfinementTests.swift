@@ -136,6 +136,24 @@ struct ConfinementTests {
         try sandbox.expectInvariants()
     }
 
+    // Landlock confines only the threads started after the ruleset: `run --once`
+    // (which starts its decoder template and output threads early) must still be
+    // one thread when it applies it, or the log says which writes stay unconfined.
+    @Test("run --once applies the supervisor's ruleset while it is one thread, so that it covers every thread",
+          .enabled(if: KernelConfinement.landlock, "skipped: the kernel offers no Landlock (airlock doctor)"))
+    func supervisorWritesOnce() throws {
+        try KernelConfinement.requireDoctor()
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(Samples.validZip, as: "fine.zip")
+        let result = try sandbox.runOnce()
+        expectEqual(result.status, 0, "\(result.stderr)")
+        expect(result.stderr.contains("the supervisor may write only beneath \(sandbox.root.path) (Landlock ABI"), "\(result.stderr)")
+        expect(!result.stderr.contains("are outside it"), "\(result.stderr)")
+        expectEqual(result.events.map(\.kind), [.accepted])
+        try sandbox.expectInvariants()
+    }
+
     @Test("airlock doctor reports the Landlock ABI, seccomp and the limits")
     func doctor() throws {
         let text = try airlock(["doctor"])
