@@ -159,7 +159,7 @@ struct DropDecision: Sendable {
     }
 
     private func decodeAndCommit(_ claim: Claim, drop: FileDescriptor, format: DropFormat, before: FileStatus,
-                                 context: inout ReportContext, slot: DecodeSlot, awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
+                                 context: inout ReportContext, slot: DecodeSlot, awaitHash: @escaping @Sendable () -> String?) throws(SystemError) -> DropOutcome.Verdict {
         // Room for what the decoder may write: a keyed archive at most what the render
         // quotas let through; an archive at least its own size. Short of that the
         // drop waits (deferred) rather than failing half-way.
@@ -180,7 +180,7 @@ struct DropDecision: Sendable {
     /// Runs the decoder into `staging` and judges what it left; staging's owner
     /// (the caller) removes it unless the drop was committed.
     private func decode(_ claim: Claim, drop: FileDescriptor, format: DropFormat, before: FileStatus, staging: FileDescriptor,
-                        context: inout ReportContext, slot: DecodeSlot, awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
+                        context: inout ReportContext, slot: DecodeSlot, awaitHash: @escaping @Sendable () -> String?) throws(SystemError) -> DropOutcome.Verdict {
         let display = showsProgress ? ProgressDisplay(name: claim.dropName) : nil
         defer { display?.finish() }
         // Large files are hashed, and synced ahead of the commit, as the child
@@ -206,6 +206,8 @@ struct DropDecision: Sendable {
             // Whatever the decoder concluded, it concluded about bytes that are no longer the drop's.
             verdict = .rejected(Rejection(.changedDuringIngest, "the drop changed while it was decoded"))
         }
+        // The decoder has read the drop; once the hash has too, nothing does.
+        if case .accepted = verdict { DropPages.release(drop, size: before.size, after: awaitHash) }
         switch verdict {
         case .rejected(var rejection):
             rejection.format = format.name
@@ -222,7 +224,7 @@ struct DropDecision: Sendable {
     /// and the content policy, then writes the manifest and commits to the outbox.
     private func auditAndCommit(_ claim: Claim, staging: FileDescriptor, format: DropFormat, files: Int64, bytes: Int64,
                                 context: inout ReportContext, early: EarlyDigests, startsWriteback: Bool, slot: DecodeSlot,
-                                awaitHash: () -> String?) throws(SystemError) -> DropOutcome.Verdict {
+                                awaitHash: @escaping @Sendable () -> String?) throws(SystemError) -> DropOutcome.Verdict {
         let findings: StagingAudit.Findings
         do {
             // The audit also gives each entry its outbox mode and group and hashes each file, in its one walk.
