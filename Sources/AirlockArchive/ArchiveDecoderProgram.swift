@@ -41,6 +41,9 @@ public enum ArchiveDecoderProgram {
                 return 70
             }
         }
+        #if DEBUG
+        if !request.probe { TestFaults.beforeConfinement() }
+        #endif
         let confining = monotonicNanoseconds()
         let confinement: ConfinementReport
         do {

@@ -8,9 +8,18 @@ import AirlockSystem
 
 /// Test-only faults, compiled into debug builds only and selected by an
 /// environment variable that the supervisor forwards only in debug builds. A
-/// drop's bytes cannot select one. Each runs after confinement, as a subverted
-/// decoder would.
+/// drop's bytes cannot select one. Each but `beforeConfinement` runs after
+/// confinement, as a subverted decoder would.
 enum TestFaults {
+    /// The one fault that runs before confinement: a thread started then, which
+    /// Landlock and seccomp would not bind, so the decoder must refuse to decode.
+    static func beforeConfinement() {
+        guard CurrentProcess.environment("AIRLOCK_TEST_DECODER_FAULT") == "thread-before-confinement" else { return }
+        try? SystemThread.start(stackSize: 64 << 10) {
+            while true { WallClock.sleep(milliseconds: 60_000) }
+        }
+    }
+
     static func inject(_ request: ArchiveDecoderProgram.Request) {
         guard let value = CurrentProcess.environment("AIRLOCK_TEST_DECODER_FAULT") else { return }
         switch value {

@@ -72,6 +72,11 @@ public enum Confinement {
         // Probed first: /proc and /sys are out of reach once Landlock is in force.
         let landlock = ConfinementProbe.landlock()
         let seccompObstacle = ConfinementProbe.seccompObstacle()
+        // Landlock and a seccomp filter (loaded without TSYNC) bind the calling
+        // thread and what it starts afterwards: a thread already running would
+        // read the drop unconfined. A child has one thread here (nothing starts
+        // one before this); if it ever has more, both count as refused.
+        let threads = Result { () throws(SystemError) in try SiblingFork.threadCount() }
         // What the staging writer creates with the staged modes (within 0755) is
         // then exactly that, whatever umask the child inherited: the audit admits
         // nothing else. Nothing is created but beneath staging, which is private.
@@ -102,7 +107,20 @@ public enum Confinement {
                 report.problems.append("the seccomp filter was not loaded: \(error.errno)")
             }
         }
+        switch threads {
+        case .success(1): break
+        case .success(let count):
+            refuseAll(&report, "\(count - 1) other threads were running when this decoder confined itself; Landlock and seccomp bind only the thread that applies them")
+        case .failure(let error):
+            refuseAll(&report, "cannot count this decoder's threads before confining it (\(error))")
+        }
         return report
+    }
+
+    private static func refuseAll(_ report: inout ConfinementReport, _ problem: String) {
+        if report.landlockState == .inForce { report.landlockState = .refused }
+        if report.seccompState == .inForce { report.seccompState = .refused }
+        report.problems.append(problem)
     }
 
     /// The supervisor's pid, which it passes in the environment under this name.

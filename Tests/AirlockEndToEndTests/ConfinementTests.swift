@@ -154,6 +154,28 @@ struct ConfinementTests {
         try sandbox.expectInvariants()
     }
 
+    @Test("a decoder that finds another thread running when it confines itself decodes nothing: the drop is deferred, then accepted",
+          .enabled(if: KernelConfinement.landlock || KernelConfinement.seccomp, "skipped: the kernel offers neither Landlock nor seccomp"))
+    func threadBeforeConfinementDefers() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.drop(Samples.validZip, as: "fine.zip")
+        let faulty = try sandbox.runOnce(environment: ["AIRLOCK_TEST_DECODER_FAULT": "thread-before-confinement"])
+        expectEqual(faulty.status, 75, "\(faulty.stderr)")
+        let event = try #require(faulty.events.first, "\(faulty.stdout)")
+        expectEqual(event.kind, .deferred, "\(event)")
+        expectEqual(event.detail?.contains("1 other threads were running when this decoder confined itself"), true, "\(event)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path), [])
+        try expectEqual(sandbox.listing(sandbox.staging), [])
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count, 1)
+
+        let healthy = try sandbox.runOnce()
+        expectEqual(healthy.status, 0, "\(healthy.stderr)")
+        expectEqual(healthy.events.filter { $0.kind != .deferred }.map(\.kind), [.accepted], "\(healthy.stdout)")
+        try sandbox.expectInvariants()
+    }
+
     @Test("airlock doctor reports the Landlock ABI, seccomp and the limits")
     func doctor() throws {
         let text = try airlock(["doctor"])
