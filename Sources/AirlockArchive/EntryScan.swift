@@ -214,7 +214,8 @@ struct EntryScan {
             }
         case .file:
             if writing, let path {
-                do { try sink.beginFile(path) } catch { outcome.systemError = error; return false }
+                // A sparse entry's declared size is its size with the holes, not what is written.
+                do { try sink.beginFile(path, size: sizes.sparse ? nil : sizes.declared) } catch { outcome.systemError = error; return false }
             }
             let end = readData(judge: judge, sizes: sizes, writing: writing, sink: &sink, outcome: &outcome)
             if end == .complete, let problem = rarDataProblem(index) { outcome.findings.record(judge.violation(.corruptArchive, problem)) }

@@ -111,8 +111,8 @@ public struct TypingSink<Inner: EntrySink>: EntrySink {
 
     public mutating func makeDirectory(_ path: EntryPath) throws(SystemError) { try inner.makeDirectory(path) }
 
-    public mutating func beginFile(_ path: EntryPath) throws(SystemError) {
-        try inner.beginFile(path)
+    public mutating func beginFile(_ path: EntryPath, size: Int64?) throws(SystemError) {
+        try inner.beginFile(path, size: size)
         head.removeAll(keepingCapacity: true)
         name = path.raw
     }

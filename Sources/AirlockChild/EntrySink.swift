@@ -6,11 +6,18 @@ import AirlockSystem
 /// verdict does not depend on entry order).
 public protocol EntrySink {
     mutating func makeDirectory(_ path: EntryPath) throws(SystemError)
-    mutating func beginFile(_ path: EntryPath) throws(SystemError)
+    /// Starts the file at `path`; `size` is what its archive declares, when it
+    /// does (a hint only: the bytes written are what counts).
+    mutating func beginFile(_ path: EntryPath, size: Int64?) throws(SystemError)
     mutating func write(_ chunk: UnsafeRawBufferPointer) throws(SystemError)
     mutating func endFile() throws(SystemError)
     /// Closes whatever is open; called on every path out of a scan.
     mutating func close()
+}
+
+extension EntrySink {
+    /// Starts a file whose size is not declared.
+    public mutating func beginFile(_ path: EntryPath) throws(SystemError) { try beginFile(path, size: nil) }
 }
 
 /// Writes entries beneath the staging directory, one component at a time from
@@ -48,7 +55,20 @@ public struct StagingWriter: EntrySink {
     /// one openat2 from the root (false once the kernel or a filter refused it).
     private var opensBeneath = true
 
+    /// Whether a large file's declared size is reserved when it is created
+    /// (fallocate, keeping the size). On ext4 a buffered write otherwise reserves
+    /// and maps each 4 KiB block as it comes (delayed allocation): five 18 MiB
+    /// files took 17 to 24 ms of write calls and 67 to 80 ms to sync, against 10
+    /// to 11 ms and 60 to 70 ms with their space reserved first. XFS gained
+    /// nothing from it (its writes cost 5 ms either way), so it is ext4 only. A
+    /// short entry leaves reserved blocks past its end; it is rejected, and
+    /// staging removed, all the same.
+    private let reservesSpace: Bool
+    /// Smaller files are written as they come: the call would cost more than it saves.
+    static let reserveMinimumBytes: Int64 = 1 << 20
+
     public init(root: FileDescriptor, policy: Policy) {
+        self.reservesSpace = (try? FilesystemKind(of: root))?.isExt4 ?? false
         self.directories = Root.Descent(Root(root), limit: Self.openLimit)
         self.fileMode = FileMode(policy.stagedFileMode)
         self.directoryMode = FileMode(policy.stagedDirectoryMode)
@@ -58,19 +78,23 @@ public struct StagingWriter: EntrySink {
         _ = try directory(path.components[...])
     }
 
-    public mutating func beginFile(_ path: EntryPath) throws(SystemError) {
+    public mutating func beginFile(_ path: EntryPath, size: Int64?) throws(SystemError) {
         precondition(file == nil, "beginFile while a file is open")
         filePath = Array(path.components.joined(separator: [UInt8(ascii: "/")]))
         let options: OpenOptions = [.writeOnly, .create, .exclusive, .noFollow]
-        if let opened = try openBeneath(path, options) {
-            file = SharedDescriptor(OwnedDescriptor(opened))
+        let opened: FileDescriptor
+        if let beneath = try openBeneath(path, options) {
+            opened = beneath
         } else {
             let parent = try directory(path.components.dropLast())
             let name = path.components[path.components.count - 1]
-            file = SharedDescriptor(OwnedDescriptor(try parent.open(name, options, mode: fileMode)))
+            opened = try parent.open(name, options, mode: fileMode)
         }
+        file = SharedDescriptor(OwnedDescriptor(opened))
         fileName = path.raw
         fileBytes = 0
+        // A hint: where it cannot be had, the writes allocate as they go.
+        if reservesSpace, let size, size >= Self.reserveMinimumBytes { try? opened.reserveSpace(size) }
     }
 
     /// The file at `path` created with one openat2 from the root, where every
@@ -158,7 +182,7 @@ public struct StagingWriter: EntrySink {
 public struct DiscardingSink: EntrySink {
     public init() {}
     public mutating func makeDirectory(_ path: EntryPath) {}
-    public mutating func beginFile(_ path: EntryPath) {}
+    public mutating func beginFile(_ path: EntryPath, size: Int64?) {}
     public mutating func write(_ chunk: UnsafeRawBufferPointer) {}
     public mutating func endFile() {}
     public mutating func close() {}

@@ -84,7 +84,7 @@ public struct PipelinedSink<Inner: EntrySink>: EntrySink {
 
     public mutating func makeDirectory(_ path: EntryPath) throws(SystemError) { try add(.makeDirectory(path), bytes: 0) }
 
-    public mutating func beginFile(_ path: EntryPath) throws(SystemError) { try add(.beginFile(path), bytes: 0) }
+    public mutating func beginFile(_ path: EntryPath, size: Int64?) throws(SystemError) { try add(.beginFile(path, size), bytes: 0) }
 
     /// Copies `chunk`: the scan reuses its buffer as soon as this returns.
     public mutating func write(_ chunk: UnsafeRawBufferPointer) throws(SystemError) {
@@ -143,7 +143,7 @@ public struct PipelinedSink<Inner: EntrySink>: EntrySink {
 
     enum Operation {
         case makeDirectory(EntryPath)
-        case beginFile(EntryPath)
+        case beginFile(EntryPath, Int64?)
         case write([UInt8])
         case endFile
     }
@@ -214,7 +214,7 @@ public struct PipelinedSink<Inner: EntrySink>: EntrySink {
         private func perform(_ operation: Operation) throws(SystemError) {
             switch operation {
             case .makeDirectory(let path): try inner.makeDirectory(path)
-            case .beginFile(let path): try inner.beginFile(path)
+            case .beginFile(let path, let size): try inner.beginFile(path, size: size)
             case .write(let bytes):
                 try bytes.withUnsafeBytes { chunk in Result { () throws(SystemError) in try inner.write(chunk) } }.get()
             case .endFile: try inner.endFile()

@@ -133,7 +133,7 @@ public enum KeyedDecoderProgram {
         var written: Int64 = 0
         for (name, data) in files {
             let path = try EntryPath(validating: Array(name.utf8), policy: policy)
-            try writer.beginFile(path)
+            try writer.beginFile(path, size: Int64(data.count))
             let bytes = [UInt8](data)
             let result = bytes.withUnsafeBytes { buffer in
                 Result { () throws(SystemError) in try writer.write(buffer) }

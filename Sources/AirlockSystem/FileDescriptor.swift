@@ -121,6 +121,13 @@ public struct FileDescriptor: Hashable, Sendable {
         _ = try retrying("sync_file_range") { airlock_start_writeback(rawValue) }
     }
 
+    /// fallocate(2) with FALLOC_FL_KEEP_SIZE over the first `bytes` bytes: their
+    /// blocks are allocated now, in one call, and the file's size stays as it is
+    /// (writes grow it). Fails with EOPNOTSUPP where the filesystem cannot.
+    public func reserveSpace(_ bytes: Int64) throws(SystemError) {
+        _ = try retrying("fallocate") { airlock_reserve_space(rawValue, bytes) }
+    }
+
     /// syncfs(2): everything on this descriptor's filesystem.
     public func syncFilesystem() throws(SystemError) {
         _ = try retrying("syncfs") { airlock_syncfs(rawValue) }

@@ -25,5 +25,8 @@ public struct FilesystemKind: Sendable, Equatable, CustomStringConvertible {
 
     public var isNetworkOrFUSE: Bool { FilesystemKind.shared.contains(magic) }
 
+    /// ext4 (or ext2 and ext3, which share its magic number and driver).
+    public var isExt4: Bool { magic == 0xEF53 }
+
     public var description: String { FilesystemKind.names[magic] ?? "0x" + String(magic, radix: 16) }
 }

@@ -48,6 +48,10 @@ int airlock_start_writeback(int fd) {
     return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 }
 
+int airlock_reserve_space(int fd, long long bytes) {
+    return fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)bytes);
+}
+
 int airlock_close_from(unsigned int first) {
     if (close_range(first, ~0U, 0) == 0) {
         return 0;

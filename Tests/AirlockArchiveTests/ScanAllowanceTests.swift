@@ -3,6 +3,7 @@ import AirlockChild
 import AirlockPolicy
 import AirlockSystem
 import AirlockTestSupport
+import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -17,8 +18,10 @@ private func tar(_ sizes: [Int]) -> [UInt8] {
 private struct CountingSink: EntrySink {
     var chunks = 0
     var bytes = 0
+    /// The size the scan declared for each file it began.
+    var declared: [Int64?] = []
     mutating func makeDirectory(_ path: EntryPath) {}
-    mutating func beginFile(_ path: EntryPath) {}
+    mutating func beginFile(_ path: EntryPath, size: Int64?) { declared.append(size) }
     mutating func write(_ chunk: UnsafeRawBufferPointer) {
         chunks += 1
         bytes += chunk.count
@@ -62,6 +65,23 @@ struct ScanAllowanceTests {
         expectEqual(outcome.findings.worst?.detail, "more than 60000 bytes in all")
         expect(sink.bytes < 60_001, "the chunk that passes the total is never written")
         expectEqual(outcome.bytesWritten, Int64(sink.bytes))
+    }
+
+    @Test("each file is begun with the size its header declares, which a writer may reserve")
+    func declaredSizesReachTheSink() throws {
+        let (outcome, sink) = try scan(tar([30_000, 1, 0]), Self.policy(total: 60_000))
+        expect(outcome.findings.isClean, "\(String(describing: outcome.findings.worst))")
+        expectEqual(sink.declared, [30_000, 1, 0])
+    }
+
+    @Test("a sparse file is begun with no size: its declared size counts the holes, which are not written")
+    func sparseEntriesDeclareNoSize() throws {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("fixtures/archives/tar-sparse-gnu.tar")
+        let (outcome, sink) = try scan(Array(try Data(contentsOf: fixture)), Policy())
+        expect(outcome.findings.isClean, "\(String(describing: outcome.findings.worst))")
+        expect(!sink.declared.isEmpty)
+        expect(sink.declared.allSatisfy { $0 == nil }, "\(sink.declared)")
     }
 
     @Test("limits at Int64.max let a drop through without an overflow")

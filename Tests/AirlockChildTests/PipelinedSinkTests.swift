@@ -52,7 +52,7 @@ private struct RecordingSink: EntrySink {
     }
 
     mutating func makeDirectory(_ path: EntryPath) throws(SystemError) { try record(.directory(String(decoding: path.raw, as: UTF8.self))) }
-    mutating func beginFile(_ path: EntryPath) throws(SystemError) { try record(.begin(String(decoding: path.raw, as: UTF8.self))) }
+    mutating func beginFile(_ path: EntryPath, size: Int64?) throws(SystemError) { try record(.begin(String(decoding: path.raw, as: UTF8.self))) }
     mutating func write(_ chunk: UnsafeRawBufferPointer) throws(SystemError) {
         if delay > 0 { usleep(delay) }
         try record(.chunk([UInt8](chunk)))

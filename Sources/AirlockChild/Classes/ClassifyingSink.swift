@@ -15,8 +15,8 @@ public struct ClassifyingSink<Inner: EntrySink>: EntrySink {
 
     public mutating func makeDirectory(_ path: EntryPath) throws(SystemError) { try inner.makeDirectory(path) }
 
-    public mutating func beginFile(_ path: EntryPath) throws(SystemError) {
-        try inner.beginFile(path)
+    public mutating func beginFile(_ path: EntryPath, size: Int64?) throws(SystemError) {
+        try inner.beginFile(path, size: size)
         name = path.raw
         classifier = ContentClassifier(name: path.raw)
     }

@@ -51,6 +51,10 @@ int airlock_syncfs(int fd);
 /// writeback of its dirty pages without waiting for it.
 int airlock_start_writeback(int fd);
 
+/// fallocate(2) with FALLOC_FL_KEEP_SIZE over the first `bytes` bytes: their
+/// blocks reserved now, the file's size unchanged. 0, or -1 with errno.
+int airlock_reserve_space(int fd, long long bytes);
+
 /// close_range(2) from first to the highest descriptor; falls back to a close loop
 /// on kernels without it.
 int airlock_close_from(unsigned int first);
