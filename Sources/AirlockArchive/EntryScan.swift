@@ -202,6 +202,18 @@ struct EntryScan {
         return sizes
     }
 
+    /// The size a file is begun with (a writer may reserve it): what its archive
+    /// declares, where the entry could write that much within the file, total
+    /// and ratio allowances; nil otherwise, and for a sparse entry, whose
+    /// declared size counts holes. A hostile declaration so gets no more space
+    /// reserved than its data would be let to fill.
+    private func sizeHint(_ sizes: EntrySizes, outcome: ScanOutcome) -> Int64? {
+        guard !sizes.sparse, let declared = sizes.declared, declared <= policy.maxFileBytes,
+              declared <= policy.maxTotalBytes - outcome.bytesWritten else { return nil }
+        if let compressed = sizes.compressed, policy.breaksRatio(size: declared, compressed: compressed) { return nil }
+        return declared
+    }
+
     /// Makes a directory, or reads a file's data and writes it while the findings
     /// are clean; false when the scan must stop.
     private mutating func land<Sink: EntrySink>(_ kind: ConflictTracker.Kind, at path: EntryPath?, index: Int, judge: EntryJudge,
@@ -214,8 +226,7 @@ struct EntryScan {
             }
         case .file:
             if writing, let path {
-                // A sparse entry's declared size is its size with the holes, not what is written.
-                do { try sink.beginFile(path, size: sizes.sparse ? nil : sizes.declared) } catch { outcome.systemError = error; return false }
+                do { try sink.beginFile(path, size: sizeHint(sizes, outcome: outcome)) } catch { outcome.systemError = error; return false }
             }
             let end = readData(judge: judge, sizes: sizes, writing: writing, sink: &sink, outcome: &outcome)
             if end == .complete, let problem = rarDataProblem(index) { outcome.findings.record(judge.violation(.corruptArchive, problem)) }

@@ -74,6 +74,13 @@ struct ScanAllowanceTests {
         expectEqual(sink.declared, [30_000, 1, 0])
     }
 
+    @Test("a file declaring more than the total allowance leaves is begun with no size: nothing is reserved for bytes it may not write")
+    func declaredPastTheTotalIsNotPassedOn() throws {
+        let (outcome, sink) = try scan(tar([30_000, 30_001]), Self.policy(total: 60_000))
+        expectEqual(outcome.findings.worst?.reason, .totalTooLarge)
+        expectEqual(sink.declared, [30_000, nil])
+    }
+
     @Test("a sparse file is begun with no size: its declared size counts the holes, which are not written")
     func sparseEntriesDeclareNoSize() throws {
         let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
