@@ -171,9 +171,7 @@ enum CommandRunner {
         }
         defer { fleet?.lock.recordStop() }
         grantConsumers(layout, configuration)
-        let confinement = SupervisorConfinement.apply(layout, configuration)
-        ConfinementInForce.record("supervisor_landlock", confinement.applied)
-        if confinement.applied { log.info(confinement.message) } else { log.warning(confinement.message) }
+        confineSupervisor(layout, configuration)
         // `run --once` starts the archive decoder's template first, so that it loads
         // on the other core while this process takes its run lock and claims.
         let children = RunningDecoders()
@@ -187,12 +185,11 @@ enum CommandRunner {
         OutputBuffer.events.startWriting()
         OutputBuffer.log.startWriting()
         // The daemon's start-up probe: what its decoders will be granted, said in its
-        // start log before any drop. It is recorded when it answers, on a thread of
-        // its own, rather than waited for before the first drop: it only informs
-        // (the log, status, doctor), since every decoder child confines itself,
-        // refuses to decode unconfined whatever the probe said, and reports its own
-        // confinement, which a late probe does not overwrite. Joined before the
-        // daemon ends.
+        // start log before any drop. Recorded when it answers, on a thread of its
+        // own, not waited for: it only informs (the log, status, doctor), since every
+        // decoder child confines itself, refuses to decode unconfined whatever the
+        // probe said, and reports its own confinement, which a late probe does not
+        // overwrite. Joined before the daemon ends.
         let probeNoted = once ? DispatchGroup() : startConfinementProbe(layout, configuration, decoder: decoder)
         defer { probeNoted.wait() }
         guard once else {
@@ -209,6 +206,15 @@ enum CommandRunner {
             startConfinementProbe(layout, configuration, decoder: decoder).wait()
         }
         return status
+    }
+
+    /// Applies the supervisor's Landlock ruleset (while the process is one
+    /// thread: it binds only the threads started after it), records it for the
+    /// metric and says so in the log.
+    static func confineSupervisor(_ layout: RootLayout, _ configuration: Configuration) {
+        let confinement = SupervisorConfinement.apply(layout, configuration)
+        ConfinementInForce.record("supervisor_landlock", confinement.applied)
+        if confinement.applied { log.info(confinement.message) } else { log.warning(confinement.message) }
     }
 
     /// Starts the confinement probe and records its answer on a thread of its own,
