@@ -30,14 +30,18 @@ struct DropDecision: Sendable {
     /// are archives), without waiting for it to load.
     static func prestartArchiveTemplate(_ children: RunningDecoders, configuration: Configuration, decoderDirectory: String) {
         let format = DropFormat.archive(.zip)
-        let decoder = DecoderProcess(for: format, in: decoderDirectory, timeoutSeconds: configuration.decoderTimeoutSeconds,
-                                     children: children)
-        children.templates.prestart(decoder.executable,
+        children.templates.prestart(decoder(for: format, configuration, decoderDirectory, children).executable,
                                     startUp: DecoderProcess.startUpArguments(format.decoderRequest(configuration, mode: .decode)),
                                     environment: DecoderProcess.childEnvironment())
     }
 
     func decoder(for format: DropFormat) -> DecoderProcess {
+        Self.decoder(for: format, configuration, decoderDirectory, children)
+    }
+
+    /// The decoder program for `format`, its children forked by `children`'s templates.
+    private static func decoder(for format: DropFormat, _ configuration: Configuration, _ decoderDirectory: String,
+                                _ children: RunningDecoders?) -> DecoderProcess {
         DecoderProcess(for: format, in: decoderDirectory, timeoutSeconds: configuration.decoderTimeoutSeconds, children: children)
     }
 
