@@ -15,11 +15,6 @@ public protocol EntrySink {
     mutating func close()
 }
 
-extension EntrySink {
-    /// Starts a file whose size is not declared.
-    public mutating func beginFile(_ path: EntryPath) throws(SystemError) { try beginFile(path, size: nil) }
-}
-
 /// Writes entries beneath the staging directory, one component at a time from
 /// directory descriptors: O_NOFOLLOW on every open, O_EXCL on every file. Every
 /// entry is created with the staged modes the request names (`Policy.stagedFileMode`,

@@ -54,6 +54,11 @@ final class StagingFixture {
     }
 }
 
+extension EntrySink {
+    /// Starts a file whose size is not declared, as most of these tests do.
+    mutating func beginFile(_ path: EntryPath) throws(SystemError) { try beginFile(path, size: nil) }
+}
+
 func entry(_ name: String) throws -> EntryPath {
     try EntryPath(validating: Array(name.utf8), policy: Policy())
 }
