@@ -165,10 +165,7 @@ struct ConfinementTests {
         let event = try #require(faulty.events.first, "\(faulty.stdout)")
         expectEqual(event.kind, .deferred, "\(event)")
         expectEqual(event.detail?.contains("1 other threads were running when this decoder confined itself"), true, "\(event)")
-        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
-        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path), [])
-        try expectEqual(sandbox.listing(sandbox.staging), [])
-        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count, 1)
+        try sandbox.expectOnlyClaimed(1)
 
         let healthy = try sandbox.runOnce()
         expectEqual(healthy.status, 0, "\(healthy.stderr)")
@@ -200,9 +197,7 @@ struct ConfinementTests {
         // It died before it took its drop: no verdict on the drop, which stays claimed.
         expectEqual(event.kind, .deferred, "\(event)")
         expect((event.detail ?? "").contains("SIGKILL"), "\(event)")
-        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
-        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path), [])
-        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count, 1)
+        try sandbox.expectOnlyClaimed(1)
         // With a supervisor the child can tie itself to, the drop lands.
         let again = try sandbox.runOnce()
         expectEqual(again.status, 0, "\(again.stderr)")

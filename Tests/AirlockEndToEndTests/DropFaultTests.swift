@@ -26,10 +26,7 @@ struct DropFaultTests {
             expectEqual(event.kind, .deferred, "\(event)")
             expectEqual(event.detail?.contains("EIO"), true, "\(event)")
         }
-        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.quarantine.path), [])
-        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), [])
-        try expectEqual(sandbox.listing(sandbox.staging), [])
-        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.claimed.path).count, DropFaultTests.drops.count + 1)
+        try sandbox.expectOnlyClaimed(DropFaultTests.drops.count + 1)
 
         let healthy = try sandbox.runOnce()
         expectEqual(healthy.status, 0, "\(healthy.stderr)")

@@ -185,6 +185,15 @@ final class Sandbox {
         return result
     }
 
+    /// After a run that judged nothing (every drop deferred): no output, no
+    /// quarantine, staging empty, and `claimed` drops waiting in their claims.
+    func expectOnlyClaimed(_ claimed: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: outbox.path), [], sourceLocation: sourceLocation)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: quarantine.path), [], sourceLocation: sourceLocation)
+        try expectEqual(listing(staging), [], sourceLocation: sourceLocation)
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: self.claimed.path).count, claimed, sourceLocation: sourceLocation)
+    }
+
     /// The invariants (README) that hold after every run, whatever the input:
     /// sentinels unchanged, nothing new outside the root, staging, claims and
     /// the inbox empty.
