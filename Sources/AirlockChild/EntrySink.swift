@@ -125,7 +125,7 @@ public struct StagingWriter: EntrySink {
     public mutating func endFile() throws(SystemError) {
         guard let done = file else { preconditionFailure("endFile without an open file") }
         file = nil
-        defer { done.close() }
+        done.close()
         filesWritten += 1
         // Closed, so no descriptor of this process can write to it any more. A
         // notice that cannot be written only costs the supervisor its head start.
