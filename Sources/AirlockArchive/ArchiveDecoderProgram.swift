@@ -98,7 +98,7 @@ public enum ArchiveDecoderProgram {
             (outcome, types, classes) = ContentTypes.scan(&scan, into: DiscardingSink(), detector: detector, threads: threads)
         } else {
             var writer = StagingWriter(root: Confinement.stagingDescriptor, policy: request.policy)
-            writer.announcesLargeFiles = true
+            writer.notices = Confinement.resultDescriptor
             if size >= pipelineMinimumDropBytes {
                 (outcome, types, classes) = scanIntoStaging(&scan, writer: writer, detector: detector, threads: threads)
             } else {

@@ -36,10 +36,14 @@ public struct StagingWriter: EntrySink {
     /// The open file's path beneath the root, and what has been written to it.
     private var filePath: [UInt8] = []
     private var fileBytes: Int64 = 0
+    /// Bytes written (to any file) since the last `WritingNotice`.
+    private var unannounced: Int64 = 0
 
-    /// Whether each closed file of at least `WrittenFileNotice.minimumBytes` is
-    /// announced on the result pipe, so the supervisor can hash it while the rest decodes.
-    public var announcesLargeFiles = false
+    /// Where this writer's notices go (a decoder child's result pipe), or nil for
+    /// none: each closed file of at least `WrittenFileNotice.minimumBytes`, so the
+    /// supervisor can hash it while the rest decodes, and every
+    /// `WritingNotice.step` bytes written, so it can start putting them on disk.
+    public var notices: FileDescriptor?
 
     public private(set) var filesWritten: Int64 = 0
     public private(set) var directoriesMade: Int64 = 0
@@ -117,6 +121,12 @@ public struct StagingWriter: EntrySink {
         do {
             try file.descriptor.writeAll(chunk)
             fileBytes += Int64(chunk.count)
+            unannounced += Int64(chunk.count)
+            if let notices, unannounced >= WritingNotice.step {
+                // A notice that cannot be written only costs the supervisor its head start.
+                try? notices.writeAll(WritingNotice.line(bytes: unannounced))
+                unannounced = 0
+            }
         } catch {
             throw SystemError("write", fileName, error.errno)
         }
@@ -132,9 +142,9 @@ public struct StagingWriter: EntrySink {
         // This may run on a writing thread (PipelinedSink) while the scan's thread
         // writes progress lines: a pipe write of at most PIPE_BUF (4,096) bytes is
         // atomic, so a longer notice (a path beyond 2,040 bytes) is not sent.
-        if announcesLargeFiles && fileBytes >= WrittenFileNotice.minimumBytes {
+        if let notices, fileBytes >= WrittenFileNotice.minimumBytes {
             let line = WrittenFileNotice.line(for: filePath)
-            if line.count <= 4096 { try? Confinement.resultDescriptor.writeAll(line) }
+            if line.count <= 4096 { try? notices.writeAll(line) }
         }
     }
 

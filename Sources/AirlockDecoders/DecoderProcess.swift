@@ -70,8 +70,11 @@ package struct DecoderProcess: Sendable {
     ///     child reports them; the child reports only when given `--progress`.
     ///   - written: called with the staging path of each large file the child
     ///     says it has closed (`WrittenFileNotice`), while it decodes.
+    ///   - writing: called with the bytes the child says it has written to
+    ///     staging since its last such notice (`WritingNotice`), while it decodes.
     package func run(_ request: DecoderRequest, drop: FileDescriptor, staging: FileDescriptor?,
-             progress: ((Int64, Int64) -> Void)? = nil, written: (([UInt8]) -> Void)? = nil) throws(SystemError) -> Run {
+             progress: ((Int64, Int64) -> Void)? = nil, written: (([UInt8]) -> Void)? = nil,
+             writing: ((Int64) -> Void)? = nil) throws(SystemError) -> Run {
         let arguments = request.encoded
         let pipe = try makePipe()
         let read = OwnedDescriptor(pipe.read), write = OwnedDescriptor(pipe.write)
@@ -82,7 +85,9 @@ package struct DecoderProcess: Sendable {
         write.close()
         defer { child.close() }
         _ = children?.started(child)
-        let collected = Result { () throws(SystemError) in try collect(child, from: read.descriptor, progress: progress, written: written) }
+        let collected = Result { () throws(SystemError) in
+            try collect(child, from: read.descriptor, progress: progress, written: written, writing: writing)
+        }
         // Forgotten before the pidfd closes, so an abandoning daemon never signals it after.
         let abandoned = children?.finished(child) == true
         var run = try collected.get()
@@ -108,7 +113,7 @@ package struct DecoderProcess: Sendable {
                 pipe.close()
                 child.close()
             }
-            return try process.collect(child, from: pipe.descriptor, progress: nil, written: nil)
+            return try process.collect(child, from: pipe.descriptor, progress: nil, written: nil, writing: nil)
         }
     }
 
@@ -176,7 +181,7 @@ package struct DecoderProcess: Sendable {
     }
 
     private func collect(_ child: ChildProcess, from pipe: FileDescriptor, progress: ((Int64, Int64) -> Void)?,
-                         written: (([UInt8]) -> Void)?) throws(SystemError) -> Run {
+                         written: (([UInt8]) -> Void)?, writing: ((Int64) -> Void)?) throws(SystemError) -> Run {
         let deadline = monotonicNanoseconds() + UInt64(timeoutSeconds) * 1_000_000_000
         var output: [UInt8] = []
         var timedOut = false
@@ -201,7 +206,7 @@ package struct DecoderProcess: Sendable {
             // Notices come before the verdict; once the output starts with
             // anything else, the rest is the verdict and is not looked at again.
             if Self.mayStartWithNotice(output) {
-                output = Self.takeNotices(output, progress: progress, written: written, taken: { taken = taken ?? $0 })
+                output = Self.takeNotices(output, progress: progress, written: written, taken: { taken = taken ?? $0 }, writing: writing)
             }
         }
         if timedOut { child.signal(.kill) }
@@ -220,18 +225,20 @@ extension DecoderProcess {
 
     /// Whether `output` starts with a notice, or with too few bytes to tell.
     static func mayStartWithNotice(_ output: [UInt8]) -> Bool {
-        [progressPrefix, WrittenFileNotice.prefix, TakenNotice.prefix].contains { prefix in
+        [progressPrefix, WrittenFileNotice.prefix, TakenNotice.prefix, WritingNotice.prefix].contains { prefix in
             output.count < prefix.count ? prefix.starts(with: output) : output.starts(with: prefix)
         }
     }
 
     /// Removes complete notice lines from the front of `output`: each
     /// `{"progress":N,"total":M}` goes to `progress`, each `WrittenFileNotice` to
-    /// `written`, a `TakenNotice` to `taken`; what remains is the verdict (or its beginning).
+    /// `written`, each `WritingNotice` to `writing`, a `TakenNotice` to `taken`;
+    /// what remains is the verdict (or its beginning).
     static func takeNotices(_ output: [UInt8], progress: ((Int64, Int64) -> Void)?,
-                            written: (([UInt8]) -> Void)?, taken: ((Int64) -> Void)? = nil) -> [UInt8] {
+                            written: (([UInt8]) -> Void)?, taken: ((Int64) -> Void)? = nil, writing: ((Int64) -> Void)? = nil) -> [UInt8] {
         var rest = output[...]
-        while rest.starts(with: progressPrefix) || rest.starts(with: WrittenFileNotice.prefix) || rest.starts(with: TakenNotice.prefix),
+        while rest.starts(with: progressPrefix) || rest.starts(with: WrittenFileNotice.prefix) || rest.starts(with: TakenNotice.prefix)
+                || rest.starts(with: WritingNotice.prefix),
               let newline = rest.firstIndex(of: 0x0A) {
             let line = rest[rest.startIndex..<newline]
             if line.starts(with: TakenNotice.prefix) {
@@ -239,6 +246,8 @@ extension DecoderProcess {
             } else if line.starts(with: progressPrefix) {
                 let numbers = String(decoding: line, as: UTF8.self).split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }
                 if numbers.count == 2 { progress?(numbers[0], numbers[1]) }
+            } else if line.starts(with: WritingNotice.prefix) {
+                if let bytes = WritingNotice.bytes(in: line) { writing?(bytes) }
             } else if let path = WrittenFileNotice.path(in: line) {
                 written?(path)
             }

@@ -187,13 +187,14 @@ struct DropDecision: Sendable {
                         context: inout ReportContext, slot: DecodeSlot, awaitHash: @escaping @Sendable () -> String?) throws(SystemError) -> DropOutcome.Verdict {
         let display = showsProgress ? ProgressDisplay(name: claim.dropName) : nil
         defer { display?.finish() }
-        // Large files are hashed, and synced ahead of the commit, as the child
-        // closes them. Both borrow staging's descriptor: they end before it closes.
-        let headStart = SyncHeadStart.forStaging(staging, configuration)
+        // Large files are hashed as the child closes them, and what it writes is
+        // synced ahead of the commit as it goes. Both borrow staging's
+        // descriptor: they end before it closes.
+        let headStart = SyncHeadStart.forStaging(staging, configuration, policy: policy)
         defer { headStart?.close() }
-        let early = EarlyDigests(staging: staging, policy: policy, headStart: headStart)
+        let early = EarlyDigests(staging: staging, policy: policy)
         defer { early.close() }
-        let run = try runDecoder(format, drop: drop, staging: staging, display: display, early: early)
+        let run = try runDecoder(format, drop: drop, staging: staging, display: display, early: early, headStart: headStart)
         // Asked before anything else waits: the last large file is still being hashed.
         var syncingAll = false
         if case .success(let message) = run.message, case .accepted(let accepted) = message.outcome {

@@ -59,17 +59,13 @@ final class EarlyDigests: Sendable {
 
     private let staging: FileDescriptor
     private let policy: Policy
-    private let headStart: SyncHeadStart?
     private let queue = DispatchQueue(label: "airlock.early-digests")
     private let state = WaitableState(State())
 
-    /// - Parameters:
-    ///   - staging: the drop's staging directory, open until `close()` returns.
-    ///   - headStart: told of each file whose writeback this starts.
-    init(staging: FileDescriptor, policy: Policy, headStart: SyncHeadStart? = nil) {
+    /// - Parameter staging: the drop's staging directory, open until `close()` returns.
+    init(staging: FileDescriptor, policy: Policy) {
         self.staging = staging
         self.policy = policy
-        self.headStart = headStart
     }
 
     /// Takes a child's notice that it closed the file at `path` beneath staging.
@@ -162,7 +158,7 @@ final class EarlyDigests: Sendable {
             // once the hash is out, so that a lookup waiting for it (the last file,
             // after the decoder's exit) does not also wait for sync_file_range to
             // queue the file's pages (3 ms for 18 MiB).
-            if kept, (try? shared.descriptor.startWriteback()) != nil { headStart?.written(status.size) }
+            if kept { try? shared.descriptor.startWriteback() }
         } catch {
             // No lease here (a writer still holds the file, or this filesystem
             // grants none), or it could not be read: hashed later with the rest.

@@ -21,11 +21,17 @@ public enum TakenNotice {
     /// The verdict version a notice line (without its newline) names; nil when
     /// it is not exactly one notice with a decimal version.
     public static func version(in line: ArraySlice<UInt8>) -> Int64? {
-        guard line.starts(with: prefix), line.last == UInt8(ascii: "}") else { return nil }
-        let digits = line.dropFirst(prefix.count).dropLast()
-        guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-            return nil
-        }
-        return Int64(String(decoding: digits, as: UTF8.self))
+        noticeNumber(in: line, after: prefix)
     }
+}
+
+/// The number of a one-number notice line (without its newline): `prefix`, 1
+/// to 18 decimal digits and `}`; nil for anything else.
+func noticeNumber(in line: ArraySlice<UInt8>, after prefix: [UInt8]) -> Int64? {
+    guard line.starts(with: prefix), line.last == UInt8(ascii: "}") else { return nil }
+    let digits = line.dropFirst(prefix.count).dropLast()
+    guard (1...18).contains(digits.count), digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+        return nil
+    }
+    return digits.reduce(0) { $0 * 10 + Int64($1 - UInt8(ascii: "0")) }
 }

@@ -11,7 +11,10 @@ import AirlockText
 public struct VerdictMessage: Sendable, Equatable {
     /// The version this build writes and the only one it reads.
     /// 2: an accepted verdict carries every staged file's content classes.
-    public static let currentVersion: Int64 = 2
+    /// 3: writing notices (`WritingNotice`) may come ahead of the verdict; a
+    /// supervisor reading 2 would take one for the verdict's start. A child and a
+    /// supervisor of different versions defer the drop (`TakenNotice`).
+    public static let currentVersion: Int64 = 3
 
     /// Escaped entry name and MIME type, for the content rules; nil when types were not detected.
     public var types: [DetectedType]?

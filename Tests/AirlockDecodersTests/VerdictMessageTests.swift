@@ -56,7 +56,7 @@ struct VerdictMessageTests {
     }
 
     static let acceptedFields: [(String, String)] = [
-        ("version", "2"), ("verdict", "\"accepted\""), ("files", "2"), ("directories", "0"), ("entries", "2"), ("bytes_written", "10"),
+        ("version", "3"), ("verdict", "\"accepted\""), ("files", "2"), ("directories", "0"), ("entries", "2"), ("bytes_written", "10"),
     ]
 
     @Test("every kind of verdict decodes to the value that was encoded", arguments: messages)
@@ -66,12 +66,12 @@ struct VerdictMessageTests {
 
     @Test("the encoding is pinned: version first, the fields in the order the supervisor has always been sent them")
     func pinnedBytes() {
-        expectEqual(Self.messages[0].jsonText, #"{"version":2,"types":{"a.txt":"text/plain","b\\x01.png":"image/png"},"#
+        expectEqual(Self.messages[0].jsonText, #"{"version":3,"types":{"a.txt":"text/plain","b\\x01.png":"image/png"},"#
             + #""classes":{"run.sh":"executable script"},"#
             + #""verdict":"accepted","files":3,"directories":1,"entries":4,"bytes_written":1234,"#
             + #""landlock_abi":4,"landlock":1,"seccomp":0,"landlock_state":"in-force","seccomp_state":"refused","#
             + #""confinement_problems":"seccomp: EPERM"}"#)
-        expectEqual(Self.messages[3].jsonText, #"{"version":2,"verdict":"rejected","reason":"file-too-large","detail":"the kernel refused a write"}"#)
+        expectEqual(Self.messages[3].jsonText, #"{"version":3,"verdict":"rejected","reason":"file-too-large","detail":"the kernel refused a write"}"#)
         expectEqual(ListedEntry(entry: "a", entryType: "file", entrySize: 1, linkTarget: "b", encrypted: true).jsonText, #"{"encrypted":true,"entry":"a","entry_size":1,"entry_type":"file","link_target":"b"}"#)
     }
 
@@ -88,7 +88,7 @@ struct VerdictMessageTests {
     }
 
     @Test("a verdict of another version is refused and defers the drop: the decoder on disk is of another build",
-          arguments: ["0", "1", "3", "-1", "9000"])
+          arguments: ["0", "1", "2", "4", "-1", "9000"])
     func unknownVersion(_ version: String) throws {
         var fields = Self.acceptedFields
         fields[0].1 = version
@@ -117,7 +117,7 @@ struct VerdictMessageTests {
     }
 
     @Test("a verdict without a version, or with one that is not an integer, is unreadable",
-          arguments: [nil, "\"2\"", "2.5", "true", "null"])
+          arguments: [nil, "\"3\"", "3.5", "true", "null"])
     func malformedVersion(_ version: String?) {
         var fields = Array(Self.acceptedFields.dropFirst())
         if let version { fields.insert(("version", version), at: 0) }
@@ -161,12 +161,12 @@ struct VerdictMessageTests {
              ("seccomp_state", "\"in-force\"")],
           ])
     func illTyped(_ fields: [(String, String)]) {
-        let text = Self.object([("version", "2")] + fields)
+        let text = Self.object([("version", "3")] + fields)
         #expect(throws: (any Error).self) { try Self.decode(text) }
         expectEqual(Self.interpret(text), .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
     }
 
-    @Test("what is not a JSON object at all is unreadable", arguments: ["", "[]", "1", "{\"version\":2", "{\"version\":2}{}"])
+    @Test("what is not a JSON object at all is unreadable", arguments: ["", "[]", "1", "{\"version\":3", "{\"version\":3}{}"])
     func notAnObject(_ text: String) {
         expectEqual(Self.interpret(text), .rejected(Rejection(.decoderFailed, "the decoder exited without a readable verdict")))
     }

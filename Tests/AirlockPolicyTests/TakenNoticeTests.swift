@@ -7,7 +7,7 @@ import Testing
 struct TakenNoticeTests {
     @Test("the line is pinned and names this build's verdict version")
     func pinned() {
-        expectEqual(TakenNotice.line, Array("{\"taken\":2}\n".utf8))
+        expectEqual(TakenNotice.line, Array("{\"taken\":3}\n".utf8))
         expectEqual(TakenNotice.version(in: TakenNotice.line.dropLast()[...]), VerdictMessage.currentVersion)
     }
 
