@@ -125,19 +125,28 @@ public enum ArchiveDecoderProgram {
     /// thread's failure, if any, is the outcome's system error whatever the scan
     /// recorded after handing over the failed operation: the serial writer would
     /// have stopped the scan there.
+    ///
+    /// Files declaring `writerClassifiesFrom` bytes or more get their content
+    /// classes on the writing thread, the rest on the scan's: a large file's
+    /// decompression keeps the scan's thread busy while the writing thread waits,
+    /// and many small files are the other way round (the kernel's file creation).
     static func scanIntoStaging(_ scan: inout ArchiveScan, writer: StagingWriter, detector: ContentTypeDetector?,
                                 threads: TypingThreads?) -> (ScanOutcome, [(String, String)]?, [ClassifiedEntry]) {
-        guard let pipelined = PipelinedSink(writer) else {
+        guard let pipelined = PipelinedSink(ClassifyingSink(writer, share: .atLeast(writerClassifiesFrom))) else {
             return ContentTypes.scan(&scan, into: writer, detector: detector, threads: threads)
         }
-        var (outcome, types, classes) = ContentTypes.scan(&scan, into: pipelined, detector: detector, threads: threads)
+        var (outcome, types, closed) = ContentTypes.typedScan(&scan, into: ClassifyingSink(pipelined, share: .smallerThan(writerClassifiesFrom)),
+                                                              detector: detector, threads: threads)
         // The scan closed its sink before returning: the thread is done.
-        if let failure = pipelined.failure {
+        if let failure = closed.inner.failure {
             outcome.systemError = failure
             outcome.failedWhile = .writingStaging
         }
-        return (outcome, types, classes)
+        return (outcome, types, ClassifyingSink<StagingWriter>.merged(closed.numbered, closed.inner.inner.numbered))
     }
+
+    /// Files this large are classified on the writing thread.
+    static let writerClassifiesFrom: Int64 = 1 << 20
 
     struct Request {
         var format: ArchiveFormat = .zip

@@ -9,13 +9,21 @@ extension ContentTypes {
     /// outcome, the types and the classified files.
     static func scan<Sink: EntrySink>(_ scan: inout ArchiveScan, into sink: Sink, detector: ContentTypeDetector?,
                                       threads: TypingThreads? = nil) -> (ScanOutcome, [(String, String)]?, [ClassifiedEntry]) {
+        let (outcome, types, classifying) = typedScan(&scan, into: ClassifyingSink(sink), detector: detector, threads: threads)
+        return (outcome, types, classifying.classified)
+    }
+
+    /// Runs `scan` into `sink`, through a typing sink when there is a detector:
+    /// the outcome, the types, and the sink as the scan left it (closed).
+    static func typedScan<Sink: EntrySink>(_ scan: inout ArchiveScan, into sink: Sink, detector: ContentTypeDetector?,
+                                           threads: TypingThreads?) -> (ScanOutcome, [(String, String)]?, Sink) {
         guard let detector else {
-            var classifying = ClassifyingSink(sink)
-            let outcome = scan.run(into: &classifying)
-            return (outcome, nil, classifying.classified)
+            var sink = sink
+            let outcome = scan.run(into: &sink)
+            return (outcome, nil, sink)
         }
-        var classifying = ClassifyingSink(TypingSink(sink, detector: detector, threads: threads))
-        let outcome = scan.run(into: &classifying)
-        return (outcome, classifying.inner.escapedTypes, classifying.classified)
+        var typing = TypingSink(sink, detector: detector, threads: threads)
+        let outcome = scan.run(into: &typing)
+        return (outcome, typing.escapedTypes, typing.inner)
     }
 }

@@ -153,4 +153,55 @@ struct PipelinedScanTests {
         try expectEqual(pipelined.entries(), serial.entries())
         try expectEqual(serial.entries().count, 1 + 5, "d/, four whole files and the fifth cut where the total was passed")
     }
+
+    @Test("content classes: files of 1 MiB or more classified on the writing thread, the rest on the scan's, each once, in scan order, as the serial scan has them")
+    func classesSplitBetweenThreads() throws {
+        let bound = Int(ArchiveDecoderProgram.writerClassifiesFrom)
+        let archive = ustarArchive([
+            (name: "a.js", size: 100), (name: "big.exe", size: bound), (name: "plain.txt", size: bound + 7),
+            (name: "b.bat", size: bound - 1), (name: "big.cmd", size: 3 * bound), (name: "c.hta", size: 0),
+        ])
+        func classes(pipelined: Bool) throws -> [ClassifiedEntry] {
+            let staging = try Staging()
+            let drop = try ScratchFile.holding(archive)
+            defer { drop.close() }
+            expectEqual(lseek(drop.rawValue, 0, SEEK_SET), 0, "a tar is read from the descriptor's offset")
+            var scan = ArchiveScan(format: .tar, policy: Policy(), drop: drop, dropSize: Int64(archive.count),
+                                   legacyNames: LegacyNames(zip: try TextConverter(from: "CP437"), tar: nil))
+            let writer = StagingWriter(root: staging.descriptor, policy: Policy())
+            let (outcome, _, classes) = pipelined
+                ? ArchiveDecoderProgram.scanIntoStaging(&scan, writer: writer, detector: nil, threads: nil)
+                : ContentTypes.scan(&scan, into: writer, detector: nil)
+            expectEqual(outcome.findings.worst?.reason, nil)
+            expectEqual(outcome.files, 6)
+            return classes
+        }
+        let serial = try classes(pipelined: false)
+        expectEqual(serial.map(\.entry), ["a.js", "big.exe", "b.bat", "big.cmd", "c.hta"])
+        expectEqual(try classes(pipelined: true), serial)
+    }
+
+    @Test("two classifying sinks splitting the files by declared size classify each file once, whatever the sizes declared")
+    func sharesCoverEveryFileOnce() throws {
+        func run(_ sizes: [Int64?]) throws -> (split: [ClassifiedEntry], whole: [ClassifiedEntry]) {
+            var split = ClassifyingSink(ClassifyingSink(DiscardingSink(), share: .atLeast(1000)), share: .smallerThan(1000))
+            var whole = ClassifyingSink(DiscardingSink())
+            for (index, size) in sizes.enumerated() {
+                let path = try EntryPath(validating: Array("f\(index).exe".utf8), policy: Policy())
+                try split.beginFile(path, size: size)
+                try whole.beginFile(path, size: size)
+                let bytes: [UInt8] = [0x7F, 0x45, 0x4C, 0x46]
+                try bytes.withUnsafeBytes { try split.write($0) }
+                try bytes.withUnsafeBytes { try whole.write($0) }
+                try split.endFile()
+                try whole.endFile()
+            }
+            expectEqual(split.numbered.count + split.inner.numbered.count, sizes.count)
+            return (ClassifyingSink<DiscardingSink>.merged(split.numbered, split.inner.numbered), whole.classified)
+        }
+        // Declared sizes are the archive's word: none, lies both ways, the bound itself.
+        let found = try run([nil, 4, 999, 1000, 1 << 40, 0, nil, 1000])
+        expectEqual(found.split, found.whole)
+        expectEqual(found.whole.count, 8)
+    }
 }
