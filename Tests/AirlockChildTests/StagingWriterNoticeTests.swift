@@ -5,6 +5,12 @@ import AirlockTestSupport
 import Foundation
 import Testing
 
+/// A writer handed to another thread, which alone uses it until the test has seen it finish.
+private final class WriterBox: @unchecked Sendable {
+    var writer: StagingWriter
+    init(_ writer: StagingWriter) { self.writer = writer }
+}
+
 /// The staging writer's notices to the supervisor: how much it wrote, every
 /// `WritingNotice.step` bytes, and each large file once it is closed.
 @Suite("The staging writer tells the supervisor what it wrote, every 4 MiB across files, and which large files it closed")
@@ -64,5 +70,53 @@ struct StagingWriterNoticeTests {
         let sent = try Self.notices(writing: [("a.bin", (4 << 20) - 1)], to: fixture)
         expectEqual(sent, [String(decoding: WrittenFileNotice.line(for: Array("a.bin".utf8)).dropLast(), as: UTF8.self)])
         expectEqual(try Self.notices(writing: [("b.bin", 5 << 20)], to: try StagingFixture(), announcing: false), [])
+    }
+
+    @Test("a large file is closed before its notice goes out: a reader of the notice can take a read lease while the notice is still being written")
+    func closedBeforeAnnounced() throws {
+        let fixture = try StagingFixture()
+        let pipe = try makePipe()
+        defer { pipe.read.close() }
+        // One page of pipe, all but 8 bytes of it full: the notice (longer) waits in
+        // write(2) until the pipe is drained, so the writer stays inside endFile.
+        let setPipeSize: Int32 = 1031  // F_SETPIPE_SZ, which Glibc's Swift module does not export
+        try #require(fcntl(pipe.write.rawValue, setPipeSize, 4096) == 4096)
+        let filler = [UInt8](repeating: 0x2E, count: 4096 - 8)
+        try filler.withUnsafeBytes { try pipe.write.writeAll($0) }
+        var writer = try fixture.writer()
+        writer.notices = pipe.write
+        try writer.beginFile(try entry("big.bin"), size: nil)
+        let chunk = [UInt8](repeating: 0x63, count: Int(WrittenFileNotice.minimumBytes))
+        try chunk.withUnsafeBytes { try writer.write($0) }
+        let ended = WaitableState(false)
+        let sink = WriterBox(writer)
+        try SystemThread.start(stackSize: 256 << 10) {
+            try? sink.writer.endFile()
+            ended.withLock { $0 = true }
+        }
+        let staging = try FileDescriptor.openDirectory(path: fixture.staging.path)
+        let file = try staging.open(forReading: Array("big.bin".utf8), [.readOnly, .noFollow])
+        staging.close()
+        defer { file.close() }
+        // Granted only once no descriptor has the file open for writing.
+        var leased = false
+        for _ in 0..<500 where !leased {
+            leased = (try? file.takeReadLease()) != nil
+            if !leased { usleep(10_000) }
+        }
+        expect(leased, "the writer still had the file open while its notice waited")
+        expect(!ended.withLock { $0 }, "the notice was still waiting for room in the pipe")
+        file.releaseLease()
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        var sent: [UInt8] = []
+        while !sent.contains(0x0A) {
+            let n = try buffer.withUnsafeMutableBytes { try pipe.read.read(into: $0) }
+            sent += buffer[0..<n]
+        }
+        ended.withLock(when: { $0 }) { _ in }
+        pipe.write.close()
+        sink.writer.close()
+        expect(sent.starts(with: filler))
+        try fixture.expectOutsideUntouched()
     }
 }
