@@ -223,9 +223,12 @@ extension DecoderProcess {
 
     static let progressPrefix = Array(#"{"progress":"#.utf8)
 
+    /// How each notice line a child may send ahead of its verdict begins.
+    static let noticePrefixes = [progressPrefix, WrittenFileNotice.prefix, TakenNotice.prefix, WritingNotice.prefix]
+
     /// Whether `output` starts with a notice, or with too few bytes to tell.
     static func mayStartWithNotice(_ output: [UInt8]) -> Bool {
-        [progressPrefix, WrittenFileNotice.prefix, TakenNotice.prefix, WritingNotice.prefix].contains { prefix in
+        noticePrefixes.contains { prefix in
             output.count < prefix.count ? prefix.starts(with: output) : output.starts(with: prefix)
         }
     }
@@ -237,8 +240,7 @@ extension DecoderProcess {
     static func takeNotices(_ output: [UInt8], progress: ((Int64, Int64) -> Void)?,
                             written: (([UInt8]) -> Void)?, taken: ((Int64) -> Void)? = nil, writing: ((Int64) -> Void)? = nil) -> [UInt8] {
         var rest = output[...]
-        while rest.starts(with: progressPrefix) || rest.starts(with: WrittenFileNotice.prefix) || rest.starts(with: TakenNotice.prefix)
-                || rest.starts(with: WritingNotice.prefix),
+        while noticePrefixes.contains(where: { rest.starts(with: $0) }),
               let newline = rest.firstIndex(of: 0x0A) {
             let line = rest[rest.startIndex..<newline]
             if line.starts(with: TakenNotice.prefix) {
