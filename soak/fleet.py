@@ -5,7 +5,8 @@ Instances are SIGKILLed and restarted at random, and one at a time is frozen
 (SIGSTOP) past a take-over: its instance lock is held by a small holder process
 (AIRLOCK_TEST_INSTANCE_LOCK_HELD=1), which the soak kills while the instance is
 stopped, as a shared filesystem's server frees a frozen client's locks when it
-evicts it. Another instance must take it over within a poll interval (its
+evicts it (its journal's lock, taken by the instance itself around each append,
+stays held: the take-over waits for an append under way). Another instance must take it over within a poll interval (its
 generation bumped); thawed (SIGCONT), the frozen instance must write nothing
 more to its journal and exit with status 75. At the end every drop must have
 ended exactly once across the fleet (an outbox entry with the right bytes, or a

@@ -8,6 +8,8 @@ import AirlockSystem
 //   1. take OTHER.lock (LOCK_EX|LOCK_NB): it is free only when OTHER is not running;
 //   2. bump OTHER's generation (NAME.json, replaced by a rename), state `taken-over`:
 //      a revived OTHER finds it at its next look, before any commit, and stops;
+//      then wait for OTHER's journal lock: an append that looked before the bump
+//      is written before recovery (step 4) looks for its record;
 //   3. rename each staging/OTHER/ID aside into this instance's staging (removed
 //      after step 4): the rename has one winner, so either OTHER's outbox rename of
 //      that directory happened first (whole, and found by its commit note below) or
@@ -66,6 +68,10 @@ extension Intake {
         record.takenOverBy = me
         record.takenOverAt = timestamp()
         try instances.write(record)
+        // An append of OTHER that looked at its generation just before the bump may
+        // still be on its way: a frozen process on a filesystem that frees its locks
+        // but does not fence its writes. Waited for, so that recovery finds its record.
+        try settlement.journal.awaitAppends(of: other, seconds: 10)
         // The staging directories set aside are removed only once the claims are
         // settled: while they exist their inodes cannot be given to another commit,
         // which a commit note naming one could then be mistaken for.

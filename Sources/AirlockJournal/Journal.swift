@@ -116,6 +116,28 @@ public struct Journal: Sendable {
         }
     }
 
+    /// Waits, up to `seconds`, until no append to instance `other`'s journal is under
+    /// way; does nothing for a single daemon's journal. A take-over calls it once it
+    /// has bumped `other`'s generation. `other` looks at its generation under its
+    /// journal's lock just before it writes, so an append that looked before the bump
+    /// is on disk when this returns, where recovery finds it, and every later one
+    /// finds `other` fenced and writes nothing. Without the wait, a frozen `other`
+    /// thawed in that gap would write the terminal record recovery also writes.
+    /// Throws EWOULDBLOCK when the lock stays held; the take-over is tried again.
+    public func awaitAppends(of other: String, seconds: Double) throws(SystemError) {
+        guard files != .single(state) else { return }
+        let theirs = JournalFiles(directory: files.directory, stem: other)
+        let lock = OwnedDescriptor(try theirs.directory.open(theirs.lock, [.readWrite, .create, .noFollow], mode: 0o600))
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        while try !lock.descriptor.tryLockExclusive() {
+            guard ContinuousClock.now < deadline else {
+                throw SystemError("an append of instance \(other) still under way after \(seconds) s", theirs.lock, .wouldBlock)
+            }
+            WallClock.sleep(milliseconds: 5)
+        }
+        lock.descriptor.unlock()
+    }
+
     /// The newest whole record of one of `events` for `id`, if any.
     public func record(id: String, events: Set<String>) throws(SystemError) -> JournalEntry? {
         try locked { () throws(SystemError) in try recordLocked(id: id, events: events) }
@@ -148,6 +170,10 @@ public struct Journal: Sendable {
                 // after the look and thawed after its take-over still gets its line in (only
                 // a filesystem that fences a client, as CephFS does, closes that gap).
                 if first, let detail = fence?.fenced() { throw SystemError(detail, files.current, .stale) }
+                #if DEBUG
+                // A test freezes the instance in that gap, as a stalled host would.
+                if first, sync, fence != nil, CurrentProcess.environment("AIRLOCK_TEST_STOP_AFTER_FENCE") == "1" { CurrentProcess.stop() }
+                #endif
                 var size = try file.status().size
                 var chunk: [UInt8] = []
                 while let line = remaining.first {

@@ -25,6 +25,14 @@ public enum CurrentProcess {
         abort()
     }
 
+    /// SIGSTOP to this process: every thread stops until a SIGCONT, as a debugger,
+    /// a frozen cgroup or a stalled host would stop it. Sent to the calling thread
+    /// (pthread_kill, tgkill(2)), which stops before it returns; kill(2) would wake
+    /// another thread to start the stop, and this one could run on meanwhile.
+    public static func stop() {
+        _ = pthread_kill(pthread_self(), SIGSTOP)
+    }
+
     /// exit(3): flushes stdio and leaves with `status`.
     public static func exit(_ status: Int32) -> Never {
         Glibc.exit(status)

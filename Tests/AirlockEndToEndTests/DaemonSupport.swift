@@ -20,8 +20,9 @@ final class RunningDaemon {
     ///   - standardOutput: a pipe for the daemon's standard output instead of the events file.
     ///   - executable: the `airlock` to run instead of the built one (a copy installed elsewhere).
     ///   - extra: more arguments for `run` (`--instance NAME`).
+    ///   - watching: whether to wait until it says it is watching (a `--once` run never does).
     init(_ sandbox: Sandbox, environment: [String: String] = [:], label: String = "daemon", under wrapper: [String] = [],
-         standardOutput: Pipe? = nil, executable: String = Binary.airlock, extra: [String] = []) throws {
+         standardOutput: Pipe? = nil, executable: String = Binary.airlock, extra: [String] = [], watching: Bool = true) throws {
         stdoutURL = sandbox.logs.appendingPathComponent("\(label).out")
         stderrURL = sandbox.logs.appendingPathComponent("\(label).err")
         FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
@@ -40,6 +41,7 @@ final class RunningDaemon {
         process.standardError = stderrHandle
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        guard watching else { return }
         // A daemon that never gets ready is the test's failure, not a reason to go on.
         try #require(waitFor(seconds: 20) { self.stderr.contains("watching") },
                      "the daemon did not say it was watching within 20 s: \(self.stderr)")

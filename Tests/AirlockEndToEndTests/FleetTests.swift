@@ -151,11 +151,16 @@ struct FleetTests {
         let a = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_INSTANCE_LOCK_HELD": "1", "AIRLOCK_TEST_DECODER_FAULT": "delay"],
                                   label: "a", extra: ["--instance", "a"])
         try sandbox.drop(Samples.validZip, as: "photos.zip")
-        expect(waitFor(seconds: 20) { ((try? sandbox.held(sandbox.staging)) ?? []).count == 1 }, "\(a.stderr)")
+        // Frozen once its `claimed` record is written (from the hash, beside the decoder):
+        // then no append of its own is under way, which a take-over would wait for.
+        let journal = sandbox.root.appendingPathComponent("state/journal/a.jsonl")
+        expect(waitFor(seconds: 20) {
+            ((try? sandbox.held(sandbox.staging)) ?? []).count == 1
+                && String(decoding: (try? Data(contentsOf: journal)) ?? Data(), as: UTF8.self).contains("\"event\":\"claimed\"")
+        }, "\(a.stderr)")
         a.signal(SIGSTOP)
         // kill(2) returns before the process has stopped: wait until all its threads have.
         expect(waitFor(seconds: 10) { isStopped(a.process.processIdentifier) })
-        let journal = sandbox.root.appendingPathComponent("state/journal/a.jsonl")
         let before = (try? Data(contentsOf: journal)) ?? Data()
         holder.release()
         let taker = try sandbox.runOnce(instance: "b")
@@ -173,6 +178,33 @@ struct FleetTests {
         try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["photos"])
         let records = try sandbox.terminalRecords()
         expect(records.count == 1 && records.first?.journal == "b", "\(records.map(\.record))")
+    }
+
+    @Test("an instance frozen after its last look at its generation, before its record's write, gets that record in before the take-over recovers: one terminal record")
+    func frozenBetweenLookAndWrite() throws {
+        let sandbox = try Sandbox()
+        try sandbox.initialise()
+        try sandbox.configure("watch", ["poll_seconds": 1])
+        let holder = try LockHolder(sandbox, instance: "a")
+        // It stops itself holding its journal's lock, its fence looked at, its accepted record not written.
+        let a = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_INSTANCE_LOCK_HELD": "1", "AIRLOCK_TEST_STOP_AFTER_FENCE": "1"],
+                                  label: "a", extra: ["--instance", "a"])
+        try sandbox.drop(Samples.validZip, as: "photos.zip")
+        expect(waitFor(seconds: 20) { isStopped(a.process.processIdentifier) }, "\(a.stderr)")
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["photos"])
+        holder.release()
+        let b = try RunningDaemon(sandbox, label: "b", extra: ["--once", "--instance", "b"], watching: false)
+        expect(waitFor(seconds: 20) { (try? sandbox.instanceRecord("a"))?["state"] as? String == "taken-over" })
+        // Time enough for the taker to recover the claim, were it not waiting for a's append.
+        expect(!waitFor(seconds: 1.5) { !b.process.isRunning }, "the take-over finished while a's append was under way: \(b.stderr)")
+        a.signal(SIGCONT)
+        expectEqual(a.waitForExit(seconds: 30), 75, "\(a.stderr)")
+        expectEqual(b.waitForExit(seconds: 30), 0, "\(b.stderr)")
+        expect(b.stderr.contains("take-over: instance a by b"), "\(b.stderr)")
+        try sandbox.expectFleetInvariants()
+        try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["photos"])
+        let records = try sandbox.terminalRecords()
+        expect(records.count == 1 && records.first?.journal == "a", "\(records.map { ($0.journal, $0.record) })")
     }
 
     @Test("where RENAME_NOREPLACE is refused, a plain rename of the never-empty staging directory commits, a taken name gets the next")
