@@ -70,6 +70,34 @@ struct FleetJournalTests {
         try expectEqual(single.records().count, 3, "readers see every journal")
     }
 
+    @Test("a take-over's wait for another instance's append: free at once when no append holds that journal's lock, EWOULDBLOCK past its time when one does, nothing for a single journal")
+    func awaitAppendsOfAnotherInstance() throws {
+        let state = try StateDirectory()
+        let a = try instanceJournal(state, "a"), b = try instanceJournal(state, "b")
+        try a.append(accepted("20261201T000000Z-00000001-a"))
+        try b.awaitAppends(of: "a", seconds: 0.05)
+        // a, stalled inside an append: its journal's lock held.
+        let lock = open(state.path + "/journal/a.lock", O_RDWR | O_CLOEXEC)
+        try #require(lock >= 0)
+        defer { close(lock) }
+        try #require(flock(lock, LOCK_EX) == 0)
+        let started = ContinuousClock.now
+        do {
+            try b.awaitAppends(of: "a", seconds: 0.2)
+            Issue.record("returned while a's append held its lock")
+        } catch {
+            expectEqual(error.errno, .wouldBlock)
+        }
+        expect(ContinuousClock.now - started >= .milliseconds(200))
+        // Let go part-way through the wait: it returns then, not at its end.
+        let release = DispatchWorkItem { flock(lock, LOCK_UN) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.1, execute: release)
+        let waiting = ContinuousClock.now
+        try b.awaitAppends(of: "a", seconds: 10)
+        expect(ContinuousClock.now - waiting < .seconds(5))
+        try Journal(state: state.descriptor).awaitAppends(of: "a", seconds: 0)
+    }
+
     @Test("the feed merges the journals in time order; resuming after any item yields exactly the rest, a single-journal cursor included")
     func feedAcrossJournals() throws {
         let state = try StateDirectory()
