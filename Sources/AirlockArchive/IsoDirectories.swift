@@ -20,6 +20,11 @@ struct IsoDirectories {
     private(set) var joliet: [ZipDirectory.NameKey: Int64]?
     /// The primary tree's files by their Rock Ridge names (NM entries), where it has any.
     private(set) var rockRidge: [ZipDirectory.NameKey: Int64]?
+    /// The primary tree's entries that Rock Ridge makes something other than a regular
+    /// file (an SL entry, or a PX mode of a link, device, pipe or socket), by path.
+    /// Readers that take Rock Ridge (isoinfo, Linux) see them as such whether or not the
+    /// SP entry that should announce it is intact; libarchive, without it, sees files.
+    private(set) var rockRidgeSpecial: Set<ZipDirectory.NameKey> = []
     private var records = 0
     private static let maxRecords = 200_000
 
@@ -81,15 +86,21 @@ struct IsoDirectories {
                 let raw = Array(record[33..<(33 + nameLength)])
                 if raw == [0] || raw == [1] { continue }
                 var name = joliet ? Array(IsoDirectories.joliet(raw).utf8) : IsoDirectories.plain(raw)
-                if !joliet, let alternate = try IsoDirectories.rockRidgeName(record, nameLength: nameLength, reader, blockSize: blockSize) {
-                    name = alternate
-                    named = true
+                var special = false
+                if !joliet {
+                    let entries = try IsoDirectories.rockRidge(record, nameLength: nameLength, reader, blockSize: blockSize)
+                    if let alternate = entries.name {
+                        name = alternate
+                        named = true
+                    }
+                    special = entries.special
                 }
                 let path = directory.path.isEmpty ? name : directory.path + [0x2F] + name
                 if record[25] & 0x02 != 0 {
                     queue.insert((extent, size, path), at: 0)
                 } else {
                     files[ZipDirectory.NameKey(path), default: 0] += size
+                    if special { rockRidgeSpecial.insert(ZipDirectory.NameKey(path)) }
                 }
             }
         }
@@ -115,12 +126,14 @@ struct IsoDirectories {
         return name
     }
 
-    /// A record's Rock Ridge name: its NM entries' parts, in the System Use area and the
-    /// continuation areas (CE) it names; nil where it has none.
-    private static func rockRidgeName(_ record: [UInt8], nameLength: Int, _ reader: Reader,
-                                      blockSize: Int64) throws(Failure) -> [UInt8]? {
+    /// What a record's Rock Ridge entries say, in its System Use area and the
+    /// continuation areas (CE) it names: its name, from the NM entries' parts (nil
+    /// where it has none), and whether it is other than a regular file or directory.
+    private static func rockRidge(_ record: [UInt8], nameLength: Int, _ reader: Reader,
+                                  blockSize: Int64) throws(Failure) -> (name: [UInt8]?, special: Bool) {
         var area = Array(record[min(record.count, 33 + nameLength + (nameLength % 2 == 0 ? 1 : 0))...])
         var name: [UInt8]?
+        var special = false
         for _ in 0..<8 {
             var offset = 0, next: (Int64, Int)?
             while offset + 4 <= area.count {
@@ -133,12 +146,17 @@ struct IsoDirectories {
                     let block = Int64(entry.u32(4)), start = Int64(entry.u32(12)), size = Int(entry.u32(20))
                     guard size <= 64 * 1024 else { throw .malformed("a Rock Ridge continuation area is too large") }
                     next = (try Reader.sum(block * blockSize, start), size)
+                } else if entry[0] == 0x53 && entry[1] == 0x4C {  // SL
+                    special = true
+                } else if entry[0] == 0x50 && entry[1] == 0x58 && length >= 12 {  // PX: the mode, both byte orders
+                    let type = entry.u32(4) & 0o170000, typeBigEndian = entry.u32BigEndian(8) & 0o170000
+                    special = special || ![0o100000, 0o040000].contains(type) || ![0o100000, 0o040000].contains(typeBigEndian)
                 } else if entry[0] == 0x53 && entry[1] == 0x54 {  // ST
                     break
                 }
                 offset += length
             }
-            guard let (at, size) = next else { return name }
+            guard let (at, size) = next else { return (name, special) }
             guard at + Int64(size) <= reader.size else { throw .malformed("a Rock Ridge continuation area lies past the image") }
             area = try reader.bytes(at: at, count: size)
         }
