@@ -133,20 +133,21 @@ struct EndListing {
     var joliet: [ZipDirectory.NameKey: Int64]?
     /// An image's files by their Rock Ridge names, where its primary tree has them.
     var rockRidge: [ZipDirectory.NameKey: Int64]?
-    /// An image's entries that Rock Ridge makes links, devices, pipes or sockets.
+    /// An image's entries that Rock Ridge makes links, devices, pipes, sockets or
+    /// compressed files (see IsoDirectories.rockRidgeSpecial).
     var rockRidgeSpecial: Set<ZipDirectory.NameKey> = []
 
     /// How the files libarchive yielded (an image's, by path) differ from the Joliet tree's, or the
     /// Rock Ridge names' (which isoinfo and Linux read); nil if they do not.
     func imageProblem(_ yielded: [ZipDirectory.NameKey: Int64?]) -> String? {
-        // Without its SP entry libarchive reads no Rock Ridge, and yields a regular
-        // file where isoinfo and Linux read a link.
+        // Without its SP entry libarchive reads no Rock Ridge, and yields a plain
+        // regular file where isoinfo and Linux read a link or decompress a file.
         let specialFiles = rockRidgeSpecial.filter { path in
             if case .some(.some) = yielded[path] { return true }
             return false
         }.count
         if specialFiles > 0 {
-            return "Rock Ridge (isoinfo, Linux) and libarchive differ: \(specialFiles) entries are links or devices to the first, regular files to the second"
+            return "Rock Ridge (isoinfo, Linux) and libarchive differ: \(specialFiles) entries are links, devices or compressed files to the first, plain regular files to the second"
         }
         if let rockRidge, let problem = EndListing.differ(rockRidge, yielded, "the Rock Ridge names (isoinfo, Linux)") {
             return problem

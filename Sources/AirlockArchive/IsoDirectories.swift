@@ -20,10 +20,11 @@ struct IsoDirectories {
     private(set) var joliet: [ZipDirectory.NameKey: Int64]?
     /// The primary tree's files by their Rock Ridge names (NM entries), where it has any.
     private(set) var rockRidge: [ZipDirectory.NameKey: Int64]?
-    /// The primary tree's entries that Rock Ridge makes something other than a regular
-    /// file (an SL entry, or a PX mode of a link, device, pipe or socket), by path.
-    /// Readers that take Rock Ridge (isoinfo, Linux) see them as such whether or not the
-    /// SP entry that should announce it is intact; libarchive, without it, sees files.
+    /// The primary tree's entries that Rock Ridge makes something other than a plain
+    /// regular file, by path: a link, device, pipe or socket (an SL entry, or PX's mode),
+    /// or a file stored compressed (ZF, zisofs). Readers that take Rock Ridge (isoinfo,
+    /// Linux) read them so whether or not the SP entry that should announce it is
+    /// intact; libarchive, without it, yields plain files of the stored bytes.
     private(set) var rockRidgeSpecial: Set<ZipDirectory.NameKey> = []
     private var records = 0
     private static let maxRecords = 200_000
@@ -128,7 +129,8 @@ struct IsoDirectories {
 
     /// What a record's Rock Ridge entries say, in its System Use area and the
     /// continuation areas (CE) it names: its name, from the NM entries' parts (nil
-    /// where it has none), and whether it is other than a regular file or directory.
+    /// where it has none), and whether it is other than a plain regular file or a
+    /// directory (`rockRidgeSpecial`).
     private static func rockRidge(_ record: [UInt8], nameLength: Int, _ reader: Reader,
                                   blockSize: Int64) throws(Failure) -> (name: [UInt8]?, special: Bool) {
         var area = Array(record[min(record.count, 33 + nameLength + (nameLength % 2 == 0 ? 1 : 0))...])
@@ -146,7 +148,7 @@ struct IsoDirectories {
                     let block = Int64(entry.u32(4)), start = Int64(entry.u32(12)), size = Int(entry.u32(20))
                     guard size <= 64 * 1024 else { throw .malformed("a Rock Ridge continuation area is too large") }
                     next = (try Reader.sum(block * blockSize, start), size)
-                } else if entry[0] == 0x53 && entry[1] == 0x4C {  // SL
+                } else if (entry[0] == 0x53 && entry[1] == 0x4C) || (entry[0] == 0x5A && entry[1] == 0x46) {  // SL, ZF
                     special = true
                 } else if entry[0] == 0x50 && entry[1] == 0x58 && length >= 12 {  // PX: the mode, both byte orders
                     let type = entry.u32(4) & 0o170000, typeBigEndian = entry.u32BigEndian(8) & 0o170000
