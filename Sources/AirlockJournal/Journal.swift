@@ -166,9 +166,11 @@ public struct Journal: Sendable {
         // non-copyable owner reassigned in a loop crashes the 6.3 optimiser.)
         while true {
             let rotates = try openCurrent().closeAfter { (file) throws(SystemError) -> Bool in
-                // Looked at once the file is open, just before the write: a process frozen
-                // after the look and thawed after its take-over still gets its line in (only
-                // a filesystem that fences a client, as CephFS does, closes that gap).
+                // Looked at once the file is open, just before the write, under the lock: a
+                // take-over waits for this lock after its bump (`awaitAppends`), so a line
+                // that passed the look lands before recovery looks for it. Once an eviction
+                // has freed the lock too, only a filesystem that fences the client (CephFS)
+                // stops a process frozen here from landing its line after its take-over.
                 if first, let detail = fence?.fenced() { throw SystemError(detail, files.current, .stale) }
                 #if DEBUG
                 // A test freezes the instance in that gap, as a stalled host would.
