@@ -128,12 +128,8 @@ public struct Journal: Sendable {
         guard files != .single(state) else { return }
         let theirs = JournalFiles(directory: files.directory, stem: other)
         let lock = OwnedDescriptor(try theirs.directory.open(theirs.lock, [.readWrite, .create, .noFollow], mode: 0o600))
-        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
-        while try !lock.descriptor.tryLockExclusive() {
-            guard ContinuousClock.now < deadline else {
-                throw SystemError("an append of instance \(other) still under way after \(seconds) s", theirs.lock, .wouldBlock)
-            }
-            WallClock.sleep(milliseconds: 5)
+        guard try lock.descriptor.lockExclusive(within: seconds, every: 5) else {
+            throw SystemError("an append of instance \(other) still under way after \(seconds) s", theirs.lock, .wouldBlock)
         }
         lock.descriptor.unlock()
     }

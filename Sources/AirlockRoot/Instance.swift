@@ -209,7 +209,7 @@ public final class InstanceLock: Sendable {
         let heldForUs = ProcessInfo.processInfo.environment["AIRLOCK_TEST_INSTANCE_LOCK_HELD"] == "1"
         // Another instance holds this lock for a moment at each of its polls, when
         // it looks whether this one left work to take over: tried for a second.
-        let taken = try tryLockExclusive(file.descriptor, attempts: heldForUs ? 1 : 20)
+        let taken = try file.descriptor.lockExclusive(within: heldForUs ? 0 : 1, every: 50)
         var held = OwnedDescriptors()
         if heldForUs {
             // Ours is closed as this returns: the lock stays with whoever holds it for us.
@@ -221,15 +221,6 @@ public final class InstanceLock: Sendable {
         guard taken else { throw Refusal.instanceRunning(pid: instances.record(name)?.pid) }
         held.append(file)
         return held
-    }
-
-    /// Tries `file`'s exclusive lock up to `attempts` times, 50 ms apart.
-    private static func tryLockExclusive(_ file: FileDescriptor, attempts: Int) throws(SystemError) -> Bool {
-        for attempt in 0..<attempts {
-            if attempt > 0 { WallClock.sleep(milliseconds: 50) }
-            if try file.tryLockExclusive() { return true }
-        }
-        return false
     }
 
     /// Why this instance may no longer commit, or nil: its record no longer holds

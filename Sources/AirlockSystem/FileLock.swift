@@ -16,6 +16,17 @@ extension FileDescriptor {
         try tryLock(LOCK_EX)
     }
 
+    /// `tryLockExclusive`, tried again every `milliseconds` until `seconds` have
+    /// passed: true once taken, false while someone else still holds a lock.
+    public func lockExclusive(within seconds: Double, every milliseconds: Int) throws(SystemError) -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        while true {
+            if try tryLockExclusive() { return true }
+            guard ContinuousClock.now < deadline else { return false }
+            WallClock.sleep(milliseconds: milliseconds)
+        }
+    }
+
     /// flock(2) with LOCK_SH | LOCK_NB: true when taken, false when someone holds
     /// the exclusive lock (EWOULDBLOCK).
     public func tryLockShared() throws(SystemError) -> Bool {

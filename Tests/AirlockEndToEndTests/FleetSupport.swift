@@ -101,6 +101,16 @@ final class LockHolder {
     deinit { release() }
 }
 
+/// Instance `name` of a fleet running on `sandbox`, its lock held for it by a
+/// `LockHolder` (`AIRLOCK_TEST_INSTANCE_LOCK_HELD=1`), so that a test can free the
+/// lock while the instance is frozen, as an evicting server would.
+func evictableInstance(_ sandbox: Sandbox, _ name: String, environment: [String: String]) throws -> (holder: LockHolder, daemon: RunningDaemon) {
+    let holder = try LockHolder(sandbox, instance: name)
+    let daemon = try RunningDaemon(sandbox, environment: environment.merging(["AIRLOCK_TEST_INSTANCE_LOCK_HELD": "1"]) { $1 },
+                                   label: name, extra: ["--instance", name])
+    return (holder, daemon)
+}
+
 /// Whether every thread of `pid` is stopped (state T in /proc/PID/task/TID/stat):
 /// SIGSTOP stops a process's threads one by one, not at one instant.
 func isStopped(_ pid: Int32) -> Bool {

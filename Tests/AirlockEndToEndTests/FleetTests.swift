@@ -146,10 +146,8 @@ struct FleetTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         try sandbox.configure("watch", ["poll_seconds": 1])
-        let holder = try LockHolder(sandbox, instance: "a")
         // The decoder takes 2 s, so the instance is surely frozen with the drop claimed.
-        let a = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_INSTANCE_LOCK_HELD": "1", "AIRLOCK_TEST_DECODER_FAULT": "delay"],
-                                  label: "a", extra: ["--instance", "a"])
+        let (holder, a) = try evictableInstance(sandbox, "a", environment: ["AIRLOCK_TEST_DECODER_FAULT": "delay"])
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         // Frozen once its `claimed` record is written (from the hash, beside the decoder):
         // then no append of its own is under way, which a take-over would wait for.
@@ -185,10 +183,8 @@ struct FleetTests {
         let sandbox = try Sandbox()
         try sandbox.initialise()
         try sandbox.configure("watch", ["poll_seconds": 1])
-        let holder = try LockHolder(sandbox, instance: "a")
         // It stops itself holding its journal's lock, its fence looked at, its accepted record not written.
-        let a = try RunningDaemon(sandbox, environment: ["AIRLOCK_TEST_INSTANCE_LOCK_HELD": "1", "AIRLOCK_TEST_STOP_AFTER_FENCE": "1"],
-                                  label: "a", extra: ["--instance", "a"])
+        let (holder, a) = try evictableInstance(sandbox, "a", environment: ["AIRLOCK_TEST_STOP_AFTER_FENCE": "1"])
         try sandbox.drop(Samples.validZip, as: "photos.zip")
         expect(waitFor(seconds: 20) { isStopped(a.process.processIdentifier) }, "\(a.stderr)")
         try expectEqual(FileManager.default.contentsOfDirectory(atPath: sandbox.outbox.path), ["photos"])
