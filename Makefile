@@ -8,7 +8,7 @@ DEBIAN_PACKAGES = libseccomp-dev libarchive-dev liblzma-dev libinotifytools0-dev
 	libnats-dev nats-server openssl python3-cryptography
 
 .PHONY: all print-packages deps build release run test test-integration check test-weights bench bench-quick keyed-fixtures unicode-tables fuzz-zip \
-	fuzz-rar fuzz-iso fuzz-cab fuzz-cpio clean
+	fuzz-7z fuzz-rar fuzz-iso fuzz-cab fuzz-cpio clean
 
 all: build
 
@@ -149,13 +149,13 @@ FUZZ_SECONDS ?= 300
 fuzz-zip: build
 	python3 fuzz/zip_differential.py --seconds $(FUZZ_SECONDS)
 
-# Differential fuzzers of the optional formats (not part of test): airlock, libarchive
-# and a second reader (7-Zip for RAR, ISO and CAB, isoinfo for ISO too, GNU cpio for
-# cpio) on mutants of fixtures/formats and crafted archives; airlock must refuse every
-# mutant the readers read differently. Findings go to fuzz/FORMAT-findings/.
-# `make fuzz-rar FUZZ_SECONDS=600`. The readers are FUZZ_PACKAGES.
+# Differential fuzzers of 7z and the optional formats (not part of test): airlock,
+# libarchive and a second reader (7-Zip for 7z, RAR, ISO and CAB, isoinfo for ISO too,
+# GNU cpio for cpio) on mutants of the fixtures and crafted archives; airlock must
+# refuse every mutant the readers read differently. Findings go to fuzz/FORMAT-findings/.
+# `make fuzz-7z FUZZ_SECONDS=600`. The readers are FUZZ_PACKAGES.
 FUZZ_PACKAGES = p7zip-full genisoimage cpio
-fuzz-rar fuzz-iso fuzz-cab fuzz-cpio: build
+fuzz-7z fuzz-rar fuzz-iso fuzz-cab fuzz-cpio: build
 	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(FUZZ_PACKAGES)"
 	python3 fuzz/formats_differential.py --format $(@:fuzz-%=%) --seconds $(FUZZ_SECONDS)
 

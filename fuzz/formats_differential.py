@@ -3,14 +3,20 @@
 differently must be refused by airlock.
 
     python3 fuzz/formats_differential.py --format rar --seconds 300    # or: make fuzz-rar
-    (formats: rar, iso, cab, cpio)
+    (formats: 7z, rar, iso, cab, cpio)
 
-Mutates the format's fixtures (fixtures/formats/) and archives crafted on the spot
-(RAR by make_rar.py's writer, cpio by a small newc/odc writer here), and hands each
+Mutates the format's fixtures (fixtures/formats/, and for 7z fixtures/archives/)
+and archives crafted on the spot (7z by 7-Zip itself, RAR by make_rar.py's writer,
+cpio by a small newc/odc writer here), and hands each
 mutant to airlock (`airlock inspect` with every format enabled: the real decoder
 child), to libarchive (through ctypes, one format reader, as airlock's child
 configures it) and to a second reader of the format:
 
+- 7z: 7-Zip (`7z l -slt` and `7z x -so`, and `7z x` into a temporary directory for
+  which entries it makes directories: it decides that from the header's
+  empty-stream and empty-file vectors, not from the attributes it lists). Most mutants have the start header's and
+  the next header's CRCs made right again after the mutation, so that what a
+  mutation changes in the header is read rather than refused for its checksum.
 - RAR: 7-Zip (`7z l -slt`, and `7z x -so` for the data; Debian's 7-Zip cannot
   decompress RAR, so a compressed entry's data is not compared, only stored ones').
 - ISO 9660: 7-Zip, and isoinfo (`isoinfo -l`, Rock Ridge or Joliet names as the
@@ -45,6 +51,7 @@ import sys
 import tempfile
 import time
 import unicodedata
+import zlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -54,13 +61,13 @@ sys.path.insert(0, str(REPO / "fixtures" / "formats"))
 import libarchive_zip  # noqa: E402  (the ctypes binding; its setup serves every format)
 import make_rar  # noqa: E402
 
-FORMATS = {"rar": ("rar", [".rar"]), "iso": ("iso9660", [".iso"]), "cab": ("cab", [".cab"]), "cpio": ("cpio", [".cpio"])}
+FORMATS = {"7z": ("7z", [".7z"]), "rar": ("rar", [".rar"]), "iso": ("iso9660", [".iso"]), "cab": ("cab", [".cab"]), "cpio": ("cpio", [".cpio"])}
 LIMIT = 16 << 20
 _lib, _p = libarchive_zip._lib, ctypes.c_void_p
 for name, res, args in [
     ("archive_read_support_format_rar", ctypes.c_int, [_p]), ("archive_read_support_format_rar5", ctypes.c_int, [_p]),
     ("archive_read_support_format_iso9660", ctypes.c_int, [_p]), ("archive_read_support_format_cab", ctypes.c_int, [_p]),
-    ("archive_read_support_format_cpio", ctypes.c_int, [_p]), ("archive_entry_size", ctypes.c_int64, [_p]),
+    ("archive_read_support_format_cpio", ctypes.c_int, [_p]), ("archive_read_support_format_7zip", ctypes.c_int, [_p]), ("archive_entry_size", ctypes.c_int64, [_p]),
     ("archive_entry_symlink", ctypes.c_char_p, [_p]), ("archive_entry_hardlink", ctypes.c_char_p, [_p]),
 ]:
     getattr(_lib, name).restype, getattr(_lib, name).argtypes = res, args
@@ -80,7 +87,7 @@ def libarchive_view(data: bytes, fmt: str) -> tuple[list, str | None]:
     a = _lib.archive_read_new()
     out = []
     try:
-        for reader in {"rar": ["rar", "rar5"], "iso": ["iso9660"], "cab": ["cab"], "cpio": ["cpio"]}[fmt]:
+        for reader in {"7z": ["7zip"], "rar": ["rar", "rar5"], "iso": ["iso9660"], "cab": ["cab"], "cpio": ["cpio"]}[fmt]:
             getattr(_lib, f"archive_read_support_format_{reader}")(a)
         buf = ctypes.create_string_buffer(data, len(data))
         if _lib.archive_read_open_memory(a, buf, len(data)) != 0:
@@ -121,10 +128,21 @@ def tool(arguments: list[str], data: bytes | None = None, timeout=30) -> subproc
     return subprocess.run(arguments, input=data, capture_output=True, timeout=timeout)
 
 
-def sevenzip_view(path: str, stored_only: bool) -> tuple[list, str | None]:
+def sevenzip_view(path: str, stored_only: bool, extract: bool = False) -> tuple[list, str | None]:
+    """7-Zip's view. With `extract` (7z), which entries are directories is what
+    7-Zip makes of them on disk: its 7z reader takes that from the header's
+    empty-stream and empty-file vectors, and the attributes it lists are the
+    header's attribute field as it stands, which need not agree."""
     listed = tool(["7z", "l", "-slt", "-ba", path])
     if listed.returncode != 0 or b"ERROR" in listed.stdout + listed.stderr:
         return [], "7z l: " + (listed.stdout + listed.stderr).decode(errors="replace").strip()[-160:]
+    directories = None
+    if extract:
+        with tempfile.TemporaryDirectory(prefix="7z-out-") as out:
+            done = tool(["7z", "x", "-y", "-bd", "-o" + out, path])
+            if done.returncode != 0:
+                return [], "7z x: " + (done.stdout + done.stderr).decode(errors="replace").strip()[-160:]
+            directories = {os.path.relpath(os.path.join(top, d), out) for top, dirs, _ in os.walk(out) for d in dirs}
     items, current = [], {}
     for line in listed.stdout.decode("utf-8", "surrogateescape").splitlines() + [""]:
         if not line.strip():
@@ -138,6 +156,8 @@ def sevenzip_view(path: str, stored_only: bool) -> tuple[list, str | None]:
     for item in items:
         name = item["Path"].replace("\\", "/")
         folder = item.get("Folder") == "+" or "D" in item.get("Attributes", "")[:1]
+        if directories is not None:  # 7z: what 7-Zip made of it on disk
+            folder = item["Path"].rstrip("/") in directories
         kind = "dir" if folder else ("link" if item.get("Symbolic Link") or item.get("Hard Link") else "file")
         size = int(item.get("Size") or 0)
         entries.append([name, kind, size if kind == "file" else 0, ""])
@@ -225,7 +245,7 @@ def views(fmt: str, data: bytes, path: str) -> dict[str, tuple[list, str | None]
     if fmt == "cpio":
         vs["cpio"] = cpio_view(data)
     else:
-        vs["7z"] = sevenzip_view(path, stored_only=fmt == "rar")
+        vs["7z"] = sevenzip_view(path, stored_only=fmt == "rar", extract=fmt == "7z")
     if fmt == "iso":
         vs["isoinfo"] = isoinfo_view(path)
     if fmt == "rar" and vs["7z"][0] and all(h == "-" for *_, h in vs["7z"][0]):
@@ -254,7 +274,9 @@ def disagreement(fmt: str, vs: dict) -> str | None:
 
 def mutate(data: bytes, rng: random.Random, corpus: list[bytes], fmt: str) -> bytes:
     d = bytearray(data)
-    markers = {"rar": [b"Rar!", b"readme", b"data.bin", b"docs"], "iso": [b"CD001", b"NM", b"PX", b"SL", b"DATA", b"data"],
+    markers = {"7z": [b"7z\xbc\xaf", b"d\0a\0t\0a\0", b"\x01\x04\x06", b"\x0b", b"\x0c", b"\x0a", b"\x11\x00", b"\x0e", b"\x0f",
+                      b"\x19", b"\x14", b"\x15"],
+               "rar": [b"Rar!", b"readme", b"data.bin", b"docs"], "iso": [b"CD001", b"NM", b"PX", b"SL", b"DATA", b"data"],
                "cab": [b"MSCF", b"data.bin", b"docs"], "cpio": [b"070701", b"070707", b"TRAILER!!!", b"data.bin"]}[fmt]
     for _ in range(rng.choice([1, 1, 2, 3])):
         if not d:
@@ -302,6 +324,80 @@ def cab_without_checksums(data: bytes) -> bytes:
     except struct.error:
         pass
     return bytes(d)
+
+
+SEVENZIP_SIGNATURE = b"7z\xbc\xaf\x27\x1c"
+
+
+def sevenzip_header_range(data: bytes) -> tuple[int, int] | None:
+    """Where the next header (the archive's header, packed or plain) lies, as the
+    start header says, if that is inside DATA."""
+    if len(data) < 32 or not data.startswith(SEVENZIP_SIGNATURE):
+        return None
+    offset, size = struct.unpack_from("<QQ", data, 12)
+    start = 32 + offset
+    return (start, size) if size and start + size <= len(data) else None
+
+
+def sevenzip_checksums_repaired(data: bytes) -> bytes:
+    """DATA with the next header's CRC and the start header's CRC made right again, so
+    that a mutation of the header is read rather than refused for its checksum."""
+    d = bytearray(data)
+    where = sevenzip_header_range(data)
+    if where:
+        start, size = where
+        struct.pack_into("<I", d, 28, zlib.crc32(d[start:start + size]))
+    if len(d) >= 32 and data.startswith(SEVENZIP_SIGNATURE):
+        struct.pack_into("<I", d, 8, zlib.crc32(d[12:32]))
+    return bytes(d)
+
+
+def sevenzip_header_mutant(data: bytes, rng: random.Random) -> bytes:
+    """One to three small changes inside the next header: property ids, counts,
+    sizes, flags and names all live there in a plain (uncompressed) header."""
+    where = sevenzip_header_range(data)
+    if not where:
+        return data
+    start, size = where
+    d = bytearray(data)
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        at = start + rng.randrange(size)
+        op = rng.randrange(5)
+        if op == 0:
+            d[at] ^= 1 << rng.randrange(8)
+        elif op == 1:
+            d[at] = rng.choice([0, 1, 2, 3, 0x7F, 0x80, 0xFF, 0x2F, 0x5C, 0x2E, 0x0E, 0x0F, 0x11, 0x19, 0x14, 0x15, 0x18])
+        elif op == 2:
+            d[at] = (d[at] + rng.choice([-2, -1, 1, 2])) & 0xFF
+        elif op == 3 and at + 2 <= start + size:
+            d[at:at + 2] = rng.choice([b"\0\0", b"/\0", b".\0", b"\\\0", "\u0301".encode("utf-16-le")])
+        else:
+            other = rng.randrange(start, start + size)
+            d[at], d[other] = d[other], d[at]
+    return bytes(d)
+
+
+def crafted_7z(rng: random.Random, work: str) -> bytes:
+    """An archive 7-Zip writes from a few files, empty files and directories, with a
+    random method, solid or not, and most often a plain header."""
+    folder = Path(tempfile.mkdtemp(dir=work))
+    names = ["a.txt", "docs/b.txt", "docs/empty", "caf\u00e9.txt", "e\u0301.txt", "dir/", "run.sh", "x/y/z.bin"]
+    for name in rng.sample(names, rng.randrange(1, 5)):
+        target = folder / "in" / name
+        if name.endswith("/"):
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(rng.choice([b"", b"hello\n", os.urandom(rng.randrange(1, 700)), b"ab" * rng.randrange(1, 3000)]))
+    method = rng.choice(["Copy", "LZMA", "LZMA2", "PPMd", "BZip2", "Deflate", "Copy"])
+    arguments = ["7z", "a", "-bd", "-y", f"-m0={method}", rng.choice(["-ms=on", "-ms=off"]),
+                 "-mhc=off" if rng.random() < 0.8 else "-mhc=on", str(folder / "out.7z"), "."]
+    if rng.random() < 0.3:
+        arguments.insert(4, rng.choice(["-mtc=on", "-mta=on", "-mtm=off", "-mhe=off"]))
+    done = subprocess.run(arguments, cwd=folder / "in", capture_output=True, timeout=30)
+    data = (folder / "out.7z").read_bytes() if done.returncode == 0 else b""
+    subprocess.run(["rm", "-rf", str(folder)])
+    return data
 
 
 def crafted_rar(rng: random.Random) -> bytes:
@@ -388,7 +484,8 @@ def run(args) -> int:
     binary = args.airlock or str(REPO / ".build/debug/airlock")
     if not os.access(binary, os.X_OK):
         sys.exit(f"{binary} not found: run `swift build` first")
-    seeds = [p.read_bytes() for p in sorted((REPO / "fixtures/formats").iterdir())
+    folders = [REPO / "fixtures/formats"] + ([REPO / "fixtures/archives"] if fmt == "7z" else [])
+    seeds = [p.read_bytes() for folder in folders for p in sorted(folder.iterdir())
              if p.suffix in FORMATS[fmt][1] and p.stat().st_size < 2_000_000]
     keep = Path(args.keep or HERE / f"{fmt}-findings")
     rng = random.Random(args.seed)
@@ -399,9 +496,11 @@ def run(args) -> int:
     with tempfile.TemporaryDirectory(prefix=f"{fmt}fuzz-") as work:
         root = make_root(binary, work)
         path = os.path.join(work, "mutant" + FORMATS[fmt][1][0])
+        if fmt == "7z":  # 7-Zip's own archives of every method, most with a plain header to mutate
+            seeds += [a for a in (crafted_7z(rng, work) for _ in range(40)) if a]
         while time.monotonic() < deadline:
-            craft = {"rar": crafted_rar, "cpio": crafted_cpio}.get(fmt)
-            if craft and rng.random() < 0.4:
+            craft = {"rar": crafted_rar, "cpio": crafted_cpio, "7z": lambda rng: crafted_7z(rng, work)}.get(fmt)
+            if craft and rng.random() < (0.1 if fmt == "7z" else 0.4):
                 data = craft(rng)
                 if rng.random() < 0.3:
                     data = mutate(data, rng, seeds, fmt)
@@ -409,6 +508,11 @@ def run(args) -> int:
                 data = mutate(rng.choice(seeds), rng, seeds, fmt)
             if fmt == "cab" and rng.random() < 0.7:
                 data = cab_without_checksums(data)
+            if fmt == "7z":
+                if rng.random() < 0.6:
+                    data = sevenzip_header_mutant(rng.choice(seeds), rng)
+                if rng.random() < 0.8:
+                    data = sevenzip_checksums_repaired(data)
             Path(path).write_bytes(data)
             stats["inputs"] += 1
             try:
