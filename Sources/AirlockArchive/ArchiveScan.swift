@@ -95,6 +95,7 @@ public struct ArchiveScan {
         var expected: [ZipDirectory.NameKey: ZipDirectory.Entry]?
         var sevenZipEntries: Int?
         var sevenZipNames: [[UInt8]]?
+        var sevenZipDirectories: [Bool]?
         var rar: RarListing?
         var ends: EndListing?
     }
@@ -108,9 +109,10 @@ public struct ArchiveScan {
             guard let directory = zipDirectory(file, outcome: &outcome) else { return nil }
             listings.expected = directory.byName
         case .sevenZip:
-            guard case .passed(let listed, let names) = checkSevenZip(file, &outcome) else { return nil }
-            listings.sevenZipEntries = listed
-            listings.sevenZipNames = names
+            guard case .passed(let header) = checkSevenZip(file, &outcome) else { return nil }
+            listings.sevenZipEntries = header?.fileCount
+            listings.sevenZipNames = header.flatMap { $0.names.isEmpty ? nil : $0.names }
+            listings.sevenZipDirectories = header?.directories
         case .rar:
             guard let listing = checkRar(file, &outcome) else { return nil }
             listings.rar = listing
@@ -130,6 +132,7 @@ public struct ArchiveScan {
         var entryScan = EntryScan(archive: archive, policy: policy, blockSize: Int64(blockSize), stream: stream)
         if reportsProgress { entryScan.reporter = ProgressReporter(total: dropSize) }
         entryScan.sevenZipNames = listings.sevenZipNames
+        entryScan.sevenZipDirectories = listings.sevenZipDirectories
         entryScan.legacyNames = legacyNames
         entryScan.format = format
         entryScan.rarEntries = listings.rar?.entries
@@ -215,9 +218,8 @@ public struct ArchiveScan {
     }
 
     private enum SevenZipCheck {
-        /// With the number of entries the header lists and their names; nil when
-        /// the header is encrypted, which libarchive reports, or holds no names.
-        case passed(entries: Int?, names: [[UInt8]]?)
+        /// With the header airlock read; nil when it is encrypted, which libarchive reports.
+        case passed(SevenZipHeader?)
         case failed
     }
 
@@ -231,11 +233,11 @@ public struct ArchiveScan {
             }
             switch try SevenZipHeader.read(drop: file, dropSize: dropSize) {
             case .failure(let failure):
-                outcome.findings.record(Violation(failure.reason, failure.detail))
+                outcome.findings.record(Violation(failure.reason, failure.detail, entry: failure.entry))
                 return .failed
             case .success(let header):
                 guard let anti = header?.antiItems.min(by: { $0.lexicographicallyPrecedes($1) }) else {
-                    return .passed(entries: header?.fileCount, names: header.flatMap { $0.names.isEmpty ? nil : $0.names })
+                    return .passed(header)
                 }
                 outcome.findings.record(Violation(.corruptArchive,
                     "a deletion marker (7z anti-item): 7-Zip deletes this file, libarchive yields an empty one", entry: anti))

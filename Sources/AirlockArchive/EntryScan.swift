@@ -16,6 +16,8 @@ struct EntryScan {
     var reporter: ProgressReporter?
     /// A 7z archive's entry names as its header holds them, in order.
     var sevenZipNames: [[UInt8]]?
+    /// Whether 7-Zip takes each entry of a 7z for a directory, in header order.
+    var sevenZipDirectories: [Bool]?
     /// Decodes tar names that are not UTF-8, when the operator names an encoding.
     var legacyNames: LegacyNames?
     /// The format being read, for the few rules that depend on it (OptionalFormats.swift).
@@ -68,6 +70,11 @@ struct EntryScan {
             let kind = EntryScan.kind(of: entry)
             if format == .iso9660 && kind != .directory { recordImageFile(yielded, kind: kind, entry: entry) }
             if let framed = named.framed, !crossCheck(framed, kind: kind, entry: entry, judge: judge, findings: &outcome.findings) { return }
+            if let directories = sevenZipDirectories, index - 1 < directories.count, directories[index - 1] != (kind == .directory) {
+                let reading = directories[index - 1] ? "7-Zip reads a directory, libarchive a file" : "7-Zip reads a file, libarchive a directory"
+                outcome.findings.record(judge.violation(.corruptArchive, "the 7z header's kind of entry disagrees: \(reading)"))
+                return
+            }
             // A tar's `./` directory is where it extracts: counted, nothing to judge or make.
             if named.extractionRoot && kind == .directory { continue }
             let path = judge.validate(kind: kind, findings: &outcome.findings)

@@ -3,11 +3,18 @@ import AirlockPolicy
 import AirlockSystem
 import CLzma
 
-/// A 7z archive's header, read by airlock itself for the one property that
-/// libarchive does not report: deletion markers ("anti-items", which
-/// `7z u -u-... '-up0q3x2z0!diff.7z'` writes for files deleted since the base
-/// archive). 7-Zip applies one by deleting the file; libarchive ignores the
-/// marker and yields an empty file or directory (or, in some versions, fails).
+/// A 7z archive's header, read by airlock itself beside libarchive, for what
+/// 7-Zip reads otherwise than libarchive does:
+/// - deletion markers ("anti-items", which `7z u -u-... '-up0q3x2z0!diff.7z'`
+///   writes for files deleted since the base archive): 7-Zip applies one by
+///   deleting the file; libarchive yields an empty file or directory;
+/// - which entries are directories: 7-Zip takes it from the empty-stream and
+///   empty-file vectors, libarchive from the attributes too;
+/// - an attribute marking a reparse point, whose data 7-Zip makes a link;
+/// - a header 7-Zip refuses where libarchive reads on: a file property longer
+///   than its fields, padding that is not zeros, a property neither defines,
+///   more or fewer data streams than entries with data, an empty stream with
+///   the CRC of some data.
 /// Readers that disagree on what an entry is make the archive corrupt.
 struct SevenZipHeader {
     /// The anti-items' names (UTF-8), in header order.
@@ -18,13 +25,18 @@ struct SevenZipHeader {
     /// stands), in header order, which is the order libarchive yields them in;
     /// empty when the header holds no names.
     private(set) var names: [[UInt8]] = []
+    /// Whether 7-Zip takes each entry, in header order, for a directory: one
+    /// with no stream that the empty-file vector does not mark as a file.
+    private(set) var directories: [Bool] = []
 
     struct Failure: Error {
         let reason: Reason
         let detail: String
-        init(_ detail: String, _ reason: Reason = .corruptArchive) {
+        let entry: [UInt8]?
+        init(_ detail: String, _ reason: Reason = .corruptArchive, entry: [UInt8]? = nil) {
             self.reason = reason
             self.detail = detail
+            self.entry = entry
         }
     }
 
@@ -78,39 +90,79 @@ struct SevenZipHeader {
             type = try cursor.number()
         }
         if type == 0x03 { _ = try SevenZipStreams(&cursor); type = try cursor.number() }
-        if type == 0x04 { _ = try SevenZipStreams(&cursor); type = try cursor.number() }
-        if type == 0x05 { (fileCount, antiItems, names) = try SevenZipHeader.files(&cursor); type = try cursor.number() }
+        var streams = SevenZipStreams()
+        if type == 0x04 { streams = try SevenZipStreams(&cursor); type = try cursor.number() }
+        if type == 0x05 { try readFiles(&cursor, streams: streams); type = try cursor.number() }
         guard type == 0 else { throw Failure("the 7z header holds an unexpected property \(type)") }
     }
 
-    /// The number of entries in the FilesInfo block, the names of those it
-    /// marks as anti-items, and every entry's name.
-    private static func files(_ cursor: inout SevenZipCursor) throws -> (Int, [[UInt8]], [[UInt8]]) {
+    /// The FilesInfo block: how many entries, which are directories, their names
+    /// and the names of those it marks as anti-items.
+    ///
+    /// Each property must hold exactly what its fields take, as 7-Zip requires
+    /// (it refuses the header otherwise, where libarchive reads on); a padding
+    /// property (kDummy) must be zeros, names must fill their property, and a
+    /// property neither reader defines is refused, since what it means is
+    /// anybody's guess. `streams` are the main streams: one for each entry with
+    /// data, or 7-Zip refuses the archive.
+    private mutating func readFiles(_ cursor: inout SevenZipCursor, streams: SevenZipStreams) throws {
         let files = try cursor.count()
-        var emptyStream: [Bool]?
-        var anti: [Bool]?
-        var names: [[UInt8]] = []
+        var emptyStream = [Bool](repeating: false, count: files)
+        var emptyFile: [Bool] = [], anti: [Bool] = []
+        var reparsePoint: Int?
         while true {
             let type = try cursor.number()
             if type == 0 { break }
             var property = SevenZipCursor(try cursor.take(try cursor.number()))
+            let empties = emptyStream.filter { $0 }.count
             switch type {
-            case 0x0E: emptyStream = try property.bits(files)
-            case 0x10:
-                guard let emptyStream else { throw Failure("a 7z anti-item vector without empty streams") }
-                anti = try property.bits(emptyStream.filter { $0 }.count)
+            case 0x0E:
+                emptyStream = try property.bits(files)
+                emptyFile = [Bool](repeating: false, count: emptyStream.filter { $0 }.count)
+                anti = emptyFile
+            case 0x0F: emptyFile = try property.bits(empties)
+            case 0x10: anti = try property.bits(empties)
             case 0x11:
                 guard try property.byte() == 0 else { throw Failure("7z names stored outside the header", .unsupportedFormat) }
                 names = try property.utf16Names(files)
-            default: break
+            case 0x12, 0x13, 0x14, 0x18:  // creation, access, modification times; start positions
+                try property.definedValues(files, size: 8)
+            case 0x15:  // attributes: Windows' in the low 16 bits
+                let reparse = try property.definedValues(files, size: 4).firstIndex { $0.map { $0[$0.startIndex + 1] & 0x04 != 0 } ?? false }
+                if let reparse { reparsePoint = reparse }
+            case 0x19:
+                guard try property.take(UInt64(property.remaining)).allSatisfy({ $0 == 0 }) else {
+                    throw Failure("a 7z padding property holds bytes other than zero")
+                }
+            default:
+                throw Failure("the 7z header holds a file property no reader agrees on (type \(type))")
+            }
+            guard property.remaining == 0 else {
+                throw Failure("a 7z file property (type \(type)) holds \(property.remaining) bytes more than its fields")
             }
         }
-        guard let anti, anti.contains(true), let emptyStream else { return (files, [], names) }
-        let emptyFiles = emptyStream.indices.filter { emptyStream[$0] }
-        return (files, anti.indices.filter { anti[$0] }.map { index in
-            let file = emptyFiles[index]
+        if let reparsePoint {
+            throw Failure("a 7z entry marked as a reparse point: 7-Zip makes it a link, libarchive a regular file",
+                          entry: reparsePoint < names.count ? names[reparsePoint] : nil)
+        }
+        let withData = emptyStream.indices.filter { !emptyStream[$0] }
+        guard withData.count == streams.unpackStreams else {
+            throw Failure("the 7z header lists \(streams.unpackStreams) data streams for \(withData.count) entries with data")
+        }
+        // No data has the CRC 0: 7-Zip reports a CRC error for an empty stream
+        // with another, libarchive yields an empty file.
+        if let empty = zip(withData, streams.streams).first(where: { $0.1.size == 0 && ($0.1.crc ?? 0) != 0 }) {
+            throw Failure("the 7z header gives entry \(empty.0 + 1) no data but a CRC of some")
+        }
+        fileCount = files
+        let emptyIndices = emptyStream.indices.filter { emptyStream[$0] }
+        var directories = [Bool](repeating: false, count: files)
+        for (order, file) in emptyIndices.enumerated() where order >= emptyFile.count || !emptyFile[order] { directories[file] = true }
+        self.directories = directories
+        antiItems = emptyIndices.indices.filter { $0 < anti.count && anti[$0] }.map { order in
+            let file = emptyIndices[order]
             return file < names.count ? names[file] : Array("file \(file + 1)".utf8)
-        }, names)
+        }
     }
 
     /// Decodes the packed stream an encoded header points to; nil when it is encrypted.

@@ -70,6 +70,16 @@ struct SevenZipCursor {
         }
     }
 
+    /// A vector of `count` optional values of `size` bytes each (times,
+    /// attributes): the defined vector, the external flag (0: the values follow
+    /// here), then each defined value; nil for one not defined.
+    @discardableResult
+    mutating func definedValues(_ count: Int, size: Int) throws -> [ArraySlice<UInt8>?] {
+        let defined = try byte() != 0 ? [Bool](repeating: true, count: count) : try bits(count)
+        guard try byte() == 0 else { throw SevenZipHeader.Failure("7z file times or attributes stored outside the header", .unsupportedFormat) }
+        return try defined.map { try $0 ? take(UInt64(size)) : nil }
+    }
+
     /// `count` NUL-terminated UTF-16LE names, as UTF-8 (for reports only).
     mutating func utf16Names(_ count: Int) throws -> [[UInt8]] {
         var names: [[UInt8]] = []
@@ -99,11 +109,24 @@ struct SevenZipStreams {
         var coders: [Coder] = []
         var unpackSizes: [UInt64] = []
         var crc: UInt32?
+        /// Which of the coders' outputs is the folder's own: the one no bind pair takes.
+        var mainOutput = 0
+        var size: UInt64? { mainOutput < unpackSizes.count ? unpackSizes[mainOutput] : nil }
     }
 
     private(set) var packPosition: UInt64 = 0
     private(set) var packSizes: [UInt64] = []
     private(set) var folders: [Folder] = []
+    /// How many streams the folders unpack to (one per file with data): the
+    /// sub-streams' counts, or one per folder without them.
+    var unpackStreams: Int { subStreams ?? folders.count }
+    private var subStreams: Int?
+    /// Each unpacked stream's size and CRC, in order (one per file with data),
+    /// when the header has sub-streams.
+    private(set) var streams: [(size: UInt64, crc: UInt32?)] = []
+
+    /// No streams: a header without main streams.
+    init() {}
 
     init(_ cursor: inout SevenZipCursor) throws {
         while true {
@@ -111,7 +134,7 @@ struct SevenZipStreams {
             case 0x00: return
             case 0x06: try readPackInfo(&cursor)
             case 0x07: try readUnpackInfo(&cursor)
-            case 0x08: try skipSubStreams(&cursor)
+            case 0x08: try readSubStreams(&cursor)
             case let other: throw SevenZipHeader.Failure("unexpected 7z streams property \(other)")
             }
         }
@@ -176,27 +199,54 @@ struct SevenZipStreams {
             totalOut += streamsOut
         }
         guard totalOut >= 1, totalIn >= totalOut - 1 else { throw SevenZipHeader.Failure("a 7z folder's streams do not bind") }
-        for _ in 0..<(totalOut - 1) { _ = try cursor.number(); _ = try cursor.number() }
+        var bound = Set<UInt64>()
+        for _ in 0..<(totalOut - 1) { _ = try cursor.number(); bound.insert(try cursor.number()) }
+        folder.mainOutput = (0..<totalOut).first { !bound.contains(UInt64($0)) } ?? 0
         let packed = totalIn - (totalOut - 1)
         if packed > 1 { for _ in 0..<packed { _ = try cursor.number() } }
         return (folder, totalOut)
     }
 
-    private func skipSubStreams(_ cursor: inout SevenZipCursor) throws {
-        var streams = [Int](repeating: 1, count: folders.count)
+    /// The sub-streams: how many streams each folder unpacks to, their sizes
+    /// (all but each folder's last given, the last what remains of the folder's
+    /// output) and their CRCs (a folder's own when it holds one stream).
+    private mutating func readSubStreams(_ cursor: inout SevenZipCursor) throws {
+        var counts = [Int](repeating: 1, count: folders.count)
+        var sizes: [[UInt64]]?, digests: [UInt32?]?
         while true {
             switch try cursor.number() {
-            case 0x00: return
-            case 0x0D: streams = try folders.indices.map { _ in try cursor.count() }
-            case 0x09:
-                for count in streams where count > 1 { for _ in 1..<count { _ = try cursor.number() } }
+            case 0x00:
+                try settle(counts: counts, sizes: sizes, digests: digests)
+                return
+            case 0x0D: counts = try folders.indices.map { _ in try cursor.count() }
+            case 0x09: sizes = try counts.map { count in try (0..<max(count - 1, 0)).map { _ in try cursor.number() } }
             case 0x0A:
                 let unknown = folders.indices.reduce(0) { sum, index in
-                    sum + (streams[index] == 1 && folders[index].crc != nil ? 0 : streams[index])
+                    sum + (counts[index] == 1 && folders[index].crc != nil ? 0 : counts[index])
                 }
                 guard unknown <= cursor.remaining * 8 else { throw SevenZipHeader.Failure("a 7z digest count exceeds its header") }
-                _ = try cursor.digests(unknown)
+                digests = try cursor.digests(unknown)
             case let other: throw SevenZipHeader.Failure("unexpected 7z sub-streams property \(other)")
+            }
+        }
+    }
+
+    /// Each stream's size and CRC, in order, from what the sub-streams gave.
+    private mutating func settle(counts: [Int], sizes: [[UInt64]]?, digests: [UInt32?]?) throws {
+        subStreams = counts.reduce(0, +)
+        var unknown = (digests ?? [])[...]
+        streams = []
+        for (index, folder) in folders.enumerated() where counts[index] > 0 {
+            let given = sizes?[index] ?? []
+            guard given.count == counts[index] - 1 else { throw SevenZipHeader.Failure("a 7z folder of several streams without their sizes") }
+            let (sum, overflow) = given.reduce((UInt64(0), false)) { total, size in
+                let next = total.0.addingReportingOverflow(size)
+                return (next.partialValue, total.1 || next.overflow)
+            }
+            guard !overflow, let total = folder.size, sum <= total else { throw SevenZipHeader.Failure("a 7z folder's streams exceed its size") }
+            let own = counts[index] == 1 && folder.crc != nil
+            for size in given + [total - sum] {
+                streams.append((size, own ? folder.crc : (unknown.popFirst() ?? nil)))
             }
         }
     }
