@@ -12,9 +12,10 @@ import CLzma
 ///   empty-file vectors, libarchive from the attributes too;
 /// - an attribute marking a reparse point, whose data 7-Zip makes a link;
 /// - a header 7-Zip refuses where libarchive reads on: a file property longer
-///   than its fields, padding that is not zeros, a property neither defines,
-///   more or fewer data streams than entries with data, an empty stream with
-///   the CRC of some data.
+///   than its fields, padding that is not zeros, a property neither defines or
+///   only 7-Zip reads (start positions), more or fewer data streams than
+///   entries with data, an empty stream with the CRC of some data, a packed
+///   header that does not end exactly where its sizes say.
 /// Readers that disagree on what an entry is make the archive corrupt.
 struct SevenZipHeader {
     /// The anti-items' names (UTF-8), in header order.
@@ -125,8 +126,10 @@ struct SevenZipHeader {
             case 0x11:
                 guard try property.byte() == 0 else { throw Failure("7z names stored outside the header", .unsupportedFormat) }
                 names = try property.utf16Names(files)
-            case 0x12, 0x13, 0x14, 0x18:  // creation, access, modification times; start positions
+            case 0x12, 0x13, 0x14:  // creation, access and modification times
                 try property.definedValues(files, size: 8)
+            case 0x18:  // 7-Zip never writes it, and will not extract a file with one
+                throw Failure("a 7z start-position property: 7-Zip reads it, libarchive ignores it")
             case 0x15:  // attributes: Windows' in the low 16 bits
                 let reparse = try property.definedValues(files, size: 4).firstIndex { $0.map { $0[$0.startIndex + 1] & 0x04 != 0 } ?? false }
                 if let reparse { reparsePoint = reparse }
@@ -145,6 +148,13 @@ struct SevenZipHeader {
             throw Failure("a 7z entry marked as a reparse point: 7-Zip makes it a link, libarchive a regular file",
                           entry: reparsePoint < names.count ? names[reparsePoint] : nil)
         }
+        try settle(emptyStream: emptyStream, emptyFile: emptyFile, anti: anti, streams: streams)
+    }
+
+    /// Checks the entries with data against the streams, then notes which
+    /// entries are directories and which anti-items, from the vectors read.
+    private mutating func settle(emptyStream: [Bool], emptyFile: [Bool], anti: [Bool], streams: SevenZipStreams) throws {
+        let files = emptyStream.count
         let withData = emptyStream.indices.filter { !emptyStream[$0] }
         guard withData.count == streams.unpackStreams else {
             throw Failure("the 7z header lists \(streams.unpackStreams) data streams for \(withData.count) entries with data")
@@ -194,7 +204,12 @@ struct SevenZipHeader {
         var options = lzma_options_lzma()
         let filterID: UInt64
         if coder.id == [0x03, 0x01, 0x01], coder.properties.count == 5, coder.properties[0] < 9 * 5 * 5 {
-            filterID = 0x4000_0000_0000_0001  // LZMA_FILTER_LZMA1
+            // LZMA_FILTER_LZMA1EXT with the size known: the range coder must end
+            // cleanly there, as 7-Zip requires (plain LZMA1 stops at the size).
+            filterID = 0x4000_0000_0000_0002
+            options.ext_flags = 1  // LZMA_LZMA1EXT_ALLOW_EOPM: 7-Zip accepts an end marker too
+            options.ext_size_low = UInt32(truncatingIfNeeded: size)
+            options.ext_size_high = UInt32(truncatingIfNeeded: UInt64(size) >> 32)
             let byte = UInt32(coder.properties[0])
             options.lc = byte % 9
             options.lp = (byte / 9) % 5
@@ -214,20 +229,25 @@ struct SevenZipHeader {
             var stream = lzma_stream()
             guard lzma_raw_decoder(&stream, &filters) == LZMA_OK else { throw Failure("liblzma cannot decode the 7z header") }
             defer { lzma_end(&stream) }
-            var output = [UInt8](repeating: 0, count: size)
+            // One byte of room more than the size: the stream must end at the size, not merely reach it.
+            var output = [UInt8](repeating: 0, count: size + 1)
             let status = packed.withUnsafeBufferPointer { input in
                 output.withUnsafeMutableBufferPointer { out in
                     stream.next_in = input.baseAddress
                     stream.avail_in = input.count
                     stream.next_out = out.baseAddress
                     stream.avail_out = out.count
-                    return lzma_code(&stream, LZMA_RUN)
+                    return lzma_code(&stream, LZMA_FINISH)
                 }
             }
-            guard status == LZMA_OK || status == LZMA_STREAM_END, stream.avail_out == 0 else {
+            guard status == LZMA_STREAM_END || status == LZMA_OK || status == LZMA_BUF_ERROR, stream.total_out == UInt64(size) else {
                 throw Failure("the 7z header does not decompress")
             }
-            return output
+            // 7-Zip refuses a packed header that does not end exactly where its sizes say.
+            guard status == LZMA_STREAM_END, stream.avail_in == 0 else {
+                throw Failure("the 7z header's packed stream does not end where its sizes say")
+            }
+            return Array(output[..<size])
         }
     }
 
