@@ -8,7 +8,7 @@ DEBIAN_PACKAGES = libseccomp-dev libarchive-dev liblzma-dev libinotifytools0-dev
 	libnats-dev nats-server openssl python3-cryptography
 
 .PHONY: all print-packages deps build release run test test-integration check test-weights bench bench-quick keyed-fixtures unicode-tables fuzz-zip \
-	fuzz-7z fuzz-rar fuzz-iso fuzz-cab fuzz-cpio clean
+	fuzz-tar fuzz-7z fuzz-rar fuzz-iso fuzz-cab fuzz-cpio clean
 
 all: build
 
@@ -148,6 +148,12 @@ bench: deps
 FUZZ_SECONDS ?= 300
 fuzz-zip: build
 	python3 fuzz/zip_differential.py --seconds $(FUZZ_SECONDS)
+
+# Differential tar fuzzer (not part of test): airlock, bsdtar, GNU tar and Python's
+# tarfile on header mutants; every mutant they read differently must be refused.
+fuzz-tar: build
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="libarchive-tools tar"
+	python3 fixtures/fuzz_tar_differential.py --seconds $(FUZZ_SECONDS) --keep fuzz/tar-findings
 
 # Differential fuzzers of 7z and the optional formats (not part of test): airlock,
 # libarchive and a second reader (7-Zip for 7z, RAR, ISO and CAB, isoinfo for ISO too,
