@@ -79,6 +79,31 @@ struct CarryWindowTests {
         expect(ContentClasses.of(name: Array("noise.bin".utf8), bytes: noise).isEmpty)
     }
 
+    @Test("a handler's blanks before its `=` and a script URL's tabs and line breaks count however many, wherever the chunks fall")
+    func unboundedBlanks() {
+        func classes(_ text: [UInt8], _ chunk: Int) -> Set<ContentClass> {
+            ContentClasses.of(name: Array("x.svg".utf8), bytes: text, chunkSize: chunk)
+        }
+        for blanks in [0, 1, 30, 47, 48, 49, 64, 100, 5000] {
+            let run = { (byte: UInt8) in [UInt8](repeating: byte, count: blanks) }
+            let handler = Array("<svg><a onclick".utf8) + run(0x20) + Array("=x>".utf8)
+            let url = Array("<svg><a href=\"java".utf8) + run(0x09) + Array("script:x\">".utf8)
+            let spread = Array("<svg><a href=\"".utf8) + Array("vbscript".utf8).flatMap { [$0] + run(0x0A) } + Array(":x\">".utf8)
+            // What only looks like them: not `on…`, not `…script`, a name then blanks then no `=`.
+            let plain = [Array("<svg><a title".utf8) + run(0x20) + Array("=x>".utf8),
+                         Array("<svg><a href=\"java".utf8) + run(0x09) + Array("scrip:x\">".utf8),
+                         Array("<svg><a onclick".utf8) + run(0x20) + Array("x>=".utf8)]
+            for chunk in [1, 7, 16, 64, 65, 4096] {
+                for active in [handler, url, spread] {
+                    expectEqual(classes(active, chunk), [.activeContent], "\(String(decoding: active.prefix(30), as: UTF8.self)) with \(blanks), chunks of \(chunk)")
+                }
+                for text in plain {
+                    expect(!classes(text, chunk).contains(.activeContent), "\(String(decoding: text.prefix(30), as: UTF8.self)) with \(blanks), chunks of \(chunk)")
+                }
+            }
+        }
+    }
+
     /// The positions the markup search's checks find something at, each tried on its own.
     private func findings(_ bytes: UnsafeRawBufferPointer) -> [Int] {
         (0..<bytes.count).filter { index in

@@ -6,8 +6,15 @@ import CAirlockSieve
 /// XHTML, SVG, any XML) event-handler attributes (`onload=`) and `javascript:`
 /// or `vbscript:` URLs. Case is ignored, as browsers ignore it; the order in
 /// which they appear does not matter.
+///
+/// Browsers allow any number of blanks between an attribute's name and its `=`,
+/// and drop every tab and line break from a URL, so neither check may depend on
+/// the window's look-behind: what the bytes before a window say for them is
+/// carried from window to window (`Context`), and a finding does not depend on
+/// where the chunks fall.
 struct MarkupScan {
     private var window = CarryWindow(lookBehind: 48, lookAhead: 16)
+    private var context = Context()
     private(set) var sawScript = false
     private(set) var sawHTML = false
     private(set) var sawSVG = false
@@ -15,18 +22,27 @@ struct MarkupScan {
     private(set) var sawScriptURL = false
 
     mutating func feed(_ chunk: UnsafeRawBufferPointer) {
-        var found = Found()
+        var found = Found(context: context)
         window.feed(chunk) { found.visit($0, $1) }
         record(found)
     }
 
     mutating func finish() {
-        var found = Found()
+        var found = Found(context: context)
         window.finish { found.visit($0, $1) }
         record(found)
     }
 
+    /// What the file so far ends with, for the checks that look back further than a window.
+    struct Context {
+        /// Whether its last bytes but blanks are an event-handler attribute's name.
+        var afterHandlerName = false
+        /// Its last six bytes but tabs and line breaks, lowercased.
+        var scriptTail: [UInt8] = []
+    }
+
     private mutating func record(_ found: Found) {
+        context = found.context
         sawScript = sawScript || found.script
         sawHTML = sawHTML || found.html
         sawSVG = sawSVG || found.svg
@@ -42,6 +58,8 @@ struct MarkupScan {
     /// What one window's positions hold.
     struct Found {
         var script = false, html = false, svg = false, handler = false, scriptURL = false
+        /// What the file ends with before the window being visited; after it, once visited.
+        var context = Context()
 
         /// Looks at the bytes that can start a finding, as the sieve
         /// (`airlock_markup_candidate`) picks them out: most bytes of most files
@@ -51,20 +69,38 @@ struct MarkupScan {
             var index = positions.lowerBound
             while true {
                 index = airlock_markup_candidate(base, bytes.count, index, positions.upperBound)
-                guard index < positions.upperBound else { return }
-                look(bytes, index)
+                guard index < positions.upperBound else { break }
+                look(bytes, index, from: positions.lowerBound)
                 index += 1
+            }
+            carry(bytes, positions)
+        }
+
+        /// What the byte at `index` may start; the window's positions start at `start`.
+        @inline(__always) private mutating func look(_ bytes: UnsafeRawBufferPointer, _ index: Int, from start: Int) {
+            switch bytes[index] {
+            case UInt8(ascii: "<"): tag(bytes, index)
+            case UInt8(ascii: ":"):
+                if !scriptURL { scriptURL = Found.endsWithScript(bytes, index, from: start, after: context.scriptTail) }
+            case UInt8(ascii: "="):
+                if !handler { handler = Found.isHandler(bytes, index, from: start, afterHandlerName: context.afterHandlerName) }
+            default: break
             }
         }
 
-        /// What the byte at `index` may start.
-        @inline(__always) private mutating func look(_ bytes: UnsafeRawBufferPointer, _ index: Int) {
-            switch bytes[index] {
-            case UInt8(ascii: "<"): tag(bytes, index)
-            case UInt8(ascii: ":"): if !scriptURL { scriptURL = Found.endsWithScript(bytes, index) }
-            case UInt8(ascii: "="): if !handler { handler = Found.isHandler(bytes, index) }
-            default: break
+        /// Brings `context` up to the end of the visited `positions`.
+        private mutating func carry(_ bytes: UnsafeRawBufferPointer, _ positions: Range<Int>) {
+            var last = positions.upperBound - 1
+            while last >= positions.lowerBound, ByteText.isSpace(bytes[last]) { last -= 1 }
+            if last >= positions.lowerBound { context.afterHandlerName = Found.endsHandlerName(bytes, last) }
+            var tail: [UInt8] = []
+            var position = positions.upperBound - 1
+            while position >= positions.lowerBound, tail.count < 6 {
+                let byte = ByteText.lower(bytes[position])
+                position -= 1
+                if byte != 0x09, byte != 0x0A, byte != 0x0D { tail.append(byte) }
             }
+            context.scriptTail = Array((context.scriptTail + tail.reversed()).suffix(6))
         }
 
         private mutating func tag(_ bytes: UnsafeRawBufferPointer, _ index: Int) {
@@ -83,16 +119,22 @@ struct MarkupScan {
         }
 
         /// Whether the letters before a `:` end with "script" (javascript:, vbscript:),
-        /// skipping the tabs and line breaks a browser strips from a URL.
-        static func endsWithScript(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> Bool {
+        /// skipping the tabs and line breaks a browser strips from a URL, however
+        /// many. Before `start`, the bytes are `tail`'s (the file's earlier bytes
+        /// but tabs and line breaks).
+        static func endsWithScript(_ bytes: UnsafeRawBufferPointer, _ index: Int, from start: Int = 0, after tail: [UInt8] = []) -> Bool {
             let word: StaticString = "tpircs"
             let count = word.utf8CodeUnitCount
             var matched = 0
             var position = index - 1
-            while position >= 0, matched < count, index - position <= 40 {
+            while position >= start, matched < count {
                 let byte = ByteText.lower(bytes[position])
                 position -= 1
                 if byte == 0x09 || byte == 0x0A || byte == 0x0D { continue }
+                guard byte == word.utf8Start[matched] else { return false }
+                matched += 1
+            }
+            for byte in tail.reversed() where matched < count {
                 guard byte == word.utf8Start[matched] else { return false }
                 matched += 1
             }
@@ -100,11 +142,18 @@ struct MarkupScan {
         }
 
         /// Whether the `=` at `index` ends an event-handler attribute: `on` and at
-        /// least two more letters, after a space, a quote or `/`, before optional spaces.
-        static func isHandler(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> Bool {
+        /// least two more letters, after a space, a quote or `/`, before any number
+        /// of spaces. When only spaces lie between `start` and the `=`, the file's
+        /// earlier bytes decide (`afterHandlerName`).
+        static func isHandler(_ bytes: UnsafeRawBufferPointer, _ index: Int, from start: Int = 0, afterHandlerName: Bool = false) -> Bool {
             var position = index - 1
-            while position >= 0, ByteText.isSpace(bytes[position]) { position -= 1 }
-            let end = position
+            while position >= start, ByteText.isSpace(bytes[position]) { position -= 1 }
+            return position < start ? afterHandlerName : endsHandlerName(bytes, position)
+        }
+
+        /// Whether the byte at `end` ends an event-handler attribute's name.
+        static func endsHandlerName(_ bytes: UnsafeRawBufferPointer, _ end: Int) -> Bool {
+            var position = end
             while position >= 0, end - position < 40, ByteText.isLetter(bytes[position]) { position -= 1 }
             let length = end - position
             guard length >= 4, position >= 0 else { return false }
