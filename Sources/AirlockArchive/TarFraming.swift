@@ -41,6 +41,9 @@ struct TarFraming {
         case paxRecords(global: Bool, left: Int64)
         /// A GNU long name's (or long link's) data, kept as the entry's name.
         case longName(link: Bool, left: Int64)
+        /// The start of a pax sparse 1.0 entry's data, which holds its map:
+        /// `size` data bytes, `left` of them and the padding still to come.
+        case sparseDataMap(size: Int64, left: Int64)
     }
 
     private var state = State.header
@@ -56,6 +59,8 @@ struct TarFraming {
     private var paxRealSize: Int64?
     /// The next entry's pax GNU sparse 0.0 or 0.1 map, as text fields.
     private var paxSparseValues: [Substring] = []
+    /// Whether the next entry is pax sparse 1.0 (`GNU.sparse.major=1`): its map opens its data.
+    private var paxSparseInData = false
     /// The padding after a pax header's records.
     private var padding = 0
     /// The headers seen so far that describe the next entry.
@@ -99,6 +104,11 @@ struct TarFraming {
                 records += rest.prefix(n)
                 rest = rest.dropFirst(n)
                 if left - Int64(n) == 0 { finishLongName(link: link) } else { state = .longName(link: link, left: left - Int64(n)) }
+            case .sparseDataMap(let size, let left):
+                let n = Int(min(left, Int64(rest.count)))
+                records += rest.prefix(n)
+                rest = rest.dropFirst(n)
+                readSparseDataMap(size: size, left: left - Int64(n))
             case .header, .sparseMap:
                 let n = min(TarHeader.blockSize - block.count, rest.count)
                 block += rest.prefix(n)
@@ -196,6 +206,8 @@ struct TarFraming {
         let used = extensions
         let logical = kind == .gnuSparse ? header.gnuRealSize : paxRealSize
         let paxMap = paxSparseValues
+        let mapInData = paxSparseInData && kind == .file
+        paxSparseInData = false
         paxSize = nil
         paxRealSize = nil
         paxSparseValues = []
@@ -235,9 +247,52 @@ struct TarFraming {
             pendingSparseSize = size
             pendingRealSize = logical
             if header.gnuSparseContinues { state = .sparseMap } else { finishSparseMap() }
+        } else if mapInData {
+            records.removeAll(keepingCapacity: true)
+            pendingRealSize = logical ?? 0
+            state = size == 0 ? .sparseDataMap(size: 0, left: 0) : .sparseDataMap(size: size, left: size + Int64(TarFraming.padding(size)))
+            if size == 0 { readSparseDataMap(size: 0, left: 0) }
         } else {
             state = dataState(size)
         }
+    }
+
+    /// Reads a pax sparse 1.0 map from the start of its entry's data, once
+    /// enough has come: a count, then an offset and a length per region, each
+    /// a decimal line, padded to a block. Its regions must add up to the data
+    /// after it, as with every other map (`TarSparseMap`); readers were seen to
+    /// fill a map that claims more differently (bsdtar, and GNU tar with tarfile).
+    private mutating func readSparseDataMap(size: Int64, left: Int64) {
+        var lines: [Substring] = []
+        var used = 0
+        let text = Substring(String(decoding: records.prefix(Int(min(Int64(records.count), size))), as: UTF8.self))
+        var rest = text
+        while let newline = rest.firstIndex(of: "\n") {
+            lines.append(rest[rest.startIndex..<newline])
+            used += rest.distance(from: rest.startIndex, to: newline) + 1
+            rest = rest[rest.index(after: newline)...]
+            if let count = lines.first.flatMap({ Int($0) }), lines.count == 1 + 2 * count { break }
+        }
+        guard let first = lines.first, let count = Int(first), count >= 0,
+              lines.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }) else {
+            if records.count >= TarFraming.maxPaxRecords || Int64(records.count) >= size || left == 0 {
+                fail("a pax sparse 1.0 map is malformed or does not fit its entry")
+            }
+            return state = .sparseDataMap(size: size, left: left)
+        }
+        guard lines.count == 1 + 2 * count else {
+            if records.count >= TarFraming.maxPaxRecords || Int64(records.count) >= size || left == 0 {
+                return fail("a pax sparse 1.0 map is malformed or does not fit its entry")
+            }
+            return state = .sparseDataMap(size: size, left: left)
+        }
+        let mapBytes = Int64(used) + Int64(TarFraming.padding(Int64(used)))
+        guard mapBytes <= size else { return fail("a pax sparse 1.0 map runs past its entry's data") }
+        var map = TarSparseMap()
+        map.add(paxNumbers: Array(lines.dropFirst()))
+        map.finish(stored: size - mapBytes, logical: pendingRealSize)
+        if let problem = map.failure { return fail(problem) }
+        state = left == 0 ? .header : .data(left)
     }
 
     private mutating func finishSparseMap() {
@@ -282,6 +337,7 @@ struct TarFraming {
             if key == "GNU.sparse.offset" || key == "GNU.sparse.numbytes" {
                 paxSparseValues.append(Substring(String(decoding: record[(equals + 1)...], as: UTF8.self)))
             }
+            if key == "GNU.sparse.major" { paxSparseInData = String(decoding: record[(equals + 1)...], as: UTF8.self) == "1" }
             if key == "GNU.sparse.realsize" || key == "GNU.sparse.size" {
                 let value = String(decoding: record[(equals + 1)...], as: UTF8.self)
                 guard let size = Int64(value), size >= 0, value.allSatisfy({ $0.isASCII && $0.isNumber }) else {
