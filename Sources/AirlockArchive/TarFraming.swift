@@ -63,6 +63,8 @@ struct TarFraming {
     private var paxSparseInData = false
     /// The padding after a pax header's records.
     private var padding = 0
+    /// The declared size of the GNU long name being read (its padding is read with it).
+    private var longNameSize = 0
     /// The headers seen so far that describe the next entry.
     private var extensions: Extensions = []
     /// Whether the last header was one that describes the next (global pax included).
@@ -186,8 +188,11 @@ struct TarFraming {
             if extensions.contains(which) { fail("two GNU long-name headers for one entry"); return true }
             extensions.insert(which)
             records.removeAll(keepingCapacity: true)
-            padding = TarFraming.padding(size)
-            if size == 0 { finishLongName(link: which == .longLink) } else { state = .longName(link: which == .longLink, left: size) }
+            // The padding is read with the name: tarfile and GNU tar read whole
+            // blocks and cut the name at its first NUL, libarchive at the size.
+            longNameSize = Int(size)
+            let whole = size + Int64(TarFraming.padding(size))
+            if whole == 0 { finishLongName(link: which == .longLink) } else { state = .longName(link: which == .longLink, left: whole) }
         case UInt8(ascii: "A"), UInt8(ascii: "V"):
             // A Solaris ACL or a GNU volume label: libarchive applies or skips it
             // without yielding an entry, Python's tarfile extracts it as a file,
@@ -359,8 +364,12 @@ struct TarFraming {
 
     /// Takes a GNU long name's data once it has all gone by.
     private mutating func finishLongName(link: Bool) {
-        if let problem = names.takeLong(records, link: link) { return fail(problem) }
-        skipPadding()
+        let name = records.prefix(longNameSize)
+        if !name.contains(0), records.count > longNameSize, records[longNameSize] != 0 {
+            return fail("a GNU long name goes on past its declared size in its block")
+        }
+        if let problem = names.takeLong(Array(name), link: link) { return fail(problem) }
+        state = .header
     }
 
     private mutating func skipPadding() {
