@@ -51,7 +51,7 @@ struct SevenZipHeader {
         guard let start else { return .failure(Failure("the 7z signature header is truncated")) }
         // 7-Zip refuses an archive whose start header or header fails its CRC; libarchive may read on.
         func stored(_ at: Int) -> UInt32 { start[at..<(at + 4)].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
-        guard Array(start[12..<32]).withUnsafeBufferPointer({ lzma_crc32($0.baseAddress, 20, 0) }) == stored(8) else {
+        guard lzma_crc32(Array(start[12..<32]), 20, 0) == stored(8) else {
             return .failure(Failure("the 7z start header's CRC does not match"))
         }
         var cursor = SevenZipCursor(start[12..<32])
@@ -61,7 +61,7 @@ struct SevenZipHeader {
         guard var header = try bytes(drop, at: 32 + Int64(offset), count: Int(size), dropSize: dropSize) else {
             return .failure(Failure("the 7z header lies beyond the end of the drop"))
         }
-        guard header.withUnsafeBufferPointer({ lzma_crc32($0.baseAddress, $0.count, 0) }) == stored(28) else {
+        guard lzma_crc32(header, header.count, 0) == stored(28) else {
             return .failure(Failure("the 7z header's CRC does not match"))
         }
         // An encoded header is a packed stream holding the real one; 7-Zip nests it once.

@@ -255,7 +255,7 @@ struct TarFraming {
         } else if mapInData {
             records.removeAll(keepingCapacity: true)
             pendingRealSize = logical ?? 0
-            state = size == 0 ? .sparseDataMap(size: 0, left: 0) : .sparseDataMap(size: size, left: size + Int64(TarFraming.padding(size)))
+            state = .sparseDataMap(size: size, left: size + Int64(TarFraming.padding(size)))
             if size == 0 { readSparseDataMap(size: 0, left: 0) }
         } else {
             state = dataState(size)
@@ -278,14 +278,9 @@ struct TarFraming {
             rest = rest[rest.index(after: newline)...]
             if let count = lines.first.flatMap({ Int($0) }), lines.count == 1 + 2 * count { break }
         }
-        guard let first = lines.first, let count = Int(first), count >= 0,
+        guard let first = lines.first, let count = Int(first), count >= 0, lines.count == 1 + 2 * count,
               lines.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }) else {
-            if records.count >= TarFraming.maxPaxRecords || Int64(records.count) >= size || left == 0 {
-                fail("a pax sparse 1.0 map is malformed or does not fit its entry")
-            }
-            return state = .sparseDataMap(size: size, left: left)
-        }
-        guard lines.count == 1 + 2 * count else {
+            // Not whole yet: wait for more, unless no more of the map can come.
             if records.count >= TarFraming.maxPaxRecords || Int64(records.count) >= size || left == 0 {
                 return fail("a pax sparse 1.0 map is malformed or does not fit its entry")
             }

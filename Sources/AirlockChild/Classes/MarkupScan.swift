@@ -90,15 +90,15 @@ struct MarkupScan {
 
         /// Brings `context` up to the end of the visited `positions`.
         private mutating func carry(_ bytes: UnsafeRawBufferPointer, _ positions: Range<Int>) {
-            var last = positions.upperBound - 1
-            while last >= positions.lowerBound, ByteText.isSpace(bytes[last]) { last -= 1 }
-            if last >= positions.lowerBound { context.afterHandlerName = Found.endsHandlerName(bytes, last) }
+            // As if an `=` came next: only blanks after a handler's name keep it in force.
+            context.afterHandlerName = Found.isHandler(bytes, positions.upperBound, from: positions.lowerBound,
+                                                       afterHandlerName: context.afterHandlerName)
             var tail: [UInt8] = []
             var position = positions.upperBound - 1
             while position >= positions.lowerBound, tail.count < 6 {
                 let byte = ByteText.lower(bytes[position])
                 position -= 1
-                if byte != 0x09, byte != 0x0A, byte != 0x0D { tail.append(byte) }
+                if !Found.isDroppedFromURL(byte) { tail.append(byte) }
             }
             context.scriptTail = Array((context.scriptTail + tail.reversed()).suffix(6))
         }
@@ -130,7 +130,7 @@ struct MarkupScan {
             while position >= start, matched < count {
                 let byte = ByteText.lower(bytes[position])
                 position -= 1
-                if byte == 0x09 || byte == 0x0A || byte == 0x0D { continue }
+                if isDroppedFromURL(byte) { continue }
                 guard byte == word.utf8Start[matched] else { return false }
                 matched += 1
             }
@@ -140,6 +140,9 @@ struct MarkupScan {
             }
             return matched == count
         }
+
+        /// Tabs and line breaks, which browsers drop from a URL wherever they stand.
+        static func isDroppedFromURL(_ byte: UInt8) -> Bool { byte == 0x09 || byte == 0x0A || byte == 0x0D }
 
         /// Whether the `=` at `index` ends an event-handler attribute: `on` and at
         /// least two more letters, after a space, a quote or `/`, before any number
