@@ -49,6 +49,8 @@ struct SevenZipHeader {
     static func read(drop: DropFile, dropSize: Int64) throws(SystemError) -> Result<SevenZipHeader?, Failure> {
         let start = try SevenZipHeader.bytes(drop, at: 0, count: 32, dropSize: dropSize)
         guard let start else { return .failure(Failure("the 7z signature header is truncated")) }
+        // 7-Zip refuses a format major version other than 0; libarchive ignores it.
+        guard start[6] == 0 else { return .failure(Failure("the 7z format's major version is \(start[6]), not 0")) }
         // 7-Zip refuses an archive whose start header or header fails its CRC; libarchive may read on.
         func stored(_ at: Int) -> UInt32 { start[at..<(at + 4)].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
         guard lzma_crc32(Array(start[12..<32]), 20, 0) == stored(8) else {
