@@ -26,6 +26,16 @@ struct StagingWriterReserveTests {
         return (Int64(st.st_size), Int64(st.st_blocks) * 512)
     }
 
+    /// Whether `allocated` is `size` plus at most the extent tree's own blocks.
+    /// ext4 counts those in st_blocks: where free space is fragmented, a 3 MiB
+    /// reservation comes in many extents and the tree outgrows the inode (on a
+    /// loop ext4 whose free space was every other block, 3 MiB + 10 KiB
+    /// reserved, 3 MiB + 45 KiB once written over). A sixteenth is far above
+    /// that and far below any over-reservation, a doubled or rounded-up size.
+    static func holdsJust(_ size: Int64, _ allocated: Int64) -> Bool {
+        allocated >= size && allocated <= size + size / 16
+    }
+
     @Test("a file declared 3 MiB has its blocks at once and size 0; written, exactly its bytes; smaller or undeclared ones reserve nothing",
           .enabled(if: scratchIsExt4, "skipped: the scratch directory is not on ext4, where the writer reserves"))
     func reservesTheDeclaredSize() throws {
@@ -36,13 +46,13 @@ struct StagingWriterReserveTests {
         try writer.beginFile(try entry("big.bin"), size: size)
         let begun = try Self.status(fixture, "big.bin")
         expectEqual(begun.size, 0)
-        expect(begun.allocated >= size, "\(begun)")
+        expect(Self.holdsJust(size, begun.allocated), "\(begun)")
         let chunk = [UInt8](repeating: 0x61, count: 1 << 16)
         for _ in 0..<(size >> 16) { try chunk.withUnsafeBytes { try writer.write($0) } }
         try writer.endFile()
         let written = try Self.status(fixture, "big.bin")
         expectEqual(written.size, size)
-        expectEqual(written.allocated, size)
+        expect(Self.holdsJust(size, written.allocated), "\(written)")
         try expectEqual(Data(contentsOf: fixture.staging.appendingPathComponent("big.bin")), Data(repeating: 0x61, count: Int(size)))
 
         try writer.beginFile(try entry("under.bin"), size: (1 << 20) - 1)
