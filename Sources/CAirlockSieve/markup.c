@@ -13,12 +13,15 @@ static int is_space(unsigned char byte) { return byte == ' ' || (byte >= 0x09 &&
 /// The rule of the header, one position at a time.
 static int is_candidate(const unsigned char *bytes, size_t count, size_t index) {
     unsigned char byte = bytes[index];
-    if (byte != '<' && byte != ':' && byte != '=') return 0;
+    if (byte != '<' && byte != ':' && byte != '=' && byte != '&') return 0;
     if (index == 0 || index + 1 >= count) return 1;
     unsigned char before = bytes[index - 1], after = bytes[index + 1] | 0x20;
     switch (byte) {
     case '<': return after == 's' || after == 'h';
-    case ':': return (before | 0x20) == 't' || before == '\t' || before == '\n' || before == '\r';
+    case ':':
+        return (before | 0x20) == 't' || before == '\t' || before == '\n' || before == '\r' || before == ';' || after == 's'
+            || after == 'h';
+    case '&': return bytes[index + 1] == '#' || bytes[index + 1] == 'c' || bytes[index + 1] == 'T' || bytes[index + 1] == 'N';
     default: return is_letter(before) || is_space(before);
     }
 }
@@ -37,18 +40,25 @@ size_t airlock_markup_candidate(const unsigned char *bytes, size_t count, size_t
         __m128i opens = _mm_cmpeq_epi8(block, _mm_set1_epi8('<'));
         __m128i colons = _mm_cmpeq_epi8(block, _mm_set1_epi8(':'));
         __m128i equals = _mm_cmpeq_epi8(block, _mm_set1_epi8('='));
-        if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(opens, colons), equals)) == 0) {
+        __m128i ampersands = _mm_cmpeq_epi8(block, _mm_set1_epi8('&'));
+        if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(opens, colons), _mm_or_si128(equals, ampersands))) == 0) {
             index += 16;
             continue;
         }
         __m128i before = _mm_loadu_si128((const __m128i *)(bytes + index - 1));
         __m128i beforeFolded = _mm_or_si128(before, fold);
-        __m128i afterFolded = _mm_or_si128(_mm_loadu_si128((const __m128i *)(bytes + index + 1)), fold);
-        __m128i tag = _mm_and_si128(opens, _mm_or_si128(_mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('s')),
-                                                        _mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('h'))));
-        __m128i scheme = _mm_and_si128(colons, _mm_or_si128(
+        __m128i after = _mm_loadu_si128((const __m128i *)(bytes + index + 1));
+        __m128i afterFolded = _mm_or_si128(after, fold);
+        __m128i element = _mm_or_si128(_mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('s')),
+                                       _mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('h')));
+        __m128i tag = _mm_and_si128(opens, element);
+        __m128i scheme = _mm_and_si128(colons, _mm_or_si128(_mm_or_si128(
             _mm_or_si128(_mm_cmpeq_epi8(beforeFolded, _mm_set1_epi8('t')), _mm_cmpeq_epi8(before, _mm_set1_epi8('\t'))),
-            _mm_or_si128(_mm_cmpeq_epi8(before, _mm_set1_epi8('\n')), _mm_cmpeq_epi8(before, _mm_set1_epi8('\r')))));
+            _mm_or_si128(_mm_cmpeq_epi8(before, _mm_set1_epi8('\n')), _mm_cmpeq_epi8(before, _mm_set1_epi8('\r')))),
+            _mm_or_si128(_mm_cmpeq_epi8(before, _mm_set1_epi8(';')), element)));
+        __m128i reference = _mm_and_si128(ampersands, _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(after, _mm_set1_epi8('#')), _mm_cmpeq_epi8(after, _mm_set1_epi8('c'))),
+            _mm_or_si128(_mm_cmpeq_epi8(after, _mm_set1_epi8('T')), _mm_cmpeq_epi8(after, _mm_set1_epi8('N')))));
         // Signed comparisons: bytes from 0x80 are negative, so neither a letter nor a space.
         __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(beforeFolded, _mm_set1_epi8('a' - 1)),
                                        _mm_cmpgt_epi8(_mm_set1_epi8('z' + 1), beforeFolded));
@@ -56,7 +66,7 @@ size_t airlock_markup_candidate(const unsigned char *bytes, size_t count, size_t
                                      _mm_and_si128(_mm_cmpgt_epi8(before, _mm_set1_epi8(0x08)),
                                                    _mm_cmpgt_epi8(_mm_set1_epi8(0x0E), before)));
         __m128i handler = _mm_and_si128(equals, _mm_or_si128(letter, space));
-        int found = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(tag, scheme), handler));
+        int found = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(tag, scheme), _mm_or_si128(handler, reference)));
         if (found != 0) return index + (size_t)__builtin_ctz((unsigned)found);
         index += 16;
     }

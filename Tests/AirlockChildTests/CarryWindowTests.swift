@@ -104,15 +104,101 @@ struct CarryWindowTests {
         }
     }
 
+    @Test("character references in a URL, namespace prefixes and srcdoc count however long, wherever the chunks fall")
+    func referencesAndPrefixes() {
+        func classes(_ text: String, _ chunk: Int) -> Set<ContentClass> {
+            ContentClasses.of(name: Array("x.svg".utf8), bytes: Array(text.utf8), chunkSize: chunk)
+        }
+        let link = { (url: String) in "<svg><a href=\"\(url)x\">" }
+        var active = ["javascr&#105;pt:", "javascript&#58;", "javascript&#x3A;", "javascript&#X3a;", "javascript&colon;",
+                      "java&Tab;script:", "java&#9;script&NewLine;:", "vbscr&#x69pt:", "jav&#x61script:",
+                      "&#106;&#97;&#118;&#97;&#115;&#99;&#114;&#105;&#112;&#116;&#58;", "javascript&#0058:"].map(link)
+        var plain = ["javascript&#59;", "javascript&Colon;", "javascript&colon ", "javas&#0;cript:", "javascript&amp;colon;",
+                     "javascrip&#116", "javascript&#x3A0;", "javascript&#5", "javas&tab;cript:"].map(link)
+        for length in [1, 20, 47, 48, 49, 100, 5000] {
+            let zeros = String(repeating: "0", count: length), name = String(repeating: "n", count: length)
+            active += [link("javascript&#\(zeros)58;"), link("javascript&#x\(zeros)3a;"), link("javascrip&#\(zeros)116:"),
+                       "<svg><\(name):script>x</\(name):script></svg>", "<svg><\(name):html ", "<svg ><iframe\(String(repeating: " ", count: length))srcdoc=\"&lt;script&gt;\">"]
+            plain += [link("javascript&#\(zeros)59;"), "<svg><\(name):style>", "<svg><a \(name):script=\"x\">", "<svg>\(name):script ",
+                      "<svg><a data-srcdoc\(String(repeating: " ", count: length))=\"x\">"]
+        }
+        for chunk in [1, 2, 7, 16, 17, 64, 65, 4096] {
+            for text in active { expectEqual(classes(text, chunk), [.activeContent], "\(text.prefix(60)), chunks of \(chunk)") }
+            for text in plain { expect(!classes(text, chunk).contains(.activeContent), "\(text.prefix(60)), chunks of \(chunk)") }
+        }
+    }
+
+    @Test("random markup made of the searched words, references, prefixes and blanks gets the same classes whatever the chunks")
+    func sameWhateverTheChunks() {
+        let tokens = ["<svg>", "<", "x", "h", ":", "script", "java", "vb", "&#", "&#x", "0", "58", "3a", "116", ";", "&colon;",
+                      "&Tab;", "&NewLine;", "&amp;", "&", "\t", "\n", " ", "on", "load", "srcdoc", "=", "\"", "s", "t", "html", "-"]
+        var generator = SystemRandomNumberGenerator()
+        var active = 0
+        for round in 0..<300 {
+            var text = "<svg>"
+            while text.utf8.count < 20 + round { text += tokens.randomElement(using: &generator)! }
+            let bytes = Array(text.utf8)
+            let whole = ContentClasses.of(name: Array("x.svg".utf8), bytes: bytes, chunkSize: 1 << 16)
+            if whole.contains(.activeContent) { active += 1 }
+            for chunk in [1, 2, 3, 16, 17, 31] {
+                expectEqual(ContentClasses.of(name: Array("x.svg".utf8), bytes: bytes, chunkSize: chunk), whole, "\(text), chunks of \(chunk)")
+            }
+        }
+        // The words are common enough that both verdicts are tried.
+        expect(active > 10 && active < 290, "\(active) of 300 active")
+    }
+
+    @Test("a character reference is decoded as a browser decodes it in an attribute, the rest left as its bytes")
+    func characterReferences() {
+        func read(_ text: String, atFileEnd: Bool = true) -> (CharacterReference.Step, next: Int) {
+            let bytes = Array(("&" + text).utf8)
+            return bytes.withUnsafeBytes { CharacterReference.read($0, after: 0, to: $0.count, atFileEnd: atFileEnd) }
+        }
+        let cases: [(String, CharacterReference.Step, Int)] = [
+            ("#58;", .decoded(0x3A, consumed: true), 5), ("#58x", .decoded(0x3A, consumed: false), 4),
+            ("#x3a;", .decoded(0x3A, consumed: true), 6), ("#X3A", .decoded(0x3A, consumed: false), 5),
+            ("#00000000000000000000115;", .decoded(0x73, consumed: true), 26),
+            ("#0;", .decoded(CharacterReference.nonASCII, consumed: true), 4),
+            ("#99999999999999999999;", .decoded(CharacterReference.nonASCII, consumed: true), 23),
+            ("#128;", .decoded(CharacterReference.nonASCII, consumed: true), 6),
+            ("colon;", .decoded(0x3A, consumed: true), 7), ("Tab;", .decoded(0x09, consumed: true), 5),
+            ("NewLine;", .decoded(0x0A, consumed: true), 9),
+            ("Colon;", .plain, 1), ("colon ", .plain, 6), ("amp;", .plain, 1), ("#;", .plain, 2), ("#x;", .plain, 3),
+            ("#xg", .plain, 3), (" ", .plain, 1), ("NewLines;", .plain, 8),
+        ]
+        for (text, step, next) in cases {
+            let (got, at) = read(text)
+            expectEqual(got, step, "&\(text)")
+            expectEqual(at, next, "&\(text)")
+        }
+        expectEqual(read("#58", atFileEnd: false).0, .more)
+        expectEqual(read("#58", atFileEnd: true).0, .decoded(0x3A, consumed: false))
+        expectEqual(read("colo", atFileEnd: true).0, .plain)
+    }
+
     /// The positions the markup search's checks find something at, each tried on its own.
     private func findings(_ bytes: UnsafeRawBufferPointer) -> [Int] {
-        (0..<bytes.count).filter { index in
+        // A `:` right after a reference's `;` may end a script URL (one right after
+        // a reference without its `;` is read with the reference, from its `&`).
+        var afterReference = Set<Int>()
+        for index in 0..<bytes.count where bytes[index] == UInt8(ascii: "&") {
+            let (step, next) = CharacterReference.read(bytes, after: index, to: bytes.count, atFileEnd: true)
+            if case .decoded(_, consumed: true) = step { afterReference.insert(next) }
+        }
+        func opens(_ index: Int) -> Bool {
+            MarkupScan.Found.opens(bytes, index, "script") || MarkupScan.Found.opens(bytes, index, "html")
+                || MarkupScan.Found.opens(bytes, index, "svg")
+        }
+        return (0..<bytes.count).filter { index in
             switch bytes[index] {
-            case UInt8(ascii: "<"):
-                return MarkupScan.Found.opens(bytes, index, "script") || MarkupScan.Found.opens(bytes, index, "html")
-                    || MarkupScan.Found.opens(bytes, index, "svg")
-            case UInt8(ascii: ":"): return MarkupScan.Found.endsWithScript(bytes, index)
-            case UInt8(ascii: "="): return MarkupScan.Found.isHandler(bytes, index)
+            case UInt8(ascii: "<"): return opens(index)
+            case UInt8(ascii: ":"):
+                return MarkupScan.Found.endsWithScript(bytes, index) || afterReference.contains(index)
+                    || (MarkupScan.Found.endsPrefix(bytes, index) && opens(index))
+            case UInt8(ascii: "="): return MarkupScan.Found.isActiveAttribute(bytes, index)
+            case UInt8(ascii: "&"):
+                if case .decoded = CharacterReference.read(bytes, after: index, to: bytes.count, atFileEnd: true).0 { return true }
+                return false
             default: return false
             }
         }
@@ -123,7 +209,8 @@ struct CarryWindowTests {
         // Bytes that start or end findings, their neighbours' edge cases (case, the
         // spaces, the letters' bounds, bytes from 0x80), and words the checks look for.
         let alphabet: [[UInt8]] = ["<", ":", "=", "s", "S", "h", "H", "t", "T", "\t", "\n", "\r", " ", "a", "z", "Z", "@", "[", "`", "{",
-                                   "on", "onload", "script", "html", "svg", "javascript", "vbscript"].map { Array($0.utf8) }
+                                   "on", "onload", "script", "html", "svg", "javascript", "vbscript", "srcdoc",
+                                   "&", "#", "#x", ";", "0", "5", "9", "&#58;", "&#x3a;", "&colon;", "&Tab;", "&#116", "x:"].map { Array($0.utf8) }
             + [[0x00], [0x08], [0x0B], [0x0C], [0x0E], [0x80], [0xC1], [0xF3], [0xFF]]
         var generator = SystemRandomNumberGenerator()
         for round in 0..<400 {

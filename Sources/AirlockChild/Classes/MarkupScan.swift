@@ -2,23 +2,26 @@ import CAirlockSieve
 
 /// Looks through a whole file, as it streams past, for what makes markup
 /// active: a `<script` element or an `<html` document anywhere (which is how a
-/// GIF or JPEG that is also an HTML page shows itself), and in markup (HTML,
-/// XHTML, SVG, any XML) event-handler attributes (`onload=`) and `javascript:`
-/// or `vbscript:` URLs. Case is ignored, as browsers ignore it; the order in
-/// which they appear does not matter.
+/// GIF or JPEG that is also an HTML page shows itself; in XML, under a namespace
+/// prefix too, as `<x:script`), and in markup (HTML, XHTML, SVG, any XML)
+/// event-handler attributes (`onload=`), `srcdoc=` (a page of its own, whose
+/// markup is escaped) and `javascript:` or `vbscript:` URLs. Case is ignored, as
+/// browsers ignore it; the order in which they appear does not matter.
 ///
-/// Browsers allow any number of blanks between an attribute's name and its `=`,
-/// and drop every tab and line break from a URL, so neither check may depend on
-/// the window's look-behind: what the bytes before a window say for them is
-/// carried from window to window (`Context`), and a finding does not depend on
-/// where the chunks fall.
+/// Browsers allow any number of blanks between an attribute's name and its `=`;
+/// they decode character references in an attribute's value (`javascript&#58;`,
+/// `java&Tab;script:`) and then drop every tab and line break from a URL; and an
+/// XML prefix may be any length. So none of these checks may depend on the
+/// window's look-behind: what the bytes before a window say for them is carried
+/// from window to window (`Context`), a reference cut by a seam is read on in
+/// the next window, and a finding does not depend on where the chunks fall.
 struct MarkupScan {
     private var window = CarryWindow(lookBehind: 48, lookAhead: 16)
     private var context = Context()
     private(set) var sawScript = false
     private(set) var sawHTML = false
     private(set) var sawSVG = false
-    private(set) var sawHandler = false
+    private(set) var sawActiveAttribute = false
     private(set) var sawScriptURL = false
 
     mutating func feed(_ chunk: UnsafeRawBufferPointer) {
@@ -28,17 +31,34 @@ struct MarkupScan {
     }
 
     mutating func finish() {
-        var found = Found(context: context)
+        var found = Found(context: context, atFileEnd: true)
         window.finish { found.visit($0, $1) }
         record(found)
     }
 
     /// What the file so far ends with, for the checks that look back further than a window.
     struct Context {
-        /// Whether its last bytes but blanks are an event-handler attribute's name.
-        var afterHandlerName = false
-        /// Its last six bytes but tabs and line breaks, lowercased.
-        var scriptTail: [UInt8] = []
+        /// Whether its last bytes but blanks are an active attribute's name.
+        var afterActiveName = false
+        /// Whether it ends inside an element's opening name.
+        var tagOpening = TagOpening.none
+        /// Its last six characters as a URL holds them (references decoded, tabs
+        /// and line breaks dropped, lowercased), the last in the lowest byte.
+        var url: UInt64 = 0
+        /// How many positions after the window's last were read already, by a
+        /// reference that went on into the look-ahead.
+        var resume = 0
+        /// A reference cut by the end of the bytes, to be read on.
+        var reference: CharacterReference?
+    }
+
+    /// Where an element's opening name stands at the end of the bytes so far.
+    enum TagOpening {
+        case none
+        /// Just after a `<`.
+        case bracket
+        /// After a `<` and one or more bytes of a name (a prefix, if a `:` follows).
+        case prefix
     }
 
     private mutating func record(_ found: Found) {
@@ -46,26 +66,40 @@ struct MarkupScan {
         sawScript = sawScript || found.script
         sawHTML = sawHTML || found.html
         sawSVG = sawSVG || found.svg
-        sawHandler = sawHandler || found.handler
+        sawActiveAttribute = sawActiveAttribute || found.activeAttribute
         sawScriptURL = sawScriptURL || found.scriptURL
     }
 
     /// Whether the file is active content, given whether its head opens markup.
     func isActive(markupHead: Bool, htmlHead: Bool) -> Bool {
-        sawScript || sawHTML || htmlHead || ((markupHead || sawSVG) && (sawHandler || sawScriptURL))
+        sawScript || sawHTML || htmlHead || ((markupHead || sawSVG) && (sawActiveAttribute || sawScriptURL))
     }
 
     /// What one window's positions hold.
     struct Found {
-        var script = false, html = false, svg = false, handler = false, scriptURL = false
+        var script = false, html = false, svg = false, activeAttribute = false, scriptURL = false
         /// What the file ends with before the window being visited; after it, once visited.
         var context = Context()
+        /// Whether the window is the file's last, so that nothing follows its bytes.
+        var atFileEnd = false
+        /// The first position not yet read into `context.url`.
+        private var done = 0
+
+        init(context: Context, atFileEnd: Bool = false) {
+            self.context = context
+            self.atFileEnd = atFileEnd
+        }
 
         /// Looks at the bytes that can start a finding, as the sieve
         /// (`airlock_markup_candidate`) picks them out: most bytes of most files
         /// are none of them.
         mutating func visit(_ bytes: UnsafeRawBufferPointer, _ positions: Range<Int>) {
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+            done = positions.lowerBound + context.resume
+            if var reference = context.reference {
+                context.reference = nil
+                settle(&reference, bytes, reference.resume(bytes, at: done, to: bytes.count, atFileEnd: atFileEnd))
+            }
             var index = positions.lowerBound
             while true {
                 index = airlock_markup_candidate(base, bytes.count, index, positions.upperBound)
@@ -81,26 +115,84 @@ struct MarkupScan {
             switch bytes[index] {
             case UInt8(ascii: "<"): tag(bytes, index)
             case UInt8(ascii: ":"):
-                if !scriptURL { scriptURL = Found.endsWithScript(bytes, index, from: start, after: context.scriptTail) }
+                if Found.mayOpenElement(bytes, index), Found.endsPrefix(bytes, index, from: start, opening: context.tagOpening) {
+                    tag(bytes, index)
+                }
+                if index >= done {
+                    readURL(bytes, upTo: index)
+                    push(UInt8(ascii: ":"))
+                    done = index + 1
+                }
+            case UInt8(ascii: "&"):
+                guard index >= done else { return }
+                readURL(bytes, upTo: index)
+                var reference = CharacterReference()
+                settle(&reference, bytes, reference.resume(bytes, at: index + 1, to: bytes.count, atFileEnd: atFileEnd))
             case UInt8(ascii: "="):
-                if !handler { handler = Found.isHandler(bytes, index, from: start, afterHandlerName: context.afterHandlerName) }
+                if !activeAttribute {
+                    activeAttribute = Found.isActiveAttribute(bytes, index, from: start, afterActiveName: context.afterActiveName)
+                }
             default: break
             }
         }
 
+        /// Takes what reading `reference` on came to: a character, plain bytes, or
+        /// (where the bytes ended first) a reference to read on in the next window.
+        private mutating func settle(_ reference: inout CharacterReference, _ bytes: UnsafeRawBufferPointer,
+                                     _ read: (CharacterReference.Step, next: Int)) {
+            done = read.next
+            switch read.0 {
+            case .decoded(let character, let consumed):
+                push(character)
+                // A `:` just after a reference without its `;` (`&#116:`): the sieve
+                // passes a `:` after a `;` but not after every digit.
+                if !consumed, done < bytes.count, bytes[done] == UInt8(ascii: ":") {
+                    push(UInt8(ascii: ":"))
+                    done += 1
+                }
+            case .plain: reference.forEachPlainByte { push($0) }
+            case .more: context.reference = reference
+            }
+        }
+
+        /// Brings `context.url` up to `end` over plain bytes, from the last six
+        /// before it but tabs and line breaks (however many of those).
+        private mutating func readURL(_ bytes: UnsafeRawBufferPointer, upTo end: Int) {
+            guard end > done else { return }
+            var last: UInt64 = 0, count = 0
+            var position = end - 1
+            while position >= done, count < 6 {
+                let byte = bytes[position]
+                position -= 1
+                guard !Found.isDroppedFromURL(byte) else { continue }
+                last |= UInt64(ByteText.lower(byte)) << (8 * count)
+                count += 1
+            }
+            context.url = Found.keepSix(context.url << (8 * count) | last)
+            done = end
+        }
+
+        /// Adds one character to the URL's, and notes a script URL where a `:` ends "script".
+        private mutating func push(_ character: UInt8) {
+            guard !Found.isDroppedFromURL(character) else { return }
+            if character == UInt8(ascii: ":"), context.url == Found.script { scriptURL = true }
+            context.url = Found.keepSix(context.url << 8 | UInt64(ByteText.lower(character)))
+        }
+
+        /// "script" as `Context.url` holds it.
+        static let script: UInt64 = "script".utf8.reduce(0) { $0 << 8 | UInt64($1) }
+
+        @inline(__always) static func keepSix(_ characters: UInt64) -> UInt64 { characters & 0xFFFF_FFFF_FFFF }
+
         /// Brings `context` up to the end of the visited `positions`.
         private mutating func carry(_ bytes: UnsafeRawBufferPointer, _ positions: Range<Int>) {
-            // As if an `=` came next: only blanks after a handler's name keep it in force.
-            context.afterHandlerName = Found.isHandler(bytes, positions.upperBound, from: positions.lowerBound,
-                                                       afterHandlerName: context.afterHandlerName)
-            var tail: [UInt8] = []
-            var position = positions.upperBound - 1
-            while position >= positions.lowerBound, tail.count < 6 {
-                let byte = ByteText.lower(bytes[position])
-                position -= 1
-                if !Found.isDroppedFromURL(byte) { tail.append(byte) }
-            }
-            context.scriptTail = Array((context.scriptTail + tail.reversed()).suffix(6))
+            // As if an `=` came next: only blanks after an active attribute's name keep it in force.
+            context.afterActiveName = Found.isActiveAttribute(bytes, positions.upperBound, from: positions.lowerBound,
+                                                              afterActiveName: context.afterActiveName)
+            context.tagOpening = Found.tagOpening(bytes, before: positions.upperBound, from: positions.lowerBound,
+                                                  carried: context.tagOpening)
+            if context.reference == nil { readURL(bytes, upTo: positions.upperBound) }
+            context.resume = max(0, done - positions.upperBound)
         }
 
         private mutating func tag(_ bytes: UnsafeRawBufferPointer, _ index: Int) {
@@ -109,7 +201,14 @@ struct MarkupScan {
             if !svg, Found.opens(bytes, index, "svg") { svg = true }
         }
 
-        /// Whether `<` at `index` opens the element `name`: the name, then a space, `>` or `/`.
+        /// Whether the byte after `index` may start one of the elements `tag` looks for.
+        @inline(__always) static func mayOpenElement(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> Bool {
+            guard index + 1 < bytes.count else { return false }
+            let next = ByteText.lower(bytes[index + 1])
+            return next == UInt8(ascii: "s") || next == UInt8(ascii: "h")
+        }
+
+        /// Whether `<` (or a prefix's `:`) at `index` opens the element `name`: the name, then a space, `>` or `/`.
         static func opens(_ bytes: UnsafeRawBufferPointer, _ index: Int, _ name: StaticString) -> Bool {
             let count = name.utf8CodeUnitCount
             guard index + 1 + count < bytes.count else { return false }
@@ -118,44 +217,68 @@ struct MarkupScan {
             return ByteText.isSpace(after) || after == UInt8(ascii: ">") || after == UInt8(ascii: "/")
         }
 
-        /// Whether the letters before a `:` end with "script" (javascript:, vbscript:),
-        /// skipping the tabs and line breaks a browser strips from a URL, however
-        /// many. Before `start`, the bytes are `tail`'s (the file's earlier bytes
-        /// but tabs and line breaks).
-        static func endsWithScript(_ bytes: UnsafeRawBufferPointer, _ index: Int, from start: Int = 0, after tail: [UInt8] = []) -> Bool {
-            let word: StaticString = "tpircs"
-            let count = word.utf8CodeUnitCount
-            var matched = 0
+        /// Whether the `:` at `index` ends a namespace prefix of an element's
+        /// opening name (`<x:script`), however long: a `<`, then one or more bytes
+        /// of a name. Where the name reaches back past `start`, `opening` says
+        /// what the bytes before it were.
+        static func endsPrefix(_ bytes: UnsafeRawBufferPointer, _ index: Int, from start: Int = 0, opening: TagOpening = .none) -> Bool {
             var position = index - 1
-            while position >= start, matched < count {
-                let byte = ByteText.lower(bytes[position])
+            while position >= start, isNameByte(bytes[position]) { position -= 1 }
+            let named = position < index - 1
+            if position < start { return opening == .prefix || (named && opening == .bracket) }
+            return named && bytes[position] == UInt8(ascii: "<")
+        }
+
+        /// Where an element's opening name stands just before `end`, given where
+        /// it stood before `start`.
+        static func tagOpening(_ bytes: UnsafeRawBufferPointer, before end: Int, from start: Int, carried: TagOpening) -> TagOpening {
+            var position = end - 1
+            while position >= start, isNameByte(bytes[position]) { position -= 1 }
+            let named = position < end - 1
+            if position < start { return named ? (carried == .none ? .none : .prefix) : carried }
+            guard bytes[position] == UInt8(ascii: "<") else { return .none }
+            return named ? .prefix : .bracket
+        }
+
+        /// The bytes of an XML name but `:`: ASCII letters and digits, `-`, `_`,
+        /// `.`, and every byte of a character past ASCII.
+        static func isNameByte(_ byte: UInt8) -> Bool {
+            ByteText.isLetter(byte) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte >= 0x80
+        }
+
+        /// Whether the `:` at `index` ends "script" (javascript:, vbscript:), with
+        /// any tabs and line breaks among its letters, and no character references:
+        /// the check one position at a time, for the sieve's test.
+        static func endsWithScript(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> Bool {
+            var url: UInt64 = 0, count = 0
+            var position = index - 1
+            while position >= 0, count < 6 {
+                if !isDroppedFromURL(bytes[position]) {
+                    url |= UInt64(ByteText.lower(bytes[position])) << (8 * count)
+                    count += 1
+                }
                 position -= 1
-                if isDroppedFromURL(byte) { continue }
-                guard byte == word.utf8Start[matched] else { return false }
-                matched += 1
             }
-            for byte in tail.reversed() where matched < count {
-                guard byte == word.utf8Start[matched] else { return false }
-                matched += 1
-            }
-            return matched == count
+            return url == script
         }
 
         /// Tabs and line breaks, which browsers drop from a URL wherever they stand.
         static func isDroppedFromURL(_ byte: UInt8) -> Bool { byte == 0x09 || byte == 0x0A || byte == 0x0D }
 
-        /// Whether the `=` at `index` ends an event-handler attribute: `on` and at
-        /// least two more letters, after a space, a quote or `/`, before any number
-        /// of spaces. When only spaces lie between `start` and the `=`, the file's
-        /// earlier bytes decide (`afterHandlerName`).
-        static func isHandler(_ bytes: UnsafeRawBufferPointer, _ index: Int, from start: Int = 0, afterHandlerName: Bool = false) -> Bool {
+        /// Whether the `=` at `index` ends an active attribute: an event handler
+        /// (`on` and at least two more letters) or `srcdoc`, after a space, a
+        /// quote or `/`, before any number of spaces. When only spaces lie between
+        /// `start` and the `=`, the file's earlier bytes decide (`afterActiveName`).
+        static func isActiveAttribute(_ bytes: UnsafeRawBufferPointer, _ index: Int, from start: Int = 0,
+                                      afterActiveName: Bool = false) -> Bool {
             var position = index - 1
             while position >= start, ByteText.isSpace(bytes[position]) { position -= 1 }
-            return position < start ? afterHandlerName : endsHandlerName(bytes, position)
+            return position < start ? afterActiveName : endsActiveName(bytes, position)
         }
 
-        /// Whether the byte at `end` ends an event-handler attribute's name.
-        static func endsHandlerName(_ bytes: UnsafeRawBufferPointer, _ end: Int) -> Bool {
+        /// Whether the byte at `end` ends an active attribute's name.
+        static func endsActiveName(_ bytes: UnsafeRawBufferPointer, _ end: Int) -> Bool {
             var position = end
             while position >= 0, end - position < 40, ByteText.isLetter(bytes[position]) { position -= 1 }
             let length = end - position
@@ -163,7 +286,8 @@ struct MarkupScan {
             let before = bytes[position]
             guard ByteText.isSpace(before) || before == UInt8(ascii: "\"") || before == UInt8(ascii: "'") || before == UInt8(ascii: "/")
             else { return false }
-            return ByteText.lower(bytes[position + 1]) == UInt8(ascii: "o") && ByteText.lower(bytes[position + 2]) == UInt8(ascii: "n")
+            let name = (position + 1...end).lazy.map { ByteText.lower(bytes[$0]) }
+            return name.starts(with: "on".utf8) || name.elementsEqual("srcdoc".utf8)
         }
     }
 }
