@@ -11,25 +11,29 @@ static int is_letter(unsigned char byte) {
 static int is_space(unsigned char byte) { return byte == ' ' || (byte >= 0x09 && byte <= 0x0D); }
 
 /// The rule of the header, one position at a time.
-static int is_candidate(const unsigned char *bytes, size_t count, size_t index) {
+static int is_candidate(const unsigned char *bytes, size_t count, size_t index, int entities) {
     unsigned char byte = bytes[index];
     if (byte != '<' && byte != ':' && byte != '=' && byte != '&') return 0;
     if (index == 0 || index + 1 >= count) return 1;
     unsigned char before = bytes[index - 1], after = bytes[index + 1] | 0x20;
     switch (byte) {
-    case '<': return after == 's' || after == 'h';
+    case '<': return after == 's' || after == 'h' || bytes[index + 1] == '!';
     case ':':
         return (before | 0x20) == 't' || before == '\t' || before == '\n' || before == '\r' || before == ';' || after == 's'
             || after == 'h';
-    case '&': return bytes[index + 1] == '#' || bytes[index + 1] == 'c' || bytes[index + 1] == 'T' || bytes[index + 1] == 'N';
+    case '&': {
+        unsigned char next = bytes[index + 1];
+        if (entities) return next == '#' || next == '_' || is_letter(next);
+        return next == '#' || next == 'c' || next == 'T' || next == 'N';
+    }
     default: return is_letter(before) || is_space(before);
     }
 }
 
-size_t airlock_markup_candidate(const unsigned char *bytes, size_t count, size_t from, size_t to) {
+size_t airlock_markup_candidate(const unsigned char *bytes, size_t count, size_t from, size_t to, int entities) {
     size_t index = from;
     if (index == 0 && index < to) {
-        if (is_candidate(bytes, count, 0)) return 0;
+        if (is_candidate(bytes, count, 0, entities)) return 0;
         index = 1;
     }
 #if defined(__SSE2__)
@@ -51,15 +55,19 @@ size_t airlock_markup_candidate(const unsigned char *bytes, size_t count, size_t
         __m128i afterFolded = _mm_or_si128(after, fold);
         __m128i element = _mm_or_si128(_mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('s')),
                                        _mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('h')));
-        __m128i tag = _mm_and_si128(opens, element);
+        __m128i tag = _mm_and_si128(opens, _mm_or_si128(element, _mm_cmpeq_epi8(after, _mm_set1_epi8('!'))));
         __m128i scheme = _mm_and_si128(colons, _mm_or_si128(_mm_or_si128(
             _mm_or_si128(_mm_cmpeq_epi8(beforeFolded, _mm_set1_epi8('t')), _mm_cmpeq_epi8(before, _mm_set1_epi8('\t'))),
             _mm_or_si128(_mm_cmpeq_epi8(before, _mm_set1_epi8('\n')), _mm_cmpeq_epi8(before, _mm_set1_epi8('\r')))),
             _mm_or_si128(_mm_cmpeq_epi8(before, _mm_set1_epi8(';')), element)));
-        __m128i reference = _mm_and_si128(ampersands, _mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(after, _mm_set1_epi8('#')), _mm_cmpeq_epi8(after, _mm_set1_epi8('c'))),
-            _mm_or_si128(_mm_cmpeq_epi8(after, _mm_set1_epi8('T')), _mm_cmpeq_epi8(after, _mm_set1_epi8('N')))));
         // Signed comparisons: bytes from 0x80 are negative, so neither a letter nor a space.
+        __m128i named = entities
+            ? _mm_or_si128(_mm_cmpeq_epi8(after, _mm_set1_epi8('_')),
+                           _mm_and_si128(_mm_cmpgt_epi8(afterFolded, _mm_set1_epi8('a' - 1)),
+                                         _mm_cmpgt_epi8(_mm_set1_epi8('z' + 1), afterFolded)))
+            : _mm_or_si128(_mm_cmpeq_epi8(after, _mm_set1_epi8('c')),
+                           _mm_or_si128(_mm_cmpeq_epi8(after, _mm_set1_epi8('T')), _mm_cmpeq_epi8(after, _mm_set1_epi8('N'))));
+        __m128i reference = _mm_and_si128(ampersands, _mm_or_si128(_mm_cmpeq_epi8(after, _mm_set1_epi8('#')), named));
         __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(beforeFolded, _mm_set1_epi8('a' - 1)),
                                        _mm_cmpgt_epi8(_mm_set1_epi8('z' + 1), beforeFolded));
         __m128i space = _mm_or_si128(_mm_cmpeq_epi8(before, _mm_set1_epi8(' ')),
@@ -72,7 +80,7 @@ size_t airlock_markup_candidate(const unsigned char *bytes, size_t count, size_t
     }
 #endif
     for (; index < to; index++) {
-        if (is_candidate(bytes, count, index)) return index;
+        if (is_candidate(bytes, count, index, entities)) return index;
     }
     return to;
 }

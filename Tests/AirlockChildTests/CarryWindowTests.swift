@@ -122,6 +122,17 @@ struct CarryWindowTests {
             plain += [link("javascript&#\(zeros)59;"), "<svg><\(name):style>", "<svg><a \(name):script=\"x\">", "<svg>\(name):script ",
                       "<svg><a data-srcdoc\(String(repeating: " ", count: length))=\"x\">"]
         }
+        // Entities a document type declares, which a browser expands and the search does not.
+        let declaring = { (entities: String, body: String) in "<?xml version=\"1.0\"?><!DOCTYPE svg [\(entities)]><svg>\(body)</svg>" }
+        active += [declaring("<!ENTITY a \"java\"><!ENTITY b \"script\">", "<a href=\"&a;&b;:x\">"),
+                   declaring("<!ENTITY c \"&#58;\">", "<a href=\"javascript&c;x\">"),
+                   declaring("<!ENTITY j \"javascr\">", "<a href=\"&j;\n\tipt:x\">"),
+                   declaring("<!ENTITY j \"javascr\">", "<a href=\"&j;&#x69;pt:x\">"),
+                   declaring("<!ENTITY s \"&#60;script&#62;x&#60;/script&#62;\">", "&s;"),
+                   declaring("<!ENTITY \(String(repeating: "n", count: 300)) \"x\">", "<a href=\"java&\(String(repeating: "n", count: 300));:x\">")]
+        plain += [declaring("<!ENTITY ns \"http://example.org/ns\">", "<g xmlns:x=\"&ns;\"><a href=\"https://example.org/&ns;\"/></g>"),
+                  declaring("<!ENTITY ns \"x\">", "<text>&ns; is at: 12:30 &lt;b&gt;</text>"),
+                  "<svg><a href=\"&a;&b;:x\">"]
         for chunk in [1, 2, 7, 16, 17, 64, 65, 4096] {
             for text in active { expectEqual(classes(text, chunk), [.activeContent], "\(text.prefix(60)), chunks of \(chunk)") }
             for text in plain { expect(!classes(text, chunk).contains(.activeContent), "\(text.prefix(60)), chunks of \(chunk)") }
@@ -131,7 +142,8 @@ struct CarryWindowTests {
     @Test("random markup made of the searched words, references, prefixes and blanks gets the same classes whatever the chunks")
     func sameWhateverTheChunks() {
         let tokens = ["<svg>", "<", "x", "h", ":", "script", "java", "vb", "&#", "&#x", "0", "58", "3a", "116", ";", "&colon;",
-                      "&Tab;", "&NewLine;", "&amp;", "&", "\t", "\n", " ", "on", "load", "srcdoc", "=", "\"", "s", "t", "html", "-"]
+                      "&Tab;", "&NewLine;", "&amp;", "&", "\t", "\n", " ", "on", "load", "srcdoc", "=", "\"", "s", "t", "html", "-",
+                      "<!ENTITY ", "&e;", "&#60;", "!"]
         var generator = SystemRandomNumberGenerator()
         var active = 0
         for round in 0..<300 {
@@ -166,6 +178,17 @@ struct CarryWindowTests {
             ("Colon;", .plain, 1), ("colon ", .plain, 6), ("amp;", .plain, 1), ("#;", .plain, 2), ("#x;", .plain, 3),
             ("#xg", .plain, 3), (" ", .plain, 1), ("NewLines;", .plain, 8),
         ]
+        // Where the file declares entities, every other name is read whole.
+        let declared = Array("&a_very-long.entity-name-past-eight;".utf8)
+        let entity = declared.withUnsafeBytes { CharacterReference.read($0, after: 0, to: $0.count, atFileEnd: true, entities: true) }
+        expectEqual(entity.0, .decoded(CharacterReference.entity, consumed: true))
+        expectEqual(entity.1, declared.count)
+        for (text, step) in [("&lt;", CharacterReference.Step.decoded(CharacterReference.nonASCII, consumed: true)),
+                             ("&colon;", .decoded(0x3A, consumed: true)), ("&amp;", .decoded(CharacterReference.nonASCII, consumed: true)),
+                             ("&x y", .plain)] {
+            let bytes = Array(text.utf8)
+            expectEqual(bytes.withUnsafeBytes { CharacterReference.read($0, after: 0, to: $0.count, atFileEnd: true, entities: true).0 }, step, text)
+        }
         for (text, step, next) in cases {
             let (got, at) = read(text)
             expectEqual(got, step, "&\(text)")
@@ -177,12 +200,12 @@ struct CarryWindowTests {
     }
 
     /// The positions the markup search's checks find something at, each tried on its own.
-    private func findings(_ bytes: UnsafeRawBufferPointer) -> [Int] {
+    private func findings(_ bytes: UnsafeRawBufferPointer, entities: Bool) -> [Int] {
         // A `:` right after a reference's `;` may end a script URL (one right after
         // a reference without its `;` is read with the reference, from its `&`).
         var afterReference = Set<Int>()
         for index in 0..<bytes.count where bytes[index] == UInt8(ascii: "&") {
-            let (step, next) = CharacterReference.read(bytes, after: index, to: bytes.count, atFileEnd: true)
+            let (step, next) = CharacterReference.read(bytes, after: index, to: bytes.count, atFileEnd: true, entities: entities)
             if case .decoded(_, consumed: true) = step { afterReference.insert(next) }
         }
         func opens(_ index: Int) -> Bool {
@@ -191,13 +214,14 @@ struct CarryWindowTests {
         }
         return (0..<bytes.count).filter { index in
             switch bytes[index] {
-            case UInt8(ascii: "<"): return opens(index)
+            case UInt8(ascii: "<"): return opens(index) || MarkupScan.Found.declaresEntity(bytes, index)
             case UInt8(ascii: ":"):
                 return MarkupScan.Found.endsWithScript(bytes, index) || afterReference.contains(index)
                     || (MarkupScan.Found.endsPrefix(bytes, index) && opens(index))
             case UInt8(ascii: "="): return MarkupScan.Found.isActiveAttribute(bytes, index)
             case UInt8(ascii: "&"):
-                if case .decoded = CharacterReference.read(bytes, after: index, to: bytes.count, atFileEnd: true).0 { return true }
+                let read = CharacterReference.read(bytes, after: index, to: bytes.count, atFileEnd: true, entities: entities)
+                if case .decoded = read.0 { return true }
                 return false
             default: return false
             }
@@ -210,10 +234,12 @@ struct CarryWindowTests {
         // spaces, the letters' bounds, bytes from 0x80), and words the checks look for.
         let alphabet: [[UInt8]] = ["<", ":", "=", "s", "S", "h", "H", "t", "T", "\t", "\n", "\r", " ", "a", "z", "Z", "@", "[", "`", "{",
                                    "on", "onload", "script", "html", "svg", "javascript", "vbscript", "srcdoc",
-                                   "&", "#", "#x", ";", "0", "5", "9", "&#58;", "&#x3a;", "&colon;", "&Tab;", "&#116", "x:"].map { Array($0.utf8) }
+                                   "&", "#", "#x", ";", "0", "5", "9", "&#58;", "&#x3a;", "&colon;", "&Tab;", "&#116", "x:",
+                                   "<!ENTITY ", "!", "&a;", "_", "&lt;", "&_x.y-z;"].map { Array($0.utf8) }
             + [[0x00], [0x08], [0x0B], [0x0C], [0x0E], [0x80], [0xC1], [0xF3], [0xFF]]
         var generator = SystemRandomNumberGenerator()
         for round in 0..<400 {
+            let entities = round % 2 == 1
             var bytes: [UInt8] = []
             while bytes.count < 40 + round * 3 { bytes += alphabet.randomElement(using: &generator)! }
             bytes.withUnsafeBytes { all in
@@ -221,16 +247,16 @@ struct CarryWindowTests {
                 var wide: [Int] = [], single: [Int] = []
                 var index = 0
                 while true {
-                    index = airlock_markup_candidate(base, all.count, index, all.count)
+                    index = airlock_markup_candidate(base, all.count, index, all.count, entities ? 1 : 0)
                     guard index < all.count else { break }
                     wide.append(index)
                     index += 1
                 }
-                for position in 0..<all.count where airlock_markup_candidate(base, all.count, position, position + 1) == position {
+                for position in 0..<all.count where airlock_markup_candidate(base, all.count, position, position + 1, entities ? 1 : 0) == position {
                     single.append(position)
                 }
                 expectEqual(wide, single, "\(bytes)")
-                let missed = Set(findings(all)).subtracting(wide)
+                let missed = Set(findings(all, entities: entities)).subtracting(wide)
                 expect(missed.isEmpty, "the sieve skipped findings at \(missed.sorted()) of \(bytes)")
             }
         }

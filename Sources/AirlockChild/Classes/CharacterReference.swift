@@ -10,22 +10,36 @@
 /// other name, which decodes to no ASCII letter, `:`, tab or line break, is left
 /// as its bytes, as is a named reference without its `;` (which a browser does
 /// not decode in an attribute's value where a letter follows).
+///
+/// In a file that declares entities (an XML document type's `<!ENTITY`), a
+/// reference by any other name, but XML's own five, may stand for any text:
+/// it is read whole, however long its name, and stands for `entity`.
 struct CharacterReference {
     /// What a decoded reference stands for: an ASCII byte, or `nonASCII` for
     /// anything else (including the replacement character for 0 and for values
     /// past Unicode), which is never part of what the markup search looks for.
     static let nonASCII: UInt8 = 0xFF
+    /// What a reference to a declared entity stands for: text the search cannot see here.
+    static let entity: UInt8 = 0x01
 
     private enum State { case start, hash, hexStart, decimal, hex, named }
     private var state = State.start
     private var value: UInt32 = 0
-    /// A name's bytes so far, the first in the lowest byte (no allocation: the
-    /// search reads many of these in text full of `&amp;`).
-    private var name: UInt64 = 0
+    /// Whether the file declares entities, so that every name is read.
+    private let entities: Bool
+    /// A name's first eight bytes, the first in the lowest byte, and its last
+    /// six, the last in the lowest (no allocation: the search reads many of
+    /// these in text full of `&amp;`).
+    private var name: UInt64 = 0, recent: UInt64 = 0
     private var nameLength = 0
 
-    /// The longest name decoded (`NewLine`); a longer one is left as its bytes.
+    /// The longest name decoded (`NewLine`); a longer one is left as its bytes
+    /// where the file declares no entities.
     private static let longestName = 7
+
+    init(entities: Bool = false) {
+        self.entities = entities
+    }
 
     enum Step: Equatable {
         /// The reference goes on: give it the next byte.
@@ -41,8 +55,10 @@ struct CharacterReference {
         switch state {
         case .start:
             if byte == UInt8(ascii: "#") { state = .hash; return .more }
-            // Only the names decoded: each starts with a letter of its own.
-            guard byte == UInt8(ascii: "c") || byte == UInt8(ascii: "T") || byte == UInt8(ascii: "N") else { return .plain }
+            // Without entities, only the names decoded: each starts with a letter of its own.
+            let starts = entities ? ByteText.isLetter(byte) || byte == UInt8(ascii: "_")
+                : byte == UInt8(ascii: "c") || byte == UInt8(ascii: "T") || byte == UInt8(ascii: "N")
+            guard starts else { return .plain }
             state = .named
             appendToName(byte)
             return .more
@@ -65,16 +81,34 @@ struct CharacterReference {
             }
             return .decoded(Self.ascii(value), consumed: byte == UInt8(ascii: ";"))
         case .named:
-            if byte == UInt8(ascii: ";") { return Self.named(name).map { .decoded($0, consumed: true) } ?? .plain }
-            guard ByteText.isLetter(byte) || Self.digit(byte, radix: 10) != nil, nameLength < Self.longestName else { return .plain }
+            if byte == UInt8(ascii: ";") { return named() }
+            let continues = ByteText.isLetter(byte) || Self.digit(byte, radix: 10) != nil
+                || (entities && (byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")))
+            guard continues, entities || nameLength < Self.longestName else { return .plain }
             appendToName(byte)
             return .more
         }
     }
 
     @inline(__always) private mutating func appendToName(_ byte: UInt8) {
-        name |= UInt64(byte) << (8 * nameLength)
+        if nameLength < 8 { name |= UInt64(byte) << (8 * nameLength) }
+        recent = (recent << 8 | UInt64(byte)) & 0xFFFF_FFFF_FFFF
         nameLength += 1
+    }
+
+    /// What a name ended by its `;` stands for.
+    private func named() -> Step {
+        if nameLength <= Self.longestName {
+            switch name {
+            case Self.colon: return .decoded(UInt8(ascii: ":"), consumed: true)
+            case Self.tab: return .decoded(0x09, consumed: true)
+            case Self.newLine: return .decoded(0x0A, consumed: true)
+            case _ where !entities: return .plain
+            case Self.lt, Self.gt, Self.amp, Self.apos, Self.quot: return .decoded(Self.nonASCII, consumed: true)
+            default: break
+            }
+        }
+        return entities ? .decoded(Self.entity, consumed: true) : .plain
     }
 
     /// The bytes read before the one that made the reference plain, `&` first
@@ -85,7 +119,9 @@ struct CharacterReference {
         case .start, .decimal, .hex: break
         case .hash: body(UInt8(ascii: "#"))
         case .hexStart: body(UInt8(ascii: "#")); body(UInt8(ascii: "x"))
-        case .named: for index in 0..<nameLength { body(UInt8(truncatingIfNeeded: name >> (8 * index))) }
+        case .named:
+            // Its last six are as many as a URL's check keeps.
+            for index in (0..<min(nameLength, 6)).reversed() { body(UInt8(truncatingIfNeeded: recent >> (8 * index))) }
         }
     }
 
@@ -102,16 +138,8 @@ struct CharacterReference {
         value > 0 && value < 0x80 ? UInt8(value) : nonASCII
     }
 
-    private static func named(_ name: UInt64) -> UInt8? {
-        switch name {
-        case colon: UInt8(ascii: ":")
-        case tab: 0x09
-        case newLine: 0x0A
-        default: nil
-        }
-    }
-
     private static let colon = packed("colon"), tab = packed("Tab"), newLine = packed("NewLine")
+    private static let lt = packed("lt"), gt = packed("gt"), amp = packed("amp"), apos = packed("apos"), quot = packed("quot")
 
     /// `text` as `name` holds it.
     private static func packed(_ text: StaticString) -> UInt64 {
@@ -132,8 +160,9 @@ struct CharacterReference {
     /// The reference starting with the `&` at `index`, read from the bytes that
     /// follow it up to `end`: what it stands for and the position after it, or
     /// nil where it is plain; `.more` where the bytes end first.
-    static func read(_ bytes: UnsafeRawBufferPointer, after index: Int, to end: Int, atFileEnd: Bool) -> (Step, next: Int) {
-        var reference = CharacterReference()
+    static func read(_ bytes: UnsafeRawBufferPointer, after index: Int, to end: Int, atFileEnd: Bool,
+                     entities: Bool = false) -> (Step, next: Int) {
+        var reference = CharacterReference(entities: entities)
         return reference.resume(bytes, at: index + 1, to: end, atFileEnd: atFileEnd)
     }
 

@@ -8,6 +8,13 @@ import CAirlockSieve
 /// markup is escaped) and `javascript:` or `vbscript:` URLs. Case is ignored, as
 /// browsers ignore it; the order in which they appear does not matter.
 ///
+/// An XML document may declare entities (`<!ENTITY a "java">`) and build a URL
+/// or an element from references to them (`&a;&b;:`, or `&#60;script` in an
+/// entity's value). The search does not expand them: in a file that declares
+/// entities, a reference that may complete a script URL (next to another, to
+/// a `:`, or to the start or end of "script") counts, as does a character
+/// reference to `<`.
+///
 /// Browsers allow any number of blanks between an attribute's name and its `=`;
 /// they decode character references in an attribute's value (`javascript&#58;`,
 /// `java&Tab;script:`) and then drop every tab and line break from a URL; and an
@@ -23,6 +30,7 @@ struct MarkupScan {
     private(set) var sawSVG = false
     private(set) var sawActiveAttribute = false
     private(set) var sawScriptURL = false
+    private(set) var sawBuiltMarkup = false
 
     mutating func feed(_ chunk: UnsafeRawBufferPointer) {
         var found = Found(context: context)
@@ -50,6 +58,8 @@ struct MarkupScan {
         var resume = 0
         /// A reference cut by the end of the bytes, to be read on.
         var reference: CharacterReference?
+        /// Whether the file so far declares an entity (`<!ENTITY`).
+        var declaresEntities = false
     }
 
     /// Where an element's opening name stands at the end of the bytes so far.
@@ -68,16 +78,17 @@ struct MarkupScan {
         sawSVG = sawSVG || found.svg
         sawActiveAttribute = sawActiveAttribute || found.activeAttribute
         sawScriptURL = sawScriptURL || found.scriptURL
+        sawBuiltMarkup = sawBuiltMarkup || found.builtMarkup
     }
 
     /// Whether the file is active content, given whether its head opens markup.
     func isActive(markupHead: Bool, htmlHead: Bool) -> Bool {
-        sawScript || sawHTML || htmlHead || ((markupHead || sawSVG) && (sawActiveAttribute || sawScriptURL))
+        sawScript || sawHTML || htmlHead || ((markupHead || sawSVG) && (sawActiveAttribute || sawScriptURL || sawBuiltMarkup))
     }
 
     /// What one window's positions hold.
     struct Found {
-        var script = false, html = false, svg = false, activeAttribute = false, scriptURL = false
+        var script = false, html = false, svg = false, activeAttribute = false, scriptURL = false, builtMarkup = false
         /// What the file ends with before the window being visited; after it, once visited.
         var context = Context()
         /// Whether the window is the file's last, so that nothing follows its bytes.
@@ -102,7 +113,7 @@ struct MarkupScan {
             }
             var index = positions.lowerBound
             while true {
-                index = airlock_markup_candidate(base, bytes.count, index, positions.upperBound)
+                index = airlock_markup_candidate(base, bytes.count, index, positions.upperBound, context.declaresEntities ? 1 : 0)
                 guard index < positions.upperBound else { break }
                 look(bytes, index, from: positions.lowerBound)
                 index += 1
@@ -113,7 +124,9 @@ struct MarkupScan {
         /// What the byte at `index` may start; the window's positions start at `start`.
         @inline(__always) private mutating func look(_ bytes: UnsafeRawBufferPointer, _ index: Int, from start: Int) {
             switch bytes[index] {
-            case UInt8(ascii: "<"): tag(bytes, index)
+            case UInt8(ascii: "<"):
+                tag(bytes, index)
+                if !context.declaresEntities, Found.declaresEntity(bytes, index) { context.declaresEntities = true }
             case UInt8(ascii: ":"):
                 if Found.mayOpenElement(bytes, index), Found.endsPrefix(bytes, index, from: start, opening: context.tagOpening) {
                     tag(bytes, index)
@@ -126,7 +139,7 @@ struct MarkupScan {
             case UInt8(ascii: "&"):
                 guard index >= done else { return }
                 readURL(bytes, upTo: index)
-                var reference = CharacterReference()
+                var reference = CharacterReference(entities: context.declaresEntities)
                 settle(&reference, bytes, reference.resume(bytes, at: index + 1, to: bytes.count, atFileEnd: atFileEnd))
             case UInt8(ascii: "="):
                 if !activeAttribute {
@@ -143,6 +156,8 @@ struct MarkupScan {
             done = read.next
             switch read.0 {
             case .decoded(let character, let consumed):
+                // In an entity's value, `&#60;` is a `<` that opens markup where the entity is used.
+                if character == UInt8(ascii: "<"), context.declaresEntities { builtMarkup = true }
                 push(character)
                 // A `:` just after a reference without its `;` (`&#116:`): the sieve
                 // passes a `:` after a `;` but not after every digit.
@@ -172,11 +187,47 @@ struct MarkupScan {
             done = end
         }
 
-        /// Adds one character to the URL's, and notes a script URL where a `:` ends "script".
+        /// Adds one character to the URL's, and notes a script URL where a `:` ends
+        /// "script", or where an entity may complete one.
         private mutating func push(_ character: UInt8) {
             guard !Found.isDroppedFromURL(character) else { return }
-            if character == UInt8(ascii: ":"), context.url == Found.script { scriptURL = true }
+            switch character {
+            case UInt8(ascii: ":"):
+                if context.url == Found.script || (context.declaresEntities && Found.endsEntityThenEndOfScript(context.url)) {
+                    scriptURL = true
+                }
+            case CharacterReference.entity:
+                if Found.endsEntityOrStartOfScript(context.url) { scriptURL = true }
+            default: break
+            }
             context.url = Found.keepSix(context.url << 8 | UInt64(ByteText.lower(character)))
+        }
+
+        /// Whether `url` ends with an entity and then the end of "script" (or
+        /// nothing): the entity may stand for the rest of a script scheme, before a `:`.
+        static func endsEntityThenEndOfScript(_ url: UInt64) -> Bool {
+            for count in 0..<6 where UInt8(truncatingIfNeeded: url >> (8 * count)) == CharacterReference.entity {
+                return url & lowBytes(count) == script & lowBytes(count)
+            }
+            return false
+        }
+
+        /// Whether `url` ends with an entity or with the start of "script" (from
+        /// "s" to all of it): an entity next may stand for the rest, or for the `:`.
+        static func endsEntityOrStartOfScript(_ url: UInt64) -> Bool {
+            if UInt8(truncatingIfNeeded: url) == CharacterReference.entity { return true }
+            return (1...6).contains { url & lowBytes($0) == script >> (8 * (6 - $0)) }
+        }
+
+        @inline(__always) static func lowBytes(_ count: Int) -> UInt64 { count == 0 ? 0 : (1 << (8 * count)) - 1 }
+
+        /// Whether the `<` at `index` opens an entity's declaration (`<!ENTITY` and a blank).
+        static func declaresEntity(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> Bool {
+            let word: StaticString = "!ENTITY"
+            let count = word.utf8CodeUnitCount
+            guard index + 1 + count < bytes.count else { return false }
+            for offset in 0..<count where bytes[index + 1 + offset] != word.utf8Start[offset] { return false }
+            return ByteText.isSpace(bytes[index + 1 + count])
         }
 
         /// "script" as `Context.url` holds it.

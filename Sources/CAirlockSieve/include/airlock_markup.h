@@ -7,13 +7,15 @@
 #include <stddef.h>
 
 /// The first position in [from, to) of `bytes` (of which `count` may be read)
-/// where active markup may start: `<` before an ASCII s or h; `:` after an ASCII
+/// where active markup may start: `<` before an ASCII s or h or a `!`; `:` after an ASCII
 /// t, a tab or line break, or a `;` (the end of a character reference),
 /// or before an ASCII s or h (after a namespace prefix); `=` after an ASCII
 /// letter or blank space (letters in either case); `&` before `#`, `c`, `T` or
-/// `N` (a numeric reference, `&colon;`, `&Tab;`, `&NewLine;`); at the first and
+/// `N` (a numeric reference, `&colon;`, `&Tab;`, `&NewLine;`), or, where
+/// `entities` is nonzero (the file declares some), before any ASCII letter or
+/// `_`; at the first and
 /// last positions, where a neighbour is missing, any `<`, `:`, `=` or `&`. `to`
 /// when there is none. The caller decides what each is.
-size_t airlock_markup_candidate(const unsigned char *bytes, size_t count, size_t from, size_t to);
+size_t airlock_markup_candidate(const unsigned char *bytes, size_t count, size_t from, size_t to, int entities);
 
 #endif
