@@ -4,7 +4,7 @@ import AirlockPolicy
 /// Gives one file its content classes from its bytes as they stream past (and
 /// its name, for `script`), in bounded memory: its head decides executables,
 /// script headers and nested archives; the whole file is searched for active
-/// markup; PDFs, ZIP-based documents and OLE2 files are read by their own
+/// markup (in UTF-16 too, where it opens as UTF-16 markup does); PDFs, ZIP-based documents and OLE2 files are read by their own
 /// scanners. Nothing here depends on libmagic or on the host.
 struct ContentClassifier {
     private let name: [UInt8]
@@ -13,6 +13,7 @@ struct ContentClassifier {
     private var offset = 0
     private var isoDescriptor: [UInt8] = []
     private var markup = MarkupScan()
+    private var wideMarkup = WideMarkupScan()
     private var pdf: PDFScan?
     private var zip: ZipPartScan?
     private var compound: CompoundFileScan?
@@ -25,6 +26,7 @@ struct ContentClassifier {
     mutating func feed(_ chunk: UnsafeRawBufferPointer) {
         guard !chunk.isEmpty else { return }
         markup.feed(chunk)
+        wideMarkup.feed(chunk)
         noteISODescriptor(chunk)
         offset += chunk.count
         if headDecided {
@@ -42,11 +44,13 @@ struct ContentClassifier {
     mutating func finish() -> Set<ContentClass> {
         if !headDecided { decideHead() }
         markup.finish()
+        wideMarkup.finish()
         pdf?.finish()
         zip?.finish()
         var classes = FileHead.classes(head)
         if ScriptNames.isScript(name) { classes.insert(.script) }
-        if markup.isActive(markupHead: MarkupHead.isMarkup(head), htmlHead: MarkupHead.isHTML(head)) || pdf?.active == true {
+        if markup.isActive(markupHead: MarkupHead.isMarkup(head), htmlHead: MarkupHead.isHTML(head)) || wideMarkup.isActive()
+            || pdf?.active == true {
             classes.insert(.activeContent)
         }
         if zip?.macros == true || compound?.macros == true { classes.insert(.macroDocument) }

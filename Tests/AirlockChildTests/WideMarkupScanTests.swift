@@ -1,0 +1,55 @@
+@testable import AirlockChild
+import AirlockPolicy
+import AirlockTestSupport
+import Testing
+
+@Suite("Markup in UTF-16 is searched as browsers read it: by its byte order mark, or a `<` as one code unit")
+struct WideMarkupScanTests {
+    /// `text` in UTF-16, little- or big-endian, with or without a byte order mark.
+    static func encoded(_ text: String, littleEndian: Bool, mark: Bool) -> [UInt8] {
+        let units = (mark ? [UInt16(0xFEFF)] : []) + Array(text.utf16)
+        return units.flatMap { unit in
+            let low = UInt8(truncatingIfNeeded: unit), high = UInt8(truncatingIfNeeded: unit >> 8)
+            return littleEndian ? [low, high] : [high, low]
+        }
+    }
+
+    static let active = ["<svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"alert(1)\"/>",
+                         "<html><body>été</body></html>",
+                         "<?xml version=\"1.0\"?><svg><a href=\"java&#9;script:x\">日本</a></svg>",
+                         "<svg><text>😀</text><script>alert(1)</script></svg>",
+                         "<h1>a page sniffed as HTML</h1>"]
+    static let inactive = ["<svg xmlns=\"http://www.w3.org/2000/svg\"><rect width=\"1\"/><text>été 日本 😀</text></svg>",
+                           "hello <b>world</b>, onload = nothing here"]
+
+    @Test("each case in all four encodings, in chunks that split code units or not")
+    func encodings() {
+        let encodings: [(littleEndian: Bool, mark: Bool)] = [(true, true), (false, true), (true, false), (false, false)]
+        let cases: [(texts: [String], expected: Set<ContentClass>)] = [(Self.active, [.activeContent]), (Self.inactive, [])]
+        for (littleEndian, mark) in encodings {
+            for (texts, expected) in cases {
+                for text in texts {
+                    // Without a mark, only what opens with `<` is read as UTF-16.
+                    guard mark || text.hasPrefix("<") else { continue }
+                    let bytes = Self.encoded(text, littleEndian: littleEndian, mark: mark)
+                    for chunk in [1, 2, 3, 7, 64, 4096] {
+                        expectEqual(ContentClasses.of(name: Array("x.txt".utf8), bytes: bytes, chunkSize: chunk), expected,
+                                    "\(text) in UTF-16\(littleEndian ? "LE" : "BE")\(mark ? " with its mark" : ""), chunks of \(chunk)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("the same text is not read as UTF-16 without a mark or an opening `<`, nor a UTF-8 file as UTF-16")
+    func onlyWhereItSaysSo() {
+        // A handler in UTF-16 after text, with no mark: browsers read it as bytes, where it is no markup.
+        let unmarked = Self.encoded("x<svg onload=alert(1)>", littleEndian: true, mark: false)
+        expect(!ContentClasses.of(name: Array("x.txt".utf8), bytes: unmarked).contains(.activeContent))
+        // UTF-8 markup is read as before.
+        expectEqual(ContentClasses.of(name: Array("x.svg".utf8), bytes: Array("<svg onload=alert(1)>".utf8)), [.activeContent])
+        // A one-byte file, and a mark alone.
+        expect(ContentClasses.of(name: Array("x.txt".utf8), bytes: [0xFF]).isEmpty)
+        expect(ContentClasses.of(name: Array("x.txt".utf8), bytes: [0xFF, 0xFE]).isEmpty)
+    }
+}
