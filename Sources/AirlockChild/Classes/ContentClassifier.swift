@@ -13,7 +13,7 @@ struct ContentClassifier {
     private var offset = 0
     private var isoDescriptor: [UInt8] = []
     private var markup = MarkupScan()
-    private var wideMarkup = WideMarkupScan()
+    private var wideText = WideTextScan()
     private var pdf: PDFScan?
     private var zip: ZipPartScan?
     private var compound: CompoundFileScan?
@@ -26,7 +26,7 @@ struct ContentClassifier {
     mutating func feed(_ chunk: UnsafeRawBufferPointer) {
         guard !chunk.isEmpty else { return }
         markup.feed(chunk)
-        wideMarkup.feed(chunk)
+        wideText.feed(chunk)
         noteISODescriptor(chunk)
         offset += chunk.count
         if headDecided {
@@ -44,12 +44,14 @@ struct ContentClassifier {
     mutating func finish() -> Set<ContentClass> {
         if !headDecided { decideHead() }
         markup.finish()
-        wideMarkup.finish()
+        wideText.finish()
         pdf?.finish()
         zip?.finish()
         var classes = FileHead.classes(head)
         if ScriptNames.isScript(name) { classes.insert(.script) }
-        if markup.isActive(markupHead: MarkupHead.isMarkup(head), htmlHead: MarkupHead.isHTML(head)) || wideMarkup.isActive()
+        // Windows Script Host and PowerShell read scripts in UTF-16 by their mark.
+        if let wide = wideText.narrowedHead, ScriptHeader.matches(wide) { classes.insert(.script) }
+        if markup.isActive(markupHead: MarkupHead.isMarkup(head), htmlHead: MarkupHead.isHTML(head)) || wideText.isActive()
             || pdf?.active == true {
             classes.insert(.activeContent)
         }

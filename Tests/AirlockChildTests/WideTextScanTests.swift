@@ -4,7 +4,7 @@ import AirlockTestSupport
 import Testing
 
 @Suite("Markup in UTF-16 is searched as browsers read it: by its byte order mark, or a `<` as one code unit")
-struct WideMarkupScanTests {
+struct WideTextScanTests {
     /// `text` in UTF-16, little- or big-endian, with or without a byte order mark.
     static func encoded(_ text: String, littleEndian: Bool, mark: Bool) -> [UInt8] {
         let units = (mark ? [UInt16(0xFEFF)] : []) + Array(text.utf16)
@@ -51,5 +51,26 @@ struct WideMarkupScanTests {
         // A one-byte file, and a mark alone.
         expect(ContentClasses.of(name: Array("x.txt".utf8), bytes: [0xFF]).isEmpty)
         expect(ContentClasses.of(name: Array("x.txt".utf8), bytes: [0xFF, 0xFE]).isEmpty)
+    }
+}
+
+@Suite("Scripts in UTF-16 are found by their heads, as Windows Script Host and PowerShell read them")
+struct WideScriptHeaderTests {
+    @Test("PowerShell and VBScript saved as UTF-16 with their mark are script whatever their name; UTF-16 prose is not")
+    func scriptsInUTF16() {
+        let scripts = ["param(\n  [string]$Path\n)\nInvoke-Expression (Get-Content $Path)\n",
+                       "Set sh = CreateObject(\"WScript.Shell\")\r\nsh.Run \"calc\"\r\n",
+                       "<?xml version=\"1.0\"?>\r\n<job id=\"x\"><script language=\"VBScript\">x</script></job>\r\n"]
+        for text in scripts {
+            for littleEndian in [true, false] {
+                let bytes = WideTextScanTests.encoded(text, littleEndian: littleEndian, mark: true)
+                for chunk in [1, 3, 4096] {
+                    expect(ContentClasses.of(name: Array("notes.txt".utf8), bytes: bytes, chunkSize: chunk).contains(.script),
+                           "\(text.prefix(20)) in UTF-16\(littleEndian ? "LE" : "BE"), chunks of \(chunk)")
+                }
+            }
+        }
+        let prose = WideTextScanTests.encoded("Dear team, the object was created (see page 3).\r\n", littleEndian: true, mark: true)
+        expect(ContentClasses.of(name: Array("notes.txt".utf8), bytes: prose).isEmpty)
     }
 }

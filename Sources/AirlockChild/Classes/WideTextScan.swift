@@ -1,11 +1,12 @@
-/// The markup search over a file in UTF-16, which browsers read as such where
-/// it opens with a byte order mark (FF FE, FE FF), and XML parsers also where
-/// it opens with a `<` as one UTF-16 code unit (`3C 00`, `00 3C`). Its bytes
-/// hold no `<script` a byte search could see (`<\0s\0c\0…`), so each code unit
-/// is narrowed to one byte, ASCII as itself and anything else as 0xFF (never
-/// part of what the search looks for), and the narrowed file goes through a
-/// `MarkupScan` of its own, its head judged as a head is.
-struct WideMarkupScan {
+/// A file in UTF-16, as browsers read one where it opens with a byte order
+/// mark (FF FE, FE FF), and XML parsers also where it opens with a `<` as one
+/// UTF-16 code unit (`3C 00`, `00 3C`); Windows Script Host and PowerShell read
+/// scripts so marked too. Its bytes hold no `<script` or `CreateObject(` a byte
+/// search could see (`<\0s\0c\0…`), so each code unit is narrowed to one byte,
+/// ASCII as itself and anything else as 0xFF (never part of what the checks
+/// look for): the narrowed file goes through a `MarkupScan` of its own, and its
+/// narrowed head is judged as a head is.
+struct WideTextScan {
     private enum Order { case littleEndian, bigEndian }
     /// The file's first bytes, until its order is known.
     private var lead: [UInt8] = []
@@ -36,6 +37,9 @@ struct WideMarkupScan {
         guard order != nil else { return }
         scan.finish()
     }
+
+    /// The narrowed file's first `FileHead.length` bytes, where the file is UTF-16.
+    var narrowedHead: [UInt8]? { order != nil ? head : nil }
 
     /// Whether the file is UTF-16 and active content as such.
     func isActive() -> Bool {
