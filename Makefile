@@ -66,6 +66,7 @@ test-integration: deps
 	$(MAKE) --no-print-directory static-ldd
 	$(MAKE) --no-print-directory client-test
 	$(MAKE) --no-print-directory test-cockpit COCKPIT_BUILD=.build/release
+	$(MAKE) --no-print-directory test-browser-markup
 	$(MAKE) --no-print-directory test-cephfs
 
 # Everything CI runs.
@@ -111,6 +112,13 @@ SCREENSHOTS ?= .build/cockpit-screenshots
 COCKPIT_BUILD ?=
 test-cockpit:
 	/usr/bin/python3 Tests/cockpit/review_test.py --screenshots $(SCREENSHOTS) $(if $(COCKPIT_BUILD),--build $(COCKPIT_BUILD))
+
+# Hidden script in SVG, XML and HTML files as headless Chromium runs it, against
+# airlock inspect under a profile that denies active-content: whatever runs must be
+# refused (part of make test-integration; needs no root).
+.PHONY: test-browser-markup
+test-browser-markup: build
+	/usr/bin/python3 Tests/Browser/markup_in_browser.py --airlock .build/debug/airlock
 
 # How fast the page's commands answer with 100,000 quarantine entries (not part of
 # test): bench/results/quarantine-review.md.
