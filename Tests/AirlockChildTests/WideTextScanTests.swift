@@ -74,3 +74,27 @@ struct WideScriptHeaderTests {
         expect(ContentClasses.of(name: Array("notes.txt".utf8), bytes: prose).isEmpty)
     }
 }
+
+@Suite("ISO-2022-JP's switches to ASCII, which a browser drops, do not hide markup")
+struct ISO2022EscapeTests {
+    @Test("a handler, a script element and a script URL split by ESC ( B or ESC ( J are found, whatever the chunks; other escapes are not taken out")
+    func switches() {
+        let escape = "\u{1B}"
+        let active = ["<?xml version=\"1.0\" encoding=\"ISO-2022-JP\"?><svg onl\(escape)(Boad=\"x\"/>",
+                      "<p>x</p><scr\(escape)(Jipt>x</script>",
+                      "<svg><a href=\"javascr\(escape)(Bi\(escape)(Jpt:x\"/></svg>",
+                      "<svg><a href=\"javascript&#5\(escape)(B8;x\"/></svg>"]
+        let plain = ["<svg onl\(escape)$Boad=\"x\"/>", "<svg><text>\(escape)$B$3$s\(escape)(B onload</text></svg>",
+                     "<svg><a href=\"javascr\(escape)(Xipt:x\"/></svg>", "<svg>\(escape)(", "<svg>\(escape)"]
+        for chunk in [1, 2, 3, 16, 17, 4096] {
+            for text in active {
+                expectEqual(ContentClasses.of(name: Array("x.svg".utf8), bytes: Array(text.utf8), chunkSize: chunk), [.activeContent],
+                            "\(text.debugDescription), chunks of \(chunk)")
+            }
+            for text in plain {
+                expect(!ContentClasses.of(name: Array("x.svg".utf8), bytes: Array(text.utf8), chunkSize: chunk).contains(.activeContent),
+                       "\(text.debugDescription), chunks of \(chunk)")
+            }
+        }
+    }
+}

@@ -3,7 +3,8 @@
 
 Each case is a file a browser opens by itself: SVG, XML and HTML, in UTF-8 and
 UTF-16, with script hidden the ways a browser still finds it (character
-references, namespace prefixes, entities a DOCTYPE declares, srcdoc). Its
+references, namespace prefixes, entities a DOCTYPE declares, srcdoc,
+ISO-2022-JP's switches). Its
 payload writes a marker to the console; a link with id "go" is clicked. Headless
 Chromium says whether the script ran, and `airlock inspect` under a profile that
 denies active-content says whether the file is refused. For every case:
@@ -52,6 +53,10 @@ CASES = [
     ("utf16-mark.svg", b"\xff\xfe" + f'<svg {SVG} onload="{RUN}">{BOX}</svg>'.encode("utf-16-le"), True),
     ("utf16-declaration.svg", f'<?xml version="1.0" encoding="UTF-16"?><svg {SVG} onload="{RUN}">{BOX}</svg>'.encode("utf-16-le"), True),
     ("utf16-mark.html", b"\xfe\xff" + f"<p>x</p><script>{RUN}</script>".encode("utf-16-be"), True),
+    ("iso2022-handler.svg", b'<?xml version="1.0" encoding="ISO-2022-JP"?>\n<svg ' + SVG.encode() + b' onl\x1b(Boad="'
+     + RUN.encode() + b'">' + BOX.encode() + b"</svg>", True),
+    ("iso2022-script.svg", b'<?xml version="1.0" encoding="ISO-2022-JP"?>\n<svg ' + SVG.encode() + b"><scr\x1b(Jipt>"
+     + RUN.encode() + b"</script></svg>", True),
     ("html-references.html", f'<!DOCTYPE html><a id="go" href="java&Tab;script&colon;{RUN}">x</a>'.encode(), True),
 ]
 CLEAN = [

@@ -22,8 +22,10 @@ import CAirlockSieve
 /// window's look-behind: what the bytes before a window say for them is carried
 /// from window to window (`Context`), a reference cut by a seam is read on in
 /// the next window, and a finding does not depend on where the chunks fall.
+/// ISO-2022-JP's switches to ASCII are taken out first (`ISO2022Escapes`).
 struct MarkupScan {
     private var window = CarryWindow(lookBehind: 48, lookAhead: 16)
+    private var escapes = ISO2022Escapes()
     private var context = Context()
     private(set) var sawScript = false
     private(set) var sawHTML = false
@@ -33,12 +35,22 @@ struct MarkupScan {
     private(set) var sawBuiltMarkup = false
 
     mutating func feed(_ chunk: UnsafeRawBufferPointer) {
+        if escapes.isClear(chunk) {
+            search(chunk)
+        } else {
+            escapes.strip(chunk).withUnsafeBytes { search($0) }
+        }
+    }
+
+    private mutating func search(_ bytes: UnsafeRawBufferPointer) {
         var found = Found(context: context)
-        window.feed(chunk) { found.visit($0, $1) }
+        window.feed(bytes) { found.visit($0, $1) }
         record(found)
     }
 
     mutating func finish() {
+        let rest = escapes.rest()
+        if !rest.isEmpty { rest.withUnsafeBytes { search($0) } }
         var found = Found(context: context, atFileEnd: true)
         window.finish { found.visit($0, $1) }
         record(found)
