@@ -10,6 +10,12 @@ static int is_letter(unsigned char byte) {
 
 static int is_space(unsigned char byte) { return byte == ' ' || (byte >= 0x09 && byte <= 0x0D); }
 
+/// Whether a folded byte starts an element the search looks for: script, html,
+/// svg; iframe, frame, object, embed.
+static int starts_element(unsigned char folded) {
+    return folded == 's' || folded == 'h' || folded == 'i' || folded == 'f' || folded == 'o' || folded == 'e';
+}
+
 /// The rule of the header, one position at a time.
 static int is_candidate(const unsigned char *bytes, size_t count, size_t index, int entities) {
     unsigned char byte = bytes[index];
@@ -17,10 +23,9 @@ static int is_candidate(const unsigned char *bytes, size_t count, size_t index, 
     if (index == 0 || index + 1 >= count) return 1;
     unsigned char before = bytes[index - 1], after = bytes[index + 1] | 0x20;
     switch (byte) {
-    case '<': return after == 's' || after == 'h' || bytes[index + 1] == '!';
+    case '<': return starts_element(after) || bytes[index + 1] == '!';
     case ':':
-        return (before | 0x20) == 't' || before == '\t' || before == '\n' || before == '\r' || before == ';' || after == 's'
-            || after == 'h';
+        return (before | 0x20) == 't' || before == '\t' || before == '\n' || before == '\r' || before == ';' || starts_element(after);
     case '&': {
         unsigned char next = bytes[index + 1];
         if (entities) return next == '#' || next == '_' || is_letter(next);
@@ -53,8 +58,10 @@ size_t airlock_markup_candidate(const unsigned char *bytes, size_t count, size_t
         __m128i beforeFolded = _mm_or_si128(before, fold);
         __m128i after = _mm_loadu_si128((const __m128i *)(bytes + index + 1));
         __m128i afterFolded = _mm_or_si128(after, fold);
-        __m128i element = _mm_or_si128(_mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('s')),
-                                       _mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('h')));
+        __m128i element = _mm_or_si128(
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('s')), _mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('h'))),
+                         _mm_or_si128(_mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('i')), _mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('f')))),
+            _mm_or_si128(_mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('o')), _mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('e'))));
         __m128i tag = _mm_and_si128(opens, _mm_or_si128(element, _mm_cmpeq_epi8(after, _mm_set1_epi8('!'))));
         __m128i scheme = _mm_and_si128(colons, _mm_or_si128(_mm_or_si128(
             _mm_or_si128(_mm_cmpeq_epi8(beforeFolded, _mm_set1_epi8('t')), _mm_cmpeq_epi8(before, _mm_set1_epi8('\t'))),

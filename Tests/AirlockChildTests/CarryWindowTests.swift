@@ -120,7 +120,11 @@ struct CarryWindowTests {
             active += [link("javascript&#\(zeros)58;"), link("javascript&#x\(zeros)3a;"), link("javascrip&#\(zeros)116:"),
                        "<svg><\(name):script>x</\(name):script></svg>", "<svg><\(name):html ", "<svg ><iframe\(String(repeating: " ", count: length))srcdoc=\"&lt;script&gt;\">"]
             plain += [link("javascript&#\(zeros)59;"), "<svg><\(name):style>", "<svg><a \(name):script=\"x\">", "<svg>\(name):script ",
-                      "<svg><a data-srcdoc\(String(repeating: " ", count: length))=\"x\">"]
+                      "<svg><a data-srcdoc\(String(repeating: " ", count: length))=\"x\">", "<svg><\(name):objects/>",
+                      "<svg><image href=\"data:image/svg+xml;base64,PHN2Zy8+\"/></svg>"]
+            active += ["<svg><foreignObject><\(name):iframe src=\"data:text/html,x\"/></foreignObject></svg>",
+                       "<svg><foreignObject><object data=\"data:image/svg+xml;base64,PHN2Zy8+\"/></foreignObject></svg>",
+                       "<svg><foreignObject><EMBED src=\"x.svg\"/><frame/></foreignObject></svg>"]
         }
         // Entities a document type declares, which a browser expands and the search does not.
         let declaring = { (entities: String, body: String) in "<?xml version=\"1.0\"?><!DOCTYPE svg [\(entities)]><svg>\(body)</svg>" }
@@ -210,7 +214,9 @@ struct CarryWindowTests {
         }
         func opens(_ index: Int) -> Bool {
             MarkupScan.Found.opens(bytes, index, "script") || MarkupScan.Found.opens(bytes, index, "html")
-                || MarkupScan.Found.opens(bytes, index, "svg")
+                || MarkupScan.Found.opens(bytes, index, "svg") || MarkupScan.Found.opens(bytes, index, "iframe")
+                || MarkupScan.Found.opens(bytes, index, "frame") || MarkupScan.Found.opens(bytes, index, "object")
+                || MarkupScan.Found.opens(bytes, index, "embed")
         }
         return (0..<bytes.count).filter { index in
             switch bytes[index] {
@@ -235,7 +241,7 @@ struct CarryWindowTests {
         let alphabet: [[UInt8]] = ["<", ":", "=", "s", "S", "h", "H", "t", "T", "\t", "\n", "\r", " ", "a", "z", "Z", "@", "[", "`", "{",
                                    "on", "onload", "script", "html", "svg", "javascript", "vbscript", "srcdoc",
                                    "&", "#", "#x", ";", "0", "5", "9", "&#58;", "&#x3a;", "&colon;", "&Tab;", "&#116", "x:",
-                                   "<!ENTITY ", "!", "&a;", "_", "&lt;", "&_x.y-z;"].map { Array($0.utf8) }
+                                   "<!ENTITY ", "!", "&a;", "_", "&lt;", "&_x.y-z;", "iframe", "Frame", "object", "EMBED", "i", "F", "o", "e"].map { Array($0.utf8) }
             + [[0x00], [0x08], [0x0B], [0x0C], [0x0E], [0x80], [0xC1], [0xF3], [0xFF]]
         var generator = SystemRandomNumberGenerator()
         for round in 0..<400 {

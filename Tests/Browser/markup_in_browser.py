@@ -4,7 +4,7 @@
 Each case is a file a browser opens by itself: SVG, XML and HTML, in UTF-8 and
 UTF-16, with script hidden the ways a browser still finds it (character
 references, namespace prefixes, entities a DOCTYPE declares, srcdoc,
-ISO-2022-JP's switches). Its
+ISO-2022-JP's switches, a data: URL's page in an iframe or object). Its
 payload writes a marker to the console; a link with id "go" is clicked. Headless
 Chromium says whether the script ran, and `airlock inspect` under a profile that
 denies active-content says whether the file is refused. For every case:
@@ -19,7 +19,7 @@ than one browser) is allowed and listed. Debian's python3 (/usr/bin/python3),
 where python3-selenium is installed; needs no root. Exit status 0 only when
 every check passed.
 """
-import argparse, json, os, subprocess, sys, tempfile, time, zipfile
+import argparse, base64, json, os, subprocess, sys, tempfile, time, zipfile
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -57,12 +57,21 @@ CASES = [
      + RUN.encode() + b'">' + BOX.encode() + b"</svg>", True),
     ("iso2022-script.svg", b'<?xml version="1.0" encoding="ISO-2022-JP"?>\n<svg ' + SVG.encode() + b"><scr\x1b(Jipt>"
      + RUN.encode() + b"</script></svg>", True),
+    ("iframe-data-html.svg", (f'<svg {SVG}><foreignObject width="100" height="100"><iframe xmlns="http://www.w3.org/1999/xhtml" '
+                              f'src="data:text/html;base64,{base64.b64encode(f"<script>{RUN}</script>".encode()).decode()}"/>'
+                              "</foreignObject></svg>").encode(), True),
+    ("object-data-svg.svg", (f'<svg {SVG}><foreignObject width="100" height="100"><object xmlns="http://www.w3.org/1999/xhtml" '
+                             f'data="data:image/svg+xml;base64,{base64.b64encode(f"<svg xmlns={chr(39)}http://www.w3.org/2000/svg{chr(39)} onload={chr(34)}{RUN}{chr(34)}/>".encode()).decode()}"/>'
+                             "</foreignObject></svg>").encode(), True),
     ("html-references.html", f'<!DOCTYPE html><a id="go" href="java&Tab;script&colon;{RUN}">x</a>'.encode(), True),
 ]
 CLEAN = [
     ("plain.svg", f"<svg {SVG}>{BOX}</svg>".encode()),
     ("references.svg", link("https://example.org/?a=1&amp;b=2").replace(b"</svg>", b"<text>Note&#160;: 12:30 &lt;b&gt;</text></svg>")),
     ("declared.svg", link("https://example.org/", '<!ENTITY ns "http://example.org/ns/">').replace(b"<svg ", b'<svg xmlns:x="&ns;" ')),
+    # An image's SVG runs no script.
+    ("image-data-svg.svg", (f'<svg {SVG}><image width="10" height="10" href="data:image/svg+xml;base64,'
+                            f'{base64.b64encode(f"<svg xmlns={chr(39)}http://www.w3.org/2000/svg{chr(39)} onload={chr(34)}{RUN}{chr(34)}/>".encode()).decode()}"/></svg>').encode()),
     ("utf16-text.svg", b"\xff\xfe" + f"<svg {SVG}><text>été, 日本</text></svg>".encode("utf-16-le")),
 ]
 

@@ -5,7 +5,9 @@ import CAirlockSieve
 /// GIF or JPEG that is also an HTML page shows itself; in XML, under a namespace
 /// prefix too, as `<x:script`), and in markup (HTML, XHTML, SVG, any XML)
 /// event-handler attributes (`onload=`), `srcdoc=` (a page of its own, whose
-/// markup is escaped) and `javascript:` or `vbscript:` URLs. Case is ignored, as
+/// markup is escaped), elements that embed a document of their own (`<iframe`,
+/// `<frame`, `<object`, `<embed`: a `data:` URL's page or SVG runs its script
+/// there) and `javascript:` or `vbscript:` URLs. Case is ignored, as
 /// browsers ignore it; the order in which they appear does not matter.
 ///
 /// An XML document may declare entities (`<!ENTITY a "java">`) and build a URL
@@ -33,6 +35,7 @@ struct MarkupScan {
     private(set) var sawActiveAttribute = false
     private(set) var sawScriptURL = false
     private(set) var sawBuiltMarkup = false
+    private(set) var sawEmbedding = false
 
     mutating func feed(_ chunk: UnsafeRawBufferPointer) {
         if escapes.isClear(chunk) {
@@ -91,16 +94,17 @@ struct MarkupScan {
         sawActiveAttribute = sawActiveAttribute || found.activeAttribute
         sawScriptURL = sawScriptURL || found.scriptURL
         sawBuiltMarkup = sawBuiltMarkup || found.builtMarkup
+        sawEmbedding = sawEmbedding || found.embedding
     }
 
     /// Whether the file is active content, given whether its head opens markup.
     func isActive(markupHead: Bool, htmlHead: Bool) -> Bool {
-        sawScript || sawHTML || htmlHead || ((markupHead || sawSVG) && (sawActiveAttribute || sawScriptURL || sawBuiltMarkup))
+        sawScript || sawHTML || htmlHead || ((markupHead || sawSVG) && (sawActiveAttribute || sawScriptURL || sawBuiltMarkup || sawEmbedding))
     }
 
     /// What one window's positions hold.
     struct Found {
-        var script = false, html = false, svg = false, activeAttribute = false, scriptURL = false, builtMarkup = false
+        var script = false, html = false, svg = false, activeAttribute = false, scriptURL = false, builtMarkup = false, embedding = false
         /// What the file ends with before the window being visited; after it, once visited.
         var context = Context()
         /// Whether the window is the file's last, so that nothing follows its bytes.
@@ -262,13 +266,19 @@ struct MarkupScan {
             if !script, Found.opens(bytes, index, "script") { script = true }
             if !html, Found.opens(bytes, index, "html") { html = true }
             if !svg, Found.opens(bytes, index, "svg") { svg = true }
+            if !embedding {
+                embedding = Found.opens(bytes, index, "iframe") || Found.opens(bytes, index, "frame")
+                    || Found.opens(bytes, index, "object") || Found.opens(bytes, index, "embed")
+            }
         }
 
         /// Whether the byte after `index` may start one of the elements `tag` looks for.
         @inline(__always) static func mayOpenElement(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> Bool {
             guard index + 1 < bytes.count else { return false }
-            let next = ByteText.lower(bytes[index + 1])
-            return next == UInt8(ascii: "s") || next == UInt8(ascii: "h")
+            switch ByteText.lower(bytes[index + 1]) {
+            case UInt8(ascii: "s"), UInt8(ascii: "h"), UInt8(ascii: "i"), UInt8(ascii: "f"), UInt8(ascii: "o"), UInt8(ascii: "e"): return true
+            default: return false
+            }
         }
 
         /// Whether `<` (or a prefix's `:`) at `index` opens the element `name`: the name, then a space, `>` or `/`.

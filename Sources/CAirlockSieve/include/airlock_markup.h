@@ -7,9 +7,10 @@
 #include <stddef.h>
 
 /// The first position in [from, to) of `bytes` (of which `count` may be read)
-/// where active markup may start: `<` before an ASCII s or h or a `!`; `:` after an ASCII
-/// t, a tab or line break, or a `;` (the end of a character reference),
-/// or before an ASCII s or h (after a namespace prefix); `=` after an ASCII
+/// where active markup may start: `<` before an ASCII s, h, i, f, o or e (the
+/// elements looked for start so) or a `!`; `:` after an ASCII t, a tab or line
+/// break, or a `;` (the end of a character reference), or before one of those
+/// six letters (after a namespace prefix); `=` after an ASCII
 /// letter or blank space (letters in either case); `&` before `#`, `c`, `T` or
 /// `N` (a numeric reference, `&colon;`, `&Tab;`, `&NewLine;`), or, where
 /// `entities` is nonzero (the file declares some), before any ASCII letter or
