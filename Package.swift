@@ -5,14 +5,14 @@ import PackageDescription
 // package targets it imports, nothing reached through another's (make check-imports):
 //
 //   airlock               -> AirlockWatcher -> AirlockDesk -> AirlockIntake
-//   airlock-decoder       -> AirlockArchive -> AirlockZip
+//   airlock-decoder       -> AirlockArchive -> AirlockFraming -> AirlockZip
 //   airlock-keyed-decoder -> AirlockKeyed
 //   airlock-publisher     -> AirlockPublisher -> AirlockJournal, CNats
 //   AirlockIntake  -> AirlockQuarantine, AirlockDecoders
 //   AirlockQuarantine -> AirlockJournal -> AirlockRoot -> AirlockConfiguration -> AirlockEvents
 //   AirlockDecoders -> AirlockConfiguration
-//   AirlockConfiguration, AirlockArchive, AirlockZip, AirlockKeyed -> AirlockChild -> AirlockPolicy, AirlockSystem
-//   AirlockConfiguration, AirlockArchive, AirlockChild -> AirlockFormats
+//   AirlockConfiguration, AirlockArchive, AirlockFraming, AirlockZip, AirlockKeyed -> AirlockChild -> AirlockPolicy, AirlockSystem
+//   AirlockConfiguration, AirlockArchive, AirlockFraming, AirlockChild -> AirlockFormats
 //   AirlockEvents -> AirlockPolicy, AirlockSystem;  AirlockPolicy -> AirlockText
 //   AirlockSystem -> AirlockText, CAirlockShims
 //
@@ -27,8 +27,12 @@ import PackageDescription
 // (confinement and limits, the drop reader, the staging writer, content classes and
 // type detection, their arguments and verdicts). AirlockZip: the ZIP directory
 // reader (end records, central and local records, extra fields, legacy names).
-// AirlockArchive: the archive decoder (the tar and 7z readers, the ZIP entries'
-// data, libarchive, gzip by ISA-L). AirlockKeyed: the keyed-archive decoder.
+// AirlockFraming: second readers, which read an archive's own structure again
+// without libarchive, so that the two readings can be compared (tar framing, GNU
+// and pax sparse maps and long names, the 7z header, ISO 9660's descriptors and
+// directories). AirlockArchive: the archive decoder (libarchive and what it is
+// compared with, the RAR and cpio listings included, the ZIP entries' data, gzip
+// by ISA-L). AirlockKeyed: the keyed-archive decoder.
 //
 // The supervisor, by concern, lowest first: AirlockEvents (a drop's outcome and
 // rejection, the event log); AirlockConfiguration (airlock.json, its settings
@@ -42,14 +46,14 @@ import PackageDescription
 // sweep). AirlockWatcher: the daemon around them. AirlockPublisher: `airlock
 // publish`, the journal's outcomes to NATS JetStream (airlock execs
 // airlock-publisher, the only program linking libnats); it does not link the intake.
-// Libraries: only AirlockArchive links libarchive and ISA-L, and only it and
-// AirlockZip liblzma, so airlock and airlock-keyed-decoder do not (make static-ldd
-// checks); AirlockChild links libmagic, which the supervisor's status and doctor
-// use too, and zlib, which the content classifier inflates PDF streams and Office
-// parts with (libmagic links it already).
-// AirlockText, AirlockSystem, AirlockPolicy, AirlockFormats, AirlockChild, AirlockZip
-// and AirlockArchive do not import Foundation, so the decoder child starts quickly
-// and its behaviour does not depend on Foundation's.
+// Libraries: only AirlockArchive links libarchive and ISA-L, and only it,
+// AirlockFraming and AirlockZip liblzma, so airlock and airlock-keyed-decoder do
+// not (make static-ldd checks); AirlockChild links libmagic, which the
+// supervisor's status and doctor use too, and zlib, which the content classifier
+// inflates PDF streams and Office parts with (libmagic links it already).
+// AirlockText, AirlockSystem, AirlockPolicy, AirlockFormats, AirlockChild,
+// AirlockZip, AirlockFraming and AirlockArchive do not import Foundation, so the
+// decoder child starts quickly and its behaviour does not depend on Foundation's.
 let package = Package(
     name: "airlock",
     platforms: [.macOS(.v13)],
@@ -118,9 +122,12 @@ let package = Package(
             "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "CAirlockSieve", "CMagic", "CZlib",
         ]),
         .target(name: "AirlockZip", dependencies: ["AirlockChild", "AirlockPolicy", "AirlockSystem", "AirlockText", "CLzma"]),
+        .target(name: "AirlockFraming", dependencies: [
+            "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "AirlockZip", "CLzma",
+        ]),
         .target(name: "AirlockArchive", dependencies: [
-            "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockText", "AirlockZip", "CArchive", "CIsal",
-            "CLzma",
+            "AirlockChild", "AirlockFormats", "AirlockFraming", "AirlockPolicy", "AirlockSystem", "AirlockText", "AirlockZip",
+            "CArchive", "CIsal", "CLzma",
         ]),
         .target(name: "AirlockEvents", dependencies: ["AirlockPolicy", "AirlockSystem", "AirlockText"]),
         .target(name: "AirlockConfiguration", dependencies: [
@@ -174,7 +181,8 @@ let package = Package(
         ]),
         .testTarget(name: "AirlockZipTests", dependencies: ["AirlockZip", "AirlockChild", "AirlockSystem", "AirlockTestSupport"]),
         .testTarget(name: "AirlockArchiveTests", dependencies: [
-            "AirlockArchive", "AirlockChild", "AirlockFormats", "AirlockPolicy", "AirlockSystem", "AirlockTestSupport", "AirlockZip",
+            "AirlockArchive", "AirlockChild", "AirlockFormats", "AirlockFraming", "AirlockPolicy", "AirlockSystem", "AirlockTestSupport",
+            "AirlockZip",
         ]),
         .testTarget(name: "AirlockKeyedTests", dependencies: ["AirlockKeyed", "AirlockPolicy", "AirlockTestSupport"]),
         .testTarget(name: "AirlockEventsTests", dependencies: ["AirlockEvents", "AirlockPolicy", "AirlockTestSupport"]),

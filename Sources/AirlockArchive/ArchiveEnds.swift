@@ -1,5 +1,6 @@
 import AirlockChild
 import AirlockFormats
+import AirlockFraming
 import AirlockPolicy
 import AirlockSystem
 import AirlockZip
@@ -120,10 +121,6 @@ enum ArchiveEnd {
         zeroed.replaceSubrange(16..<20, with: [0, 0, 0, 0])
         return lzma_crc32(zeroed, zeroed.count, 0) == header.u32(16)
     }
-}
-
-extension Array where Element == UInt8 {
-    func u32BigEndian(_ at: Int) -> UInt32 { self[at..<(at + 4)].reduce(0) { $0 << 8 | UInt32($1) } }
 }
 
 /// What airlock's own reading of a cpio or an image says libarchive must yield.

@@ -1,5 +1,6 @@
 import AirlockChild
 import AirlockFormats
+import AirlockFraming
 import AirlockPolicy
 import AirlockSystem
 import AirlockText

@@ -1,3 +1,4 @@
+import AirlockFraming
 import AirlockSystem
 import AirlockText
 import CArchive

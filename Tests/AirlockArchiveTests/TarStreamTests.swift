@@ -1,5 +1,5 @@
-@testable import AirlockArchive
 @testable import AirlockFormats
+@testable import AirlockFraming
 import AirlockPolicy
 import AirlockTestSupport
 import Testing

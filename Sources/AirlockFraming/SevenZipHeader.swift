@@ -17,23 +17,23 @@ import CLzma
 ///   entries with data, an empty stream with the CRC of some data, a packed
 ///   header that does not end exactly where its sizes say.
 /// Readers that disagree on what an entry is make the archive corrupt.
-struct SevenZipHeader {
+package struct SevenZipHeader {
     /// The anti-items' names (UTF-8), in header order.
-    private(set) var antiItems: [[UInt8]] = []
+    package private(set) var antiItems: [[UInt8]] = []
     /// How many entries (files and directories) the header lists.
-    private(set) var fileCount = 0
+    package private(set) var fileCount = 0
     /// Every entry's name (UTF-8, converted from the header's UTF-16 as it
     /// stands), in header order, which is the order libarchive yields them in;
     /// empty when the header holds no names.
-    private(set) var names: [[UInt8]] = []
+    package private(set) var names: [[UInt8]] = []
     /// Whether 7-Zip takes each entry, in header order, for a directory: one
     /// with no stream that the empty-file vector does not mark as a file.
-    private(set) var directories: [Bool] = []
+    package private(set) var directories: [Bool] = []
 
-    struct Failure: Error {
-        let reason: Reason
-        let detail: String
-        let entry: [UInt8]?
+    package struct Failure: Error {
+        package let reason: Reason
+        package let detail: String
+        package let entry: [UInt8]?
         init(_ detail: String, _ reason: Reason = .corruptArchive, entry: [UInt8]? = nil) {
             self.reason = reason
             self.detail = detail
@@ -46,7 +46,7 @@ struct SevenZipHeader {
 
     /// Reads the header of the 7z `drop`. Nil when the header is encrypted, which
     /// libarchive reports as such.
-    static func read(drop: DropFile, dropSize: Int64) throws(SystemError) -> Result<SevenZipHeader?, Failure> {
+    package static func read(drop: DropFile, dropSize: Int64) throws(SystemError) -> Result<SevenZipHeader?, Failure> {
         let start = try SevenZipHeader.bytes(drop, at: 0, count: 32, dropSize: dropSize)
         guard let start else { return .failure(Failure("the 7z signature header is truncated")) }
         // 7-Zip refuses a format major version other than 0; libarchive ignores it.

@@ -6,11 +6,11 @@ import AirlockSystem
 /// further, so bytes after that point would be a second, hidden payload that
 /// other tools may see (7-Zip lists trailing archives); they are rejected, as
 /// bytes after any other format's end are.
-enum SevenZipEnd {
+package enum SevenZipEnd {
     static let signatureHeaderSize: Int64 = 32
 
     /// Why the drop does not end where its signature header says, or nil.
-    static func problem(drop: DropFile, dropSize: Int64) throws(SystemError) -> String? {
+    package static func problem(drop: DropFile, dropSize: Int64) throws(SystemError) -> String? {
         var header = [UInt8](repeating: 0, count: Int(signatureHeaderSize))
         let got = try header.withUnsafeMutableBytes { raw in
             Result { () throws(SystemError) in try drop.read(into: raw, at: 0) }

@@ -12,24 +12,24 @@ import AirlockZip
 /// Joliet's; 7-Zip and Windows take Joliet's. So where an image has a Joliet
 /// tree, the files libarchive yields (path and size) must be exactly its files,
 /// or a name or a file seen by one reader is not seen by the other.
-struct IsoDirectories {
-    typealias Reader = ZipDirectory.Reader
-    typealias Failure = ZipDirectory.Failure
+package struct IsoDirectories {
+    package typealias Reader = ZipDirectory.Reader
+    package typealias Failure = ZipDirectory.Failure
 
     /// The Joliet tree's files, by path, with their sizes; nil without a Joliet descriptor.
-    private(set) var joliet: [ZipDirectory.NameKey: Int64]?
+    package private(set) var joliet: [ZipDirectory.NameKey: Int64]?
     /// The primary tree's files by their Rock Ridge names (NM entries), where it has any.
-    private(set) var rockRidge: [ZipDirectory.NameKey: Int64]?
+    package private(set) var rockRidge: [ZipDirectory.NameKey: Int64]?
     /// The primary tree's entries that Rock Ridge makes something other than a plain
     /// regular file, by path: a link, device, pipe or socket (an SL entry, or PX's mode),
     /// or a file stored compressed (ZF, zisofs). Readers that take Rock Ridge (isoinfo,
     /// Linux) read them so whether or not the SP entry that should announce it is
     /// intact; libarchive, without it, yields plain files of the stored bytes.
-    private(set) var rockRidgeSpecial: Set<ZipDirectory.NameKey> = []
+    package private(set) var rockRidgeSpecial: Set<ZipDirectory.NameKey> = []
     private var records = 0
     private static let maxRecords = 200_000
 
-    init(_ reader: Reader) throws(Failure) {
+    package init(_ reader: Reader) throws(Failure) {
         var sector = ArchiveFormat.isoDescriptorOffset
         for _ in 0..<64 {
             guard sector + 2048 <= reader.size else { break }
@@ -173,4 +173,8 @@ struct IsoDirectories {
         if let semicolon = name.lastIndex(of: ";") { name = String(name[..<semicolon]) }
         return name
     }
+}
+
+extension Array where Element == UInt8 {
+    package func u32BigEndian(_ at: Int) -> UInt32 { self[at..<(at + 4)].reduce(0) { $0 << 8 | UInt32($1) } }
 }

@@ -9,7 +9,7 @@ import AirlockFormats
 /// macOS, so a name written in NFD comes back spelled differently. The scan
 /// judges and writes these bytes, and requires libarchive's name to be the same
 /// or canonically equivalent.
-struct TarEntryNames {
+package struct TarEntryNames {
     private var paxPath: [UInt8]?
     private var paxSparseName: [UInt8]?
     private var paxLinkPath: [UInt8]?
@@ -69,7 +69,7 @@ struct TarEntryNames {
 
 extension TarEntryNames {
     /// What a tar entry's name means once the writer's `./` is taken off.
-    enum Relative: Equatable {
+    package enum Relative: Equatable {
         /// `./` or `.`: the directory the archive extracts into, nothing to create.
         case extractionRoot
         case name([UInt8])
@@ -82,7 +82,7 @@ extension TarEntryNames {
     /// bsdtar, GNU tar and tarfile all extract `./NAME` as `NAME`, so the readers
     /// agree and the path policy judges `NAME`. Only one prefix is taken: `././a`
     /// still reaches the policy as `./a` and is refused for its `.` component.
-    static func relative(_ name: [UInt8]) -> Relative {
+    package static func relative(_ name: [UInt8]) -> Relative {
         let dot = UInt8(ascii: "."), slash = UInt8(ascii: "/")
         if name == [dot] || name == [dot, slash] { return .extractionRoot }
         if name.count > 2 && name[0] == dot && name[1] == slash { return .name(Array(name[2...])) }

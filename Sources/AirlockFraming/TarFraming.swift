@@ -7,30 +7,30 @@ import AirlockFormats
 /// tarfile do. Everything after that block must be zeros (the padding tar
 /// writes to fill its last record): a second archive concatenated behind the
 /// first is read by some readers and not by others, so it is corrupt.
-struct TarFraming {
+package struct TarFraming {
     /// One entry's header as this reader saw it.
-    struct Entry {
-        let kind: TarHeader.Kind
-        let flag: UInt8
-        let typeFlag: String
+    package struct Entry {
+        package let kind: TarHeader.Kind
+        package let flag: UInt8
+        package let typeFlag: String
         /// The data size from the header (a pax `size` record wins), in stored bytes.
-        let size: Int64
+        package let size: Int64
         /// The name as the archive's bytes spell it: a pax path, else a GNU long
         /// name, else the header's prefix and name.
-        let name: [UInt8]
+        package let name: [UInt8]
         /// A sparse file's size once its holes are filled: the GNU header's
         /// `realsize`, or a pax `GNU.sparse.realsize` (or `.size`) record.
-        let logicalSize: Int64?
+        package let logicalSize: Int64?
     }
 
     /// Entries seen but not yet matched with one libarchive yielded.
     private(set) var pending: [Entry] = []
-    private(set) var failure: String?
+    package private(set) var failure: String?
     /// True once the end-of-archive block has gone by.
-    private(set) var ended = false
+    package private(set) var ended = false
     /// The first header of a type that yields no entry and that airlock does not
     /// accept: its type flag and name.
-    private(set) var unsupported: (typeFlag: String, name: [UInt8])?
+    package private(set) var unsupported: (typeFlag: String, name: [UInt8])?
 
     private enum State {
         case header
@@ -79,11 +79,13 @@ struct TarFraming {
         static let longLink = Extensions(rawValue: 4)
     }
 
+    package init() {}
+
     /// pax headers are small; one this large is not something airlock reads.
     static let maxPaxRecords: Int64 = 1 << 20
 
     /// Takes the next decompressed bytes.
-    mutating func consume(_ chunk: UnsafeRawBufferPointer) {
+    package mutating func consume(_ chunk: UnsafeRawBufferPointer) {
         var rest = chunk[...]
         while !rest.isEmpty && failure == nil {
             if ended {
@@ -126,7 +128,7 @@ struct TarFraming {
 
     /// Called at the end of the decompressed stream: a stream may end without an
     /// end-of-archive block (every reader accepts that), but not inside one.
-    mutating func finish() {
+    package mutating func finish() {
         guard failure == nil, !ended else { return }
         if describesNext { return fail("an extension header with no entry after it") }
         switch state {
@@ -136,7 +138,7 @@ struct TarFraming {
     }
 
     /// The next entry, in the order libarchive yields them.
-    mutating func next() -> Entry? {
+    package mutating func next() -> Entry? {
         pending.isEmpty ? nil : pending.removeFirst()
     }
 
