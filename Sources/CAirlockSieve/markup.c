@@ -23,7 +23,7 @@ static int is_candidate(const unsigned char *bytes, size_t count, size_t index, 
     if (index == 0 || index + 1 >= count) return 1;
     unsigned char before = bytes[index - 1], after = bytes[index + 1] | 0x20;
     switch (byte) {
-    case '<': return starts_element(after) || bytes[index + 1] == '!';
+    case '<': return starts_element(after) || bytes[index + 1] == '!' || bytes[index + 1] == '?';
     case ':':
         return (before | 0x20) == 't' || before == '\t' || before == '\n' || before == '\r' || before == ';' || starts_element(after);
     case '&': {
@@ -62,7 +62,8 @@ size_t airlock_markup_candidate(const unsigned char *bytes, size_t count, size_t
             _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('s')), _mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('h'))),
                          _mm_or_si128(_mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('i')), _mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('f')))),
             _mm_or_si128(_mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('o')), _mm_cmpeq_epi8(afterFolded, _mm_set1_epi8('e'))));
-        __m128i tag = _mm_and_si128(opens, _mm_or_si128(element, _mm_cmpeq_epi8(after, _mm_set1_epi8('!'))));
+        __m128i tag = _mm_and_si128(opens, _mm_or_si128(element, _mm_or_si128(_mm_cmpeq_epi8(after, _mm_set1_epi8('!')),
+                                                                               _mm_cmpeq_epi8(after, _mm_set1_epi8('?')))));
         __m128i scheme = _mm_and_si128(colons, _mm_or_si128(_mm_or_si128(
             _mm_or_si128(_mm_cmpeq_epi8(beforeFolded, _mm_set1_epi8('t')), _mm_cmpeq_epi8(before, _mm_set1_epi8('\t'))),
             _mm_or_si128(_mm_cmpeq_epi8(before, _mm_set1_epi8('\n')), _mm_cmpeq_epi8(before, _mm_set1_epi8('\r')))),

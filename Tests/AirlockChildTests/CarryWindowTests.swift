@@ -220,7 +220,8 @@ struct CarryWindowTests {
         }
         return (0..<bytes.count).filter { index in
             switch bytes[index] {
-            case UInt8(ascii: "<"): return opens(index) || MarkupScan.Found.declaresEntity(bytes, index)
+            case UInt8(ascii: "<"):
+                return opens(index) || MarkupScan.Found.declaresEntity(bytes, index) || StylesheetInstruction.opens(bytes, index)
             case UInt8(ascii: ":"):
                 return MarkupScan.Found.endsWithScript(bytes, index) || afterReference.contains(index)
                     || (MarkupScan.Found.endsPrefix(bytes, index) && opens(index))
@@ -241,7 +242,8 @@ struct CarryWindowTests {
         let alphabet: [[UInt8]] = ["<", ":", "=", "s", "S", "h", "H", "t", "T", "\t", "\n", "\r", " ", "a", "z", "Z", "@", "[", "`", "{",
                                    "on", "onload", "script", "html", "svg", "javascript", "vbscript", "srcdoc",
                                    "&", "#", "#x", ";", "0", "5", "9", "&#58;", "&#x3a;", "&colon;", "&Tab;", "&#116", "x:",
-                                   "<!ENTITY ", "!", "&a;", "_", "&lt;", "&_x.y-z;", "iframe", "Frame", "object", "EMBED", "i", "F", "o", "e"].map { Array($0.utf8) }
+                                   "<!ENTITY ", "!", "&a;", "_", "&lt;", "&_x.y-z;", "iframe", "Frame", "object", "EMBED", "i", "F", "o", "e",
+                                   "<?xml-stylesheet ", "?"].map { Array($0.utf8) }
             + [[0x00], [0x08], [0x0B], [0x0C], [0x0E], [0x80], [0xC1], [0xF3], [0xFF]]
         var generator = SystemRandomNumberGenerator()
         for round in 0..<400 {

@@ -98,3 +98,32 @@ struct ISO2022EscapeTests {
         }
     }
 }
+
+@Suite("An <?xml-stylesheet instruction that runs an XSLT program is active content; a CSS one is not")
+struct StylesheetInstructionTests {
+    @Test("XSLT by any type or none, however long, wherever the chunks fall; text/css alone is clean")
+    func instructions() {
+        let document = { (instruction: String) in "<?xml version=\"1.0\"?>\n\(instruction)\n<doc>hello</doc>\n" }
+        let padding = String(repeating: " ", count: 300)
+        let programs = ["<?xml-stylesheet type=\"text/xsl\" href=\"style.xsl\"?>",
+                        "<?xml-stylesheet href=\"style.xsl\"?>",
+                        "<?xml-stylesheet\(padding)type = 'application/xslt+xml'\(padding)href=\"s\"?>",
+                        "<?xml-stylesheet type=\"text/xsl\" title=\"text/css\" href=\"s\"?>",
+                        "<?xml-stylesheet type=\"text/css\" type=\"text/xsl\" href=\"s\"?>",
+                        "<?xml-stylesheet type=\"text/css\" href=\"a.css\"?><?xml-stylesheet type=\"text/xsl\" href=\"s\"?>",
+                        "<?xml-stylesheet href=\"s\" \(String(repeating: "x", count: 2000))?>"]
+        let styles = ["<?xml-stylesheet type=\"text/css\" href=\"a.css\"?>",
+                      "<?xml-stylesheet\(padding)href=\"a.css\"\(padding)TYPE=\"text/css\"?>",
+                      "<?xml-stylesheets type=\"text/xsl\"?>", "<!-- <?xml-stylesheet is not here -->"]
+        for chunk in [1, 2, 7, 16, 17, 64, 4096] {
+            for text in programs {
+                expectEqual(ContentClasses.of(name: Array("feed.xml".utf8), bytes: Array(document(text).utf8), chunkSize: chunk),
+                            [.activeContent], "\(text.prefix(70)), chunks of \(chunk)")
+            }
+            for text in styles {
+                expect(ContentClasses.of(name: Array("feed.xml".utf8), bytes: Array(document(text).utf8), chunkSize: chunk).isEmpty,
+                       "\(text.prefix(70)), chunks of \(chunk)")
+            }
+        }
+    }
+}

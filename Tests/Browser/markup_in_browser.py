@@ -4,7 +4,7 @@
 Each case is a file a browser opens by itself: SVG, XML and HTML, in UTF-8 and
 UTF-16, with script hidden the ways a browser still finds it (character
 references, namespace prefixes, entities a DOCTYPE declares, srcdoc,
-ISO-2022-JP's switches, a data: URL's page in an iframe or object). Its
+ISO-2022-JP's switches, a data: URL's page in an iframe or object, an XSLT stylesheet instruction). Its
 payload writes a marker to the console; a link with id "go" is clicked. Headless
 Chromium says whether the script ran, and `airlock inspect` under a profile that
 denies active-content says whether the file is refused. For every case:
@@ -63,8 +63,17 @@ CASES = [
     ("object-data-svg.svg", (f'<svg {SVG}><foreignObject width="100" height="100"><object xmlns="http://www.w3.org/1999/xhtml" '
                              f'data="data:image/svg+xml;base64,{base64.b64encode(f"<svg xmlns={chr(39)}http://www.w3.org/2000/svg{chr(39)} onload={chr(34)}{RUN}{chr(34)}/>".encode()).decode()}"/>'
                              "</foreignObject></svg>").encode(), True),
+    # The stylesheet (style.xsl, beside it) builds a script element by name.
+    ("xslt.xml", b'<?xml version="1.0"?>\n<?xml-stylesheet type="text/xsl" href="style.xsl"?>\n<doc>hello</doc>\n', True),
     ("html-references.html", f'<!DOCTYPE html><a id="go" href="java&Tab;script&colon;{RUN}">x</a>'.encode(), True),
 ]
+# Written beside the cases; not judged themselves.
+BESIDE = {
+    "style.xsl": ('<?xml version="1.0"?>\n<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">'
+                  '<xsl:template match="/"><html><body><xsl:element name="{concat(\'scr\', \'ipt\')}">'
+                  f"{RUN}</xsl:element></body></html></xsl:template></xsl:stylesheet>\n").encode(),
+    "style.css": b"doc { color: black }\n",
+}
 CLEAN = [
     ("plain.svg", f"<svg {SVG}>{BOX}</svg>".encode()),
     ("references.svg", link("https://example.org/?a=1&amp;b=2").replace(b"</svg>", b"<text>Note&#160;: 12:30 &lt;b&gt;</text></svg>")),
@@ -72,6 +81,7 @@ CLEAN = [
     # An image's SVG runs no script.
     ("image-data-svg.svg", (f'<svg {SVG}><image width="10" height="10" href="data:image/svg+xml;base64,'
                             f'{base64.b64encode(f"<svg xmlns={chr(39)}http://www.w3.org/2000/svg{chr(39)} onload={chr(34)}{RUN}{chr(34)}/>".encode()).decode()}"/></svg>').encode()),
+    ("css.xml", b'<?xml version="1.0"?>\n<?xml-stylesheet type="text/css" href="style.css"?>\n<doc>hello</doc>\n'),
     ("utf16-text.svg", b"\xff\xfe" + f"<svg {SVG}><text>été, 日本</text></svg>".encode("utf-16-le")),
 ]
 
@@ -80,7 +90,8 @@ def browser():
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+    # File access from files: the XSLT case's page loads its stylesheet beside it.
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--allow-file-access-from-files"):
         options.add_argument(flag)
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
@@ -119,6 +130,9 @@ def main():
         settings.setdefault("content", {})["deny_classes"] = ["active-content"]
         with open(settings_path, "w") as file:
             json.dump(settings, file, indent=2)
+        for name, data in BESIDE.items():
+            with open(os.path.join(directory, name), "wb") as file:
+                file.write(data)
         driver = browser()
         try:
             for name, data, expected in [(n, d, e) for n, d, e in CASES] + [(n, d, None) for n, d in CLEAN]:

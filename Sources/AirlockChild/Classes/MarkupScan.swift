@@ -7,7 +7,8 @@ import CAirlockSieve
 /// event-handler attributes (`onload=`), `srcdoc=` (a page of its own, whose
 /// markup is escaped), elements that embed a document of their own (`<iframe`,
 /// `<frame`, `<object`, `<embed`: a `data:` URL's page or SVG runs its script
-/// there) and `javascript:` or `vbscript:` URLs. Case is ignored, as
+/// there), `<?xml-stylesheet` instructions that run an XSLT program (any type
+/// but text/css) and `javascript:` or `vbscript:` URLs. Case is ignored, as
 /// browsers ignore it; the order in which they appear does not matter.
 ///
 /// An XML document may declare entities (`<!ENTITY a "java">`) and build a URL
@@ -36,6 +37,7 @@ struct MarkupScan {
     private(set) var sawScriptURL = false
     private(set) var sawBuiltMarkup = false
     private(set) var sawEmbedding = false
+    private(set) var sawStylesheetProgram = false
 
     mutating func feed(_ chunk: UnsafeRawBufferPointer) {
         if escapes.isClear(chunk) {
@@ -75,6 +77,8 @@ struct MarkupScan {
         var reference: CharacterReference?
         /// Whether the file so far declares an entity (`<!ENTITY`).
         var declaresEntities = false
+        /// An `<?xml-stylesheet` instruction not ended yet.
+        var stylesheet: StylesheetInstruction?
     }
 
     /// Where an element's opening name stands at the end of the bytes so far.
@@ -95,16 +99,20 @@ struct MarkupScan {
         sawScriptURL = sawScriptURL || found.scriptURL
         sawBuiltMarkup = sawBuiltMarkup || found.builtMarkup
         sawEmbedding = sawEmbedding || found.embedding
+        sawStylesheetProgram = sawStylesheetProgram || found.stylesheetProgram
     }
 
     /// Whether the file is active content, given whether its head opens markup.
     func isActive(markupHead: Bool, htmlHead: Bool) -> Bool {
-        sawScript || sawHTML || htmlHead || ((markupHead || sawSVG) && (sawActiveAttribute || sawScriptURL || sawBuiltMarkup || sawEmbedding))
+        sawScript || sawHTML || htmlHead || ((markupHead || sawSVG) && (sawActiveAttribute || sawScriptURL || sawBuiltMarkup || sawEmbedding || sawStylesheetProgram))
     }
 
     /// What one window's positions hold.
     struct Found {
         var script = false, html = false, svg = false, activeAttribute = false, scriptURL = false, builtMarkup = false, embedding = false
+        var stylesheetProgram = false
+        /// Where in the window the instruction in `context.stylesheet` is to be read on from (nil: the window's start).
+        private var stylesheetNext: Int?
         /// What the file ends with before the window being visited; after it, once visited.
         var context = Context()
         /// Whether the window is the file's last, so that nothing follows its bytes.
@@ -123,6 +131,7 @@ struct MarkupScan {
         mutating func visit(_ bytes: UnsafeRawBufferPointer, _ positions: Range<Int>) {
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
             done = positions.lowerBound + context.resume
+            stylesheetNext = nil
             if var reference = context.reference {
                 context.reference = nil
                 settle(&reference, bytes, reference.resume(bytes, at: done, to: bytes.count, atFileEnd: atFileEnd))
@@ -143,6 +152,14 @@ struct MarkupScan {
             case UInt8(ascii: "<"):
                 tag(bytes, index)
                 if !context.declaresEntities, Found.declaresEntity(bytes, index) { context.declaresEntities = true }
+                if StylesheetInstruction.opens(bytes, index) {
+                    // One not ended by now takes this one in: its types are read with its own.
+                    readStylesheet(bytes, upTo: index, from: start)
+                    if context.stylesheet == nil {
+                        context.stylesheet = StylesheetInstruction()
+                        stylesheetNext = index
+                    }
+                }
             case UInt8(ascii: ":"):
                 if Found.mayOpenElement(bytes, index), Found.endsPrefix(bytes, index, from: start, opening: context.tagOpening) {
                     tag(bytes, index)
@@ -219,33 +236,6 @@ struct MarkupScan {
             context.url = Found.keepSix(context.url << 8 | UInt64(ByteText.lower(character)))
         }
 
-        /// Whether `url` ends with an entity and then the end of "script" (or
-        /// nothing): the entity may stand for the rest of a script scheme, before a `:`.
-        static func endsEntityThenEndOfScript(_ url: UInt64) -> Bool {
-            for count in 0..<6 where UInt8(truncatingIfNeeded: url >> (8 * count)) == CharacterReference.entity {
-                return url & lowBytes(count) == script & lowBytes(count)
-            }
-            return false
-        }
-
-        /// Whether `url` ends with an entity or with the start of "script" (from
-        /// "s" to all of it): an entity next may stand for the rest, or for the `:`.
-        static func endsEntityOrStartOfScript(_ url: UInt64) -> Bool {
-            if UInt8(truncatingIfNeeded: url) == CharacterReference.entity { return true }
-            return (1...6).contains { url & lowBytes($0) == script >> (8 * (6 - $0)) }
-        }
-
-        @inline(__always) static func lowBytes(_ count: Int) -> UInt64 { count == 0 ? 0 : (1 << (8 * count)) - 1 }
-
-        /// Whether the `<` at `index` opens an entity's declaration (`<!ENTITY` and a blank).
-        static func declaresEntity(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> Bool {
-            let word: StaticString = "!ENTITY"
-            let count = word.utf8CodeUnitCount
-            guard index + 1 + count < bytes.count else { return false }
-            for offset in 0..<count where bytes[index + 1 + offset] != word.utf8Start[offset] { return false }
-            return ByteText.isSpace(bytes[index + 1 + count])
-        }
-
         /// "script" as `Context.url` holds it.
         static let script: UInt64 = "script".utf8.reduce(0) { $0 << 8 | UInt64($1) }
 
@@ -260,6 +250,16 @@ struct MarkupScan {
                                                   carried: context.tagOpening)
             if context.reference == nil { readURL(bytes, upTo: positions.upperBound) }
             context.resume = max(0, done - positions.upperBound)
+            readStylesheet(bytes, upTo: positions.upperBound, from: positions.lowerBound)
+        }
+
+        /// Reads the pending `<?xml-stylesheet` instruction on up to `end`, and notes a program once it has ended.
+        private mutating func readStylesheet(_ bytes: UnsafeRawBufferPointer, upTo end: Int, from start: Int) {
+            guard var stylesheet = context.stylesheet else { return }
+            let read = stylesheet.read(bytes, (stylesheetNext ?? start)..<end)
+            stylesheetNext = end
+            context.stylesheet = read == nil ? stylesheet : nil
+            if read == true { stylesheetProgram = true }
         }
 
         private mutating func tag(_ bytes: UnsafeRawBufferPointer, _ index: Int) {

@@ -8,7 +8,7 @@
 
 /// The first position in [from, to) of `bytes` (of which `count` may be read)
 /// where active markup may start: `<` before an ASCII s, h, i, f, o or e (the
-/// elements looked for start so) or a `!`; `:` after an ASCII t, a tab or line
+/// elements looked for start so), a `!` or a `?`; `:` after an ASCII t, a tab or line
 /// break, or a `;` (the end of a character reference), or before one of those
 /// six letters (after a namespace prefix); `=` after an ASCII
 /// letter or blank space (letters in either case); `&` before `#`, `c`, `T` or
