@@ -79,6 +79,9 @@ public final class TemplatePool: Sendable {
         /// so that it has loaded by the time it takes over.
         var successor: Template?
         var retryAfter: UInt64 = 0
+        /// Whether `template` was the successor: one that died while it waited
+        /// is found only when its first request fails.
+        var templateWasSuccessor = false
     }
 
     final class SlotLock: Sendable {
@@ -142,14 +145,30 @@ public final class TemplatePool: Sendable {
         let key = Key(executable: executable, startUp: startUp)
         guard let lock = slot(for: key) else { return nil }
         return lock.slot.withLock { slot -> ChildProcess? in
-            guard let template = current(&slot, key, environment: environment) else { return nil }
-            let request = TemplateRequest(socket: template.socket, deadline: monotonicNanoseconds() + Self.replyNanoseconds,
-                                          templateFault: { template.child.signal(.kill) })
-            guard let child = request.fork(arguments: arguments, descriptors: descriptors) else {
-                if template.forked.load(ordering: .relaxed) == 0 { slot.retryAfter = monotonicNanoseconds() + Self.retryNanoseconds }
+            var template: Template
+            var child: ChildProcess
+            var tries = 0
+            while true {
+                guard let serving = current(&slot, key, environment: environment) else { return nil }
+                template = serving
+                let request = TemplateRequest(socket: template.socket, deadline: monotonicNanoseconds() + Self.replyNanoseconds,
+                                              templateFault: { serving.child.signal(.kill) })
+                if let forked = request.fork(arguments: arguments, descriptors: descriptors) {
+                    child = forked
+                    break
+                }
+                let unused = template.forked.load(ordering: .relaxed) == 0
+                let successor = slot.templateWasSuccessor
                 template.end()
                 slot.template = nil
-                return nil
+                tries += 1
+                // A successor that died while it waited (its exit not yet seen when
+                // it took over) is replaced by a fresh start for this request; a
+                // fresh template that gives no child is waited out.
+                guard unused, successor, tries == 1 else {
+                    if unused { slot.retryAfter = monotonicNanoseconds() + Self.retryNanoseconds }
+                    return nil
+                }
             }
             let forked = template.forked.add(1, ordering: .relaxed).newValue
             if forked >= childrenPerTemplate {
@@ -202,6 +221,7 @@ public final class TemplatePool: Sendable {
             return nil
         }
         slot.template = started
+        slot.templateWasSuccessor = false
         return started
     }
 
@@ -215,6 +235,7 @@ public final class TemplatePool: Sendable {
             return nil
         }
         slot.template = successor
+        slot.templateWasSuccessor = true
         return successor
     }
 

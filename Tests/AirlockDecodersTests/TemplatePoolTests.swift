@@ -86,6 +86,23 @@ struct TemplatePoolTests {
             after.append(templates.templatePid(decoder, startUp: []))
         }
         expect(!after.contains(waiting), "the dead successor served: \(after)")
+
+        // A successor that stops answering while it waits (stopped here; a kill whose
+        // exit is not seen yet when it takes over fails the same way) costs no
+        // request its child: the failed first request is made again of a fresh template.
+        var stopped: Int32?
+        for _ in 0..<8 {
+            if stopped == nil, let successor = templates.successorPid(decoder, startUp: []) {
+                stopped = successor
+                expectEqual(kill(successor, SIGSTOP), 0)
+            }
+            let (forked, output) = try probe(templates, decoder)
+            let child = try #require(forked, "a successor that stopped answering cost a request its child")
+            defer { child.close() }
+            try expectEqual(child.wait().termination, .exited(0), "\(output)")
+        }
+        let silent = try #require(stopped, "a successor was started within eight requests")
+        expect(!DecoderPrograms.exists(silent), "the successor that stopped answering was ended")
     }
 
     /// A program that notes each start in `directory`/starts and exits: it never answers a request.
