@@ -65,6 +65,8 @@ CASES = [
                              "</foreignObject></svg>").encode(), True),
     # The stylesheet (style.xsl, beside it) builds a script element by name.
     ("xslt.xml", b'<?xml version="1.0"?>\n<?xml-stylesheet type="text/xsl" href="style.xsl"?>\n<doc>hello</doc>\n', True),
+    # A page by its name, its head text: Chromium opens it as HTML.
+    ("greeting.html", f'Hi <img src=x onerror="{RUN}">'.encode(), True),
     ("html-references.html", f'<!DOCTYPE html><a id="go" href="java&Tab;script&colon;{RUN}">x</a>'.encode(), True),
 ]
 # Written beside the cases; not judged themselves.
@@ -81,6 +83,8 @@ CLEAN = [
     # An image's SVG runs no script.
     ("image-data-svg.svg", (f'<svg {SVG}><image width="10" height="10" href="data:image/svg+xml;base64,'
                             f'{base64.b64encode(f"<svg xmlns={chr(39)}http://www.w3.org/2000/svg{chr(39)} onload={chr(34)}{RUN}{chr(34)}/>".encode()).decode()}"/></svg>').encode()),
+    # The same bytes named .txt: shown as text.
+    ("greeting.txt", f'Hi <img src=x onerror="{RUN}">'.encode()),
     ("css.xml", b'<?xml version="1.0"?>\n<?xml-stylesheet type="text/css" href="style.css"?>\n<doc>hello</doc>\n'),
     ("utf16-text.svg", b"\xff\xfe" + f"<svg {SVG}><text>été, 日本</text></svg>".encode("utf-16-le")),
 ]

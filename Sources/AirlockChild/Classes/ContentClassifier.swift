@@ -51,7 +51,10 @@ struct ContentClassifier {
         if ScriptNames.isScript(name) { classes.insert(.script) }
         // Windows Script Host and PowerShell read scripts in UTF-16 by their mark.
         if let wide = wideText.narrowedHead, ScriptHeader.matches(wide) { classes.insert(.script) }
-        if markup.isActive(markupHead: MarkupHead.isMarkup(head), htmlHead: MarkupHead.isHTML(head)) || wideText.isActive()
+        // A page or markup by its name is one whatever its head: a browser opens it so.
+        let markupHead = MarkupHead.isMarkup(head) || MarkupNames.isMarkup(name)
+        let htmlHead = MarkupHead.isHTML(head) || MarkupNames.isPage(name)
+        if markup.isActive(markupHead: markupHead, htmlHead: htmlHead) || wideText.isActive()
             || pdf?.active == true {
             classes.insert(.activeContent)
         }

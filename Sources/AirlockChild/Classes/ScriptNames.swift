@@ -26,10 +26,26 @@ enum ScriptNames {
     /// Whether the last component's extension is on the list. Windows drops
     /// trailing dots and spaces from a name, so `run.bat.` is a batch file.
     static func isScript(_ path: [UInt8]) -> Bool {
+        fileExtension(path).map(extensions.contains) ?? false
+    }
+
+    /// The last component's extension, lowercased, trailing dots and spaces dropped; nil when it has none.
+    static func fileExtension(_ path: [UInt8]) -> [UInt8]? {
         let last = path.split(separator: UInt8(ascii: "/")).last ?? path[...]
         let trimmed = Array(last.reversed().drop { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: " ") }.reversed())
-        guard let dot = trimmed.lastIndex(of: UInt8(ascii: ".")), dot != 0 else { return false }
-        let ext = trimmed[(dot + 1)...].map(ByteText.lower)
-        return extensions.contains(ext)
+        guard let dot = trimmed.lastIndex(of: UInt8(ascii: ".")), dot != 0 else { return nil }
+        return trimmed[(dot + 1)...].map(ByteText.lower)
     }
+}
+
+/// Names a browser opens as a page or as markup whatever the file begins
+/// with: `page.html` holding `Hi <img src=x onerror=…>` is a page that runs
+/// its handler, though its head opens no markup.
+enum MarkupNames {
+    static let pages: Set<[UInt8]> = Set(["html", "htm", "shtml", "xhtml", "xht"].map { Array($0.utf8) })
+    static let markup: Set<[UInt8]> = pages.union(["svg", "xml", "xsl", "xslt"].map { Array($0.utf8) })
+
+    static func isPage(_ path: [UInt8]) -> Bool { ScriptNames.fileExtension(path).map(pages.contains) ?? false }
+
+    static func isMarkup(_ path: [UInt8]) -> Bool { ScriptNames.fileExtension(path).map(markup.contains) ?? false }
 }
