@@ -134,6 +134,14 @@ enum ByteText {
         return true
     }
 
+    /// Whether the bytes after `index` are `word` exactly (case counts), then a blank.
+    static func isFollowed(_ bytes: UnsafeRawBufferPointer, after index: Int, byWordAndBlank word: StaticString) -> Bool {
+        let count = word.utf8CodeUnitCount
+        guard index + 1 + count < bytes.count else { return false }
+        for offset in 0..<count where bytes[index + 1 + offset] != word.utf8Start[offset] { return false }
+        return isSpace(bytes[index + 1 + count])
+    }
+
     /// Whether `needle` (lowercase) occurs in `haystack` (already lowercase).
     static func contains<C: Collection>(_ haystack: C, _ needle: [UInt8]) -> Bool where C.Element == UInt8, C.Index == Int {
         guard let first = needle.first, haystack.count >= needle.count else { return false }

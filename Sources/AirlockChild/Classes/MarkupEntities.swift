@@ -21,10 +21,6 @@ extension MarkupScan.Found {
 
     /// Whether the `<` at `index` opens an entity's declaration (`<!ENTITY` and a blank).
     static func declaresEntity(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> Bool {
-        let word: StaticString = "!ENTITY"
-        let count = word.utf8CodeUnitCount
-        guard index + 1 + count < bytes.count else { return false }
-        for offset in 0..<count where bytes[index + 1 + offset] != word.utf8Start[offset] { return false }
-        return ByteText.isSpace(bytes[index + 1 + count])
+        ByteText.isFollowed(bytes, after: index, byWordAndBlank: "!ENTITY")
     }
 }

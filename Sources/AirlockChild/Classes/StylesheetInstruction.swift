@@ -11,11 +11,7 @@ struct StylesheetInstruction {
 
     /// Whether the `<` at `index` opens one (`<?xml-stylesheet` and a blank).
     static func opens(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> Bool {
-        let word: StaticString = "?xml-stylesheet"
-        let count = word.utf8CodeUnitCount
-        guard index + 1 + count < bytes.count else { return false }
-        for offset in 0..<count where bytes[index + 1 + offset] != word.utf8Start[offset] { return false }
-        return ByteText.isSpace(bytes[index + 1 + count])
+        ByteText.isFollowed(bytes, after: index, byWordAndBlank: "?xml-stylesheet")
     }
 
     /// Adds the instruction's next bytes; once it has ended (or grown past

@@ -8,9 +8,8 @@
 /// narrowed head is judged as a head is.
 struct WideTextScan {
     private enum Order { case littleEndian, bigEndian }
-    /// The file's first bytes, until its order is known.
+    /// The file's first two bytes, which decide its order.
     private var lead: [UInt8] = []
-    private var decided = false
     private var order: Order?
     /// A code unit's first byte, where a chunk ended between its two.
     private var pending: UInt8?
@@ -21,7 +20,7 @@ struct WideTextScan {
     private var narrowed: [UInt8] = []
 
     mutating func feed(_ chunk: UnsafeRawBufferPointer) {
-        if decided {
+        if lead.count == 2 {
             if order != nil { narrow(chunk) }
             return
         }
@@ -33,7 +32,7 @@ struct WideTextScan {
     }
 
     mutating func finish() {
-        if !decided, !lead.isEmpty { decide() }
+        // A file shorter than two bytes holds no code unit.
         guard order != nil else { return }
         scan.finish()
     }
@@ -48,8 +47,7 @@ struct WideTextScan {
 
     /// Decides the order from the first two bytes, and narrows them unless they are a byte order mark.
     private mutating func decide() {
-        decided = true
-        switch (lead.first, lead.count == 2 ? lead[1] : nil) {
+        switch (lead[0], lead[1]) {
         case (0xFF, 0xFE): order = .littleEndian
         case (0xFE, 0xFF): order = .bigEndian
         case (0x3C, 0x00): order = .littleEndian
