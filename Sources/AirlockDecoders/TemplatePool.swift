@@ -145,43 +145,42 @@ public final class TemplatePool: Sendable {
         let key = Key(executable: executable, startUp: startUp)
         guard let lock = slot(for: key) else { return nil }
         return lock.slot.withLock { slot -> ChildProcess? in
-            var template: Template
-            var child: ChildProcess
-            var tries = 0
-            while true {
-                guard let serving = current(&slot, key, environment: environment) else { return nil }
-                template = serving
+            for attempt in 1...2 {
+                guard let template = current(&slot, key, environment: environment) else { return nil }
                 let request = TemplateRequest(socket: template.socket, deadline: monotonicNanoseconds() + Self.replyNanoseconds,
-                                              templateFault: { serving.child.signal(.kill) })
-                if let forked = request.fork(arguments: arguments, descriptors: descriptors) {
-                    child = forked
-                    break
+                                              templateFault: { template.child.signal(.kill) })
+                if let child = request.fork(arguments: arguments, descriptors: descriptors) {
+                    count(child: template, in: &slot, key, environment: environment)
+                    return child
                 }
                 let unused = template.forked.load(ordering: .relaxed) == 0
-                let successor = slot.templateWasSuccessor
                 template.end()
                 slot.template = nil
-                tries += 1
                 // A successor that died while it waited (its exit not yet seen when
                 // it took over) is replaced by a fresh start for this request; a
                 // fresh template that gives no child is waited out.
-                guard unused, successor, tries == 1 else {
+                guard unused, slot.templateWasSuccessor, attempt == 1 else {
                     if unused { slot.retryAfter = monotonicNanoseconds() + Self.retryNanoseconds }
                     return nil
                 }
             }
-            let forked = template.forked.add(1, ordering: .relaxed).newValue
-            if forked >= childrenPerTemplate {
-                template.end()
-                slot.template = nil
-                _ = promoteSuccessor(&slot)
-            } else if forked >= childrenPerTemplate - lead, slot.successor == nil, !state.withLock({ $0.stopped }) {
-                // Started now, while this one still serves: a template replaced
-                // only when the next request came made that request, and every
-                // worker waiting behind it, wait for a whole start-up.
-                slot.successor = try? Self.start(key, environment: environment)
-            }
-            return child
+            return nil
+        }
+    }
+
+    /// Counts a child `template` forked: a template that has forked its last is
+    /// replaced by its successor, and one nearing it has its successor started.
+    private func count(child template: Template, in slot: inout Slot, _ key: Key, environment: [String]) {
+        let forked = template.forked.add(1, ordering: .relaxed).newValue
+        if forked >= childrenPerTemplate {
+            template.end()
+            slot.template = nil
+            _ = promoteSuccessor(&slot)
+        } else if forked >= childrenPerTemplate - lead, slot.successor == nil, !state.withLock({ $0.stopped }) {
+            // Started now, while this one still serves: a template replaced
+            // only when the next request came made that request, and every
+            // worker waiting behind it, wait for a whole start-up.
+            slot.successor = try? Self.start(key, environment: environment)
         }
     }
 
